@@ -1,0 +1,91 @@
+"""Typed errors of Reprise: each carries one human sentence, an optional hint, the
+file it concerns and the exit status the command line uses for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class RepriseError(Exception):
+    """Base of every error core raises on purpose."""
+
+    code = "error"
+    exit_status = 1
+
+    def __init__(self, message: str, *, hint: str | None = None, path: Path | str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.path = str(path) if path is not None else None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"code": self.code, "message": self.message, "path": self.path, "hint": self.hint}
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+class UsageError(RepriseError):
+    code = "usage"
+    exit_status = 2
+
+
+class InvalidIdError(UsageError):
+    code = "invalid_id"
+
+
+class NotFoundError(RepriseError):
+    code = "not_found"
+    exit_status = 3
+
+
+class AmbiguousError(RepriseError):
+    code = "ambiguous"
+    exit_status = 3
+
+    def __init__(self, message: str, candidates: list[str], **kwargs):
+        super().__init__(message, **kwargs)
+        self.candidates = candidates
+
+    def as_dict(self) -> dict:
+        return {**super().as_dict(), "candidates": self.candidates}
+
+
+class ProblemFileError(RepriseError):
+    """A session file cannot be used as asked (unreadable, invalid, or unsafe to rewrite)."""
+
+    code = "problem_file"
+
+    def __init__(self, problem, *, hint: str | None = None):
+        super().__init__(f"{problem.path}: {problem.message}", hint=hint, path=problem.path)
+        self.problem = problem
+
+
+class ChangedOnDiskError(RepriseError):
+    code = "changed_on_disk"
+
+
+class LockedError(RepriseError):
+    code = "locked"
+
+
+class ArchiveError(RepriseError):
+    code = "archive"
+
+
+class AgentError(RepriseError):
+    code = "agent"
+
+
+class ConfigError(RepriseError):
+    code = "config"
+    exit_status = 2
+
+
+class PendingTurnError(RepriseError):
+    """An agent is probably writing this session right now."""
+
+    code = "pending_turn"

@@ -1,0 +1,142 @@
+"""Pydantic models of Fractal's session file, schema_version 1.
+
+They validate exactly what Fractal validates, keep every field they do not know (at every
+level, dumped after the known ones) and treat `trace` as opaque JSON, so a file read and
+written back loses nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+AgentStatus = Literal["succeeded", "failed", "max_iterations", "interrupted"]
+HistoryStatus = Literal["pending", "succeeded", "failed", "max_iterations", "interrupted"]
+STATUSES: tuple[str, ...] = ("pending", "succeeded", "failed", "max_iterations", "interrupted")
+SCHEMA_VERSION = 1
+FRACTAL_MAX_HISTORY = 20
+MAX_ITERATIONS_ERROR = "Reached max iterations before SUBMIT; response came from fallback extraction."
+INTERRUPTED_ERROR = "Turn interrupted by user."
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", validate_assignment=False)
+
+    def has_unknown_fields(self) -> bool:
+        """True when this model or any model inside it carries fields Fractal would drop."""
+        if self.model_extra:
+            return True
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            items = value if isinstance(value, list) else [value]
+            if any(isinstance(item, _Model) and item.has_unknown_fields() for item in items):
+                return True
+        return False
+
+
+class UserTurn(_Model):
+    message: str
+
+
+class TurnUsage(_Model):
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cost: float = Field(default=0.0, ge=0.0)
+    duration_ms: int = Field(default=0, ge=0)
+    iterations: int = Field(default=0, ge=0)
+    context_tokens: int = Field(default=0, ge=0)
+
+
+class AgentTurn(_Model):
+    status: AgentStatus
+    response: str = ""
+    files_read_count: int = Field(default=0, ge=0)
+    files_changed_count: int = Field(default=0, ge=0)
+    commands_run_count: int = Field(default=0, ge=0)
+    error: str | None = None
+    usage: TurnUsage | None = None
+
+
+class SummaryTurn(_Model):
+    turn_id: str
+    user: UserTurn
+    agent: AgentTurn | None = None
+
+    @property
+    def status(self) -> str:
+        return "pending" if self.agent is None else self.agent.status
+
+
+class SessionSummary(_Model):
+    turns: list[SummaryTurn] = Field(default_factory=list)
+
+
+class HistoryTurn(_Model):
+    turn_id: str
+    user_message: str
+    status: HistoryStatus
+    files_read: list[str] = Field(default_factory=list)
+    files_modified: list[str] = Field(default_factory=list)
+    commands_run: list[str] = Field(default_factory=list)
+    trace: Any = None
+    error: str | None = None
+    created_at: str
+    updated_at: str
+
+
+class SessionState(_Model):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    session_id: str
+    summary: SessionSummary = Field(default_factory=SessionSummary)
+    history: list[HistoryTurn] = Field(default_factory=list)
+
+    @property
+    def turns(self) -> list[SummaryTurn]:
+        return self.summary.turns
+
+    def to_json_data(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def utc_now_iso() -> str:
+    """A timestamp the way Fractal writes one."""
+    return datetime.now(timezone.utc).isoformat()
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """Parse an ISO-8601 time from a history turn; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def usage_totals(state: SessionState) -> TurnUsage:
+    """Fractal's totals: sums, with context_tokens the newest non-zero figure."""
+    totals = TurnUsage()
+    for turn in state.turns:
+        usage = turn.agent.usage if turn.agent is not None else None
+        if usage is None:
+            continue
+        totals.input_tokens += usage.input_tokens
+        totals.output_tokens += usage.output_tokens
+        totals.cost += usage.cost
+        totals.duration_ms += usage.duration_ms
+        totals.iterations += usage.iterations
+        if usage.context_tokens:
+            totals.context_tokens = usage.context_tokens
+    return totals
+
+
+def last_measured_context(state: SessionState) -> tuple[int, int] | None:
+    """(turn number from 1, context_tokens) of the newest turn that recorded a context size."""
+    for index in range(len(state.turns) - 1, -1, -1):
+        agent = state.turns[index].agent
+        if agent is not None and agent.usage is not None and agent.usage.context_tokens:
+            return index + 1, agent.usage.context_tokens
+    return None

@@ -1,0 +1,171 @@
+"""Every path Reprise reads or writes, computed from a state root and validated ids.
+
+Nothing here touches the disk at import time; no other module builds a path from a raw
+string. The layout under the state root is Fractal's (`workspaces/<key>/sessions/`), and
+Reprise's own files live beside it in `workspaces/<key>/reprise/`, which Fractal ignores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InvalidIdError
+
+MAX_ID_LENGTH = 128
+_SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_KEY_SHAPE = re.compile(r"^[A-Za-z0-9._-]{1,80}--[0-9a-f]{16}$")
+
+
+def fractal_state_root(env: dict[str, str] | None = None) -> Path:
+    """Fractal's own state root: FRACTAL_STATE_HOME, $XDG_STATE_HOME/fractal, ~/.local/state/fractal."""
+    environment = os.environ if env is None else env
+    if environment.get("FRACTAL_STATE_HOME"):
+        return Path(environment["FRACTAL_STATE_HOME"]).expanduser()
+    if environment.get("XDG_STATE_HOME"):
+        return Path(environment["XDG_STATE_HOME"]).expanduser() / "fractal"
+    return Path.home() / ".local" / "state" / "fractal"
+
+
+def config_file(env: dict[str, str] | None = None) -> Path:
+    environment = os.environ if env is None else env
+    if environment.get("REPRISE_CONFIG"):
+        return Path(environment["REPRISE_CONFIG"]).expanduser()
+    import platformdirs
+
+    return platformdirs.user_config_path("reprise") / "config.toml"
+
+
+def cache_dir(env: dict[str, str] | None = None) -> Path:
+    environment = os.environ if env is None else env
+    if environment.get("REPRISE_CACHE_DIR"):
+        return Path(environment["REPRISE_CACHE_DIR"]).expanduser()
+    import platformdirs
+
+    return platformdirs.user_cache_path("reprise")
+
+
+def workspace_key(path: str | Path) -> str:
+    """Fractal's workspace key: a readable slug of the resolved path plus a digest of it."""
+    resolved = Path(path).expanduser().resolve()
+    slug_source = "-".join(part for part in resolved.parts if part != resolved.anchor)
+    slug = _SLUG_UNSAFE.sub("-", slug_source).strip("-._") or "workspace"
+    digest = hashlib.sha256(str(resolved).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return f"{slug[:80]}--{digest}"
+
+
+def validate_session_id(session_id: str) -> str:
+    """Return the id if it is safe as a file name; raise InvalidIdError otherwise."""
+    if not isinstance(session_id, str) or not session_id:
+        raise InvalidIdError("A session id cannot be empty.")
+    shown = session_id[:40].encode("unicode_escape").decode("ascii")
+    if len(session_id) > MAX_ID_LENGTH:
+        raise InvalidIdError(
+            f"Session id {shown}... is {len(session_id)} characters long; at most {MAX_ID_LENGTH} are allowed."
+        )
+    if session_id in (".", ".."):
+        raise InvalidIdError(f"Session id {shown!r} is not a file name.")
+    if "/" in session_id or "\\" in session_id or "\x00" in session_id:
+        raise InvalidIdError(f"Session id {shown!r} contains a path separator or NUL.")
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in session_id):
+        raise InvalidIdError(f"Session id {shown!r} contains control characters.")
+    if session_id.endswith(".json"):
+        raise InvalidIdError(f"Session id {shown!r} ends in .json, which Fractal rejects.")
+    return session_id
+
+
+def validate_workspace_key(key: str) -> str:
+    if not isinstance(key, str) or not _KEY_SHAPE.match(key) or key.strip(".") == "":
+        shown = str(key)[:60].encode("unicode_escape").decode("ascii")
+        raise InvalidIdError(f"{shown!r} is not a workspace key (slug--16 hex digits).")
+    return key
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SessionRef:
+    """A validated (workspace key, session id) pair: the only way code below the CLI names a session."""
+
+    workspace_key: str
+    session_id: str
+
+    def __post_init__(self) -> None:
+        validate_workspace_key(self.workspace_key)
+        validate_session_id(self.session_id)
+
+
+@dataclass(frozen=True, slots=True)
+class StorePaths:
+    """The layout under one state root."""
+
+    root: Path
+
+    @property
+    def workspaces(self) -> Path:
+        return self.root / "workspaces"
+
+    def workspace(self, key: str) -> Path:
+        return self.workspaces / validate_workspace_key(key)
+
+    def sessions(self, key: str) -> Path:
+        return self.workspace(key) / "sessions"
+
+    def session_file(self, ref: SessionRef) -> Path:
+        return self.sessions(ref.workspace_key) / f"{ref.session_id}.json"
+
+    def reprise_dir(self, key: str) -> Path:
+        return self.workspace(key) / "reprise"
+
+    def workspace_record(self, key: str) -> Path:
+        return self.reprise_dir(key) / "workspace.json"
+
+    def meta_dir(self, key: str) -> Path:
+        return self.reprise_dir(key) / "meta"
+
+    def meta_file(self, ref: SessionRef) -> Path:
+        return self.meta_dir(ref.workspace_key) / f"{ref.session_id}.json"
+
+    def lock_file(self, ref: SessionRef) -> Path:
+        return self.reprise_dir(ref.workspace_key) / "locks" / f"{ref.session_id}.lock"
+
+    def archive_dir(self, ref: SessionRef) -> Path:
+        return self.reprise_dir(ref.workspace_key) / "archive" / ref.session_id
+
+    def trash_dir(self, key: str) -> Path:
+        return self.reprise_dir(key) / "trash"
+
+    def audit_file(self, key: str) -> Path:
+        return self.reprise_dir(key) / "audit.jsonl"
+
+
+def is_temp_name(name: str) -> bool:
+    """Reprise's in-flight writes: `.<id>.tmp-<pid>-<rand>` (never `*.json`)."""
+    return name.startswith(".") and ".tmp-" in name and not name.endswith(".json")
+
+
+def guess_workspace_path(key: str, *, max_tries: int = 1 << 16) -> str | None:
+    """Recover the folder behind a key when its slug is unambiguous enough.
+
+    Each `-` of the slug was either a path separator or a literal `-`; try each split and
+    keep the one whose digest matches the key. Keys of paths with other characters (spaces,
+    non-ASCII) cannot be recovered this way.
+    """
+    validate_workspace_key(key)
+    slug, _, wanted = key.rpartition("--")
+    if slug == "workspace":
+        return "/" if hashlib.sha256(b"/").hexdigest()[:16] == wanted else None
+    parts = slug.split("-")
+    gaps = len(parts) - 1
+    if len(slug) >= 80 or (1 << gaps) > max_tries:
+        return None
+    for mask in range(1 << gaps):
+        path = parts[0]
+        for index in range(gaps):
+            path += ("/" if mask >> index & 1 else "-") + parts[index + 1]
+        candidate = "/" + path
+        if hashlib.sha256(candidate.encode("utf-8")).hexdigest()[:16] == wanted:
+            return candidate
+    return None

@@ -1,0 +1,364 @@
+"""The one API the command line and the TUI call: sessions in, models and Reprise errors out.
+
+A `Service` is bound to a state root, a current workspace and the settings; it owns the
+store, the archive and the catalog and never hands out paths built from raw strings.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import config as config_module
+from .archive import Archive, ArchiveEntry
+from .catalog import Catalog, SessionRow
+from .codec import Problem, fractal_would_drop
+from .errors import AgentError, AmbiguousError, NotFoundError, ProblemFileError, RepriseError, UsageError
+from .models import SessionState, TurnUsage, parse_time, usage_totals, utc_now_iso
+from .paths import SessionRef, cache_dir, guess_workspace_path, validate_session_id, workspace_key
+from .store import Loaded, SessionMeta, Store
+from .summary import render_summary
+
+SORTS = ("updated", "turns", "size", "context", "cost")
+MIN_PREFIX = 4
+STALE_TEMP_S = 600
+
+
+@dataclass(slots=True)
+class Listing:
+    rows: list[SessionRow]
+    total: int
+    scope: str
+    sort: str
+    limit: int | None
+
+    def as_dict(self) -> dict:
+        return {"sessions": [row.as_dict() for row in self.rows], "shown": len(self.rows), "total": self.total,
+                "scope": self.scope, "sort": self.sort}
+
+
+@dataclass(slots=True)
+class SessionDetail:
+    ref: SessionRef
+    path: Path
+    state: SessionState
+    meta: SessionMeta
+    workspace_path: str | None
+    summary_text: str
+    totals: TurnUsage
+    size: int
+    warnings: list[Problem]
+
+    def as_dict(self, *, history_limit: int | None = None) -> dict:
+        history = self.state.history if history_limit is None else self.state.history[-history_limit:]
+        return {
+            "session_id": self.ref.session_id,
+            "workspace_key": self.ref.workspace_key,
+            "workspace_path": self.workspace_path,
+            "path": str(self.path),
+            "title": self.meta.title,
+            "pinned": self.meta.pinned,
+            "size": self.size,
+            "turns": len(self.state.turns),
+            "summary": self.summary_text,
+            "history": [
+                {"turn_id": h.turn_id, "status": h.status, "user_message": h.user_message,
+                 "files_read": h.files_read, "files_modified": h.files_modified,
+                 "commands_run": h.commands_run, "error": h.error,
+                 "created_at": h.created_at, "updated_at": h.updated_at}
+                for h in history
+            ],
+            "usage": self.totals.model_dump(mode="json"),
+            "warnings": [w.as_dict() for w in self.warnings],
+        }
+
+
+@dataclass(slots=True)
+class WorkspaceInfo:
+    key: str
+    path: str | None
+    path_source: str
+    sessions: int
+    last_activity: str | None
+
+    def as_dict(self) -> dict:
+        return {"key": self.key, "path": self.path, "path_source": self.path_source,
+                "sessions": self.sessions, "last_activity": self.last_activity}
+
+
+@dataclass(slots=True)
+class DoctorReport:
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    temp_files: list[str] = field(default_factory=list)
+    cleaned: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.temp_files
+
+    def as_dict(self) -> dict:
+        return {"problems": [p.as_dict() for p in self.problems], "warnings": [w.as_dict() for w in self.warnings],
+                "temp_files": self.temp_files, "cleaned": self.cleaned, "notes": self.notes, "ok": self.ok}
+
+
+@dataclass(slots=True)
+class ResumePlan:
+    ref: SessionRef
+    argv: list[str]
+    cwd: str
+    notes: list[str]
+    snapshot: ArchiveEntry | None = None
+
+    def as_dict(self) -> dict:
+        return {"session_id": self.ref.session_id, "argv": self.argv, "cwd": self.cwd, "notes": self.notes,
+                "snapshot": self.snapshot.digest if self.snapshot else None}
+
+
+class Service:
+    def __init__(self, loaded: config_module.LoadedSettings, *, workspace: Path | None = None,
+                 cache: Path | None = None):
+        self.loaded = loaded
+        self.settings = loaded.settings
+        self.store = Store(loaded.state_root)
+        self.archive = Archive(self.store.paths)
+        self.catalog = Catalog(self.store, cache or cache_dir())
+        self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
+        self.workspace_key = workspace_key(self.workspace)
+
+    @classmethod
+    def from_environment(cls, *, state_dir: str | None = None, workspace: str | None = None,
+                         config_path: Path | None = None) -> Service:
+        loaded = config_module.load(state_dir=state_dir, config_path=config_path)
+        return cls(loaded, workspace=Path(workspace) if workspace else None)
+
+    @property
+    def state_root(self) -> Path:
+        return self.store.root
+
+    # --- listing ---------------------------------------------------------------------------
+
+    def list_sessions(self, *, all_workspaces: bool = False, sort: str = "updated", limit: int | None = None,
+                      key: str | None = None) -> Listing:
+        if sort not in SORTS:
+            raise UsageError(f"Unknown sort {sort!r}; choose one of {', '.join(SORTS)}.")
+        if limit is not None and limit < 1:
+            raise UsageError("--limit must be at least 1.")
+        keys = None if all_workspaces else [key or self.workspace_key]
+        rows = self.catalog.refresh(keys)
+        sort_rows(rows, sort)
+        scope = "all workspaces" if all_workspaces else f"workspace {key or self.workspace_key}"
+        shown = rows if limit is None else rows[:limit]
+        return Listing(shown, len(rows), scope, sort, limit)
+
+    def workspaces(self) -> list[WorkspaceInfo]:
+        rows = self.catalog.refresh(None)
+        by_key: dict[str, list[SessionRow]] = {}
+        for row in rows:
+            by_key.setdefault(row.workspace_key, []).append(row)
+        infos = []
+        for key in self.store.workspace_keys():
+            path, source = self.workspace_path_of(key)
+            members = by_key.get(key, [])
+            activities = [activity_time(row) for row in members]
+            last = max(activities) if activities else None
+            infos.append(WorkspaceInfo(key, path, source, len(members),
+                                       time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last)) if last else None))
+        infos.sort(key=lambda info: info.last_activity or "", reverse=True)
+        return infos
+
+    def workspace_path_of(self, key: str) -> tuple[str | None, str]:
+        if key == self.workspace_key:
+            return str(self.workspace), "current directory"
+        recorded = self.store.workspace_path(key)
+        if recorded:
+            return recorded, "recorded"
+        guessed = guess_workspace_path(key)
+        if guessed:
+            return guessed, "recovered from the key"
+        return None, "unknown"
+
+    # --- naming sessions -------------------------------------------------------------------
+
+    def resolve(self, text: str) -> SessionRef:
+        """A full id or a unique prefix of at least 4 characters: this workspace first, then all."""
+        if not isinstance(text, str) or not text:
+            raise UsageError("A session id is required.")
+        if "/" in text or "\\" in text or text in (".", ".."):
+            validate_session_id(text)
+        if len(text) > 128:
+            validate_session_id(text)
+        local = self.catalog.refresh([self.workspace_key])
+        for rows in (local, None):
+            if rows is None:
+                rows = self.catalog.refresh(None)
+            exact = [row for row in rows if row.file_id == text]
+            if len(exact) == 1:
+                return self._ref_of(exact[0])
+            if len(exact) > 1:
+                raise AmbiguousError(f"Session id {text} exists in {len(exact)} workspaces.",
+                                     [f"{r.workspace_key}/{r.file_id}" for r in exact])
+            if len(text) >= MIN_PREFIX:
+                matches = [row for row in rows if row.file_id.startswith(text)]
+                if len(matches) == 1:
+                    return self._ref_of(matches[0])
+                if len(matches) > 1:
+                    raise AmbiguousError(
+                        f"{text!r} matches {len(matches)} sessions; type more of the id.",
+                        sorted(f"{r.file_id} ({r.workspace_key})" for r in matches)[:20])
+        if len(text) < MIN_PREFIX:
+            raise NotFoundError(f"No session with id {text!r}; a prefix needs at least {MIN_PREFIX} characters.")
+        raise NotFoundError(f"No session matches {text!r} in any workspace.", hint="reprise list --all")
+
+    def _ref_of(self, row: SessionRow) -> SessionRef:
+        ref = row.ref
+        if ref is None:
+            raise UsageError(f"{row.path}: the file name is not a valid session id.", path=row.path)
+        return ref
+
+    def last_ref(self) -> SessionRef:
+        listing = self.list_sessions(sort="updated")
+        for row in listing.rows:
+            if row.problem_code is None and row.ref is not None:
+                return row.ref
+        raise NotFoundError(f"No session in workspace {self.workspace} yet.", hint="reprise new")
+
+    # --- one session ---------------------------------------------------------------------
+
+    def load(self, ref: SessionRef) -> Loaded:
+        return self.store.load(ref)
+
+    def show(self, ref: SessionRef) -> SessionDetail:
+        loaded = self.store.load(ref)
+        state = loaded.state
+        return SessionDetail(ref, loaded.path, state, self.store.read_meta(ref),
+                             self.workspace_path_of(ref.workspace_key)[0], render_summary(state.summary),
+                             usage_totals(state), len(loaded.data), loaded.warnings)
+
+    def new_session(self, title: str | None = None) -> SessionRef:
+        """Write a valid 0-turn session in the current workspace (Fractal resumes it)."""
+        ref = SessionRef(self.workspace_key, uuid.uuid4().hex)
+        self.store.record_workspace(ref.workspace_key, self.workspace)
+        self.store.save(ref, SessionState(session_id=ref.session_id), expected=None)
+        self.store.write_meta(ref, SessionMeta(title=clean_title(title), created_at=utc_now_iso()))
+        return ref
+
+    def rename(self, ref: SessionRef, title: str) -> SessionMeta:
+        self._require_session(ref)
+        meta = self.store.read_meta(ref)
+        meta.title = clean_title(title)
+        self.store.write_meta(ref, meta)
+        return meta
+
+    def set_pinned(self, ref: SessionRef, pinned: bool) -> SessionMeta:
+        self._require_session(ref)
+        meta = self.store.read_meta(ref)
+        meta.pinned = pinned
+        self.store.write_meta(ref, meta)
+        return meta
+
+    def _require_session(self, ref: SessionRef) -> None:
+        if not self.store.exists(ref):
+            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.")
+
+    # --- handing a session to the agent --------------------------------------------------
+
+    def resume_plan(self, ref: SessionRef) -> ResumePlan:
+        """The argv that resumes this session, after snapshotting what Fractal's next save would drop."""
+        loaded = self.store.load(ref)
+        workspace, source = self.workspace_path_of(ref.workspace_key)
+        if workspace is None:
+            raise RepriseError(
+                f"Reprise does not know the folder of workspace {ref.workspace_key}.",
+                hint="run reprise once inside that folder, or `reprise relink` it")
+        notes = []
+        snapshot = None
+        dropped = fractal_would_drop(loaded.state)
+        if dropped:
+            snapshot = self.archive.put(ref, loaded.data, op="snapshot", reason="before handing to Fractal",
+                                        drops=dropped)
+            notes.append(f"Fractal's next save would drop {' and '.join(dropped)}; "
+                         f"the file was archived first (reprise restore {ref.session_id} --archive {snapshot.digest[:12]}).")
+        argv = substitute(self.settings.agent.resume, session_id=ref.session_id, workspace=workspace)
+        if shutil.which(argv[0]) is None:
+            raise AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
+                             hint="install it, or set [agent] resume in the config file "
+                                  f"({self.loaded.config_path})")
+        if source == "current directory" or source == "recorded":
+            self.store.record_workspace(ref.workspace_key, Path(workspace))
+        return ResumePlan(ref, argv, workspace, notes, snapshot)
+
+    # --- health --------------------------------------------------------------------------
+
+    def doctor(self, *, clean: bool = False) -> DoctorReport:
+        report = DoctorReport()
+        for row in self.catalog.refresh(None):
+            if row.problem_code:
+                report.problems.append(Problem(row.path, row.problem_code, row.problem_message or "",
+                                               row.problem_field))
+            elif row.warning:
+                report.warnings.append(Problem(row.path, "warning", row.warning, severity="warning"))
+        now = time.time()
+        for temp in self.store.temp_files():
+            try:
+                age = now - temp.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if clean and age > STALE_TEMP_S:
+                temp.unlink(missing_ok=True)
+                report.cleaned.append(str(temp))
+            else:
+                report.temp_files.append(str(temp))
+        root_mode = _mode(self.store.root)
+        if root_mode is not None and root_mode & 0o022:
+            report.notes.append(f"The state root {self.store.root} is writable by other users (mode {root_mode:o}).")
+        return report
+
+    def config_report(self) -> list[tuple[str, object, str]]:
+        return config_module.effective(self.loaded)
+
+
+def substitute(template: list[str], **values: str) -> list[str]:
+    """Replace whole argv items like "{session_id}"; never through a shell, never inside items."""
+    return [values.get(item[1:-1], item) if item.startswith("{") and item.endswith("}") else item
+            for item in template]
+
+
+def clean_title(title: str | None) -> str | None:
+    if title is None:
+        return None
+    cleaned = " ".join("".join(ch if ch.isprintable() else " " for ch in title).split())
+    return cleaned[:200] or None
+
+
+def activity_time(row: SessionRow) -> float:
+    """Seconds since the epoch of a row's last activity (its newest turn time, else the file's mtime)."""
+    parsed = parse_time(row.last_activity)
+    if parsed is not None:
+        return parsed.timestamp()
+    return max(row.mtime_ns, 0) / 1e9
+
+
+def sort_rows(rows: list[SessionRow], sort: str) -> None:
+    """Pinned first, then by the chosen figure, largest or newest first."""
+    keys = {
+        "updated": activity_time,
+        "turns": lambda r: r.turns,
+        "size": lambda r: r.size,
+        "context": lambda r: r.context_tokens,
+        "cost": lambda r: r.resume_cost if r.resume_cost is not None else -1,
+    }
+    figure = keys[sort]
+    rows.sort(key=lambda r: (r.pinned, figure(r), activity_time(r)), reverse=True)
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return None

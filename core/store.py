@@ -1,0 +1,365 @@
+"""The session store: safe reads, atomic writes, locks between Reprise processes, and
+detection of changes made by anyone else between a read and a write.
+
+Every write goes through `write_atomic`: a hidden temp file in the same directory, fsync,
+`os.replace`, fsync of the directory. Session writes also hold `locks/<id>.lock` and check
+that the file is still the version that was read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import stat
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from . import faults
+from .codec import Decoded, Problem, decode, encode
+from .errors import ChangedOnDiskError, LockedError, NotFoundError, ProblemFileError, RepriseError
+from .models import SessionState
+from .paths import SessionRef, StorePaths, is_temp_name, validate_workspace_key
+
+MAX_SESSION_BYTES = 512 * 1024 * 1024
+LOCK_TIMEOUT_S = 10.0
+_SETTLE_TRIES = 6
+_SETTLE_PAUSE_S = 0.05
+_RECENT_NS = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class FileVersion:
+    """What a write checks before replacing: the file is still exactly what was read."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+@dataclass(slots=True)
+class Loaded:
+    ref: SessionRef
+    path: Path
+    state: SessionState
+    version: FileVersion
+    data: bytes
+    warnings: list[Problem] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Inspected:
+    """One file as the catalog sees it: its stat, and the decoded state or the problem."""
+
+    path: Path
+    size: int
+    mtime_ns: int
+    decoded: Decoded
+    data: bytes | None = None
+
+
+class SessionMeta(BaseModel):
+    """Reprise's own facts about a session, kept outside the session file (Fractal would drop them)."""
+
+    model_config = ConfigDict(extra="allow")
+    title: str | None = None
+    pinned: bool = False
+    created_at: str | None = None
+
+
+class _ReadProblem(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def ensure_dir(path: Path) -> None:
+    """Create a directory and any missing parents with mode 0700."""
+    missing = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, 0o700)
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes, *, temp_stem: str | None = None) -> None:
+    """Write bytes so that readers see the old file or the new one, never a mix."""
+    directory = path.parent
+    ensure_dir(directory)
+    stem = temp_stem or path.stem
+    temp = directory / f".{stem}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            faults.point("after_temp_write")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        faults.point("after_fsync")
+        faults.point("before_replace")
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+    faults.point("after_replace")
+    fsync_dir(directory)
+
+
+def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
+    """Read a file only if it is a regular file inside the root (after symlinks); never opens a FIFO."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            try:
+                target = path.resolve(strict=True)
+            except (RuntimeError, OSError) as exc:
+                if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
+                    raise _ReadProblem("symlink_loop", "the symlink loops") from None
+                raise _ReadProblem("dangling_symlink", "the symlink points to nothing") from None
+            if not target.is_relative_to(root.resolve()):
+                raise _ReadProblem("symlink_outside", f"the symlink leaves the state root (to {target})")
+            info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "not a regular file"
+            raise _ReadProblem("not_regular", f"it is {kind}, not a regular file")
+        if info.st_size > MAX_SESSION_BYTES:
+            raise _ReadProblem("too_large", f"{info.st_size:,} bytes is over the {MAX_SESSION_BYTES:,}-byte limit")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except PermissionError:
+        raise _ReadProblem("unreadable", "permission denied") from None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise _ReadProblem("unreadable", exc.strerror or str(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _ReadProblem("not_regular", "it is not a regular file")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if sum(map(len, chunks)) > MAX_SESSION_BYTES:
+                raise _ReadProblem("too_large", f"it grew over the {MAX_SESSION_BYTES:,}-byte limit while read")
+        return b"".join(chunks), info
+    except OSError as exc:
+        raise _ReadProblem("unreadable", exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+
+
+class Store:
+    """Sessions under one state root."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.paths = StorePaths(self.root)
+
+    # --- reading -------------------------------------------------------------------------
+
+    def inspect(self, path: Path, expected_id: str | None, *, keep_data: bool = False) -> Inspected:
+        """Read and decode one file for listing; a file caught mid-write is retried before it is a problem."""
+        for attempt in range(_SETTLE_TRIES):
+            try:
+                data, info = read_regular_file(path, self.root)
+            except _ReadProblem as exc:
+                return Inspected(path, 0, 0, Decoded(None, Problem(str(path), exc.code, exc.message)))
+            decoded = decode(data, path=str(path), expected_id=expected_id)
+            if decoded.problem is None or decoded.problem.code not in ("empty", "invalid_json"):
+                break
+            if not self._maybe_in_flight(path, info) or attempt == _SETTLE_TRIES - 1:
+                break
+            time.sleep(_SETTLE_PAUSE_S)
+        return Inspected(path, info.st_size, info.st_mtime_ns, decoded, data if keep_data else None)
+
+    @staticmethod
+    def _maybe_in_flight(path: Path, info: os.stat_result) -> bool:
+        try:
+            now = os.stat(path)
+        except OSError:
+            return False
+        changed = (now.st_size, now.st_mtime_ns) != (info.st_size, info.st_mtime_ns)
+        return changed or time.time_ns() - now.st_mtime_ns < _RECENT_NS
+
+    def exists(self, ref: SessionRef) -> bool:
+        return os.path.lexists(self.paths.session_file(ref))
+
+    def load(self, ref: SessionRef) -> Loaded:
+        """The session as a model, or NotFoundError / ProblemFileError."""
+        path = self.paths.session_file(ref)
+        try:
+            inspected = self.inspect(path, ref.session_id, keep_data=True)
+        except FileNotFoundError:
+            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.", path=path) from None
+        decoded = inspected.decoded
+        if decoded.state is None:
+            raise ProblemFileError(decoded.problem)
+        data = inspected.data
+        version = FileVersion(inspected.size, inspected.mtime_ns, digest(data))
+        return Loaded(ref, path, decoded.state, version, data, decoded.warnings)
+
+    def current_version(self, path: Path) -> FileVersion | None:
+        try:
+            data, info = read_regular_file(path, self.root)
+        except FileNotFoundError:
+            return None
+        except _ReadProblem as exc:
+            raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
+        return FileVersion(info.st_size, info.st_mtime_ns, digest(data))
+
+    # --- writing -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, ref: SessionRef, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        """Serialise writers of one session between Reprise processes (fcntl.flock)."""
+        path = self.paths.lock_file(ref)
+        ensure_dir(path.parent)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LockedError(
+                            f"Session {ref.session_id} is being changed by another Reprise process.",
+                            hint="try again in a moment", path=path) from None
+                    time.sleep(0.01)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def save(self, ref: SessionRef, state: SessionState, *, expected: FileVersion | None,
+             locked: bool = False) -> FileVersion:
+        """Replace the session file if it is still `expected` (None: it must not exist yet)."""
+        if state.session_id != ref.session_id:
+            raise RepriseError(f"Refusing to write session {state.session_id!r} as {ref.session_id!r}.")
+        data = encode(state)
+        if locked:
+            return self._save_locked(ref, data, expected)
+        with self.lock(ref):
+            return self._save_locked(ref, data, expected)
+
+    def save_bytes(self, ref: SessionRef, data: bytes, *, expected: FileVersion | None,
+                   locked: bool = False) -> FileVersion:
+        """Write exact bytes (a restore); the same checks as `save`."""
+        decoded = decode(data, path=str(self.paths.session_file(ref)), expected_id=ref.session_id)
+        if decoded.state is None:
+            raise ProblemFileError(decoded.problem, hint="Reprise only writes files Fractal loads")
+        if locked:
+            return self._save_locked(ref, data, expected)
+        with self.lock(ref):
+            return self._save_locked(ref, data, expected)
+
+    def _save_locked(self, ref: SessionRef, data: bytes, expected: FileVersion | None) -> FileVersion:
+        path = self.paths.session_file(ref)
+        current = self.current_version(path)
+        if current != expected:
+            if expected is None:
+                raise ChangedOnDiskError(f"Session {ref.session_id} already exists.", path=path)
+            raise ChangedOnDiskError(
+                f"Session {ref.session_id} changed on disk since Reprise read it; nothing was written.",
+                hint="reload and try again", path=path)
+        write_atomic(path, data, temp_stem=ref.session_id)
+        info = os.stat(path)
+        return FileVersion(info.st_size, info.st_mtime_ns, digest(data))
+
+    # --- Reprise's metadata --------------------------------------------------------------
+
+    def read_meta(self, ref: SessionRef) -> SessionMeta:
+        path = self.paths.meta_file(ref)
+        try:
+            data, _ = read_regular_file(path, self.root)
+        except FileNotFoundError:
+            return SessionMeta()
+        except _ReadProblem:
+            return SessionMeta()
+        try:
+            return SessionMeta.model_validate_json(data)
+        except ValueError:
+            return SessionMeta()
+
+    def write_meta(self, ref: SessionRef, meta: SessionMeta) -> None:
+        data = json.dumps(meta.model_dump(mode="json"), indent=2) + "\n"
+        write_atomic(self.paths.meta_file(ref), data.encode("ascii"))
+
+    def record_workspace(self, key: str, workspace: Path) -> None:
+        """Remember the folder behind a key (the key cannot be reversed)."""
+        validate_workspace_key(key)
+        path = self.paths.workspace_record(key)
+        wanted = {"path": str(workspace)}
+        with contextlib.suppress(FileNotFoundError, ValueError, _ReadProblem):
+            data, _ = read_regular_file(path, self.root)
+            if json.loads(data) == wanted:
+                return
+        write_atomic(path, (json.dumps(wanted, indent=2) + "\n").encode("ascii"))
+
+    def workspace_path(self, key: str) -> str | None:
+        try:
+            data, _ = read_regular_file(self.paths.workspace_record(key), self.root)
+            value = json.loads(data).get("path")
+        except (FileNotFoundError, _ReadProblem, ValueError, AttributeError):
+            return None
+        return value if isinstance(value, str) else None
+
+    # --- enumeration ---------------------------------------------------------------------
+
+    def workspace_keys(self) -> list[str]:
+        try:
+            entries = os.scandir(self.paths.workspaces)
+        except FileNotFoundError:
+            return []
+        with entries:
+            keys = []
+            for entry in entries:
+                try:
+                    validate_workspace_key(entry.name)
+                except RepriseError:
+                    continue
+                keys.append(entry.name)
+        return sorted(keys)
+
+    def temp_files(self) -> list[Path]:
+        """Leftover in-flight writes of Reprise processes that died."""
+        found = []
+        for key in self.workspace_keys():
+            workspace = self.paths.workspace(key)
+            for directory, _dirs, files in os.walk(workspace):
+                found.extend(Path(directory) / name for name in files if is_temp_name(name))
+        return sorted(found)

@@ -1,0 +1,152 @@
+"""Offline token counting with the tiktoken encodings bundled in ``reprise.assets``.
+
+Encodings are built lazily, once per process, from the bundled files only; nothing is fetched or cached on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+import tiktoken
+import tiktoken.load
+
+ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
+
+# Constants copied from tiktoken_ext/openai_public.py (tiktoken 0.14.0).
+_ENDOFTEXT = "<|endoftext|>"
+_FIM_PREFIX = "<|fim_prefix|>"
+_FIM_MIDDLE = "<|fim_middle|>"
+_FIM_SUFFIX = "<|fim_suffix|>"
+_ENDOFPROMPT = "<|endofprompt|>"
+
+_CL100K_PAT_STR = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+
+_O200K_PAT_STR = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+# name -> (sha256 of the bundled file, pat_str, special tokens)
+_SPECS: dict[str, tuple[str, str, dict[str, int]]] = {
+    "o200k_base": (
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        _O200K_PAT_STR,
+        {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
+    ),
+    "cl100k_base": (
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        _CL100K_PAT_STR,
+        {
+            _ENDOFTEXT: 100257,
+            _FIM_PREFIX: 100258,
+            _FIM_MIDDLE: 100259,
+            _FIM_SUFFIX: 100260,
+            _ENDOFPROMPT: 100276,
+        },
+    ),
+}
+assert tuple(_SPECS) == ENCODINGS
+
+_cache: dict[str, tiktoken.Encoding] = {}
+_locks: dict[str, threading.Lock] = {name: threading.Lock() for name in ENCODINGS}
+# Serialises the temporary TIKTOKEN_CACHE_DIR override across encodings.
+_env_lock = threading.Lock()
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _spec(name: str) -> tuple[str, str, dict[str, int]]:
+    try:
+        return _SPECS[name]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"unknown encoding {name!r}; known encodings: {', '.join(ENCODINGS)}"
+        ) from None
+
+
+def _asset_path(name: str) -> Path:
+    filename = f"{name}.tiktoken"
+    resource = importlib.resources.files("reprise.assets") / "tokenizers" / filename
+    if not isinstance(resource, Path):
+        raise FileNotFoundError(f"bundled tokenizer file {filename} is not on the filesystem")
+    return resource
+
+
+def _load_ranks(path: Path, sha256: str) -> dict[bytes, int]:
+    blobpath = str(path)
+    if "://" in blobpath:  # tiktoken would treat this as a URL
+        raise RuntimeError(f"refusing to load tokenizer from non-local path {blobpath!r}")
+    # tiktoken.load.read_file_cached would copy even a local file into TIKTOKEN_CACHE_DIR
+    # (or /tmp/data-gym-cache) and may reuse/delete entries there; an empty cache dir is
+    # its documented "no caching" switch. That branch skips the hash check, so check here.
+    data = path.read_bytes()
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != sha256:
+        raise ValueError(f"bundled tokenizer {path.name} has sha256 {actual}, expected {sha256}")
+    del data
+    with _env_lock:
+        saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+        os.environ["TIKTOKEN_CACHE_DIR"] = ""
+        try:
+            return tiktoken.load.load_tiktoken_bpe(blobpath, expected_hash=sha256)
+        finally:
+            if saved is None:
+                del os.environ["TIKTOKEN_CACHE_DIR"]
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = saved
+
+
+def get_encoding(name: str) -> tiktoken.Encoding:
+    """Return the encoding ``name``, building it from the bundled file on first use."""
+    sha256, pat_str, special_tokens = _spec(name)
+    enc = _cache.get(name)
+    if enc is not None:
+        return enc
+    with _locks[name]:
+        enc = _cache.get(name)
+        if enc is None:
+            ranks = _load_ranks(_asset_path(name), sha256)
+            enc = tiktoken.Encoding(
+                name,
+                pat_str=pat_str,
+                mergeable_ranks=ranks,
+                special_tokens=dict(special_tokens),
+            )
+            _cache[name] = enc
+    return enc
+
+
+def _fix_surrogates(text: str) -> str:
+    # Same fixup as tiktoken.Encoding.encode's UnicodeEncodeError fallback: pairs are
+    # joined, lone surrogates become U+FFFD.
+    if text.isascii() or _SURROGATES.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def count_tokens(text: str, encoding: str) -> int:
+    """Count tokens in ``text``; special-token look-alikes count as ordinary text."""
+    enc = get_encoding(encoding)
+    return len(
+        enc.encode(_fix_surrogates(text), allowed_special=set(), disallowed_special=())
+    )
+
+
+def warm(name: str) -> float:
+    """Load encoding ``name`` in the calling thread; return the seconds taken."""
+    start = time.perf_counter()
+    get_encoding(name)
+    return time.perf_counter() - start

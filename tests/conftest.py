@@ -1,0 +1,18 @@
+"""Every test gets its own state root, cache, config and home: nothing touches the real ones."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_paths(tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    monkeypatch.setenv("REPRISE_STATE_DIR", str(state))
+    monkeypatch.setenv("REPRISE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("REPRISE_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("FRACTAL_STATE_HOME", str(state))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.delenv("REPRISE_FAULTS", raising=False)
+    monkeypatch.delenv("FRACTAL_MODEL", raising=False)
+    return state

@@ -1,0 +1,315 @@
+"""The `reprise` command: parse arguments, call the service, print for people or as JSON.
+
+Without a subcommand it opens the TUI. Exit status: 0 success, 1 failure, 2 usage error,
+3 not found or ambiguous.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from reprise.core.errors import AmbiguousError, RepriseError, UsageError
+from reprise.core.service import SORTS, Service, activity_time
+
+from .text import one_line, safe_text
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own usage errors: one line, exit 2
+        if "--json" in sys.argv:
+            print(json.dumps({"error": {"code": "usage", "message": message, "path": None}}))
+        else:
+            print(f"reprise: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--state-dir", default=argparse.SUPPRESS, help="state root (default: Fractal's)")
+    common.add_argument("--workspace", default=argparse.SUPPRESS, help="workspace folder (default: current)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = _Parser(prog="reprise", parents=[common],
+                     description="Browse, resume, meter and trim the sessions of coding agents.")
+    parser.add_argument("--demo", action="store_true", help="open the TUI on a demo store in a temporary folder")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+
+    p = add("list", "list sessions of this workspace (or all)")
+    p.add_argument("--all", action="store_true", help="all workspaces")
+    p.add_argument("--limit", type=int, help="show at most N")
+    p.add_argument("--sort", choices=SORTS, default="updated")
+
+    p = add("show", "show a session: summary, bounded history, usage")
+    p.add_argument("id")
+    p.add_argument("--summary", action="store_true", help="print exactly Fractal's rendered summary")
+
+    p = add("new", "write a new empty session and print its id")
+    p.add_argument("--title")
+
+    p = add("resume", "resume a session in its agent")
+    p.add_argument("id", nargs="?")
+    p.add_argument("--last", action="store_true", help="the most recently active session")
+    p.add_argument("--print", action="store_true", help="print the argv instead of running it")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+    p = add("rename", "set a session's title")
+    p.add_argument("id")
+    p.add_argument("title")
+    for name, help_text in (("pin", "pin a session to the top"), ("unpin", "unpin a session")):
+        add(name, help_text).add_argument("id")
+
+    add("workspaces", "all known workspaces")
+    add("config", "the effective configuration and where each value came from")
+    p = add("doctor", "check the whole store")
+    p.add_argument("--clean", action="store_true", help=f"remove temp files older than 10 minutes")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    as_json = getattr(args, "json", False)
+    try:
+        if args.command is None:
+            return _open_tui(args)
+        service = Service.from_environment(state_dir=getattr(args, "state_dir", None),
+                                           workspace=getattr(args, "workspace", None))
+        handler: Callable = COMMANDS[args.command]
+        return handler(service, args, as_json)
+    except RepriseError as exc:
+        _print_error(exc, as_json)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _print_error(exc: RepriseError, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"error": exc.as_dict()}))
+        return
+    print(f"reprise: {safe_text(str(exc))}", file=sys.stderr)
+    if isinstance(exc, AmbiguousError):
+        for candidate in exc.candidates:
+            print(f"  {safe_text(candidate)}", file=sys.stderr)
+
+
+def _emit(data: dict) -> None:
+    print(json.dumps(data, indent=2))
+
+
+# --- commands ----------------------------------------------------------------------------
+
+def cmd_list(service: Service, args, as_json: bool) -> int:
+    listing = service.list_sessions(all_workspaces=args.all, sort=args.sort, limit=args.limit)
+    if as_json:
+        _emit(listing.as_dict())
+        return 0
+    if not listing.total:
+        print(f"No sessions in {listing.scope}. State root: {service.state_root}")
+        return 0
+    now = time.time()
+    print(f"{'ID':10} {'TITLE':42} {'TURNS':>5} {'STATUS':14} {'ACTIVE':>9} {'SIZE':>8} {'CONTEXT':>8}")
+    for row in listing.rows:
+        status = "PROBLEM" if row.problem_code else (row.last_status or "-")
+        pin = "*" if row.pinned else " "
+        context = f"{row.context_tokens:,}" if row.context_tokens else "-"
+        print(f"{pin}{row.file_id[:9]:9} {one_line(row.display_title, 42):42} {row.turns:5} {status:14} "
+              f"{relative_time(now - activity_time(row)):>9} {human_size(row.size):>8} {context:>8}")
+    shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
+    print(f"{shown} sessions shown, {listing.scope}, sorted by {listing.sort}")
+    return 0
+
+
+def cmd_show(service: Service, args, as_json: bool) -> int:
+    detail = service.show(service.resolve(args.id))
+    if args.summary:
+        if as_json:
+            _emit({"session_id": detail.ref.session_id, "summary": detail.summary_text})
+        else:
+            sys.stdout.write(detail.summary_text if not sys.stdout.isatty() else safe_text(detail.summary_text))
+            sys.stdout.write("\n")
+        return 0
+    if as_json:
+        _emit(detail.as_dict())
+        return 0
+    title = detail.meta.title or "(untitled)"
+    print(f"Session {detail.ref.session_id}  {safe_text(title)}{'  [pinned]' if detail.meta.pinned else ''}")
+    print(f"Workspace {detail.workspace_path or detail.ref.workspace_key}")
+    print(f"File {detail.path} ({human_size(detail.size)}), {len(detail.state.turns)} turns")
+    for warning in detail.warnings:
+        print(f"Warning: {safe_text(warning.message)}")
+    print()
+    print(safe_text(detail.summary_text))
+    print()
+    print(f"History (last {len(detail.state.history)} turns kept in the file):")
+    for entry in detail.state.history:
+        print(f"- {entry.turn_id} [{entry.status}] {entry.updated_at}")
+        print(f"  user: {one_line(entry.user_message, 100)}")
+        for label, items in (("read", entry.files_read), ("modified", entry.files_modified),
+                             ("commands", entry.commands_run)):
+            if items:
+                print(f"  {label}: {one_line(', '.join(items), 100)}")
+        if entry.error:
+            print(f"  error: {one_line(entry.error, 100)}")
+    t = detail.totals
+    print()
+    print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, cost {t.cost:.4f}, "
+          f"{t.iterations} iterations, {t.duration_ms / 1000:.1f} s; last context {t.context_tokens:,} tokens")
+    return 0
+
+
+def cmd_new(service: Service, args, as_json: bool) -> int:
+    ref = service.new_session(args.title)
+    if as_json:
+        _emit({"session_id": ref.session_id, "workspace_key": ref.workspace_key,
+               "workspace_path": str(service.workspace)})
+    else:
+        print(ref.session_id)
+    return 0
+
+
+def cmd_resume(service: Service, args, as_json: bool) -> int:
+    if args.last and args.id:
+        raise UsageError("Give a session id or --last, not both.")
+    if not args.last and not args.id:
+        raise UsageError("Which session? Give an id (or a prefix) or --last.")
+    ref = service.last_ref() if args.last else service.resolve(args.id)
+    plan = service.resume_plan(ref)
+    for note in plan.notes:
+        print(f"reprise: {note}", file=sys.stderr)
+    if args.print:
+        if as_json:
+            _emit(plan.as_dict())
+        else:
+            print(shlex.join(plan.argv))
+        return 0
+    exec_handoff(plan.argv, plan.cwd)
+    return 0
+
+
+def exec_handoff(argv: list[str], cwd: str) -> None:
+    """Replace this process with the agent, in the session's workspace."""
+    os.chdir(cwd)
+    os.execvp(argv[0], argv)
+
+
+def cmd_rename(service: Service, args, as_json: bool) -> int:
+    ref = service.resolve(args.id)
+    meta = service.rename(ref, args.title)
+    if as_json:
+        _emit({"session_id": ref.session_id, "title": meta.title})
+    else:
+        print(f"Renamed {ref.session_id} to {safe_text(meta.title or '(untitled)')}")
+    return 0
+
+
+def _pin(pinned: bool):
+    def command(service: Service, args, as_json: bool) -> int:
+        ref = service.resolve(args.id)
+        service.set_pinned(ref, pinned)
+        if as_json:
+            _emit({"session_id": ref.session_id, "pinned": pinned})
+        else:
+            print(f"{'Pinned' if pinned else 'Unpinned'} {ref.session_id}")
+        return 0
+    return command
+
+
+def cmd_workspaces(service: Service, args, as_json: bool) -> int:
+    infos = service.workspaces()
+    if as_json:
+        _emit({"workspaces": [info.as_dict() for info in infos]})
+        return 0
+    if not infos:
+        print(f"No workspaces under {service.state_root}")
+    for info in infos:
+        where = safe_text(info.path) if info.path else f"(folder unknown: {info.key})"
+        print(f"{info.sessions:6} sessions  {info.last_activity or '-':20}  {where}")
+    return 0
+
+
+def cmd_config(service: Service, args, as_json: bool) -> int:
+    rows = service.config_report()
+    if as_json:
+        _emit({"config_file": str(service.loaded.config_path),
+               "values": {key: {"value": value, "source": source} for key, value, source in rows}})
+        return 0
+    print(f"Config file: {service.loaded.config_path}")
+    for key, value, source in rows:
+        print(f"{key} = {json.dumps(value)}    # {source}")
+    return 0
+
+
+def cmd_doctor(service: Service, args, as_json: bool) -> int:
+    report = service.doctor(clean=args.clean)
+    if as_json:
+        _emit(report.as_dict())
+        return 0 if report.ok else 1
+    for problem in report.problems:
+        print(f"problem  {safe_text(problem.path)}: {problem.code}: {safe_text(problem.message)}")
+    for warning in report.warnings:
+        print(f"warning  {safe_text(warning.path)}: {safe_text(warning.message)}")
+    for temp in report.temp_files:
+        print(f"tempfile {safe_text(temp)} (left by an interrupted write; `reprise doctor --clean` removes it)")
+    for temp in report.cleaned:
+        print(f"removed  {safe_text(temp)}")
+    for note in report.notes:
+        print(f"note     {note}")
+    if report.ok and not report.warnings:
+        print(f"No problems under {service.state_root}")
+    return 0 if report.ok else 1
+
+
+COMMANDS: dict[str, Callable] = {
+    "list": cmd_list, "show": cmd_show, "new": cmd_new, "resume": cmd_resume, "rename": cmd_rename,
+    "pin": _pin(True), "unpin": _pin(False), "workspaces": cmd_workspaces, "config": cmd_config,
+    "doctor": cmd_doctor,
+}
+
+
+def _open_tui(args) -> int:
+    print("reprise: the TUI is not built yet; see `reprise --help` for the commands.", file=sys.stderr)
+    return 1
+
+
+# --- formatting --------------------------------------------------------------------------
+
+def relative_time(seconds: float) -> str:
+    if seconds < 60:
+        return "now"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "now"
+
+
+def human_size(size: int) -> str:
+    if size < 0:
+        return "?"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
