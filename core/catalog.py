@@ -61,6 +61,7 @@ class SessionRow:
     problem_field: str | None
     warning: str | None
     resume_cost: int | None
+    resume_cost_key: str | None
     workspace_path: str | None = None
     title: str | None = None
     pinned: bool = False
@@ -229,7 +230,7 @@ class Catalog:
         workspace_paths = {key: self.store.workspace_path(key) for key in keys}
         rows = []
         for values in cached.values():
-            row = SessionRow(*values[:5], *values[6:23], values[23], workspace_paths.get(values[1]))
+            row = SessionRow(*values[:5], *values[6:], workspace_paths.get(values[1]))
             row.pending = bool(row.pending)
             meta = meta_rows.get((row.workspace_key, row.file_id))
             if meta is not None:
@@ -332,11 +333,10 @@ class Catalog:
 
     # --- derived figures ---------------------------------------------------------------------
 
-    def set_resume_cost(self, path: str, size: int, mtime_ns: int, cost: int, key: str) -> None:
-        """Store a session's meter total, only if the file is still the one it was computed on."""
+    def set_resume_costs(self, costs: list[tuple[int, str, str, int, int]]) -> None:
+        """Store meter totals as (cost, key, path, size, mtime_ns), each only if the file is still
+        the one it was computed on."""
         with self._transaction() as db:
-            db.execute("UPDATE files SET resume_cost = ?, resume_cost_key = ? "
-                       "WHERE path = ? AND size = ? AND mtime_ns = ?", (cost, key, path, size, mtime_ns))
+            db.executemany("UPDATE files SET resume_cost = ?, resume_cost_key = ? "
+                           "WHERE path = ? AND size = ? AND mtime_ns = ?", costs)
 
-    def resume_cost_keys(self) -> dict[str, str | None]:
-        return {path: key for path, key in self.db.execute("SELECT path, resume_cost_key FROM files")}

@@ -6,6 +6,7 @@ store, the archive and the catalog and never hands out paths built from raw stri
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import time
@@ -18,6 +19,7 @@ from .archive import Archive, ArchiveEntry
 from .catalog import Catalog, SessionRow
 from .codec import Problem, fractal_would_drop
 from .errors import AgentError, AmbiguousError, NotFoundError, ProblemFileError, RepriseError, UsageError
+from .meter import Meter, MeterResult, agents_md_section, spec_for
 from .models import SessionState, TurnUsage, parse_time, usage_totals, utc_now_iso
 from .paths import SessionRef, cache_dir, guess_workspace_path, validate_session_id, workspace_key
 from .store import Loaded, SessionMeta, Store
@@ -114,10 +116,17 @@ class ResumePlan:
     cwd: str
     notes: list[str]
     snapshot: ArchiveEntry | None = None
+    meter: MeterResult | None = None
+
+    @property
+    def over_window(self) -> bool:
+        return self.meter is not None and self.meter.state == "over"
 
     def as_dict(self) -> dict:
         return {"session_id": self.ref.session_id, "argv": self.argv, "cwd": self.cwd, "notes": self.notes,
-                "snapshot": self.snapshot.digest if self.snapshot else None}
+                "snapshot": self.snapshot.digest if self.snapshot else None,
+                "resume_cost": self.meter.total if self.meter else None,
+                "window": self.meter.window if self.meter else None, "over_window": self.over_window}
 
 
 class Service:
@@ -128,6 +137,7 @@ class Service:
         self.store = Store(loaded.state_root)
         self.archive = Archive(self.store.paths)
         self.catalog = Catalog(self.store, cache or cache_dir())
+        self.meter = Meter(self.settings.meter)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
         self.workspace_key = workspace_key(self.workspace)
 
@@ -151,6 +161,8 @@ class Service:
             raise UsageError("--limit must be at least 1.")
         keys = None if all_workspaces else [key or self.workspace_key]
         rows = self.catalog.refresh(keys)
+        if sort == "cost":
+            self.fill_resume_costs(rows)
         sort_rows(rows, sort)
         scope = "all workspaces" if all_workspaces else f"workspace {key or self.workspace_key}"
         shown = rows if limit is None else rows[:limit]
@@ -291,7 +303,60 @@ class Service:
                                   f"({self.loaded.config_path})")
         if source == "current directory" or source == "recorded":
             self.store.record_workspace(ref.workspace_key, Path(workspace))
-        return ResumePlan(ref, argv, workspace, notes, snapshot)
+        result = self.meter.measure(loaded.state, Path(workspace))
+        if result.state == "over":
+            notes.append(f"Its context ({result.total:,} tokens) is over the {result.model} window "
+                         f"({result.window:,}); consider `reprise trim {ref.session_id} --fit`.")
+        return ResumePlan(ref, argv, workspace, notes, snapshot, result)
+
+    # --- the context meter ---------------------------------------------------------------
+
+    def measure(self, ref: SessionRef, message: str = "", *, model: str | None = None) -> MeterResult:
+        loaded = self.store.load(ref)
+        return self.meter.measure(loaded.state, self._meter_workspace(ref), message, model=model)
+
+    def _meter_workspace(self, ref: SessionRef) -> Path | None:
+        path = self.workspace_path_of(ref.workspace_key)[0]
+        return Path(path) if path else None
+
+    def resume_cost_key(self, key: str, model: str | None = None) -> str:
+        """What a cached resume cost depends on besides the file: model, counting and AGENTS.md."""
+        path = self.workspace_path_of(key)[0]
+        workspace = Path(path) if path else None
+        name, _ = self.meter.resolve_model(workspace or self.workspace, model)
+        spec = spec_for(name, self.settings.meter.models)
+        agents = agents_md_section(workspace)[0] if workspace else ""
+        agents_digest = hashlib.blake2b(agents.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        return f"{name}|{spec.encoding}|{spec.overhead}|{agents_digest}"
+
+    def fill_resume_costs(self, rows: list[SessionRow], *, should_stop=lambda: False) -> int:
+        """Compute and cache the meter total of rows whose cached figure is missing or stale."""
+        keys = {}
+        done = []
+        computed = 0
+        for row in rows:
+            if row.problem_code or row.ref is None or should_stop():
+                continue
+            wanted = keys.get(row.workspace_key) or keys.setdefault(row.workspace_key,
+                                                                    self.resume_cost_key(row.workspace_key))
+            if row.resume_cost is not None and row.resume_cost_key == wanted:
+                continue
+            try:
+                loaded = self.store.load(row.ref)
+            except RepriseError:
+                continue
+            if (loaded.version.size, loaded.version.mtime_ns) != (row.size, row.mtime_ns):
+                continue
+            cost = self.meter.prepare(loaded.state, self._meter_workspace(row.ref)).base_total
+            row.resume_cost, row.resume_cost_key = cost, wanted
+            done.append((cost, wanted, row.path, row.size, row.mtime_ns))
+            computed += 1
+            if len(done) >= 200:
+                self.catalog.set_resume_costs(done)
+                done = []
+        if done:
+            self.catalog.set_resume_costs(done)
+        return computed
 
     # --- health --------------------------------------------------------------------------
 

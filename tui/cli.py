@@ -72,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     for name, help_text in (("pin", "pin a session to the top"), ("unpin", "unpin a session")):
         add(name, help_text).add_argument("id")
 
+    p = add("meter", "the next turn's context, part by part")
+    p.add_argument("id")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--message", help="the message you are about to send")
+    group.add_argument("--message-file", help="read the message from a file (- for stdin)")
+    p.add_argument("--model", help="count for this model (default: [meter] model, then Fractal's)")
+
     add("workspaces", "all known workspaces")
     add("config", "the effective configuration and where each value came from")
     p = add("doctor", "check the whole store")
@@ -125,13 +132,14 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
         print(f"No sessions in {listing.scope}. State root: {service.state_root}")
         return 0
     now = time.time()
-    print(f"{'ID':10} {'TITLE':42} {'TURNS':>5} {'STATUS':14} {'ACTIVE':>9} {'SIZE':>8} {'CONTEXT':>8}")
+    print(f"{'ID':10} {'TITLE':42} {'TURNS':>5} {'STATUS':14} {'ACTIVE':>9} {'SIZE':>8} {'CONTEXT':>8} {'COST':>8}")
     for row in listing.rows:
         status = "PROBLEM" if row.problem_code else (row.last_status or "-")
         pin = "*" if row.pinned else " "
         context = f"{row.context_tokens:,}" if row.context_tokens else "-"
+        cost = f"{row.resume_cost:,}" if row.resume_cost is not None else "-"
         print(f"{pin}{row.file_id[:9]:9} {one_line(row.display_title, 42):42} {row.turns:5} {status:14} "
-              f"{relative_time(now - activity_time(row)):>9} {human_size(row.size):>8} {context:>8}")
+              f"{relative_time(now - activity_time(row)):>9} {human_size(row.size):>8} {context:>8} {cost:>8}")
     shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
     print(f"{shown} sessions shown, {listing.scope}, sorted by {listing.sort}")
     return 0
@@ -194,6 +202,14 @@ def cmd_resume(service: Service, args, as_json: bool) -> int:
     plan = service.resume_plan(ref)
     for note in plan.notes:
         print(f"reprise: {note}", file=sys.stderr)
+    if plan.over_window and not args.yes and not args.print:
+        if not sys.stdin.isatty():
+            raise RepriseError(f"Session {ref.session_id} is over the model's context window.",
+                               hint="pass --yes to resume anyway, or trim it first")
+        answer = input("Resume anyway? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("Not resumed.", file=sys.stderr)
+            return 1
     if args.print:
         if as_json:
             _emit(plan.as_dict())
@@ -208,6 +224,40 @@ def exec_handoff(argv: list[str], cwd: str) -> None:
     """Replace this process with the agent, in the session's workspace."""
     os.chdir(cwd)
     os.execvp(argv[0], argv)
+
+
+def cmd_meter(service: Service, args, as_json: bool) -> int:
+    message = args.message or ""
+    if args.message_file == "-":
+        message = sys.stdin.read()
+    elif args.message_file:
+        try:
+            message = Path(args.message_file).read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError as exc:
+            raise UsageError(f"{args.message_file}: cannot read the message file: {exc.strerror or exc}.",
+                             path=args.message_file) from None
+    ref = service.resolve(args.id)
+    result = service.measure(ref, message, model=args.model)
+    if as_json:
+        _emit({"session_id": ref.session_id, **result.as_dict()})
+        return 0
+    kind = "exact" if result.exact else "estimate"
+    print(f"Next turn of {ref.session_id} with {result.model} ({result.model_source}), "
+          f"counted with {result.encoding}: {kind}")
+    for part in result.parts:
+        figure = f"{part.tokens:>9,}" if part.tokens is not None else "   failed"
+        extra = []
+        if part.full_chars is not None and part.name in ("history", "message"):
+            extra.append(f"{part.full_chars:,} characters in full")
+        if part.note:
+            extra.append(part.note)
+        if part.error:
+            extra.append(f"error: {part.error}")
+        print(f"  {part.name:10} {figure}  {part.basis:10} {'; '.join(extra)}")
+    print(f"  {'total':10} {result.total:>9,}  of {result.window:,} ({result.percent:.1f}%), {result.state}")
+    if result.measured:
+        print(f"  measured   {result.measured.tokens:>9,}  {result.measured.label} (reported by the provider)")
+    return 0
 
 
 def cmd_rename(service: Service, args, as_json: bool) -> int:
@@ -279,7 +329,7 @@ def cmd_doctor(service: Service, args, as_json: bool) -> int:
 
 COMMANDS: dict[str, Callable] = {
     "list": cmd_list, "show": cmd_show, "new": cmd_new, "resume": cmd_resume, "rename": cmd_rename,
-    "pin": _pin(True), "unpin": _pin(False), "workspaces": cmd_workspaces, "config": cmd_config,
+    "pin": _pin(True), "unpin": _pin(False), "workspaces": cmd_workspaces, "meter": cmd_meter, "config": cmd_config,
     "doctor": cmd_doctor,
 }
 

@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from reprise.core.catalog import Catalog
+from reprise.core.codec import encode
+from reprise.core.models import AgentTurn, HistoryTurn, SummaryTurn, TurnUsage, UserTurn
+from reprise.core.paths import SessionRef, workspace_key
+from reprise.core.store import SessionMeta, Store
+
+from .test_store import make_state
+
+KEY_A = workspace_key("/home/dev/a")
+KEY_B = workspace_key("/home/dev/b")
+
+
+@pytest.fixture
+def store(tmp_path):
+    return Store(tmp_path / "state")
+
+
+@pytest.fixture
+def catalog(store, tmp_path):
+    return Catalog(store, tmp_path / "cache")
+
+
+def put(store: Store, key: str, session_id: str, turns: int, **kwargs) -> SessionRef:
+    ref = SessionRef(key, session_id)
+    state = make_state(turns, session_id)
+    for name, value in kwargs.items():
+        setattr(state, name, value)
+    path = store.paths.session_file(ref)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(encode(state))
+    return ref
+
+
+def age(path, seconds: float = 3600) -> None:
+    """Make a file look old, so the catalog trusts its cached row (recent files are re-read)."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_listing_fields_come_from_the_file(store, catalog):
+    ref = put(store, KEY_A, "a" * 32, 3)
+    loaded = store.load(ref)
+    state = loaded.state
+    state.summary.turns[-1].agent = None
+    state.summary.turns[1].agent.usage = TurnUsage(input_tokens=10, output_tokens=5, cost=0.5, context_tokens=777)
+    store.save(ref, state, expected=loaded.version)
+    [row] = catalog.refresh([KEY_A])
+    assert (row.session_id, row.turns, row.last_status, row.pending) == ("a" * 32, 3, "pending", True)
+    assert (row.first_message, row.last_message) == ("message 0", "message 2")
+    assert (row.context_tokens, row.input_tokens, row.cost) == (777, 10, 0.5)
+    assert row.last_activity == "2026-01-01T00:02:00+00:00" and row.activity_source == "history"
+    assert row.size == store.paths.session_file(ref).stat().st_size
+
+
+def test_warm_refresh_rereads_only_changed_files(store, catalog, monkeypatch):
+    refs = [put(store, KEY_A, f"{i:032x}", 2) for i in range(5)]
+    for ref in refs:
+        age(store.paths.session_file(ref))
+    catalog.refresh([KEY_A])
+    reads = []
+    original = store.inspect
+    monkeypatch.setattr(store, "inspect", lambda path, *a, **k: reads.append(path.name) or original(path, *a, **k))
+    assert len(catalog.refresh([KEY_A])) == 5
+    assert reads == []
+    path = store.paths.session_file(refs[2])
+    path.write_bytes(encode(make_state(4, refs[2].session_id)))
+    rows = {row.file_id: row for row in catalog.refresh([KEY_A])}
+    assert reads == [path.name]
+    assert rows[refs[2].session_id].turns == 4
+
+
+def test_deleted_files_leave_the_listing(store, catalog):
+    refs = [put(store, KEY_A, f"{i:032x}", 1) for i in range(3)]
+    assert len(catalog.refresh([KEY_A])) == 3
+    store.paths.session_file(refs[0]).unlink()
+    assert {row.file_id for row in catalog.refresh([KEY_A])} == {refs[1].session_id, refs[2].session_id}
+
+
+def test_catalog_survives_restart_and_corruption(store, catalog, tmp_path):
+    put(store, KEY_A, "a" * 32, 1)
+    catalog.refresh(None)
+    catalog.close()
+    catalog.db_path.write_bytes(b"this is not a database" * 100)
+    fresh = Catalog(store, tmp_path / "cache")
+    assert [row.file_id for row in fresh.refresh(None)] == ["a" * 32]
+
+
+def test_problem_files_are_rows_with_their_reason_and_temp_files_are_not_listed(store, catalog):
+    put(store, KEY_A, "a" * 32, 1)
+    sessions = store.paths.sessions(KEY_A)
+    (sessions / "broken.json").write_bytes(b'{"schema_version": 1,')
+    (sessions / f".{'a' * 32}.tmp-123-abcd").write_bytes(b"partial")
+    (sessions / "notes.txt").write_bytes(b"ignored")
+    for name in ("broken.json", f".{'a' * 32}.tmp-123-abcd"):
+        age(sessions / name)
+    rows = {row.file_id: row for row in catalog.refresh([KEY_A])}
+    assert set(rows) == {"a" * 32, "broken"}
+    assert rows["broken"].problem_code == "invalid_json"
+    assert "line 1" in rows["broken"].problem_message
+
+
+def test_scope_is_one_workspace_or_all(store, catalog):
+    put(store, KEY_A, "a" * 32, 1)
+    put(store, KEY_B, "b" * 32, 1)
+    assert [r.file_id for r in catalog.refresh([KEY_A])] == ["a" * 32]
+    assert {r.file_id for r in catalog.refresh(None)} == {"a" * 32, "b" * 32}
+
+
+def test_meta_title_and_pin_are_joined_and_follow_changes(store, catalog):
+    ref = put(store, KEY_A, "a" * 32, 1)
+    store.write_meta(ref, SessionMeta(title="Fix the parser", pinned=True))
+    [row] = catalog.refresh([KEY_A])
+    assert (row.title, row.pinned) == ("Fix the parser", True)
+    store.write_meta(ref, SessionMeta(title="Renamed", pinned=False))
+    [row] = catalog.refresh([KEY_A])
+    assert (row.title, row.pinned) == ("Renamed", False)
+
+
+def test_a_file_caught_mid_write_is_retried_not_reported(store, catalog):
+    ref = put(store, KEY_A, "a" * 32, 2)
+    path = store.paths.session_file(ref)
+    full = encode(make_state(6, ref.session_id))
+    path.write_bytes(full[: len(full) // 2])  # an in-place writer is half way
+
+    def finish():
+        time.sleep(0.08)
+        path.write_bytes(full)
+
+    writer = threading.Thread(target=finish)
+    writer.start()
+    [row] = catalog.refresh([KEY_A])
+    writer.join()
+    assert row.problem_code is None and row.turns == 6
+
+
+def test_unknown_history_times_fall_back_to_file_mtime(store, catalog):
+    ref = put(store, KEY_A, "a" * 32, 0)
+    [row] = catalog.refresh([KEY_A])
+    assert row.last_activity is None and row.activity_source == "mtime"

@@ -1,0 +1,23 @@
+"""reprise.core is a headless library: importing all of it must not pull in Textual or Rich."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import reprise.core
+
+
+def test_core_imports_neither_textual_nor_rich():
+    modules = [f"reprise.core.{m.name}" for m in pkgutil.iter_modules(reprise.core.__path__)]
+    assert "reprise.core.store" in modules and "reprise.core.service" in modules
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
+        "print(','.join(bad))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "", f"core pulled in: {result.stdout.strip()}"
