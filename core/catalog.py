@@ -22,7 +22,7 @@ from .models import SessionState, last_measured_context, parse_time, usage_total
 from .paths import SessionRef, is_temp_name
 from .store import SessionMeta, Store
 
-SCHEMA = 3
+SCHEMA = 4
 PREVIEW_CHARS = 400
 _RACY_NS = 3_000_000_000
 
@@ -31,6 +31,7 @@ _COLUMNS = (
     "first_message", "last_message", "last_status", "pending", "last_activity", "activity_source",
     "context_tokens", "input_tokens", "output_tokens", "cost", "history_count",
     "problem_code", "problem_message", "problem_field", "warning", "resume_cost", "resume_cost_key",
+    "content_digest",
 )
 
 
@@ -62,6 +63,7 @@ class SessionRow:
     warning: str | None
     resume_cost: int | None
     resume_cost_key: str | None
+    content_digest: str | None
     workspace_path: str | None = None
     title: str | None = None
     pinned: bool = False
@@ -113,11 +115,11 @@ def _preview(text: str) -> str:
 
 
 def row_values(path: str, key: str, file_id: str, size: int, mtime_ns: int, racy: bool,
-               state: SessionState | None, problem, warnings) -> tuple:
+               state: SessionState | None, problem, warnings, content_digest: str | None) -> tuple:
     """The catalog columns for one inspected file."""
     if state is None:
         return (path, key, file_id, size, mtime_ns, int(racy), None, 0, "", "", None, 0, None, "mtime",
-                0, 0, 0, 0.0, 0, problem.code, problem.message, problem.field, None, None, None)
+                0, 0, 0, 0.0, 0, problem.code, problem.message, problem.field, None, None, None, content_digest)
     turns = state.turns
     times = [t for t in (parse_time(h.updated_at) for h in state.history) if t is not None]
     if times:
@@ -132,7 +134,7 @@ def row_values(path: str, key: str, file_id: str, size: int, mtime_ns: int, racy
             _preview(turns[0].user.message) if turns else "", _preview(turns[-1].user.message) if turns else "",
             turns[-1].status if turns else None, int(pending), activity, source,
             measured[1] if measured else 0, totals.input_tokens, totals.output_tokens, totals.cost,
-            len(state.history), None, None, None, warning, None, None)
+            len(state.history), None, None, None, warning, None, None, content_digest)
 
 
 class Catalog:
@@ -186,7 +188,8 @@ class Catalog:
                 last_activity TEXT, activity_source TEXT NOT NULL, context_tokens INTEGER NOT NULL,
                 input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cost REAL NOT NULL,
                 history_count INTEGER NOT NULL, problem_code TEXT, problem_message TEXT,
-                problem_field TEXT, warning TEXT, resume_cost INTEGER, resume_cost_key TEXT);
+                problem_field TEXT, warning TEXT, resume_cost INTEGER, resume_cost_key TEXT,
+                content_digest TEXT);
             CREATE TABLE meta (
                 path TEXT PRIMARY KEY, workspace_key TEXT NOT NULL, session_id TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, title TEXT, pinned INTEGER NOT NULL);
@@ -216,7 +219,8 @@ class Catalog:
             if row is None or row[3] != size or row[4] != mtime_ns or row[5]:
                 changed.append((path, key, file_id))
         deleted = [path for path in cached if path not in on_disk]
-        new_values = [self._inspect(path, key, file_id, now_ns) for path, key, file_id in changed]
+        new_values = [self._carry_resume_cost(self._inspect(path, key, file_id, now_ns), cached.get(path))
+                      for path, key, file_id in changed]
         meta_rows = self._refresh_meta(keys, meta_on_disk)
         if new_values or deleted:
             with self._transaction() as db:
@@ -285,11 +289,18 @@ class Catalog:
             inspected = self.store.inspect(Path(path), file_id)
         except FileNotFoundError:
             problem = Problem(path, "vanished", "the file disappeared while it was read")
-            return row_values(path, key, file_id, -1, -1, True, None, problem, [])
+            return row_values(path, key, file_id, -1, -1, True, None, problem, [], None)
         decoded = inspected.decoded
         racy = now_ns - inspected.mtime_ns < _RACY_NS
         return row_values(path, key, file_id, inspected.size, inspected.mtime_ns, racy,
-                          decoded.state, decoded.problem, decoded.warnings)
+                          decoded.state, decoded.problem, decoded.warnings, inspected.content_digest)
+
+    @staticmethod
+    def _carry_resume_cost(values: tuple, old: tuple | None) -> tuple:
+        """A re-read file whose bytes did not change keeps its computed resume cost."""
+        if old is None or old[-1] is None or old[-1] != values[-1]:
+            return values
+        return (*values[:-3], old[-3], old[-2], values[-1])
 
     def _refresh_meta(self, keys: list[str], on_disk: dict) -> dict[tuple[str, str], tuple[str | None, bool]]:
         db = self.db

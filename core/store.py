@@ -64,6 +64,7 @@ class Inspected:
     mtime_ns: int
     decoded: Decoded
     data: bytes | None = None
+    content_digest: str | None = None
 
 
 class SessionMeta(BaseModel):
@@ -201,7 +202,8 @@ class Store:
             if not self._maybe_in_flight(path, info) or attempt == _SETTLE_TRIES - 1:
                 break
             time.sleep(_SETTLE_PAUSE_S)
-        return Inspected(path, info.st_size, info.st_mtime_ns, decoded, data if keep_data else None)
+        return Inspected(path, info.st_size, info.st_mtime_ns, decoded, data if keep_data else None,
+                         hashlib.blake2b(data, digest_size=16).hexdigest())
 
     @staticmethod
     def _maybe_in_flight(path: Path, info: os.stat_result) -> bool:

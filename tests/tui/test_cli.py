@@ -222,3 +222,40 @@ def test_installed_console_script_runs(tmp_path, workspace):
     result = subprocess.run([str(exe), "list", "--json"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["sessions"] == []
+
+
+def test_meter_prints_parts_total_state_and_the_measured_figure(capsys, workspace, isolated_paths, tmp_path):
+    put(isolated_paths, workspace, "a" * 32, 3)
+    (tmp_path / "msg.txt").write_text("please fix the tests " * 100)
+    status, result = run_json(capsys, "meter", "aaaa", "--message-file", str(tmp_path / "msg.txt"))
+    assert status == 0
+    assert [p["name"] for p in result["parts"]] == ["overhead", "agents_md", "summary", "history", "message"]
+    assert result["parts"][-1]["full_chars"] == 2100
+    assert result["total"] == sum(p["tokens"] for p in result["parts"])
+    assert (result["state"], result["exact"], result["encoding"]) == ("ok", False, "o200k_base")
+    assert set(result) >= {"window", "percent", "measured", "model"}
+    status, out, _ = run(capsys, "meter", "aaaa", "--model", "claude-sonnet-4-5")
+    assert status == 0 and "estimate" in out and "configured" in out
+
+
+def test_list_sort_cost_fills_and_caches_resume_costs(capsys, workspace, isolated_paths):
+    put(isolated_paths, workspace, "a" * 32, 1)
+    put(isolated_paths, workspace, "b" * 32, 40)
+    _, listing = run_json(capsys, "list", "--sort", "cost")
+    costs = [s["resume_cost"] for s in listing["sessions"]]
+    assert listing["sessions"][0]["session_id"] == "b" * 32 and costs[0] > costs[1] > 13_700
+    _, again = run_json(capsys, "list")
+    assert sorted(s["resume_cost"] for s in again["sessions"]) == sorted(costs)
+
+
+def test_resume_over_the_window_needs_yes_when_not_interactive(capsys, workspace, isolated_paths, tmp_path, monkeypatch):
+    (tmp_path / "config.toml").write_text(
+        '[meter]\nmodel = "small"\n[[meter.models]]\npattern = "small"\nwindow = 1000\n')
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
+    calls = []
+    monkeypatch.setattr(cli, "exec_handoff", lambda argv, cwd: calls.append(argv))
+    monkeypatch.setattr(sys, "stdin", open(os.devnull))
+    put(isolated_paths, workspace, "a" * 32, 2)
+    status, out, err = run(capsys, "resume", "aaaa")
+    assert status == 1 and "over the model's context window" in err and "--yes" in err and calls == []
+    assert run(capsys, "resume", "aaaa", "--yes")[0] == 0 and len(calls) == 1
