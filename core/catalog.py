@@ -22,7 +22,7 @@ from .models import SessionState, last_measured_context, parse_time, usage_total
 from .paths import SessionRef, is_temp_name
 from .store import SessionMeta, Store
 
-SCHEMA = 4
+SCHEMA = 5
 PREVIEW_CHARS = 400
 _RACY_NS = 3_000_000_000
 
@@ -137,6 +137,46 @@ def row_values(path: str, key: str, file_id: str, size: int, mtime_ns: int, racy
             len(state.history), None, None, None, warning, None, None, content_digest)
 
 
+HIT_START, HIT_END = "\x02", "\x03"
+
+
+@dataclass(slots=True)
+class SearchHit:
+    """A turn whose text matched: the session's row, the turn number (from 1), which field, a snippet
+    with the matched words between HIT_START and HIT_END."""
+
+    row: SessionRow
+    turn: int
+    field: str
+    snippet: str
+
+    def as_dict(self) -> dict:
+        return {"session_id": self.row.file_id, "workspace_key": self.row.workspace_key, "turn": self.turn,
+                "field": self.field, "snippet": self.snippet.replace(HIT_START, "[").replace(HIT_END, "]")}
+
+
+def _search_records(state: SessionState, row: SessionRow) -> list[tuple]:
+    """(text, path, workspace_key, turn, field) for every searchable text of a session."""
+    records = []
+    numbers = {}
+    for number, turn in enumerate(state.turns, start=1):
+        numbers[turn.turn_id] = number
+        records.append((turn.user.message, row.path, row.workspace_key, number, "user"))
+        if turn.agent is not None:
+            if turn.agent.response:
+                records.append((turn.agent.response, row.path, row.workspace_key, number, "response"))
+            if turn.agent.error:
+                records.append((turn.agent.error, row.path, row.workspace_key, number, "error"))
+    for entry in state.history:
+        number = numbers.get(entry.turn_id, 0)
+        for field_name, items in (("files", entry.files_read + entry.files_modified), ("commands", entry.commands_run)):
+            if items:
+                records.append(("\n".join(items), row.path, row.workspace_key, number, field_name))
+        if entry.error and number == 0:
+            records.append((entry.error, row.path, row.workspace_key, number, "error"))
+    return records
+
+
 class Catalog:
     """The listing cache of one state root."""
 
@@ -180,6 +220,8 @@ class Catalog:
         db.executescript(f"""
             DROP TABLE IF EXISTS files;
             DROP TABLE IF EXISTS meta;
+            DROP TABLE IF EXISTS search;
+            DROP TABLE IF EXISTS search_state;
             CREATE TABLE files (
                 path TEXT PRIMARY KEY, workspace_key TEXT NOT NULL, file_id TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, racy INTEGER NOT NULL,
@@ -193,6 +235,10 @@ class Catalog:
             CREATE TABLE meta (
                 path TEXT PRIMARY KEY, workspace_key TEXT NOT NULL, session_id TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, title TEXT, pinned INTEGER NOT NULL);
+            CREATE VIRTUAL TABLE search USING fts5(
+                text, path UNINDEXED, workspace_key UNINDEXED, turn UNINDEXED, field UNINDEXED,
+                tokenize = 'unicode61 remove_diacritics 2');
+            CREATE TABLE search_state (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
             PRAGMA user_version = {SCHEMA};
         """)
 
@@ -341,6 +387,60 @@ class Catalog:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    # --- full-text search ---------------------------------------------------------------
+
+    def search(self, query: str, keys: Iterable[str] | None = None, *, limit: int = 200,
+               should_stop=lambda: False) -> list[SearchHit]:
+        """Turns whose text matches every word of the query, best first. Files are indexed on
+        first search and re-indexed when they change, so listing never pays for it."""
+        terms = query.split()
+        if not terms:
+            return []
+        keys = list(self.store.workspace_keys() if keys is None else keys)
+        rows = self.refresh(keys)
+        self._index(rows, should_stop)
+        match = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        marks = ", ".join("?" * len(keys)) or "''"
+        cursor = self.db.execute(
+            f"SELECT path, workspace_key, turn, field, snippet(search, 0, ?, ?, '…', 16) FROM search "
+            f"WHERE search MATCH ? AND workspace_key IN ({marks}) ORDER BY rank LIMIT ?",
+            [HIT_START, HIT_END, match, *keys, limit])
+        by_path = {row.path: row for row in rows}
+        hits = []
+        for path, key, turn, field_name, snippet in cursor:
+            row = by_path.get(path)
+            if row is not None:
+                hits.append(SearchHit(row, int(turn), field_name, snippet))
+        return hits
+
+    def _index(self, rows: list[SessionRow], should_stop) -> None:
+        state = {path: (size, mtime) for path, size, mtime in self.db.execute("SELECT * FROM search_state")}
+        stale = [row for row in rows if state.get(row.path) != (row.size, row.mtime_ns) and not row.problem_code]
+        gone = [(path,) for path in state if path not in {row.path for row in rows}
+                and not os.path.exists(path)]
+        batch: list[tuple] = []
+        done: list[SessionRow] = []
+        for row in stale:
+            if should_stop():
+                break
+            inspected = self.store.inspect(Path(row.path), row.file_id)
+            if inspected.decoded.state is None:
+                continue
+            batch.extend(_search_records(inspected.decoded.state, row))
+            done.append(row)
+            if len(batch) > 5000:
+                self._write_index(done, batch)
+                batch, done = [], []
+        self._write_index(done, batch, gone)
+
+    def _write_index(self, rows: list[SessionRow], records: list[tuple], gone: list[tuple] = ()) -> None:
+        with self._transaction() as db:
+            db.executemany("DELETE FROM search WHERE path = ?", [(row.path,) for row in rows] + list(gone))
+            db.executemany("DELETE FROM search_state WHERE path = ?", gone)
+            db.executemany("INSERT INTO search VALUES (?, ?, ?, ?, ?)", records)
+            db.executemany("INSERT OR REPLACE INTO search_state VALUES (?, ?, ?)",
+                           [(row.path, row.size, row.mtime_ns) for row in rows])
 
     # --- derived figures ---------------------------------------------------------------------
 

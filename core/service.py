@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import config as config_module
 from .archive import Archive, ArchiveEntry
-from .catalog import Catalog, SessionRow
+from .catalog import Catalog, SearchHit, SessionRow
 from .codec import Problem, fractal_would_drop
 from .errors import AgentError, AmbiguousError, NotFoundError, ProblemFileError, RepriseError, UsageError
 from .meter import Meter, MeterResult, agents_md_section, spec_for
@@ -167,6 +167,12 @@ class Service:
         scope = "all workspaces" if all_workspaces else f"workspace {key or self.workspace_key}"
         shown = rows if limit is None else rows[:limit]
         return Listing(shown, len(rows), scope, sort, limit)
+
+    def search(self, query: str, *, all_workspaces: bool = False, key: str | None = None, limit: int = 200,
+               should_stop=lambda: False) -> list[SearchHit]:
+        """Full-text search over every turn's text of the sessions in scope."""
+        keys = None if all_workspaces else [key or self.workspace_key]
+        return self.catalog.search(query, keys, limit=limit, should_stop=should_stop)
 
     def workspaces(self) -> list[WorkspaceInfo]:
         rows = self.catalog.refresh(None)
@@ -329,7 +335,8 @@ class Service:
         agents_digest = hashlib.blake2b(agents.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         return f"{name}|{spec.encoding}|{spec.overhead}|{agents_digest}"
 
-    def fill_resume_costs(self, rows: list[SessionRow], *, should_stop=lambda: False) -> int:
+    def fill_resume_costs(self, rows: list[SessionRow], *, should_stop=lambda: False,
+                          progress=lambda: None) -> int:
         """Compute and cache the meter total of rows whose cached figure is missing or stale."""
         keys = {}
         done = []
@@ -351,9 +358,10 @@ class Service:
             row.resume_cost, row.resume_cost_key = cost, wanted
             done.append((cost, wanted, row.path, row.size, row.mtime_ns))
             computed += 1
-            if len(done) >= 200:
+            if len(done) >= 50:
                 self.catalog.set_resume_costs(done)
                 done = []
+                progress()
         if done:
             self.catalog.set_resume_costs(done)
         return computed

@@ -18,6 +18,7 @@ from pathlib import Path
 from reprise.core.errors import AmbiguousError, RepriseError, UsageError
 from reprise.core.service import SORTS, Service, activity_time
 
+from .format import human_size, relative_time
 from .text import one_line, safe_text
 
 
@@ -78,6 +79,15 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--message", help="the message you are about to send")
     group.add_argument("--message-file", help="read the message from a file (- for stdin)")
     p.add_argument("--model", help="count for this model (default: [meter] model, then Fractal's)")
+
+    p = add("pick", "choose a session in the TUI and print its id (exit 1 if cancelled)")
+    p.add_argument("--args", action="store_true",
+                   help="print `--workspace DIR --resume ID` for `fractal $(reprise pick --args)`")
+
+    p = add("search", "full-text search over every turn")
+    p.add_argument("query", nargs="+")
+    p.add_argument("--all", action="store_true", help="all workspaces")
+    p.add_argument("--limit", type=int, default=50)
 
     add("workspaces", "all known workspaces")
     add("config", "the effective configuration and where each value came from")
@@ -260,6 +270,18 @@ def cmd_meter(service: Service, args, as_json: bool) -> int:
     return 0
 
 
+def cmd_search(service: Service, args, as_json: bool) -> int:
+    hits = service.search(" ".join(args.query), all_workspaces=args.all, limit=args.limit)
+    if as_json:
+        _emit({"hits": [hit.as_dict() for hit in hits]})
+        return 0
+    for hit in hits:
+        snippet = one_line(hit.as_dict()["snippet"], 90)
+        print(f"{hit.row.file_id[:9]}  turn {hit.turn:<4} {hit.field:9} {snippet}")
+    print(f"{len(hits)} matching turns")
+    return 0 if hits else 1
+
+
 def cmd_rename(service: Service, args, as_json: bool) -> int:
     ref = service.resolve(args.id)
     meta = service.rename(ref, args.title)
@@ -327,38 +349,59 @@ def cmd_doctor(service: Service, args, as_json: bool) -> int:
     return 0 if report.ok else 1
 
 
-COMMANDS: dict[str, Callable] = {
-    "list": cmd_list, "show": cmd_show, "new": cmd_new, "resume": cmd_resume, "rename": cmd_rename,
-    "pin": _pin(True), "unpin": _pin(False), "workspaces": cmd_workspaces, "meter": cmd_meter, "config": cmd_config,
-    "doctor": cmd_doctor,
-}
 
 
 def _open_tui(args) -> int:
-    print("reprise: the TUI is not built yet; see `reprise --help` for the commands.", file=sys.stderr)
-    return 1
+    from .app import make_app
+    from .screens.main import Handoff
+
+    state_dir = getattr(args, "state_dir", None)
+    workspace = getattr(args, "workspace", None)
+    if args.demo:
+        import tempfile
+
+        from .demo import build_demo
+
+        root = Path(tempfile.mkdtemp(prefix="reprise-demo-"))
+        workspace = str(build_demo(root))
+        state_dir = str(root / "state")
+        os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
+        print(f"reprise: demo store in {root}", file=sys.stderr)
+    service = Service.from_environment(state_dir=state_dir, workspace=workspace)
+    result = make_app(service).run()
+    if isinstance(result, Handoff):
+        for note in result.notes:
+            print(f"reprise: {note}", file=sys.stderr)
+        exec_handoff(result.argv, result.cwd)
+    return 0
 
 
-# --- formatting --------------------------------------------------------------------------
+def cmd_pick(service: Service, args, as_json: bool) -> int:
+    from .app import make_app
+    from .screens.main import Picked
 
-def relative_time(seconds: float) -> str:
-    if seconds < 60:
-        return "now"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "now"
+    result = make_app(service, mode="pick").run()
+    if not isinstance(result, Picked):
+        return 1
+    if args.args:
+        if result.workspace is None:
+            raise RepriseError(f"The folder of workspace {result.ref.workspace_key} is unknown.",
+                               hint="run reprise once inside it, or relink it")
+        print(shlex.join(["--workspace", result.workspace, "--resume", result.ref.session_id]))
+    elif as_json:
+        _emit({"session_id": result.ref.session_id, "workspace_key": result.ref.workspace_key,
+               "workspace_path": result.workspace})
+    else:
+        print(result.ref.session_id)
+    return 0
 
 
-def human_size(size: int) -> str:
-    if size < 0:
-        return "?"
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
+COMMANDS: dict[str, Callable] = {
+    "list": cmd_list, "show": cmd_show, "new": cmd_new, "resume": cmd_resume, "rename": cmd_rename,
+    "pin": _pin(True), "unpin": _pin(False), "workspaces": cmd_workspaces, "meter": cmd_meter,
+    "pick": cmd_pick, "search": cmd_search, "config": cmd_config,
+    "doctor": cmd_doctor,
+}
 
 
 if __name__ == "__main__":

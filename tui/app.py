@@ -1,0 +1,126 @@
+"""The Reprise Textual app: built by `make_app` (the command line and the tests use the same
+factory), it shows the main screen, reports core errors in one place and exits with what
+the user chose (a handoff to the agent, or a picked session)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+
+from rich.text import Text
+from textual.app import App
+from textual.command import Hit, Hits, Provider
+from textual.binding import Binding
+
+from reprise.core.errors import RepriseError
+from reprise.core.service import Service
+
+from .screens.dialogs import ReportScreen
+from .screens.main import MainScreen
+from .text import safe_text
+
+
+class RepriseCommands(Provider):
+    """Every action of the main screen, plus the store-wide views, in the command palette."""
+
+    ACTIONS = (
+        ("Resume the selected session", "resume"),
+        ("New session", "new"),
+        ("Trim the selected session", "trim"),
+        ("Undo the last trim or delete", "undo"),
+        ("Move the selected session to the trash", "delete"),
+        ("Rename the selected session", "rename"),
+        ("Pin or unpin the selected session", "pin"),
+        ("Filter the list", "filter"),
+        ("Search all text", "search"),
+        ("Toggle this workspace / all workspaces", "toggle_scope"),
+        ("Choose a workspace", "choose_workspace"),
+        ("Cycle the sort order", "cycle_sort"),
+        ("Write a message", "focus_composer"),
+        ("Show the Summary tab", "show_tab('tab-summary')"),
+        ("Show the History tab", "show_tab('tab-history')"),
+        ("Show the Context tab", "show_tab('tab-context')"),
+    )
+    VIEWS = (
+        ("Doctor: problems in the store", "show_doctor"),
+    )
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        screen = self.app.screen_stack[0] if self.app.screen_stack else None
+        for label, action in self.ACTIONS:
+            score = matcher.match(label)
+            if score > 0 and isinstance(screen, MainScreen) and screen.check_action(action.split("(")[0], ()):
+                yield Hit(score, matcher.highlight(label), partial(screen.run_action, action), help=f"action {action}")
+        for label, action in self.VIEWS:
+            score = matcher.match(label)
+            if score > 0:
+                yield Hit(score, matcher.highlight(label), partial(self.app.run_action, action))
+
+
+class RepriseApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "Reprise"
+    COMMANDS = App.COMMANDS | {RepriseCommands}
+    BINDINGS = [
+        Binding("q", "quit_app", "Quit"),
+        Binding("ctrl+c", "quit_app", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(self, service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
+                 follow_disk: bool = True):
+        super().__init__()
+        self.service = service
+        self.mode = mode
+        self.clock = clock
+        self.follow_disk = follow_disk
+
+    def on_mount(self) -> None:
+        self.push_screen(MainScreen(self.service, mode=self.mode))
+
+    def report_error(self, error: Exception) -> None:
+        """Core errors end up here: a notification naming the file and the problem; the app runs on."""
+        if isinstance(error, RepriseError):
+            text = str(error)
+        else:
+            text = f"{type(error).__name__}: {error}"
+        self.notify(safe_text(text), title="Reprise", severity="error", timeout=8, markup=False)
+
+    def action_quit_app(self) -> None:
+        if self.screen.is_modal:
+            self.screen.dismiss(None)
+            return
+        self.exit(None)
+
+    def action_show_doctor(self) -> None:
+        self._doctor()
+
+    def _doctor(self) -> None:
+        def run() -> None:
+            try:
+                report = self.service.doctor()
+            except RepriseError as exc:
+                self.call_from_thread(self.report_error, exc)
+                return
+            body = Text()
+            for problem in report.problems:
+                body.append(f"problem  {safe_text(problem.path)}\n         {problem.code}: "
+                            f"{safe_text(problem.message)}\n", style="red")
+            for warning in report.warnings:
+                body.append(f"warning  {safe_text(warning.path)}\n         {safe_text(warning.message)}\n",
+                            style="yellow")
+            for temp in report.temp_files:
+                body.append(f"tempfile {safe_text(temp)}\n")
+            for note in report.notes:
+                body.append(f"note     {safe_text(note)}\n")
+            if not body:
+                body.append(f"No problems under {self.service.state_root}.")
+            self.call_from_thread(self.push_screen, ReportScreen("Doctor", body))
+
+        self.run_worker(run, thread=True, group="doctor", exit_on_error=False)
+
+
+def make_app(service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
+             follow_disk: bool = True) -> RepriseApp:
+    return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk)

@@ -1,0 +1,545 @@
+"""The main screen: header, session list, detail tabs, meter line and composer.
+
+It owns the screen's state (rows in scope, filter, sort, selection) and runs every service
+call in a thread worker; workers only post results back, never touch widgets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
+
+from reprise.core.catalog import SearchHit, SessionRow
+from reprise.core.errors import RepriseError
+from reprise.core.meter import MeterResult, PreparedMeter
+from reprise.core.paths import SessionRef
+from reprise.core.service import SORTS, ResumePlan, SessionDetail, sort_rows
+
+from ..format import human_size
+from ..text import one_line, safe_text
+from ..widgets.composer import Composer
+from ..widgets.detail import DetailPane
+from ..widgets.meter import MeterBar
+from ..widgets.session_list import SessionList, header_text
+from .dialogs import ChoiceDialog, ConfirmDialog, TextDialog
+from .search import SearchScreen
+
+REFRESH_SECONDS = 1.0
+METER_DEBOUNCE_SECONDS = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """What the app exits with when the user resumes: the command line does the exec."""
+
+    argv: list[str]
+    cwd: str
+    notes: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Picked:
+    ref: SessionRef
+    workspace: str | None
+
+
+class RowsLoaded(Message):
+    def __init__(self, rows: list[SessionRow], scope_label: str, select: str | None = None):
+        super().__init__()
+        self.rows = rows
+        self.scope_label = scope_label
+        self.select = select
+
+
+class DetailLoaded(Message):
+    def __init__(self, path: str, detail: SessionDetail | None, error: str | None = None):
+        super().__init__()
+        self.path = path
+        self.detail = detail
+        self.error = error
+
+
+class MeterPrepared(Message):
+    def __init__(self, path: str, prepared: PreparedMeter | None, error: str | None = None):
+        super().__init__()
+        self.path = path
+        self.prepared = prepared
+        self.error = error
+
+
+class MeterUpdated(Message):
+    def __init__(self, path: str, message: str, result: MeterResult):
+        super().__init__()
+        self.path = path
+        self.message = message
+        self.result = result
+
+
+class CostsFilled(Message):
+    pass
+
+
+def matches(row: SessionRow, needle: str) -> bool:
+    """The `/` filter: title, first and last message, or id prefix."""
+    needle = needle.lower()
+    return (row.file_id.startswith(needle) or needle in (row.title or "").lower()
+            or needle in row.first_message.lower() or needle in row.last_message.lower()
+            or (row.problem_message is not None and needle in row.problem_message.lower()))
+
+
+class MainScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "resume", "Resume"),
+        Binding("n", "new", "New"),
+        Binding("t", "trim", "Trim"),
+        Binding("u", "undo", "Undo"),
+        Binding("d", "delete", "Trash"),
+        Binding("r", "rename", "Rename"),
+        Binding("p", "pin", "Pin"),
+        Binding("slash", "filter", "Filter"),
+        Binding("ctrl+f", "search", "Search"),
+        Binding("a", "toggle_scope", "All/here"),
+        Binding("w", "choose_workspace", "Workspace"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("i,tab", "focus_composer", "Compose"),
+        Binding("escape", "back", "Back", show=False),
+        Binding("1", "show_tab('tab-summary')", "Summary tab", show=False),
+        Binding("2", "show_tab('tab-history')", "History tab", show=False),
+        Binding("3", "show_tab('tab-context')", "Context tab", show=False),
+    ]
+
+    def __init__(self, service, *, mode: str = "browse"):
+        super().__init__()
+        self.service = service
+        self.mode = mode
+        self.all_rows: list[SessionRow] = []
+        self.scope_all = False
+        self.scope_key: str | None = None
+        self.scope_label = "this workspace"
+        self.filter_text = ""
+        self.sort = "updated"
+        self.detail: SessionDetail | None = None
+        self.prepared: PreparedMeter | None = None
+        self.meter_result: MeterResult | None = None
+        self.pending_turn: int | None = None
+        self._meter_timer = None
+        self.loaded_once = False
+
+    # --- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="header")
+        yield Input(placeholder="filter: title, messages or id prefix (Enter or Esc to return)", id="filter")
+        with Horizontal(id="body"):
+            with Vertical(id="list-pane"):
+                yield Static("", id="columns")
+                yield SessionList(id="sessions", clock=self.app.clock)
+            yield DetailPane(id="detail")
+        yield MeterBar(id="meter")
+        yield Composer(id="composer")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#filter", Input).display = False
+        self.query_one(SessionList).focus()
+        self.update_header()
+        self.load_rows()
+        if self.app.follow_disk:
+            self.set_interval(REFRESH_SECONDS, self._refresh_tick)
+
+    def on_resize(self) -> None:
+        self.update_columns()
+
+    # --- header ----------------------------------------------------------------------------
+
+    def update_header(self) -> None:
+        visible = len(self.query_one(SessionList).rows)
+        total = len(self.all_rows)
+        where = self.service.workspace if self.scope_key in (None, self.service.workspace_key) else (
+            self.service.workspace_path_of(self.scope_key)[0] or self.scope_key)
+        scope = "all workspaces" if self.scope_all else f"workspace {where}"
+        text = Text.assemble(("Reprise ", "bold"), (safe_text(str(scope)), "bold cyan"),
+                             ("  state ", "dim"), (safe_text(str(self.service.state_root)), "dim"))
+        text.append("\n")
+        text.append(f"{visible} of {total} sessions shown", style="bold" if visible < total else "")
+        if self.filter_text:
+            text.append(f" · filter: {safe_text(self.filter_text)}", style="yellow")
+        text.append(f" · sort: {self.sort}")
+        problems = sum(1 for row in self.all_rows if row.problem_code)
+        if problems:
+            text.append(f" · {problems} unreadable", style="red")
+        if self.mode == "pick":
+            text.append(" · PICK: Enter prints the id, Esc/q cancels", style="bold magenta")
+        self.query_one("#header", Static).update(text)
+        self.update_columns()
+
+    def update_columns(self) -> None:
+        session_list = self.query_one(SessionList)
+        width = session_list.size.width - 2 if session_list.size.width else 60
+        self.query_one("#columns", Static).update(Text(header_text(max(width, 30), self.sort), style="bold"))
+
+    # --- rows ------------------------------------------------------------------------------
+
+    def _refresh_tick(self) -> None:
+        if not any(w.group == "rows" and w.is_running for w in self.workers):
+            self.load_rows()
+
+    @work(thread=True, exclusive=True, group="rows", exit_on_error=False)
+    def load_rows(self, select: str | None = None) -> None:
+        try:
+            listing = self.service.list_sessions(all_workspaces=self.scope_all, key=self.scope_key)
+        except RepriseError as exc:
+            self.app.call_from_thread(self.app.report_error, exc)
+            return
+        self.post_message(RowsLoaded(listing.rows, listing.scope, select))
+
+    def on_rows_loaded(self, message: RowsLoaded) -> None:
+        session_list = self.query_one(SessionList)
+        previous = {row.path: row for row in self.all_rows}
+        self.all_rows = message.rows
+        changed_current = False
+        current = session_list.current
+        if current is not None:
+            fresh = next((row for row in message.rows if row.path == current.path), None)
+            changed_current = fresh is not None and (fresh.size, fresh.mtime_ns) != (current.size, current.mtime_ns)
+        for row in self.all_rows:  # keep costs computed since the last refresh
+            old = previous.get(row.path)
+            if old is not None and row.resume_cost is None and old.content_digest == row.content_digest:
+                row.resume_cost, row.resume_cost_key = old.resume_cost, old.resume_cost_key
+        self.apply_view(select=message.select)
+        if changed_current:
+            self.load_detail(session_list.current)
+        if not self.loaded_once:
+            self.loaded_once = True
+            if not self.all_rows:
+                self.show_empty_state()
+        if any(row.resume_cost is None and not row.problem_code for row in self.all_rows):
+            self.fill_costs(list(self.all_rows))
+
+    def apply_view(self, *, select: str | None = None) -> None:
+        rows = [row for row in self.all_rows if matches(row, self.filter_text)] if self.filter_text else list(self.all_rows)
+        sort_rows(rows, self.sort)
+        self.query_one(SessionList).set_rows(rows, keep=select)
+        self.update_header()
+
+    def show_empty_state(self) -> None:
+        root = self.service.state_root
+        self.query_one(DetailPane).show_problem(
+            f"No sessions here yet.\n\nPress n to start a new session in {self.service.workspace}, press a to look "
+            f"in all workspaces, or run your agent (fractal) in a project folder: its sessions appear here.\n\n"
+            f"Sessions live in {root}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
+
+    @work(thread=True, exclusive=True, group="costs", exit_on_error=False)
+    def fill_costs(self, rows: list[SessionRow]) -> None:
+        worker = get_current_worker()
+        rows.sort(key=lambda row: row.path != self.query_one(SessionList).current_path)
+        self.service.fill_resume_costs(rows, should_stop=lambda: worker.is_cancelled,
+                                       progress=lambda: self.post_message(CostsFilled()))
+        self.post_message(CostsFilled())
+
+    def on_costs_filled(self, _: CostsFilled) -> None:
+        self.query_one(SessionList).refresh()
+
+    # --- selection and detail --------------------------------------------------------------
+
+    @on(SessionList.Highlighted)
+    def on_highlighted(self, message: SessionList.Highlighted) -> None:
+        self.detail = None
+        self.prepared = None
+        self.meter_result = None
+        self.pending_turn = None
+        row = message.row
+        if row is None:
+            self.query_one(MeterBar).show(None)
+            return
+        if row.problem_code:
+            self.query_one(DetailPane).show_problem(f"{row.path}\n{row.problem_code}: {row.problem_message}")
+            self.query_one(MeterBar).show(None, status="this file cannot be read")
+            return
+        self.query_one(DetailPane).show_loading(row.display_title)
+        self.query_one(MeterBar).show(None, status="counting…")
+        self.load_detail(row)
+
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    def load_detail(self, row: SessionRow) -> None:
+        worker = get_current_worker()
+        ref = row.ref
+        if ref is None:
+            self.post_message(DetailLoaded(row.path, None, "the file name is not a valid session id"))
+            return
+        try:
+            detail = self.service.show(ref)
+        except RepriseError as exc:
+            self.post_message(DetailLoaded(row.path, None, str(exc)))
+            return
+        if worker.is_cancelled:
+            return
+        self.post_message(DetailLoaded(row.path, detail))
+        try:
+            prepared = self.service.meter.prepare(detail.state, self.service._meter_workspace(ref))
+        except Exception as exc:  # the meter reports per part; anything else is shown, not raised
+            self.post_message(MeterPrepared(row.path, None, f"{type(exc).__name__}: {exc}"))
+            return
+        if not worker.is_cancelled:
+            self.post_message(MeterPrepared(row.path, prepared))
+
+    def on_detail_loaded(self, message: DetailLoaded) -> None:
+        if message.path != self.query_one(SessionList).current_path:
+            return
+        pane = self.query_one(DetailPane)
+        if message.detail is None:
+            pane.show_problem(message.error or "cannot be read")
+            self.query_one(MeterBar).show(None, status="this file cannot be read")
+            return
+        self.detail = message.detail
+        pane.show_detail(message.detail)
+        if self.pending_turn is not None:
+            pane.scroll_summary_to_turn(self.pending_turn)
+            self.pending_turn = None
+
+    def on_meter_prepared(self, message: MeterPrepared) -> None:
+        if message.path != self.query_one(SessionList).current_path:
+            return
+        if message.prepared is None:
+            self.query_one(MeterBar).show(None, status=f"meter failed: {message.error}")
+            return
+        self.prepared = message.prepared
+        self.schedule_meter()
+
+    # --- the live meter --------------------------------------------------------------------
+
+    @on(Composer.Changed)
+    def on_composer_changed(self, _: Composer.Changed) -> None:
+        self.schedule_meter()
+
+    def schedule_meter(self) -> None:
+        if self._meter_timer is not None:
+            self._meter_timer.stop()
+        self._meter_timer = self.set_timer(METER_DEBOUNCE_SECONDS, self._start_meter)
+
+    def _start_meter(self) -> None:
+        self._meter_timer = None
+        if self.prepared is not None:
+            self.measure_message(self.prepared, self.query_one(SessionList).current_path,
+                                 self.query_one(Composer).text)
+
+    @work(thread=True, exclusive=True, group="meter", exit_on_error=False)
+    def measure_message(self, prepared: PreparedMeter, path: str | None, text: str) -> None:
+        result = prepared.with_message(text)
+        if not get_current_worker().is_cancelled:
+            self.post_message(MeterUpdated(path, text, result))
+
+    def on_meter_updated(self, message: MeterUpdated) -> None:
+        if message.path != self.query_one(SessionList).current_path:
+            return
+        if message.message != self.query_one(Composer).text:
+            return  # stale: a newer keystroke is on its way
+        self.meter_result = message.result
+        self.query_one(MeterBar).show(message.result)
+        self.query_one(DetailPane).show_context(message.result)
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        needs_session = {"resume", "trim", "undo", "delete", "rename", "pin"}
+        if action in needs_session:
+            row = self.query_one(SessionList).current if self.is_mounted else None
+            if row is None or (row.problem_code and action != "delete"):
+                return None
+            if self.mode == "pick" and action not in ("resume",):
+                return False
+        if self.mode == "pick" and action in ("new", "focus_composer"):
+            return False
+        return True
+
+    def current_ref(self) -> SessionRef | None:
+        row = self.query_one(SessionList).current
+        return row.ref if row is not None and not row.problem_code else None
+
+    def action_resume(self) -> None:
+        if self.focused is not None and not isinstance(self.focused, SessionList):
+            return
+        ref = self.current_ref()
+        if ref is None:
+            return
+        if self.mode == "pick":
+            self.app.exit(Picked(ref, self.service.workspace_path_of(ref.workspace_key)[0]))
+            return
+        self.plan_resume(ref)
+
+    @work(thread=True, exclusive=True, group="resume", exit_on_error=False)
+    def plan_resume(self, ref: SessionRef) -> None:
+        try:
+            plan = self.service.resume_plan(ref)
+        except RepriseError as exc:
+            self.app.call_from_thread(self.app.report_error, exc)
+            return
+        self.app.call_from_thread(self._confirm_resume, plan)
+
+    def _confirm_resume(self, plan: ResumePlan) -> None:
+        handoff = Handoff(plan.argv, plan.cwd, plan.notes)
+        if not plan.over_window:
+            self.app.exit(handoff)
+            return
+        result = plan.meter
+        question = (f"This session's next turn would send {result.total:,} tokens, over the "
+                    f"{result.window:,}-token window of {result.model}. Resume anyway?\n\n"
+                    f"Trimming it first (t) keeps everything in the archive.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.exit(handoff)
+
+        self.app.push_screen(ConfirmDialog(question, yes="Resume anyway", danger=True), answered)
+
+    @on(SessionList.Selected)
+    def on_selected(self, _: SessionList.Selected) -> None:
+        self.action_resume()
+
+    def action_new(self) -> None:
+        def create(title: str | None) -> None:
+            if title is not None:
+                self.run_service(lambda: self.service.new_session(title or None),
+                                 lambda ref: self.load_rows(select=str(self.service.store.paths.session_file(ref))),
+                                 "New session created")
+
+        self.app.push_screen(TextDialog("Title of the new session (optional):", placeholder="untitled"), create)
+
+    def action_rename(self) -> None:
+        ref = self.current_ref()
+        row = self.query_one(SessionList).current
+        if ref is None:
+            return
+
+        def rename(title: str | None) -> None:
+            if title is not None:
+                self.run_service(lambda: self.service.rename(ref, title), lambda _: self.load_rows(), "Renamed")
+
+        self.app.push_screen(TextDialog("New title:", value=row.title or ""), rename)
+
+    def action_pin(self) -> None:
+        ref = self.current_ref()
+        row = self.query_one(SessionList).current
+        if ref is None:
+            return
+        pinned = not row.pinned
+        self.run_service(lambda: self.service.set_pinned(ref, pinned), lambda _: self.load_rows(),
+                         "Pinned" if pinned else "Unpinned")
+
+    def action_trim(self) -> None:
+        self.app.notify("Trimming from the TUI is not available yet; use `reprise trim`.", severity="warning")
+
+    def action_undo(self) -> None:
+        self.app.notify("Undo is not available yet; use `reprise restore`.", severity="warning")
+
+    def action_delete(self) -> None:
+        self.app.notify("Moving to the trash is not available yet; use `reprise rm`.", severity="warning")
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.focus()
+
+    @on(Input.Changed, "#filter")
+    def on_filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self.apply_view()
+
+    @on(Input.Submitted, "#filter")
+    def on_filter_submitted(self, _: Input.Submitted) -> None:
+        self.action_back()
+
+    def action_back(self) -> None:
+        field = self.query_one("#filter", Input)
+        if not field.value:
+            field.display = False
+        self.query_one(SessionList).focus()
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one("#detail-tabs").active = tab
+
+    def action_focus_composer(self) -> None:
+        self.query_one(Composer).focus()
+
+    @on(Composer.Left)
+    def on_composer_left(self, _: Composer.Left) -> None:
+        self.query_one(SessionList).focus()
+
+    @on(Composer.SendRequested)
+    def on_send_requested(self, message: Composer.SendRequested) -> None:
+        self.app.notify("Sending turns is not available yet: resume the session with Enter.", severity="warning")
+
+    def action_toggle_scope(self) -> None:
+        self.scope_all = not self.scope_all
+        self.scope_key = None
+        self.load_rows()
+        self.update_header()
+
+    def action_cycle_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.apply_view()
+
+    def action_choose_workspace(self) -> None:
+        self.run_service(self.service.workspaces, self._show_workspaces)
+
+    def _show_workspaces(self, infos) -> None:
+        choices = [(info.key, f"{info.sessions:5} sessions  {info.path or '(folder unknown) ' + info.key}")
+                   for info in infos]
+
+        def chosen(key: str | None) -> None:
+            if key:
+                self.scope_all = False
+                self.scope_key = key
+                self.load_rows()
+
+        self.app.push_screen(ChoiceDialog("Choose a workspace", choices, "No workspaces yet."), chosen)
+
+    def action_search(self) -> None:
+        label = "all workspaces" if self.scope_all else "this workspace"
+
+        def chosen(hit: SearchHit | None) -> None:
+            if hit is not None:
+                self.open_at_turn(hit)
+
+        self.app.push_screen(SearchScreen(self.service, all_workspaces=self.scope_all, key=self.scope_key,
+                                          scope_label=label), chosen)
+
+    def open_at_turn(self, hit: SearchHit) -> None:
+        self.filter_text = ""
+        self.query_one("#filter", Input).value = ""
+        self.pending_turn = hit.turn
+        session_list = self.query_one(SessionList)
+        if session_list.current_path == hit.row.path and self.detail is not None:
+            self.query_one(DetailPane).scroll_summary_to_turn(hit.turn)
+            self.pending_turn = None
+        self.apply_view(select=hit.row.path)
+
+    # --- service calls from actions --------------------------------------------------------
+
+    def run_service(self, call, then=None, success: str | None = None) -> None:
+        """Run a service call in a worker; report errors in one place; continue on the UI thread."""
+        self._run_service(call, then, success)
+
+    @work(thread=True, group="action", exit_on_error=False)
+    def _run_service(self, call, then, success) -> None:
+        try:
+            result = call()
+        except RepriseError as exc:
+            self.app.call_from_thread(self.app.report_error, exc)
+            return
+        if success:
+            self.app.call_from_thread(self.app.notify, success)
+        if then is not None:
+            self.app.call_from_thread(then, result)
+
+    def describe(self, row: SessionRow) -> str:
+        return f"{one_line(row.display_title, 60)} ({row.turns} turns, {human_size(row.size)})"

@@ -1,0 +1,158 @@
+"""The detail pane: Summary, History and Context tabs for the selected session. It is given
+finished data (a SessionDetail, a MeterResult) and only draws it; all session text goes
+through `safe_text` and into widgets that never interpret markup."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static, TabbedContent, TabPane, TextArea
+
+from reprise.core.meter import MeterResult
+from reprise.core.service import SessionDetail
+
+from ..format import human_size, tokens
+from ..text import safe_text
+
+LARGE_SESSION_BYTES = 10 * 1024 * 1024
+
+
+def history_text(detail: SessionDetail) -> str:
+    """The bounded history turn by turn, as plain text."""
+    lines: list[str] = []
+    usage_by_turn = {t.turn_id: t.agent.usage for t in detail.state.turns if t.agent and t.agent.usage}
+    kept = len(detail.state.history)
+    lines.append(f"{kept} turn(s) kept in the file (the summary has {len(detail.state.turns)}).")
+    for entry in detail.state.history:
+        lines.append("")
+        lines.append(f"── {entry.turn_id}  [{entry.status}]  {entry.created_at} → {entry.updated_at}")
+        lines.append(f"User: {entry.user_message}")
+        for label, items in (("Files read", entry.files_read), ("Files modified", entry.files_modified),
+                             ("Commands", entry.commands_run)):
+            if items:
+                lines.append(f"{label} ({len(items)}):")
+                lines.extend(f"  {item}" for item in items)
+        if entry.error:
+            lines.append(f"Error: {entry.error}")
+        usage = usage_by_turn.get(entry.turn_id)
+        if usage is not None:
+            lines.append(f"Usage: {usage.input_tokens:,} in, {usage.output_tokens:,} out, "
+                         f"context {usage.context_tokens:,}, {usage.iterations} iterations, "
+                         f"{usage.duration_ms / 1000:.1f} s, cost {usage.cost:.4f}")
+    return safe_text("\n".join(lines))
+
+
+def context_renderable(result: MeterResult | None, note: str = "", width: int = 40) -> Group | Text:
+    """The meter parts as bars against the window, each with its basis and what it covers."""
+    if result is None:
+        return Text(note or "Counting…", style="dim")
+    state_style = {"ok": "green", "warn": "yellow", "over": "bold red"}[result.state]
+    kind = "exact count" if result.exact else "estimate"
+    lines: list[Text] = [
+        Text.assemble(("Next turn: ", "bold"), f"{result.total:,} of {result.window:,} tokens ",
+                      (f"({result.percent:.1f}%, {result.state})", state_style)),
+        Text(f"{result.model} ({result.model_source}), counted with {result.encoding}: {kind}", style="dim"),
+        Text(""),
+    ]
+    bar_width = max(width - 2, 10)
+    for part in result.parts:
+        share = (part.tokens or 0) / result.window
+        filled = min(int(round(share * bar_width)), bar_width)
+        if part.tokens and not filled:
+            filled = 1
+        figure = f"{part.tokens:,}" if part.tokens is not None else "failed"
+        lines.append(Text.assemble((f"{part.name:<10}", "bold"), f"{figure:>9} ", (part.basis, "italic")))
+        lines.append(Text("█" * filled + "░" * (bar_width - filled),
+                          style="red" if part.basis == "failed" else "cyan"))
+        detail = part.error or part.note or ""
+        if part.full_chars is not None and part.name in ("history", "message"):
+            detail = f"{part.full_chars:,} characters in full; {detail}".rstrip("; ")
+        if detail:
+            lines.append(Text(safe_text(detail), style="dim"))
+    lines.append(Text(""))
+    if result.measured is not None:
+        lines.append(Text.assemble(("Measured: ", "bold"), f"{result.measured.tokens:,} tokens, ",
+                                   (f"{result.measured.label} (reported by the provider; it includes "
+                                    "that turn's own work, so it is not the same quantity)", "dim")))
+    else:
+        lines.append(Text("Measured: no turn has recorded a context size yet.", style="dim"))
+    if note:
+        lines.append(Text(note, style="dim"))
+    return Group(*lines)
+
+
+class DetailPane(Vertical):
+    DEFAULT_CSS = """
+    DetailPane {
+        background: $surface;
+    }
+    DetailPane #detail-banner {
+        height: auto;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    DetailPane #detail-banner.-warning {
+        color: $warning;
+    }
+    DetailPane TextArea {
+        border: none;
+        padding: 0 1;
+    }
+    DetailPane #context-view {
+        padding: 0 1;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("Select a session.", id="detail-banner", markup=False)
+        with TabbedContent(id="detail-tabs"):
+            with TabPane("Summary", id="tab-summary"):
+                yield TextArea("", read_only=True, soft_wrap=True, id="summary-view", show_line_numbers=False)
+            with TabPane("History", id="tab-history"):
+                yield TextArea("", read_only=True, soft_wrap=True, id="history-view", show_line_numbers=False)
+            with TabPane("Context", id="tab-context"):
+                with VerticalScroll():
+                    yield Static(Text("Counting…", style="dim"), id="context-view")
+
+    def show_loading(self, title: str) -> None:
+        banner = self.query_one("#detail-banner", Static)
+        banner.remove_class("-warning")
+        banner.update(Text(f"Loading {safe_text(title)}…"))
+
+    def show_problem(self, message: str) -> None:
+        banner = self.query_one("#detail-banner", Static)
+        banner.add_class("-warning")
+        banner.update(Text(safe_text(message)))
+        self.query_one("#summary-view", TextArea).load_text("")
+        self.query_one("#history-view", TextArea).load_text("")
+        self.query_one("#context-view", Static).update(Text("No context: the file cannot be read.", style="dim"))
+
+    def show_detail(self, detail: SessionDetail) -> None:
+        banner = self.query_one("#detail-banner", Static)
+        parts = [f"{detail.ref.session_id}", human_size(detail.size), f"{len(detail.state.turns)} turns",
+                 detail.workspace_path or detail.ref.workspace_key]
+        text = " · ".join(parts)
+        warnings = [w.message for w in detail.warnings]
+        if detail.size > LARGE_SESSION_BYTES:
+            warnings.insert(0, f"large session ({human_size(detail.size)}): resuming it may be slow")
+        banner.set_class(bool(warnings), "-warning")
+        banner.update(Text(safe_text(text + ("\n⚠ " + "; ".join(warnings) if warnings else ""))))
+        self.query_one("#summary-view", TextArea).load_text(safe_text(detail.summary_text))
+        self.query_one("#history-view", TextArea).load_text(history_text(detail))
+
+    def show_context(self, result: MeterResult | None, note: str = "") -> None:
+        view = self.query_one("#context-view", Static)
+        view.update(context_renderable(result, note, width=view.size.width or 40))
+
+    def scroll_summary_to_turn(self, turn_number: int) -> None:
+        """Put the rendered summary's `Turn N (` line at the top of the Summary tab."""
+        area = self.query_one("#summary-view", TextArea)
+        marker = f"Turn {turn_number} ("
+        for index, line in enumerate(area.text.split("\n")):
+            if line.startswith(marker):
+                area.move_cursor((index, 0))
+                area.scroll_to(y=index, animate=False)
+                break
+        self.query_one("#detail-tabs", TabbedContent).active = "tab-summary"

@@ -1,0 +1,53 @@
+"""The one-line context meter above the composer: what the next turn will send, the typed
+message's share, the percentage of the window, coloured by state."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from reprise.core.meter import MeterResult
+
+from ..format import tokens
+
+
+def meter_line(result: MeterResult | None, *, status: str = "") -> Text:
+    if result is None:
+        return Text(status or "Context: select a session", style="dim")
+    message = result.part("message")
+    state_style = {"ok": "green", "warn": "bold yellow", "over": "bold red"}[result.state]
+    kind = "exact" if result.exact else "estimate"
+    text = Text.assemble(
+        ("Next turn ", "bold"),
+        f"{result.total:,} / {tokens(result.window)} ",
+        (f"{result.percent:.1f}% {result.state}", state_style),
+        f" · message +{tokens(message.tokens)}",
+        (f" ({message.full_chars:,} chars)" if message.full_chars else "", "dim"),
+        (f" · {kind}, {result.encoding}", "dim"),
+    )
+    if result.measured is not None:
+        text.append(f" · last measured {tokens(result.measured.tokens)} (turn {result.measured.turn})", style="dim")
+    if status:
+        text.append(f" · {status}", style="italic")
+    return text
+
+
+class MeterBar(Static):
+    DEFAULT_CSS = """
+    MeterBar {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+    }
+    MeterBar.-warn {
+        background: $warning 30%;
+    }
+    MeterBar.-over {
+        background: $error 40%;
+    }
+    """
+
+    def show(self, result: MeterResult | None, *, status: str = "") -> None:
+        self.set_class(result is not None and result.state == "warn", "-warn")
+        self.set_class(result is not None and result.state == "over", "-over")
+        self.update(meter_line(result, status=status))
