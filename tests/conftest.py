@@ -16,3 +16,16 @@ def isolated_paths(tmp_path, monkeypatch):
     monkeypatch.delenv("REPRISE_FAULTS", raising=False)
     monkeypatch.delenv("FRACTAL_MODEL", raising=False)
     return state
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Run `async def` tests (Textual's Pilot) in a fresh event loop, without a plugin."""
+    import asyncio
+    import inspect
+
+    if inspect.iscoroutinefunction(pyfuncitem.obj):
+        names = pyfuncitem._fixtureinfo.argnames
+        asyncio.run(pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names}))
+        return True
+    return None

@@ -130,7 +130,7 @@ class MainScreen(Screen):
         self.detail: SessionDetail | None = None
         self.prepared: PreparedMeter | None = None
         self.meter_result: MeterResult | None = None
-        self.pending_turn: int | None = None
+        self.pending_turn: tuple[str, int] | None = None
         self._meter_timer = None
         self.loaded_once = False
 
@@ -256,7 +256,6 @@ class MainScreen(Screen):
         self.detail = None
         self.prepared = None
         self.meter_result = None
-        self.pending_turn = None
         row = message.row
         if row is None:
             self.query_one(MeterBar).show(None)
@@ -302,8 +301,8 @@ class MainScreen(Screen):
             return
         self.detail = message.detail
         pane.show_detail(message.detail)
-        if self.pending_turn is not None:
-            pane.scroll_summary_to_turn(self.pending_turn)
+        if self.pending_turn is not None and self.pending_turn[0] == message.path:
+            pane.scroll_summary_to_turn(self.pending_turn[1])
             self.pending_turn = None
 
     def on_meter_prepared(self, message: MeterPrepared) -> None:
@@ -516,7 +515,7 @@ class MainScreen(Screen):
     def open_at_turn(self, hit: SearchHit) -> None:
         self.filter_text = ""
         self.query_one("#filter", Input).value = ""
-        self.pending_turn = hit.turn
+        self.pending_turn = (hit.row.path, hit.turn)
         session_list = self.query_one(SessionList)
         if session_list.current_path == hit.row.path and self.detail is not None:
             self.query_one(DetailPane).scroll_summary_to_turn(hit.turn)

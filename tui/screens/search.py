@@ -36,7 +36,7 @@ class SearchScreen(ModalScreen[SearchHit | None]):
     SearchScreen OptionList { height: 1fr; }
     SearchScreen #search-status { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Close")]
+    BINDINGS = [Binding("escape", "cancel", "Close"), Binding("down", "results", "Results", show=False)]
 
     def __init__(self, service, *, all_workspaces: bool, key: str | None, scope_label: str):
         super().__init__()
@@ -45,6 +45,7 @@ class SearchScreen(ModalScreen[SearchHit | None]):
         self.key = key
         self.scope_label = scope_label
         self.hits: list[SearchHit] = []
+        self.focus_results = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -57,6 +58,7 @@ class SearchScreen(ModalScreen[SearchHit | None]):
         query = event.value.strip()
         if query:
             self.query_one("#search-status", Label).update(Text(f"Searching for {query}… (first search indexes)"))
+            self.focus_results = True
             self.run_search(query)
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -83,10 +85,20 @@ class SearchScreen(ModalScreen[SearchHit | None]):
         results = self.query_one("#search-results", OptionList)
         results.clear_options()
         results.add_options([Option(hit_text(hit), id=str(i)) for i, hit in enumerate(hits)])
+        if hits and self.focus_results:
+            self.focus_results = False
+            self.action_results()
         sessions = len({hit.row.path for hit in hits})
         self.query_one("#search-status", Label).update(
             Text(f"{len(hits)} matching turns in {sessions} sessions for {safe_text(query)}"
                  + (" (first 200)" if len(hits) >= 200 else "")))
+
+    def action_results(self) -> None:
+        results = self.query_one("#search-results", OptionList)
+        if results.option_count:
+            results.focus()
+            if results.highlighted is None:
+                results.highlighted = 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.hits[int(event.option.id)])

@@ -1,0 +1,45 @@
+"""A demo store at a fixed clock, and the app built by the same factory the CLI uses."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from reprise.core import config
+from reprise.core.service import Service
+from reprise.tui.app import make_app
+from reprise.tui.demo import build_demo
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def fixed_clock() -> float:
+    return NOW.timestamp()
+
+
+@pytest.fixture
+def demo(tmp_path):
+    """(state root, main workspace folder) of a freshly built demo store."""
+    workspace = build_demo(tmp_path / "demo", now=NOW)
+    return tmp_path / "demo" / "state", workspace
+
+
+@pytest.fixture
+def service(demo):
+    state, workspace = demo
+    return Service(config.load(state_dir=str(state)), workspace=workspace)
+
+
+def build_app(service: Service, **kwargs):
+    kwargs.setdefault("clock", fixed_clock)
+    kwargs.setdefault("follow_disk", False)
+    return make_app(service, **kwargs)
+
+
+async def settle(pilot) -> None:
+    """Let workers finish and their messages land."""
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

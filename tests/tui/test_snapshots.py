@@ -1,0 +1,81 @@
+"""Snapshots of the main screens at 120x40, built with the CLI's factory on a demo store in a
+fixed folder at a fixed clock, so every pixel is deterministic."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from reprise.core import config
+from reprise.core.paths import SessionRef
+from reprise.core.service import Service
+from reprise.tui.demo import build_demo
+
+from ..core.test_store import make_state
+from .conftest import NOW, build_app, settle
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def snap_service():
+    root = Path(tempfile.gettempdir()) / "reprise-snapshot-demo"
+    shutil.rmtree(root, ignore_errors=True)
+    workspace = build_demo(root, now=NOW)
+    service = Service(config.load(state_dir=str(root / "state")), workspace=workspace, cache=root / "cache")
+    yield service
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def settled(*keys: str):
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+    return run_before
+
+
+def test_main_screen(snap_compare, snap_service):
+    assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled())
+
+
+@pytest.mark.parametrize("tab", ["1", "2", "3"], ids=["summary", "history", "context"])
+def test_each_detail_tab(snap_compare, snap_service, tab):
+    assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled("down", "down", tab))
+
+
+def test_filtered_list_says_n_of_m(snap_compare, snap_service):
+    keys = ["slash", *"refactor", "enter"]
+    assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled(*keys))
+
+
+def test_empty_state(snap_compare, tmp_path):
+    root = Path(tempfile.gettempdir()) / "reprise-snapshot-empty"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
+    service = Service(config.load(state_dir=str(root / "state")), workspace=root, cache=root / "cache")
+    try:
+        assert snap_compare(build_app(service), terminal_size=SIZE, run_before=settled())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_hostile_text_renders_literally(snap_compare, snap_service):
+    ref = SessionRef(snap_service.workspace_key, "d" * 32)
+    state = make_state(1, ref.session_id)
+    hostile = "[bold red]NOT BOLD[/] [link=https://evil.test]no link[/link] \x1b[2J\x1b[31mnot red\x1b[0m \x07"
+    state.turns[0].user.message = hostile
+    state.turns[0].agent.response = hostile
+    state.history[0].user_message = hostile
+    state.history[0].files_read = ["[i]not italic[/i].py"]
+    snap_service.store.save(ref, state, expected=None)
+    keys = ["slash", *"dddd", "enter"]
+    assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled(*keys))
+
+
+def test_small_terminal_is_usable(snap_compare, snap_service):
+    assert snap_compare(build_app(snap_service), terminal_size=(80, 24), run_before=settled())
