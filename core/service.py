@@ -7,7 +7,9 @@ store, the archive and the catalog and never hands out paths built from raw stri
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import threading
 import shutil
 import time
 import uuid
@@ -15,14 +17,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config as config_module
+from .agents import TurnRequest, choose_backend, substitute
 from .archive import Archive, ArchiveEntry
 from .catalog import Catalog, SearchHit, SessionRow
 from .codec import Problem, fractal_would_drop
-from .errors import AgentError, AmbiguousError, NotFoundError, ProblemFileError, RepriseError, UsageError
+from .errors import (
+    AgentError,
+    AmbiguousError,
+    NotFoundError,
+    PendingTurnError,
+    ProblemFileError,
+    RepriseError,
+    UsageError,
+)
 from .meter import Meter, MeterResult, agents_md_section, spec_for
 from .models import SessionState, TurnUsage, parse_time, usage_totals, utc_now_iso
 from .paths import SessionRef, cache_dir, guess_workspace_path, validate_session_id, workspace_key
 from .store import Loaded, SessionMeta, Store
+from .turns import TurnOutcome, begin_turn, cap_history, finish_turn, mark_interrupted, pending_age, pending_turns
 from .summary import render_summary
 
 SORTS = ("updated", "turns", "size", "context", "cost")
@@ -366,6 +378,130 @@ class Service:
             self.catalog.set_resume_costs(done)
         return computed
 
+    # --- turns ---------------------------------------------------------------------------
+
+    def check_sendable(self, ref: SessionRef, message: str, *, confirm_over: bool = False) -> MeterResult:
+        """Refuse, with the reason, a turn that should not be sent now; return the estimate."""
+        if not message.strip():
+            raise UsageError("The message is empty.")
+        loaded = self.store.load(ref)
+        if loaded.warnings:
+            raise ProblemFileError(loaded.warnings[0], hint="Reprise will not rewrite this file; fix it or use Fractal")
+        age = pending_age(loaded.state, time.time())
+        if age is not None and age < self.settings.agent.timeout:
+            raise PendingTurnError(f"A turn of session {ref.session_id} is still running (started {age:.0f} s ago).",
+                                   hint="wait for it, or interrupt it")
+        result = self.meter.measure(loaded.state, self._meter_workspace(ref), message)
+        if result.state == "over" and not confirm_over:
+            raise UsageError(f"The next turn would send {result.total:,} tokens, over the {result.window:,}-token "
+                             f"window of {result.model}.", hint="trim the session first, or confirm to send anyway")
+        return result
+
+    def send_turn(self, ref: SessionRef, message: str, *, agent: str | None = None, confirm_over: bool = False,
+                  cancel: threading.Event | None = None, on_begin=lambda turn_id: None) -> SendResult:
+        """Run one turn with the chosen backend and record it in Fractal's format."""
+        backend = choose_backend(agent, self.settings.agent)
+        if backend is None:
+            raise AgentError("No agent backend is configured and the fractal program is not installed.",
+                             hint="install fractal-rlm, or set [agent] backend = \"command\" with [agent] turn, "
+                                  "or pass --agent echo to try Reprise offline")
+        cancel = cancel or threading.Event()
+        workspace_path = self.workspace_path_of(ref.workspace_key)[0]
+        if workspace_path is None or not Path(workspace_path).is_dir():
+            raise AgentError(f"The folder of workspace {ref.workspace_key} is unknown or gone.",
+                             hint="relink the workspace first")
+        estimate = self.check_sendable(ref, message, confirm_over=confirm_over).total
+        workspace = Path(workspace_path)
+        if backend.writes_session:
+            loaded = self.store.load(ref)
+            dropped = fractal_would_drop(loaded.state)
+            if dropped:
+                self.archive.put(ref, loaded.data, op="snapshot", reason="before a Fractal turn", drops=dropped)
+            before = len(loaded.state.turns)
+            request = TurnRequest(ref.session_id, workspace, message, render_summary(loaded.state.summary),
+                                  self.settings.agent.timeout, estimate)
+            outcome = backend.run(request, cancel)
+            turn_id = self._after_agent_wrote(ref, before, outcome)
+        else:
+            turn_id = self._record(ref, lambda state: begin_turn(state, message, utc_now_iso()))
+            on_begin(turn_id)
+            state = self.store.load(ref).state
+            request = TurnRequest(ref.session_id, workspace, message, render_summary(state.summary),
+                                  self.settings.agent.timeout, estimate)
+            try:
+                outcome = backend.run(request, cancel)
+            except AgentError as exc:
+                outcome = TurnOutcome("failed", error=str(exc))
+            self._record(ref, lambda state: finish_turn(state, turn_id, outcome, utc_now_iso()))
+        if turn_id is not None:
+            self._remember_estimate(ref, turn_id, estimate)
+        return SendResult(ref, backend.name, turn_id, outcome, estimate)
+
+    def _record(self, ref: SessionRef, change):
+        """Read, change and write a session under its lock; archive the history it evicts."""
+        with self.store.lock(ref):
+            loaded = self.store.load(ref)
+            if loaded.warnings:
+                raise ProblemFileError(loaded.warnings[0])
+            result = change(loaded.state)
+            evicted = cap_history(loaded.state, self.settings.history.max_turns)
+            if evicted:
+                payload = json.dumps({"session_id": ref.session_id,
+                                      "history": [turn.model_dump(mode="json") for turn in evicted]}, indent=2)
+                self.archive.put(ref, (payload + "\n").encode("ascii"), op="evict",
+                                 anchors=[turn.turn_id for turn in evicted], count=len(evicted))
+            self.store.save(ref, loaded.state, expected=loaded.version, locked=True)
+        return result
+
+    def _after_agent_wrote(self, ref: SessionRef, turns_before: int, outcome: TurnOutcome) -> str | None:
+        """The turn the agent saved; an interrupted agent's pending turn is marked interrupted."""
+        try:
+            state = self.store.load(ref).state
+        except RepriseError:
+            return None
+        if len(state.turns) <= turns_before:
+            return None
+        newest = state.turns[-1]
+        if newest.agent is None and outcome.status in ("interrupted", "failed"):
+            self._record(ref, lambda s: mark_interrupted(s, newest.turn_id, utc_now_iso()))
+        return newest.turn_id
+
+    def _remember_estimate(self, ref: SessionRef, turn_id: str, estimate: int) -> None:
+        meta = self.store.read_meta(ref)
+        estimates = dict(getattr(meta, "estimates", None) or {})
+        estimates[turn_id] = estimate
+        meta.estimates = estimates
+        self.store.write_meta(ref, meta)
+
+    def estimates_vs_measured(self, ref: SessionRef) -> list[tuple[int, int, int]]:
+        """(turn number, estimate before the turn, context the agent reported) for turns that have both."""
+        meta = self.store.read_meta(ref)
+        estimates = meta.estimates
+        state = self.store.load(ref).state
+        pairs = []
+        for number, turn in enumerate(state.turns, start=1):
+            usage = turn.agent.usage if turn.agent else None
+            if usage and usage.context_tokens and turn.turn_id in estimates:
+                pairs.append((number, estimates[turn.turn_id], usage.context_tokens))
+        return pairs
+
+    def stale_pending(self, ref: SessionRef) -> list[tuple[int, str, str | None]]:
+        """Pending turns older than the agent timeout: their agent is gone."""
+        state = self.store.load(ref).state
+        now = time.time()
+        stale = []
+        for number, turn_id, created in pending_turns(state):
+            moment = parse_time(created)
+            if moment is None or now - moment.timestamp() > self.settings.agent.timeout:
+                stale.append((number, turn_id, created))
+        return stale
+
+    def mark_stale_interrupted(self, ref: SessionRef) -> list[str]:
+        stale = [turn_id for _, turn_id, _ in self.stale_pending(ref)]
+        if stale:
+            self._record(ref, lambda state: [mark_interrupted(state, t, utc_now_iso()) for t in stale])
+        return stale
+
     # --- health --------------------------------------------------------------------------
 
     def doctor(self, *, clean: bool = False) -> DoctorReport:
@@ -396,10 +532,20 @@ class Service:
         return config_module.effective(self.loaded)
 
 
-def substitute(template: list[str], **values: str) -> list[str]:
-    """Replace whole argv items like "{session_id}"; never through a shell, never inside items."""
-    return [values.get(item[1:-1], item) if item.startswith("{") and item.endswith("}") else item
-            for item in template]
+@dataclass(slots=True)
+class SendResult:
+    ref: SessionRef
+    backend: str
+    turn_id: str | None
+    outcome: TurnOutcome
+    estimate: int | None
+
+    def as_dict(self) -> dict:
+        o = self.outcome
+        return {"session_id": self.ref.session_id, "backend": self.backend, "turn_id": self.turn_id,
+                "status": o.status, "response": o.response, "files_read": o.files_read,
+                "files_modified": o.files_modified, "commands_run": o.commands_run, "error": o.error,
+                "usage": o.usage.model_dump(mode="json") if o.usage else None, "estimate_before_turn": self.estimate}
 
 
 def clean_title(title: str | None) -> str | None:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from . import faults
 from .codec import Decoded, Problem, decode, encode
@@ -74,6 +74,7 @@ class SessionMeta(BaseModel):
     title: str | None = None
     pinned: bool = False
     created_at: str | None = None
+    estimates: dict[str, int] = Field(default_factory=dict)
 
 
 class _ReadProblem(Exception):

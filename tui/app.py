@@ -69,15 +69,16 @@ class RepriseApp(App):
     ]
 
     def __init__(self, service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
-                 follow_disk: bool = True):
+                 follow_disk: bool = True, agent: str | None = None):
         super().__init__()
         self.service = service
         self.mode = mode
+        self.agent = agent
         self.clock = clock
         self.follow_disk = follow_disk
 
     def on_mount(self) -> None:
-        self.push_screen(MainScreen(self.service, mode=self.mode))
+        self.push_screen(MainScreen(self.service, mode=self.mode, agent=self.agent))
 
     def report_error(self, error: Exception) -> None:
         """Core errors end up here: a notification naming the file and the problem; the app runs on."""
@@ -88,6 +89,9 @@ class RepriseApp(App):
         self.notify(safe_text(text), title="Reprise", severity="error", timeout=8, markup=False)
 
     def action_quit_app(self) -> None:
+        main = self.screen_stack[1] if len(self.screen_stack) > 1 else None
+        if isinstance(main, MainScreen) and main.interrupt_turn():
+            return
         if self.screen.is_modal:
             self.screen.dismiss(None)
             return
@@ -122,5 +126,5 @@ class RepriseApp(App):
 
 
 def make_app(service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
-             follow_disk: bool = True) -> RepriseApp:
-    return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk)
+             follow_disk: bool = True, agent: str | None = None) -> RepriseApp:
+    return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk, agent=agent)

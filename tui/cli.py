@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="reprise", parents=[common],
                      description="Browse, resume, meter and trim the sessions of coding agents.")
     parser.add_argument("--demo", action="store_true", help="open the TUI on a demo store in a temporary folder")
+    parser.add_argument("--agent", choices=("fractal", "command", "echo"),
+                        help="agent backend for turns sent from the TUI (default: [agent] backend)")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -79,6 +81,17 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--message", help="the message you are about to send")
     group.add_argument("--message-file", help="read the message from a file (- for stdin)")
     p.add_argument("--model", help="count for this model (default: [meter] model, then Fractal's)")
+
+    p = add("send", "run one turn of a session with an agent backend")
+    p.add_argument("id")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--message", help="the message to send")
+    group.add_argument("--message-file", help="read the message from a file (- for stdin)")
+    p.add_argument("--agent", choices=("fractal", "command", "echo"), help="backend (default: [agent] backend)")
+    p.add_argument("--yes", action="store_true", help="send even when the context is over the window")
+
+    p = add("recover", "mark pending turns whose agent is gone (older than [agent] timeout) as interrupted")
+    p.add_argument("id")
 
     p = add("pick", "choose a session in the TUI and print its id (exit 1 if cancelled)")
     p.add_argument("--args", action="store_true",
@@ -236,16 +249,69 @@ def exec_handoff(argv: list[str], cwd: str) -> None:
     os.execvp(argv[0], argv)
 
 
-def cmd_meter(service: Service, args, as_json: bool) -> int:
-    message = args.message or ""
+def _message(args) -> str:
     if args.message_file == "-":
-        message = sys.stdin.read()
-    elif args.message_file:
+        return sys.stdin.read()
+    if args.message_file:
         try:
-            message = Path(args.message_file).read_text(encoding="utf-8", errors="surrogateescape")
+            return Path(args.message_file).read_text(encoding="utf-8", errors="surrogateescape")
         except OSError as exc:
             raise UsageError(f"{args.message_file}: cannot read the message file: {exc.strerror or exc}.",
                              path=args.message_file) from None
+    return args.message or ""
+
+
+def cmd_send(service: Service, args, as_json: bool) -> int:
+    import threading
+
+    message = _message(args)
+    ref = service.resolve(args.id)
+    cancel = threading.Event()
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = service.send_turn(ref, message, agent=args.agent, confirm_over=args.yes,
+                                                  cancel=cancel)
+        except BaseException as exc:  # handed to the main thread, which raises it
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+    except KeyboardInterrupt:
+        cancel.set()
+        print("reprise: interrupting the turn…", file=sys.stderr)
+        worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    result = outcome["result"]
+    if as_json:
+        _emit(result.as_dict())
+    else:
+        o = result.outcome
+        print(f"[{o.status}] turn {result.turn_id or '?'} via {result.backend}")
+        if o.response:
+            print(safe_text(o.response))
+        if o.error:
+            print(f"Error: {safe_text(o.error)}", file=sys.stderr)
+    return 0 if result.outcome.status == "succeeded" else 1
+
+
+def cmd_recover(service: Service, args, as_json: bool) -> int:
+    ref = service.resolve(args.id)
+    marked = service.mark_stale_interrupted(ref)
+    if as_json:
+        _emit({"session_id": ref.session_id, "interrupted": marked})
+    else:
+        print(f"Marked {len(marked)} stale pending turn(s) interrupted." if marked else "No stale pending turns.")
+    return 0
+
+
+def cmd_meter(service: Service, args, as_json: bool) -> int:
+    message = _message(args)
     ref = service.resolve(args.id)
     result = service.measure(ref, message, model=args.model)
     if as_json:
@@ -367,8 +433,9 @@ def _open_tui(args) -> int:
         state_dir = str(root / "state")
         os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
         print(f"reprise: demo store in {root}", file=sys.stderr)
+    agent = args.agent or ("echo" if args.demo else None)
     service = Service.from_environment(state_dir=state_dir, workspace=workspace)
-    result = make_app(service).run()
+    result = make_app(service, agent=agent).run()
     if isinstance(result, Handoff):
         for note in result.notes:
             print(f"reprise: {note}", file=sys.stderr)
@@ -399,7 +466,7 @@ def cmd_pick(service: Service, args, as_json: bool) -> int:
 COMMANDS: dict[str, Callable] = {
     "list": cmd_list, "show": cmd_show, "new": cmd_new, "resume": cmd_resume, "rename": cmd_rename,
     "pin": _pin(True), "unpin": _pin(False), "workspaces": cmd_workspaces, "meter": cmd_meter,
-    "pick": cmd_pick, "search": cmd_search, "config": cmd_config,
+    "pick": cmd_pick, "search": cmd_search, "send": cmd_send, "recover": cmd_recover, "config": cmd_config,
     "doctor": cmd_doctor,
 }
 

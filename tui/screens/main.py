@@ -6,6 +6,8 @@ call in a thread worker; workers only post results back, never touch widgets.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -22,7 +24,7 @@ from reprise.core.catalog import SearchHit, SessionRow
 from reprise.core.errors import RepriseError
 from reprise.core.meter import MeterResult, PreparedMeter
 from reprise.core.paths import SessionRef
-from reprise.core.service import SORTS, ResumePlan, SessionDetail, sort_rows
+from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
 
 from ..format import human_size
 from ..text import one_line, safe_text
@@ -61,11 +63,30 @@ class RowsLoaded(Message):
 
 
 class DetailLoaded(Message):
-    def __init__(self, path: str, detail: SessionDetail | None, error: str | None = None):
+    def __init__(self, path: str, detail: SessionDetail | None, error: str | None = None,
+                 comparisons: list[tuple[int, int, int]] | None = None, stale: list | None = None):
         super().__init__()
         self.path = path
         self.detail = detail
         self.error = error
+        self.comparisons = comparisons or []
+        self.stale = stale or []
+
+
+class TurnFinished(Message):
+    def __init__(self, path: str, result: SendResult | None, error: RepriseError | None):
+        super().__init__()
+        self.path = path
+        self.result = result
+        self.error = error
+
+
+@dataclass(slots=True)
+class RunningTurn:
+    path: str
+    ref: SessionRef
+    started: float
+    cancel: threading.Event
 
 
 class MeterPrepared(Message):
@@ -112,15 +133,20 @@ class MainScreen(Screen):
         Binding("s", "cycle_sort", "Sort"),
         Binding("i,tab", "focus_composer", "Compose"),
         Binding("escape", "back", "Back", show=False),
+        Binding("x", "recover", "Mark stale turn interrupted", show=False),
         Binding("1", "show_tab('tab-summary')", "Summary tab", show=False),
         Binding("2", "show_tab('tab-history')", "History tab", show=False),
         Binding("3", "show_tab('tab-context')", "Context tab", show=False),
     ]
 
-    def __init__(self, service, *, mode: str = "browse"):
+    def __init__(self, service, *, mode: str = "browse", agent: str | None = None):
         super().__init__()
         self.service = service
         self.mode = mode
+        self.agent = agent
+        self.running: RunningTurn | None = None
+        self.comparisons: list[tuple[int, int, int]] = []
+        self.history_to_end: str | None = None
         self.all_rows: list[SessionRow] = []
         self.scope_all = False
         self.scope_key: str | None = None
@@ -277,12 +303,14 @@ class MainScreen(Screen):
             return
         try:
             detail = self.service.show(ref)
+            comparisons = self.service.estimates_vs_measured(ref)
+            stale = self.service.stale_pending(ref)
         except RepriseError as exc:
             self.post_message(DetailLoaded(row.path, None, str(exc)))
             return
         if worker.is_cancelled:
             return
-        self.post_message(DetailLoaded(row.path, detail))
+        self.post_message(DetailLoaded(row.path, detail, comparisons=comparisons, stale=stale))
         try:
             prepared = self.service.meter.prepare(detail.state, self.service._meter_workspace(ref))
         except Exception as exc:  # the meter reports per part; anything else is shown, not raised
@@ -300,7 +328,11 @@ class MainScreen(Screen):
             self.query_one(MeterBar).show(None, status="this file cannot be read")
             return
         self.detail = message.detail
-        pane.show_detail(message.detail)
+        self.comparisons = message.comparisons
+        pane.show_detail(message.detail, stale=message.stale)
+        if self.history_to_end == message.path:
+            self.history_to_end = None
+            pane.scroll_history_to_end()
         if self.pending_turn is not None and self.pending_turn[0] == message.path:
             pane.scroll_summary_to_turn(self.pending_turn[1])
             self.pending_turn = None
@@ -343,8 +375,14 @@ class MainScreen(Screen):
         if message.message != self.query_one(Composer).text:
             return  # stale: a newer keystroke is on its way
         self.meter_result = message.result
-        self.query_one(MeterBar).show(message.result)
-        self.query_one(DetailPane).show_context(message.result)
+        self.show_meter()
+        self.query_one(DetailPane).show_context(message.result, comparisons=self.comparisons)
+
+    def show_meter(self) -> None:
+        status = ""
+        if self.running is not None:
+            status = f"turn running {time.monotonic() - self.running.started:.0f} s · ctrl+c interrupts"
+        self.query_one(MeterBar).show(self.meter_result, status=status)
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -356,7 +394,7 @@ class MainScreen(Screen):
                 return None
             if self.mode == "pick" and action not in ("resume",):
                 return False
-        if self.mode == "pick" and action in ("new", "focus_composer"):
+        if self.mode == "pick" and action in ("new", "focus_composer", "recover"):
             return False
         return True
 
@@ -475,7 +513,86 @@ class MainScreen(Screen):
 
     @on(Composer.SendRequested)
     def on_send_requested(self, message: Composer.SendRequested) -> None:
-        self.app.notify("Sending turns is not available yet: resume the session with Enter.", severity="warning")
+        row = self.query_one(SessionList).current
+        if row is None or row.ref is None or row.problem_code:
+            self.app.notify("Select a readable session first.", severity="warning")
+            return
+        if self.running is not None:
+            self.app.notify("A turn is already running; wait for it or press ctrl+c.", severity="warning")
+            return
+        if not message.text.strip():
+            self.app.notify("The message is empty.", severity="warning")
+            return
+        self.start_turn(row.path, row.ref, message.text, confirm_over=False)
+
+    def start_turn(self, path: str, ref: SessionRef, text: str, *, confirm_over: bool) -> None:
+        self.running = RunningTurn(path, ref, time.monotonic(), threading.Event())
+        self._tick = self.set_interval(1.0, self.show_meter)
+        self.show_meter()
+        self.send_turn(self.running, text, confirm_over)
+
+    @work(thread=True, group="turn", exit_on_error=False)
+    def send_turn(self, running: RunningTurn, text: str, confirm_over: bool) -> None:
+        try:
+            result = self.service.send_turn(running.ref, text, agent=self.agent, confirm_over=confirm_over,
+                                            cancel=running.cancel)
+        except RepriseError as exc:
+            self.post_message(TurnFinished(running.path, None, exc))
+            return
+        self.post_message(TurnFinished(running.path, result, None))
+
+    def on_turn_finished(self, message: TurnFinished) -> None:
+        text = self.query_one(Composer).text
+        ref = self.running.ref if self.running else None
+        self.running = None
+        self._tick.stop()
+        if message.error is not None:
+            error = message.error
+            if "over the" in error.message and "window" in error.message and ref is not None:
+                def answered(yes: bool | None) -> None:
+                    if yes:
+                        self.start_turn(message.path, ref, text, confirm_over=True)
+                self.app.push_screen(ConfirmDialog(f"{error.message}\n\nSend anyway?", yes="Send anyway",
+                                                   danger=True), answered)
+            else:
+                self.app.report_error(error)
+            self.show_meter()
+            return
+        outcome = message.result.outcome
+        self.query_one(Composer).clear()
+        if outcome.status == "succeeded":
+            self.app.notify(f"Turn finished ({message.result.backend}).")
+        else:
+            self.app.notify(safe_text(f"Turn {outcome.status}: {outcome.error or 'no error text'}"),
+                            severity="error", timeout=10, markup=False)
+        self.query_one(DetailPane).show_tab("tab-history")
+        self.history_to_end = message.path
+        self.load_rows(select=message.path)
+        row = self.query_one(SessionList).current
+        if row is not None and row.path == message.path:
+            self.load_detail(row)
+
+    def interrupt_turn(self) -> bool:
+        """ctrl+c while a turn runs interrupts it instead of quitting."""
+        if self.running is None:
+            return False
+        self.running.cancel.set()
+        self.app.notify("Interrupting the turn…")
+        return True
+
+    def action_recover(self) -> None:
+        ref = self.current_ref()
+        if ref is None:
+            return
+        self.run_service(lambda: self.service.mark_stale_interrupted(ref),
+                         lambda marked: self._after_recover(marked))
+
+    def _after_recover(self, marked: list[str]) -> None:
+        self.app.notify(f"Marked {len(marked)} stale turn(s) interrupted." if marked else "No stale pending turn.")
+        self.load_rows()
+        row = self.query_one(SessionList).current
+        if row is not None:
+            self.load_detail(row)
 
     def action_toggle_scope(self) -> None:
         self.scope_all = not self.scope_all

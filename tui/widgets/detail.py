@@ -44,7 +44,8 @@ def history_text(detail: SessionDetail) -> str:
     return safe_text("\n".join(lines))
 
 
-def context_renderable(result: MeterResult | None, note: str = "", width: int = 40) -> Group | Text:
+def context_renderable(result: MeterResult | None, note: str = "", width: int = 40,
+                       comparisons: list[tuple[int, int, int]] = ()) -> Group | Text:
     """The meter parts as bars against the window, each with its basis and what it covers."""
     if result is None:
         return Text(note or "Counting…", style="dim")
@@ -78,6 +79,18 @@ def context_renderable(result: MeterResult | None, note: str = "", width: int = 
                                     "that turn's own work, so it is not the same quantity)", "dim")))
     else:
         lines.append(Text("Measured: no turn has recorded a context size yet.", style="dim"))
+    if comparisons:
+        lines.append(Text(""))
+        lines.append(Text("Estimate before each turn vs what the agent reported (last call of that turn):",
+                          style="bold"))
+        for turn, estimate, reported in comparisons[-8:]:
+            lines.append(Text(f"  turn {turn:>3}: {estimate:>9,} estimated  {reported:>9,} reported  "
+                              f"×{reported / estimate:.2f}" if estimate else f"  turn {turn}: {reported:,} reported"))
+        total_estimate = sum(e for _, e, _ in comparisons)
+        total_reported = sum(r for _, _, r in comparisons)
+        if total_estimate:
+            lines.append(Text(f"  running ratio over {len(comparisons)} turns: ×{total_reported / total_estimate:.2f}",
+                              style="bold"))
     if note:
         lines.append(Text(note, style="dim"))
     return Group(*lines)
@@ -129,12 +142,15 @@ class DetailPane(Vertical):
         self.query_one("#history-view", TextArea).load_text("")
         self.query_one("#context-view", Static).update(Text("No context: the file cannot be read.", style="dim"))
 
-    def show_detail(self, detail: SessionDetail) -> None:
+    def show_detail(self, detail: SessionDetail, stale: list = ()) -> None:
         banner = self.query_one("#detail-banner", Static)
-        parts = [f"{detail.ref.session_id}", human_size(detail.size), f"{len(detail.state.turns)} turns",
+        parts = [detail.ref.session_id[:12], human_size(detail.size), f"{len(detail.state.turns)} turns",
                  detail.workspace_path or detail.ref.workspace_key]
         text = " · ".join(parts)
         warnings = [w.message for w in detail.warnings]
+        for number, _turn_id, created in stale:
+            warnings.append(f"turn {number} has been pending since {created or 'an unknown time'}: its agent is "
+                            "gone; press x to mark it interrupted")
         if detail.size > LARGE_SESSION_BYTES:
             warnings.insert(0, f"large session ({human_size(detail.size)}): resuming it may be slow")
         banner.set_class(bool(warnings), "-warning")
@@ -142,9 +158,18 @@ class DetailPane(Vertical):
         self.query_one("#summary-view", TextArea).load_text(safe_text(detail.summary_text))
         self.query_one("#history-view", TextArea).load_text(history_text(detail))
 
-    def show_context(self, result: MeterResult | None, note: str = "") -> None:
+    def show_context(self, result: MeterResult | None, note: str = "",
+                     comparisons: list[tuple[int, int, int]] = ()) -> None:
         view = self.query_one("#context-view", Static)
-        view.update(context_renderable(result, note, width=view.size.width or 40))
+        view.update(context_renderable(result, note, width=view.size.width or 40, comparisons=comparisons))
+
+    def scroll_history_to_end(self) -> None:
+        area = self.query_one("#history-view", TextArea)
+        area.move_cursor((area.document.line_count - 1, 0))
+        area.scroll_end(animate=False)
+
+    def show_tab(self, tab: str) -> None:
+        self.query_one("#detail-tabs", TabbedContent).active = tab
 
     def scroll_summary_to_turn(self, turn_number: int) -> None:
         """Put the rendered summary's `Turn N (` line at the top of the Summary tab."""
