@@ -1,0 +1,103 @@
+"""Whole turns from the composer: ctrl+s sends, the response lands in History, the composer
+clears, the meter recomputes; failures and interrupts are shown and nothing closes."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from reprise.core import config
+from reprise.core.service import Service
+from reprise.tui.widgets.composer import Composer
+from reprise.tui.widgets.session_list import SessionList
+
+from ..core.test_agents import RECORDER
+from .conftest import build_app, settle
+
+
+async def wait_for(pilot, predicate, seconds: float = 10.0) -> None:
+    for _ in range(int(seconds / 0.05)):
+        await pilot.pause()
+        if predicate():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not reached")
+
+
+async def type_and_send(pilot, text: str) -> None:
+    await pilot.press("i", *text, "ctrl+s")
+
+
+async def test_an_echo_turn_lands_in_history_clears_the_composer_and_updates_the_meter(service):
+    app = build_app(service, agent="echo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        row = app.screen.query_one(SessionList).current
+        before_total = app.screen.meter_result.total
+        await type_and_send(pilot, "tell me about the cache")
+        await wait_for(pilot, lambda: app.screen.running is None and app.screen.detail is not None
+                       and len(app.screen.detail.state.turns) == row.turns + 1)
+        await settle(pilot)
+        assert app.screen.query_one(Composer).text == ""
+        history = app.screen.query_one("#history-view").text
+        assert "User: tell me about the cache" in history
+        assert app.screen.meter_result.total > before_total
+        assert app.screen.comparisons and app.screen.comparisons[-1][0] == row.turns + 1
+        assert app.is_running
+
+
+async def test_a_failed_command_turn_shows_its_error_and_keeps_the_app(demo, tmp_path, monkeypatch):
+    script = tmp_path / "agent.py"
+    script.write_text(RECORDER)
+    monkeypatch.setenv("RECORD_TO", str(tmp_path / "record.json"))
+    monkeypatch.setenv("AGENT_MODE", "fail")
+    (tmp_path / "config.toml").write_text(f'[agent]\nbackend = "command"\nturn = ["{sys.executable}", "{script}"]\n')
+    state, workspace = demo
+    service = Service(config.load(state_dir=str(state)), workspace=workspace)
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await type_and_send(pilot, "do the thing")
+        await wait_for(pilot, lambda: app.screen.running is None and any(
+            "failed" in n.message for n in app._notifications))
+        await settle(pilot)
+        assert any("something broke" in n.message for n in app._notifications)
+        assert app.screen.detail.state.turns[-1].agent.status == "failed"
+        assert app.is_running
+
+
+async def test_ctrl_c_interrupts_a_running_turn_instead_of_quitting(demo, tmp_path, monkeypatch):
+    script = tmp_path / "agent.py"
+    script.write_text(RECORDER)
+    monkeypatch.setenv("RECORD_TO", str(tmp_path / "record.json"))
+    monkeypatch.setenv("AGENT_MODE", "sleep")
+    (tmp_path / "config.toml").write_text(f'[agent]\nbackend = "command"\nturn = ["{sys.executable}", "{script}"]\n')
+    state, workspace = demo
+    service = Service(config.load(state_dir=str(state)), workspace=workspace)
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await type_and_send(pilot, "long task")
+        await wait_for(pilot, lambda: app.screen.running is not None)
+        await wait_for(pilot, lambda: (tmp_path / "record.json").exists())
+        assert "turn running" in str(app.screen.query_one("#meter").render())
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.screen.running is None)
+        await settle(pilot)
+        assert app.is_running
+        assert app.screen.detail.state.turns[-1].agent.status == "interrupted"
+
+
+async def test_sending_is_refused_with_a_reason_on_a_broken_row(service):
+    app = build_app(service, agent="echo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        session_list = app.screen.query_one(SessionList)
+        broken = next(i for i, row in enumerate(session_list.rows) if row.problem_code)
+        session_list.move_to(broken)
+        await settle(pilot)
+        await type_and_send(pilot, "hello")
+        await settle(pilot)
+        assert any("readable session" in n.message for n in app._notifications)
