@@ -89,3 +89,9 @@ class PendingTurnError(RepriseError):
     """An agent is probably writing this session right now."""
 
     code = "pending_turn"
+
+
+class ConflictError(RepriseError):
+    """The operation would collide with what is there now (a session or turn that already exists)."""
+
+    code = "conflict"

@@ -137,6 +137,16 @@ class StorePaths:
     def trash_dir(self, key: str) -> Path:
         return self.reprise_dir(key) / "trash"
 
+    def trash_file(self, ref: SessionRef) -> Path:
+        return self.trash_dir(ref.workspace_key) / f"{ref.session_id}.json"
+
+    def trash_meta_file(self, ref: SessionRef) -> Path:
+        return self.trash_dir(ref.workspace_key) / "meta" / f"{ref.session_id}.json"
+
+    def trash_record_file(self, ref: SessionRef) -> Path:
+        """When and from where a session was trashed."""
+        return self.trash_dir(ref.workspace_key) / "records" / f"{ref.session_id}.json"
+
     def audit_file(self, key: str) -> Path:
         return self.reprise_dir(key) / "audit.jsonl"
 

@@ -1,0 +1,191 @@
+"""When Reprise may take a session away: the `--older-than` age syntax, the guard against
+touching a session whose agent is probably still running, and the pure selection of
+`reprise prune` (which sessions go, which are protected and why). Moving them is trash.py's job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .catalog import SessionRow
+from .errors import PendingTurnError, UsageError
+from .models import SessionState, parse_time
+from .paths import SessionRef
+
+PENDING_GUARD_S = 600
+_AGE = re.compile(r"^\s*(\d{1,9})\s*([mhdw])\s*$")
+_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str) -> float:
+    """Seconds in an age like `90m`, `12h`, `30d` or `2w`."""
+    match = _AGE.match(text) if isinstance(text, str) else None
+    if match is None or int(match.group(1)) == 0:
+        raise UsageError(f"{str(text)[:40]!r} is not an age.",
+                         hint="a positive whole number and a unit: 90m, 12h, 30d or 2w")
+    return float(int(match.group(1)) * _UNITS[match.group(2)])
+
+
+def format_age(seconds: float) -> str:
+    """A short age for listings: 45s, 12m, 5h, 3d, 6w."""
+    seconds = max(0.0, seconds)
+    for unit, size in (("w", 7 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size * (2 if unit == "w" else 1):
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+# --- the running-agent guard ---------------------------------------------------------------------
+
+def running_pending_turn(state: SessionState, *, mtime: float | None, now: float) -> str | None:
+    """The id of a pending turn started less than 10 minutes ago (its agent is likely running).
+
+    A pending turn's time is its history entry's `updated_at` (else `created_at`); without a
+    readable one, the file's modification time stands in.
+    """
+    pending = [turn.turn_id for turn in state.turns if turn.agent is None]
+    pending += [entry.turn_id for entry in state.history if entry.status == "pending"]
+    if not pending:
+        return None
+    times = {}
+    for entry in state.history:
+        moment = parse_time(entry.updated_at) or parse_time(entry.created_at)
+        if moment is not None:
+            times[entry.turn_id] = moment.timestamp()
+    for turn_id in pending:
+        started = times.get(turn_id, mtime)
+        if started is None or now - started < PENDING_GUARD_S:
+            return turn_id
+    return None
+
+
+def check_not_running(state: SessionState, *, mtime: float | None, now: float, force: bool, action: str) -> None:
+    """Raise PendingTurnError when an agent is probably writing this session, unless forced."""
+    if force:
+        return
+    turn_id = running_pending_turn(state, mtime=mtime, now=now)
+    if turn_id is not None:
+        raise PendingTurnError(
+            f"Session {state.session_id} has a pending turn ({turn_id}) from the last 10 minutes; "
+            f"an agent is probably still running, so it was not {action}.",
+            hint="wait for the turn to finish, or pass --force")
+
+
+# --- prune selection -------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class PruneOptions:
+    older_than: float | None = None
+    empty: bool = False
+    keep_last: int = 0
+    include_undated: bool = False
+    force: bool = False
+
+    def __post_init__(self) -> None:
+        if self.older_than is None and not self.empty:
+            raise UsageError("Prune needs a criterion.", hint="--older-than AGE, --empty, or both")
+        if self.older_than is not None and self.older_than <= 0:
+            raise UsageError("--older-than must be a positive age.")
+        if self.keep_last < 0:
+            raise UsageError("--keep-last cannot be negative.")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"older_than_s": self.older_than, "empty": self.empty, "keep_last": self.keep_last,
+                "include_undated": self.include_undated, "force": self.force}
+
+
+@dataclass(frozen=True, slots=True)
+class PruneCandidate:
+    ref: SessionRef
+    reason: str
+    turns: int
+    size: int
+    last_activity: str | None
+    pinned: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key, "reason": self.reason,
+                "turns": self.turns, "size": self.size, "last_activity": self.last_activity, "pinned": self.pinned}
+
+
+@dataclass(slots=True)
+class PruneSelection:
+    """`selected` go to the trash; `protected` matched but are kept; `skipped` could not be judged."""
+
+    options: PruneOptions
+    selected: list[PruneCandidate] = field(default_factory=list)
+    protected: list[PruneCandidate] = field(default_factory=list)
+    skipped: list[PruneCandidate] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"options": self.options.as_dict(), "selected": [c.as_dict() for c in self.selected],
+                "protected": [c.as_dict() for c in self.protected], "skipped": [c.as_dict() for c in self.skipped]}
+
+
+def _activity(row: SessionRow) -> tuple[float | None, float]:
+    """(newest turn time or None, the time to rank by: the turn time, else the file's mtime)."""
+    parsed = parse_time(row.last_activity) if row.activity_source == "history" else None
+    turn_time = parsed.timestamp() if parsed is not None else None
+    return turn_time, turn_time if turn_time is not None else max(row.mtime_ns, 0) / 1e9
+
+
+def select_prune(rows: Iterable[SessionRow], options: PruneOptions, *, now: float) -> PruneSelection:
+    """Which of these listing rows `prune` would move to the trash, and which it protects, with reasons."""
+    rows = [row for row in rows]
+    newest: dict[str, set[str]] = {}
+    by_key: dict[str, list[SessionRow]] = {}
+    for row in rows:
+        if row.problem_code is None and row.ref is not None:
+            by_key.setdefault(row.workspace_key, []).append(row)
+    for key, members in by_key.items():
+        members.sort(key=lambda r: (_activity(r)[1], r.file_id), reverse=True)
+        newest[key] = {r.file_id for r in members[:options.keep_last]}
+    selection = PruneSelection(options)
+    for row in sorted(rows, key=lambda r: (r.workspace_key, r.file_id)):
+        ref = row.ref
+        verdict = _judge(row, options, now, newest.get(row.workspace_key, set())) if ref is not None else None
+        if verdict is not None:
+            bucket, reason = verdict
+            getattr(selection, bucket).append(
+                PruneCandidate(ref, reason, row.turns, row.size, row.last_activity, row.pinned))
+    return selection
+
+
+def _judge(row: SessionRow, options: PruneOptions, now: float, newest: set[str]) -> tuple[str, str] | None:
+    """("selected" | "protected" | "skipped", why) for a row the criteria reach, else None."""
+    if row.problem_code is not None:
+        return "skipped", f"unreadable file ({row.problem_code})"
+    reason = _match(row, options, now)
+    if reason is None:
+        return None
+    if reason.startswith("skip:"):
+        return "skipped", reason[5:]
+    if row.pinned:
+        return "protected", "pinned"
+    if row.pending and not options.force:
+        return "protected", "has a pending turn"
+    if row.file_id in newest:
+        return "protected", ("the newest in its workspace" if options.keep_last == 1
+                             else f"among the newest {options.keep_last} in its workspace")
+    return "selected", reason
+
+
+def _match(row: SessionRow, options: PruneOptions, now: float) -> str | None:
+    """Why the row matches the criteria ("skip:<why>" when it cannot be judged), or None."""
+    if options.empty and row.turns == 0:
+        return "no turns"
+    if options.older_than is None:
+        return None
+    turn_time, file_time = _activity(row)
+    if turn_time is not None:
+        age = now - turn_time
+        return f"newest turn {format_age(age)} ago" if age > options.older_than else None
+    age = now - file_time
+    if age <= options.older_than:
+        return None
+    if options.include_undated:
+        return f"no turn time; file modified {format_age(age)} ago"
+    return "skip:no turn time (--include-undated judges it by the file's modification time)"

@@ -1,0 +1,695 @@
+"""Trimming a session: pure planning (file bytes + options -> the new bytes, the archived
+records and the preview figures), then one apply step that archives before it writes.
+
+Planning has no clock and no randomness, so the same file and options always give the same
+bytes. The records a trim removes or replaces are serialised first; their SHA-256 names the
+archive entry and appears in the cap markers and in the digest turn, so every trimmed file
+points at the exact bytes that restore it. Operations, in the order they apply:
+drop -> fold -> cap -> keep-history (`fit` picks a cap/fold rung by the meter).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .archive import Archive
+from .audit import AuditLog, iso_time
+from .codec import decode, encode
+from .errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
+from .meter import Meter, spec_for
+from .models import AgentTurn, SessionState, SummaryTurn, UserTurn
+from .paths import SessionRef
+from .retention import check_not_running, running_pending_turn
+from .store import Loaded, SessionMeta, Store, digest
+from .summary import EMPTY_SUMMARY, render_summary
+
+RECORDS_FORMAT = "reprise.trim-records/1"
+DEFAULT_SPARE = 3
+FIT_CAPS = (4000, 2000, 1000, 500)
+FIT_FOLDS = (20, 10, 5, 3, 1)
+DIGEST_PREFIX = "[reprise] Condensed turn"
+# Stands in for the records digest while estimating; hex like a real one, so it counts alike.
+_PLACEHOLDER = hashlib.sha256(b"reprise: records digest placeholder").hexdigest()
+_DIGEST_MESSAGE = re.compile(r"\A\[reprise\] Condensed turns? \d+(?:-\d+)? \(archive ([0-9a-f]{64})\)")
+_MARKER = re.compile(r"\n\[reprise: [\d,]+ characters cut; archive [0-9a-f]{64}\]\Z")
+_LINE_NUMBER = re.compile(r"\A\d+\. ")
+_SUMMARY_HEADER = "## Session Summary"
+
+
+# --- options -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TrimOptions:
+    keep_history: int | None = None
+    cap_replies: int | None = None
+    spare: int = DEFAULT_SPARE
+    fold: int | None = None
+    drop: tuple[str, ...] = ()
+    fit: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "drop", tuple(str(item).strip() for item in self.drop if str(item).strip()))
+        if self.keep_history is None and self.cap_replies is None and self.fold is None and not self.drop \
+                and self.fit is None:
+            raise UsageError("Nothing to trim.", hint="--keep-history, --cap-replies, --fold, --drop or --fit")
+        for name, low in (("keep_history", 0), ("cap_replies", 1), ("spare", 0), ("fold", 0), ("fit", 1)):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+                raise UsageError(f"--{name.replace('_', '-')} must be a whole number of at least {low}.")
+        if self.fit is not None and (self.cap_replies is not None or self.fold is not None):
+            raise UsageError("--fit chooses the cap and the fold itself; drop --cap-replies and --fold.")
+
+    @classmethod
+    def parse_drop(cls, text: str) -> tuple[str, ...]:
+        """`--drop 3,7,turn-ab12...` as a tuple of turn numbers and ids."""
+        return tuple(item.strip() for item in text.split(",") if item.strip())
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.keep_history is not None:
+            data["keep_history"] = self.keep_history
+        if self.cap_replies is not None:
+            data["cap_replies"] = self.cap_replies
+            data["spare"] = self.spare
+        if self.fold is not None:
+            data["fold"] = self.fold
+        if self.drop:
+            data["drop"] = list(self.drop)
+        if self.fit is not None:
+            data["fit"] = self.fit
+            data["spare"] = self.spare
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class _Steps:
+    """Resolved operations: turn indices to drop, then fold/cap/keep-history figures."""
+
+    drop: frozenset[int] = frozenset()
+    drop_history: frozenset[int] = frozenset()
+    fold: int | None = None
+    cap: int | None = None
+    spare: int = DEFAULT_SPARE
+    keep_history: int | None = None
+
+    def label(self) -> str:
+        parts = []
+        if self.cap is not None:
+            parts.append(f"cap replies at {self.cap:,} characters")
+        if self.fold is not None:
+            parts.append(f"fold keeping {self.fold} turn{'s' if self.fold != 1 else ''}")
+        return " and ".join(parts) or "no change"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"drop": sorted(self.drop), "drop_history": sorted(self.drop_history), "fold": self.fold,
+                "cap": self.cap, "spare": self.spare, "keep_history": self.keep_history}
+
+
+# --- meter access ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TrimMeter:
+    """How planning measures: `total` is the meter total of a state (no message); `count`
+    counts one text (cached), used to estimate `--fit`'s ladder rung by rung."""
+
+    total: Callable[[SessionState], int]
+    count: Callable[[str], int]
+
+    @classmethod
+    def from_meter(cls, meter: Meter, workspace: Path | None, *, model: str | None = None) -> TrimMeter:
+        name, _ = meter.resolve_model(workspace, model)
+        encoding = spec_for(name, meter.settings.models).encoding
+        return cls(total=lambda state: meter.prepare(state, workspace, model=model).base_total,
+                   count=lambda text: meter.count(text, encoding))
+
+
+# --- the plan ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TurnChange:
+    number: int
+    turn_id: str
+    change: str
+    chars_cut: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {"number": self.number, "turn_id": self.turn_id, "change": self.change}
+        if self.change == "capped":
+            data["chars_cut"] = self.chars_cut
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class FitOutcome:
+    target: int
+    chosen: str | None
+    fits: bool
+    tried: tuple[tuple[str, int], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "chosen": self.chosen, "fits": self.fits,
+                "tried": [{"plan": label, "estimate": estimate} for label, estimate in self.tried]}
+
+
+@dataclass(slots=True)
+class TrimPlan:
+    """Everything a preview shows and an apply writes; `data` is `original` when nothing changes."""
+
+    session_id: str
+    options: TrimOptions
+    original: bytes
+    data: bytes
+    state: SessionState
+    records: bytes | None
+    records_digest: str | None
+    anchors: list[str]
+    turns: list[TurnChange]
+    history_removed: list[str]
+    meter_before: int | None = None
+    meter_after: int | None = None
+    fit: FitOutcome | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.records is not None
+
+    @property
+    def size_before(self) -> int:
+        return len(self.original)
+
+    @property
+    def size_after(self) -> int:
+        return len(self.data)
+
+    @property
+    def original_digest(self) -> str:
+        return digest(self.original)
+
+    @property
+    def result_digest(self) -> str:
+        return digest(self.data)
+
+    def counts(self) -> dict[str, int]:
+        count = {"capped": 0, "folded": 0, "dropped": 0}
+        for change in self.turns:
+            count[change.change] += 1
+        count["history_removed"] = len(self.history_removed)
+        return count
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "options": self.options.as_dict(), "changed": self.changed,
+                "size_before": self.size_before, "size_after": self.size_after,
+                "meter_before": self.meter_before, "meter_after": self.meter_after,
+                "archive_digest": self.records_digest, "turns": [change.as_dict() for change in self.turns],
+                "history_removed": self.history_removed, "counts": self.counts(),
+                "fit": self.fit.as_dict() if self.fit else None, "notes": self.notes}
+
+
+@dataclass(slots=True)
+class _Selection:
+    """Which original turns each step touches (indices into the summary and the history)."""
+
+    dropped: list[int]
+    folded: list[int]
+    kept: list[int]
+    capped: dict[int, int]
+    history_removed: list[int]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.dropped or self.folded or self.capped or self.history_removed)
+
+
+@dataclass(slots=True)
+class _Realized:
+    selection: _Selection
+    records: bytes
+    digest: str
+    state: SessionState
+    total: int | None
+
+
+# --- planning ----------------------------------------------------------------------------------------
+
+def plan_trim(source: bytes | SessionState, options: TrimOptions, meter: TrimMeter | None = None, *,
+              fork_id: str | None = None) -> TrimPlan:
+    """The trim of this file (or state) with these options; pure and deterministic.
+
+    With `fork_id` the new bytes carry that session id (the original's id everywhere else).
+    """
+    if isinstance(source, SessionState):
+        state, original = source, encode(source)
+    else:
+        decoded = decode(source, path="(trim input)", expected_id=None)
+        if decoded.state is None:
+            raise ProblemFileError(decoded.problem)
+        state, original = decoded.state, source
+    base = _resolve(state, options)
+    before = meter.total(state) if meter is not None else None
+    fit = None
+    realized = None
+    if options.fit is not None:
+        if meter is None:
+            raise UsageError("--fit needs the meter to count tokens.")
+        realized, fit = _choose_fit(state, original, base, options.fit, meter, before)
+        if realized is None:
+            note = fit.chosen if fit.fits else (f"no plan on the ladder brings the total to {options.fit:,} tokens "
+                                                "or less; nothing changed")
+            return _unchanged(state, options, original, before, fit, note)
+    else:
+        selection = _select(state, base)
+        if selection.empty:
+            return _unchanged(state, options, original, before, fit, "nothing to trim with these options")
+        realized = _realize(state, original, base, selection, meter)
+    if fork_id is not None:
+        realized.state = realized.state.model_copy(update={"session_id": fork_id})
+    selection = realized.selection
+    return TrimPlan(state.session_id, options, original, encode(realized.state), realized.state, realized.records,
+                    realized.digest, _anchors(state, selection), _turn_changes(state, selection),
+                    [state.history[i].turn_id for i in selection.history_removed], before, realized.total, fit, [])
+
+
+def _unchanged(state: SessionState, options: TrimOptions, original: bytes, before: int | None,
+               fit: FitOutcome | None, note: str) -> TrimPlan:
+    return TrimPlan(state.session_id, options, original, original, state, None, None, [], [], [], before, before,
+                    fit, [note])
+
+
+def _realize(state: SessionState, original: bytes, steps: _Steps, selection: _Selection,
+             meter: TrimMeter | None) -> _Realized:
+    """The records (and so the digest) first, then the new state that names them, and its meter total."""
+    records = _records(state, original, steps, selection)
+    records_digest = digest(records)
+    new_state = _build(state, selection, records_digest, state.session_id)
+    return _Realized(selection, records, records_digest, new_state,
+                     meter.total(new_state) if meter is not None else None)
+
+
+def _resolve(state: SessionState, options: TrimOptions) -> _Steps:
+    """Options to indices: `--drop` items are turn numbers as rendered (from 1) or turn ids."""
+    turns = state.turns
+    by_id = {turn.turn_id: index for index, turn in enumerate(turns)}
+    history_by_id = {entry.turn_id: index for index, entry in enumerate(state.history)}
+    drop, drop_history = set(), set()
+    for item in options.drop:
+        if item.isdigit():
+            number = int(item)
+            if not 1 <= number <= len(turns):
+                raise UsageError(f"There is no turn {number}; the session has {len(turns)} turns.")
+            index = number - 1
+        elif item in by_id:
+            index = by_id[item]
+        elif item in history_by_id:
+            index = history_by_id[item]
+            if index == len(state.history) - 1 and state.history[index].status == "pending":
+                raise UsageError(f"History turn {item[:60]} is the newest and still pending; it is never dropped.")
+            drop_history.add(index)
+            continue
+        else:
+            raise UsageError(f"No turn {item[:60]!r} in session {state.session_id}.",
+                             hint="give turn numbers as shown (from 1) or turn ids")
+        if _pending_newest(state, index):
+            raise UsageError(f"Turn {index + 1} is the newest turn and still pending; it is never dropped.")
+        drop.add(index)
+        if turns[index].turn_id in history_by_id:
+            drop_history.add(history_by_id[turns[index].turn_id])
+    return _Steps(frozenset(drop), frozenset(drop_history), options.fold, options.cap_replies, options.spare,
+                  options.keep_history)
+
+
+def _pending_newest(state: SessionState, index: int) -> bool:
+    return index == len(state.turns) - 1 and state.turns[index].agent is None
+
+
+def is_digest_turn(turn: SummaryTurn) -> bool:
+    """A turn Reprise's fold wrote: its id is `turn-` + the first 32 hex of the digest its message names."""
+    match = _DIGEST_MESSAGE.match(turn.user.message)
+    return match is not None and turn.turn_id == f"turn-{match.group(1)[:32]}"
+
+
+def _select(state: SessionState, steps: _Steps) -> _Selection:
+    turns = state.turns
+    remaining = [index for index in range(len(turns)) if index not in steps.drop]
+    folded: list[int] = []
+    if steps.fold is not None:
+        candidates = remaining[:max(len(remaining) - steps.fold, 0)]
+        if candidates and _pending_newest(state, candidates[-1]):
+            candidates.pop()
+        if any(not is_digest_turn(turns[index]) for index in candidates):
+            folded = candidates
+    folded_set = set(folded)
+    kept = [index for index in remaining if index not in folded_set]
+    capped: dict[int, int] = {}
+    if steps.cap is not None:
+        capable = kept[:max(len(kept) - steps.spare, 0)]
+        for index in capable:
+            agent = turns[index].agent
+            if agent is None or is_digest_turn(turns[index]):
+                continue
+            body = _MARKER.sub("", agent.response)
+            if len(body) > steps.cap:
+                capped[index] = steps.cap
+    history = state.history
+    removed = set(steps.drop_history)
+    if steps.keep_history is not None:
+        surviving = [index for index in range(len(history)) if index not in removed]
+        cut = surviving[:max(len(surviving) - steps.keep_history, 0)]
+        if cut and cut[-1] == len(history) - 1 and history[-1].status == "pending":
+            cut.pop()
+        removed.update(cut)
+    return _Selection(sorted(steps.drop), folded, kept, capped, sorted(removed))
+
+
+def _records(state: SessionState, original: bytes, steps: _Steps, selection: _Selection) -> bytes:
+    """The archived records: every summary and history turn the trim removes or replaces, with
+    its anchor (the turn id it followed, null at the start) and the original orders."""
+    turns = state.turns
+    summary_records = []
+    changes = {index: "removed" for index in (*selection.dropped, *selection.folded)}
+    changes.update({index: "capped" for index in selection.capped})
+    for index in sorted(changes):
+        summary_records.append({"index": index, "anchor": turns[index - 1].turn_id if index else None,
+                                "change": changes[index], "turn": turns[index].model_dump(mode="json")})
+    history = state.history
+    history_records = [{"index": index, "anchor": history[index - 1].turn_id if index else None,
+                        "turn": history[index].model_dump(mode="json")} for index in selection.history_removed]
+    payload = {
+        "format": RECORDS_FORMAT,
+        "session_id": state.session_id,
+        "original_sha256": digest(original),
+        "steps": steps.as_dict(),
+        "digest_turn": bool(selection.folded),
+        "summary_order": [turn.turn_id for turn in turns],
+        "history_order": [entry.turn_id for entry in history],
+        "summary": summary_records,
+        "history": history_records,
+    }
+    return (json.dumps(payload, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def _anchors(state: SessionState, selection: _Selection) -> list[str]:
+    """The turn ids after which archived records go back (the index line's `anchors`)."""
+    anchors: list[str] = []
+    touched = sorted({*selection.dropped, *selection.folded, *selection.capped})
+    for index in touched:
+        if index and state.turns[index - 1].turn_id not in anchors:
+            anchors.append(state.turns[index - 1].turn_id)
+    for index in selection.history_removed:
+        if index and state.history[index - 1].turn_id not in anchors:
+            anchors.append(state.history[index - 1].turn_id)
+    return anchors
+
+
+def _turn_changes(state: SessionState, selection: _Selection) -> list[TurnChange]:
+    changes = []
+    for index in range(len(state.turns)):
+        turn_id = state.turns[index].turn_id
+        if index in selection.dropped:
+            changes.append(TurnChange(index + 1, turn_id, "dropped"))
+        elif index in selection.folded:
+            changes.append(TurnChange(index + 1, turn_id, "folded"))
+        elif index in selection.capped:
+            body = _MARKER.sub("", state.turns[index].agent.response)
+            changes.append(TurnChange(index + 1, turn_id, "capped", len(body) - selection.capped[index]))
+    return changes
+
+
+# --- building the new state ----------------------------------------------------------------------------
+
+def _build(state: SessionState, selection: _Selection, records_digest: str, session_id: str) -> SessionState:
+    turns = state.turns
+    new_turns = [digest_turn(turns, selection.folded, records_digest)] if selection.folded else []
+    for index in selection.kept:
+        turn = turns[index]
+        if index in selection.capped:
+            turn = capped_turn(turn, selection.capped[index], records_digest)
+        new_turns.append(turn)
+    removed = set(selection.history_removed)
+    history = [entry for index, entry in enumerate(state.history) if index not in removed]
+    summary = state.summary.model_copy(update={"turns": new_turns})
+    return state.model_copy(update={"session_id": session_id, "summary": summary, "history": history})
+
+
+def cap_marker(chars_cut: int, records_digest: str) -> str:
+    return f"\n[reprise: {chars_cut:,} characters cut; archive {records_digest}]"
+
+
+def capped_turn(turn: SummaryTurn, cap: int, records_digest: str) -> SummaryTurn:
+    """The turn with its response cut to `cap` characters plus the marker (a previous marker is replaced)."""
+    body = _MARKER.sub("", turn.agent.response)
+    response = body[:cap] + cap_marker(len(body) - cap, records_digest)
+    return turn.model_copy(update={"agent": turn.agent.model_copy(update={"response": response})})
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def _digest_span(turn: SummaryTurn) -> int:
+    """How many rendered turns an earlier digest turn stands for (the number of its last line)."""
+    lines = [line for line in (turn.agent.response if turn.agent else "").splitlines() if line.strip()]
+    match = _LINE_NUMBER.match(lines[-1]) if lines else None
+    return int(match.group(0)[:-2]) if match else max(len(lines), 1)
+
+
+def digest_turn(turns: list[SummaryTurn], folded: list[int], records_digest: str) -> SummaryTurn:
+    """One turn standing for `turns[i] for i in folded`: a line per condensed turn, numbered as
+    rendered before the trim (an earlier digest turn's lines are carried over), counts summed."""
+    lines: list[str] = []
+    read = changed = commands = 0
+    folded_set = set(folded)
+    shift = 0
+    for index, turn in enumerate(turns[:max(folded) + 1]):
+        digest_like = is_digest_turn(turn)
+        agent = turn.agent
+        if index in folded_set:
+            if agent is not None:
+                read += agent.files_read_count
+                changed += agent.files_changed_count
+                commands += agent.commands_run_count
+            if digest_like:
+                lines.extend(line for line in agent.response.splitlines() if line.strip())
+            else:
+                line = f"{index + 1 + shift}. [{turn.status}] {_one_line(turn.user.message, 60)}"
+                if agent is not None and agent.response:
+                    line += f" -> {_one_line(_MARKER.sub('', agent.response), 80)}"
+                lines.append(line)
+        if digest_like:
+            shift += _digest_span(turn) - 1
+    numbers = [int(match.group(0)[:-2]) for match in map(_LINE_NUMBER.match, (lines[0], lines[-1])) if match]
+    first, last = (numbers[0], numbers[-1]) if len(numbers) == 2 else (1, len(lines))
+    span = f"turn {first}" if first == last else f"turns {first}-{last}"
+    message = (f"{DIGEST_PREFIX}{span[4:]} (archive {records_digest})\n"
+               f"Reprise folded {span} of this session into this one to shorten the summary; "
+               "the full turns are in Reprise's archive of the session (`reprise restore`).")
+    agent = AgentTurn(status="succeeded", response="\n".join(lines), files_read_count=read,
+                      files_changed_count=changed, commands_run_count=commands, error=None, usage=None)
+    return SummaryTurn(turn_id=f"turn-{records_digest[:32]}", user=UserTurn(message=message), agent=agent)
+
+
+# --- fit ----------------------------------------------------------------------------------------------------
+
+def turn_block(number: int, turn: SummaryTurn) -> str:
+    """One turn as Fractal renders it in the summary (the summary is the header plus "\\n\\n" + each block)."""
+    lines = [f"Turn {number} ({turn.turn_id})", f"User: {turn.user.message}"]
+    agent = turn.agent
+    if agent is None:
+        lines.append("Agent status: pending")
+        return "\n".join(lines)
+    lines.append(f"Agent status: {agent.status}")
+    if agent.response:
+        lines.append(f"Agent response: {agent.response}")
+    lines.append(f"files_read_count: {agent.files_read_count}")
+    lines.append(f"files_changed_count: {agent.files_changed_count}")
+    lines.append(f"commands_run_count: {agent.commands_run_count}")
+    if agent.error:
+        lines.append(f"Error: {agent.error}")
+    return "\n".join(lines)
+
+
+def summary_text(state: SessionState) -> str:
+    """The summary part as the meter counts it."""
+    return render_summary(state.summary).strip() or EMPTY_SUMMARY
+
+
+def _ladder(spare: int, base: _Steps) -> list[_Steps]:
+    rungs = [replace(base, cap=cap, spare=spare) for cap in FIT_CAPS]
+    rungs += [replace(base, cap=FIT_CAPS[-1], fold=keep, spare=spare) for keep in FIT_FOLDS]
+    return rungs
+
+
+def _choose_fit(state: SessionState, original: bytes, base: _Steps, target: int, meter: TrimMeter,
+                before: int) -> tuple[_Realized | None, FitOutcome]:
+    """The first ladder rung whose meter total is at most `target` (after any drop/keep-history).
+
+    Rungs are estimated by counting only the turn blocks a rung changes (the summary is the
+    blocks joined, and a join counts about the sum of its parts). A rung estimated within a
+    small margin of the target is built for real (records, digest, new state) and counted in
+    full; it is taken only if that real total fits.
+    """
+    has_base = bool(base.drop or base.drop_history or base.keep_history is not None)
+    if before <= target and not has_base:
+        return None, FitOutcome(target, f"already fits ({before:,} tokens); nothing changed", True, ())
+    tried: list[tuple[str, int]] = []
+    start, start_total = state, before
+    if has_base:
+        realized = _realize(state, original, base, _select(state, base), meter)
+        tried.append(("drop and keep-history alone", realized.total))
+        if realized.total <= target:
+            return realized, FitOutcome(target, "drop and keep-history alone", True, tuple(tried))
+        start, start_total = _build(state, realized.selection, _PLACEHOLDER, state.session_id), realized.total
+    estimator = _Estimator(start, meter, start_total)
+    margin = max(64, target * 3 // 100)
+    for rung in _ladder(base.spare, _Steps(spare=base.spare)):
+        estimate = estimator.total(rung)
+        tried.append((rung.label(), estimate))
+        if estimate > target + margin:
+            continue
+        combined = replace(base, cap=rung.cap, fold=rung.fold)
+        realized = _realize(state, original, combined, _select(state, combined), meter)
+        tried[-1] = (rung.label(), realized.total)
+        if realized.total <= target:
+            return realized, FitOutcome(target, rung.label(), True, tuple(tried))
+    return None, FitOutcome(target, None, False, tuple(tried))
+
+
+class _Estimator:
+    """Meter totals of ladder rungs from per-block counts of one starting state."""
+
+    def __init__(self, state: SessionState, meter: TrimMeter, total: int):
+        self.state = state
+        self.meter = meter
+        self.blocks = [meter.count("\n\n" + turn_block(i + 1, t)) for i, t in enumerate(state.turns)]
+        self.header = meter.count(_SUMMARY_HEADER) if state.turns else 0
+        self.unchanged = self.header + sum(self.blocks)
+        self.offset = total - self.unchanged
+
+    def total(self, steps: _Steps) -> int:
+        turns = self.state.turns
+        selection = _select(self.state, steps)
+        tokens = self.header
+        number = 1
+        if selection.folded:
+            block = turn_block(1, digest_turn(turns, selection.folded, _PLACEHOLDER))
+            tokens += self.meter.count("\n\n" + block)
+            number = 2
+        for index in selection.kept:
+            if index in selection.capped:
+                turn = capped_turn(turns[index], selection.capped[index], _PLACEHOLDER)
+                tokens += self.meter.count("\n\n" + turn_block(number, turn))
+            else:
+                tokens += self.blocks[index]
+            number += 1
+        return self.offset + tokens
+
+
+# --- applying -----------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class TrimResult:
+    plan: TrimPlan
+    source: SessionRef
+    ref: SessionRef
+    applied: bool
+    dry_run: bool
+    forked: bool
+    archived: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.plan.as_dict(), "source_session_id": self.source.session_id,
+                "session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
+                "applied": self.applied, "dry_run": self.dry_run, "forked": self.forked, "archived": self.archived}
+
+
+def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimOptions, *,
+                 meter: TrimMeter | None = None, dry_run: bool = False, fork: bool = False, force: bool = False,
+                 audit: AuditLog | None = None, now: float | None = None, fork_id: str | None = None) -> TrimResult:
+    """Load, plan, and (unless `dry_run`) archive then write: in place, or as a new session with `fork`.
+
+    Refused without `force`: files with codec warnings (a rewrite would change values) and
+    sessions whose agent is probably running (a pending turn from the last 10 minutes). A
+    dry run is never refused; its notes say what applying would need.
+    """
+    loaded = store.load(ref)
+    now = time.time() if now is None else now
+    target_id = (fork_id or uuid.uuid4().hex) if fork else None
+    plan = plan_trim(loaded.data, options, meter, fork_id=target_id)
+    if not dry_run and plan.changed:
+        return apply_trim(store, archive, loaded, plan, fork_id=target_id, force=force, audit=audit, now=now)
+    if plan.changed and not force:
+        if loaded.warnings:
+            plan.notes.append("the file has warnings (a rewrite would change values); applying needs --force")
+        if running_pending_turn(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now):
+            plan.notes.append("a pending turn is less than 10 minutes old (an agent may be running); "
+                              "applying needs --force")
+    target = SessionRef(ref.workspace_key, target_id) if target_id else ref
+    return TrimResult(plan, ref, target, False, dry_run, fork)
+
+
+def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *, fork_id: str | None = None,
+               force: bool = False, audit: AuditLog | None = None, now: float | None = None) -> TrimResult:
+    """Write a plan made from `loaded`: archive the original bytes and the records, then the file.
+
+    If the archive cannot be written, nothing else happens. A fork (`fork_id`, which the plan
+    must have been made with) gets its own archive, file and meta; the original is untouched.
+    """
+    ref = loaded.ref
+    now = time.time() if now is None else now
+    if plan.original != loaded.data:
+        raise RepriseError("This trim plan was made from other bytes than the loaded session.")
+    if fork_id and json.loads(plan.data)["session_id"] != fork_id:
+        raise RepriseError("A fork must be planned with its new session id.")
+    if loaded.warnings and not force:
+        raise ProblemFileError(loaded.warnings[0], hint="a rewrite would change values Fractal reads; "
+                                                        "--force trims anyway (the original is archived)")
+    check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force, action="trimmed")
+    if not plan.changed:
+        return TrimResult(plan, ref, ref, False, False, fork_id is not None)
+    target = SessionRef(ref.workspace_key, fork_id) if fork_id else ref
+    audit = audit or AuditLog(store.paths)
+    options = {**plan.options.as_dict(), "fork": fork_id, "force": force}
+    digests = [plan.records_digest, plan.original_digest]
+    info: dict[str, Any] = {"options": plan.options.as_dict(), "counts": plan.counts()}
+    if fork_id:
+        info["forked_from"] = ref.session_id
+    try:
+        with store.lock(target):
+            if fork_id is None and store.current_version(loaded.path) != loaded.version:
+                raise ChangedOnDiskError(
+                    f"Session {ref.session_id} changed on disk since Reprise read it; nothing was archived "
+                    "or written.", hint="reload and try again", path=loaded.path)
+            archive.put(target, plan.original, op="trim-original", records=plan.records_digest,
+                        source_session_id=ref.session_id)
+            archive.put(target, plan.records, op="trim", anchors=plan.anchors,
+                        original_sha256=plan.original_digest, result_sha256=plan.result_digest, **info)
+            store.save_bytes(target, plan.data, expected=None if fork_id else loaded.version, locked=True)
+    except RepriseError as exc:
+        audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options, digests=digests,
+                     counts=plan.counts(), result=f"failed: {exc.code}", now=now)
+        raise
+    if fork_id:
+        title = fork_title(loaded.state, store.read_meta(ref).title)
+        store.write_meta(target, SessionMeta(title=f"{title} (trimmed)", created_at=iso_time(now)))
+    audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options, digests=digests,
+                 counts=plan.counts(), result=f"forked to {fork_id}" if fork_id else "ok", now=now)
+    return TrimResult(plan, ref, target, True, False, fork_id is not None, digests)
+
+
+def fork_title(state: SessionState, title: str | None) -> str:
+    """The title a fork starts from: the session's own, else its first message's first line."""
+    if title:
+        return title
+    for turn in state.turns:
+        if not is_digest_turn(turn) and turn.user.message.strip():
+            return _one_line(turn.user.message.strip().splitlines()[0], 60)
+    return f"session {state.session_id[:8]}"
