@@ -19,6 +19,7 @@ from pathlib import Path
 from . import config as config_module
 from .agents import TurnRequest, choose_backend, substitute
 from .archive import Archive, ArchiveEntry
+from .audit import AuditLog, AuditRecord
 from .catalog import Catalog, SearchHit, SessionRow
 from .codec import Problem, fractal_would_drop
 from .errors import (
@@ -32,7 +33,18 @@ from .errors import (
 )
 from .meter import Meter, MeterResult, agents_md_section, spec_for
 from .models import SessionState, TurnUsage, parse_time, usage_totals, utc_now_iso
-from .paths import SessionRef, cache_dir, guess_workspace_path, validate_session_id, workspace_key
+from .paths import (
+    SessionRef,
+    cache_dir,
+    guess_workspace_path,
+    validate_session_id,
+    validate_workspace_key,
+    workspace_key,
+)
+from .restore import RestoreResult, restore_session
+from .retention import PruneOptions, select_prune
+from .trash import PruneResult, PurgeResult, RelinkResult, Trash, TrashEntry, relink
+from .trim import TrimMeter, TrimOptions, TrimResult, trim_session
 from .store import Loaded, SessionMeta, Store
 from .turns import TurnOutcome, begin_turn, cap_history, finish_turn, mark_interrupted, pending_age, pending_turns
 from .summary import render_summary
@@ -150,6 +162,8 @@ class Service:
         self.archive = Archive(self.store.paths)
         self.catalog = Catalog(self.store, cache or cache_dir())
         self.meter = Meter(self.settings.meter)
+        self.audit = AuditLog(self.store.paths)
+        self.trash = Trash(self.store, self.audit)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
         self.workspace_key = workspace_key(self.workspace)
 
@@ -501,6 +515,72 @@ class Service:
         if stale:
             self._record(ref, lambda state: [mark_interrupted(state, t, utc_now_iso()) for t in stale])
         return stale
+
+    # --- trimming and undoing ------------------------------------------------------------
+
+    def trim(self, ref: SessionRef, options: TrimOptions, *, dry_run: bool = False, fork: bool = False,
+             force: bool = False, model: str | None = None) -> TrimResult:
+        """Preview, then (unless dry_run) archive and write the trimmed session, in place or as a fork."""
+        meter = TrimMeter.from_meter(self.meter, self._meter_workspace(ref), model=model)
+        return trim_session(self.store, self.archive, ref, options, meter=meter, dry_run=dry_run, fork=fork,
+                            force=force, audit=self.audit)
+
+    def restore(self, ref: SessionRef, *, archive_digest: str | None = None, all_trims: bool = False,
+                dry_run: bool = False, force: bool = False) -> RestoreResult:
+        return restore_session(self.store, self.archive, ref, digest_text=archive_digest, all_trims=all_trims,
+                               dry_run=dry_run, force=force, audit=self.audit)
+
+    def archive_entries(self, ref: SessionRef) -> list[ArchiveEntry]:
+        return self.archive.entries(ref)
+
+    # --- trash, retention, relink, audit ---------------------------------------------------
+
+    def remove(self, ref: SessionRef, *, force: bool = False) -> TrashEntry:
+        return self.trash.remove(ref, force=force)
+
+    def _keys(self, all_workspaces: bool) -> list[str]:
+        return self.store.workspace_keys() if all_workspaces else [self.workspace_key]
+
+    def trash_entries(self, *, all_workspaces: bool = False) -> list[TrashEntry]:
+        return self.trash.entries(self._keys(all_workspaces))
+
+    def resolve_trashed(self, text: str) -> SessionRef:
+        """A trashed session by full id or unique prefix: this workspace first, then all."""
+        validate_session_id(text) if ("/" in text or len(text) > 128) else None
+        for keys in ([self.workspace_key], self.store.workspace_keys()):
+            entries = self.trash.entries(keys)
+            exact = [e.ref for e in entries if e.ref.session_id == text]
+            matches = exact or ([e.ref for e in entries if e.ref.session_id.startswith(text)]
+                                if len(text) >= MIN_PREFIX else [])
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                raise AmbiguousError(f"{text!r} matches {len(matches)} trashed sessions.",
+                                     [f"{r.session_id} ({r.workspace_key})" for r in matches])
+        raise NotFoundError(f"No trashed session matches {text!r}.", hint="reprise trash list --all")
+
+    def trash_restore(self, ref: SessionRef) -> TrashEntry:
+        return self.trash.restore(ref)
+
+    def purge(self, *, all_workspaces: bool = False, older_than: float | None = None,
+              confirmed: bool = False) -> PurgeResult:
+        return self.trash.purge(self._keys(all_workspaces), confirmed=confirmed, older_than=older_than)
+
+    def prune(self, options: PruneOptions, *, all_workspaces: bool = False, confirmed: bool = False) -> PruneResult:
+        rows = self.catalog.refresh(None if all_workspaces else [self.workspace_key])
+        selection = select_prune(rows, options, now=time.time())
+        return self.trash.prune(selection, confirmed=confirmed)
+
+    def relink(self, old: str, new_dir: str, *, force: bool = False) -> RelinkResult:
+        """Move the sessions of a moved repository to its new folder's key. OLD is a key or the old path."""
+        try:
+            old_key = validate_workspace_key(old)
+        except RepriseError:
+            old_key = workspace_key(old)
+        return relink(self.store, old_key, new_dir, force=force, audit=self.audit)
+
+    def audit_records(self, *, all_workspaces: bool = True) -> list[AuditRecord]:
+        return self.audit.read(self._keys(all_workspaces))
 
     # --- health --------------------------------------------------------------------------
 

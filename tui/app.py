@@ -16,7 +16,10 @@ from textual.binding import Binding
 from reprise.core.errors import RepriseError
 from reprise.core.service import Service
 
-from .screens.dialogs import ReportScreen
+from reprise.core.paths import SessionRef
+from reprise.core.retention import format_age
+
+from .screens.dialogs import ChoiceDialog, ReportScreen
 from .screens.main import MainScreen
 from .text import safe_text
 
@@ -44,6 +47,8 @@ class RepriseCommands(Provider):
     )
     VIEWS = (
         ("Doctor: problems in the store", "show_doctor"),
+        ("Trash: restore a removed session", "show_trash"),
+        ("Audit log: destructive operations", "show_audit"),
     )
 
     async def search(self, query: str) -> Hits:
@@ -96,6 +101,41 @@ class RepriseApp(App):
             self.screen.dismiss(None)
             return
         self.exit(None)
+
+    def action_show_trash(self) -> None:
+        def run() -> None:
+            entries = self.service.trash_entries(all_workspaces=True)
+            now = time.time()
+            choices = [(f"{e.ref.workspace_key}/{e.ref.session_id}",
+                        f"{format_age(e.age(now)):>6} ago  {e.title or '(untitled)'}  {e.ref.session_id[:8]}")
+                       for e in entries]
+            self.call_from_thread(self.push_screen, ChoiceDialog("Trash: choose a session to restore", choices,
+                                                                 "The trash is empty."), self._restore_trashed)
+
+        self.run_worker(run, thread=True, group="trash", exit_on_error=False)
+
+    def _restore_trashed(self, choice: str | None) -> None:
+        if not choice:
+            return
+        key, session_id = choice.split("/", 1)
+        ref = SessionRef(key, session_id)
+        main = self.screen_stack[1] if len(self.screen_stack) > 1 else None
+        if isinstance(main, MainScreen):
+            main.run_service(lambda: self.service.trash_restore(ref), lambda _: main.load_rows(),
+                             "Restored from the trash.")
+
+    def action_show_audit(self) -> None:
+        def run() -> None:
+            body = Text()
+            for record in self.service.audit_records(all_workspaces=True)[-200:]:
+                target = record.session_id or ", ".join(record.sessions) or "-"
+                counts = ", ".join(f"{k} {v}" for k, v in record.counts.items())
+                body.append(f"{record.time[:19]}  {record.op:13} {target[:12]:12} {record.result}  {counts}\n")
+            if not body:
+                body.append("No destructive operations recorded.")
+            self.call_from_thread(self.push_screen, ReportScreen("Audit log", body))
+
+        self.run_worker(run, thread=True, group="audit", exit_on_error=False)
 
     def action_show_doctor(self) -> None:
         self._doctor()

@@ -93,6 +93,59 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("recover", "mark pending turns whose agent is gone (older than [agent] timeout) as interrupted")
     p.add_argument("id")
 
+    p = add("trim", "trim a session without losing anything (the removed text is archived)")
+    p.add_argument("id")
+    p.add_argument("--keep-history", type=int, metavar="N", help="keep the newest N history entries")
+    p.add_argument("--cap-replies", type=int, metavar="C", help="cut agent responses longer than C characters")
+    p.add_argument("--spare", type=int, default=3, metavar="K", help="with --cap-replies: leave the newest K turns")
+    p.add_argument("--fold", type=int, metavar="N", help="keep the newest N turns, condense the older ones")
+    p.add_argument("--drop", metavar="T,...", help="remove turns by number (from 1) or turn id")
+    p.add_argument("--fit", type=int, metavar="TOKENS", help="the first plan of a fixed ladder that fits")
+    p.add_argument("--dry-run", action="store_true", help="preview only")
+    p.add_argument("--fork", action="store_true", help="write the result as a new session")
+    p.add_argument("--force", action="store_true", help="trim even a file with warnings or a running agent")
+    p.add_argument("--model", help="count for this model")
+
+    p = add("restore", "undo trims: put archived records back (never deletes archive entries)")
+    p.add_argument("id")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--archive", metavar="DIGEST", help="this archive entry (a digest prefix)")
+    group.add_argument("--all", action="store_true", help="every trim not yet restored")
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--force", action="store_true")
+
+    p = add("rm", "move a session to the trash")
+    p.add_argument("id")
+    p.add_argument("--force", action="store_true", help="even when an agent may be writing it")
+
+    p = add("trash", "list, restore or purge trashed sessions")
+    trash = p.add_subparsers(dest="trash_command", parser_class=_Parser, metavar="ACTION", required=True)
+    q = trash.add_parser("list", parents=[common], help="trashed sessions")
+    q.add_argument("--all", action="store_true", help="all workspaces")
+    q = trash.add_parser("restore", parents=[common], help="put a trashed session back")
+    q.add_argument("id")
+    q = trash.add_parser("purge", parents=[common], help="delete trashed sessions for good (asks)")
+    q.add_argument("--older-than", metavar="AGE", help="only those trashed longer ago than AGE (12h, 30d, 2w)")
+    q.add_argument("--all", action="store_true", help="all workspaces")
+    q.add_argument("--yes", action="store_true", help="do not ask")
+
+    p = add("prune", "move old or empty sessions to the trash (lists only, unless --yes)")
+    p.add_argument("--older-than", metavar="AGE", help="newest turn older than AGE (12h, 30d, 2w)")
+    p.add_argument("--empty", action="store_true", help="sessions with no turns")
+    p.add_argument("--keep-last", type=int, default=0, metavar="K", help="protect the newest K per workspace")
+    p.add_argument("--include-undated", action="store_true", help="also sessions with no turn time")
+    p.add_argument("--all", action="store_true", help="all workspaces")
+    p.add_argument("--force", action="store_true", help="also sessions with a recent pending turn")
+    p.add_argument("--yes", action="store_true", help="move them (without it, only list)")
+
+    p = add("relink", "a repository moved: move its sessions to the new folder's workspace")
+    p.add_argument("old", help="the old folder path or its workspace key")
+    p.add_argument("dir", help="the new folder")
+    p.add_argument("--force", action="store_true")
+
+    p = add("audit", "destructive operations, one line each (never message text)")
+    p.add_argument("--here", action="store_true", help="only this workspace")
+
     p = add("pick", "choose a session in the TUI and print its id (exit 1 if cancelled)")
     p.add_argument("--args", action="store_true",
                    help="print `--workspace DIR --resume ID` for `fractal $(reprise pick --args)`")
@@ -348,6 +401,165 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
     return 0 if hits else 1
 
 
+def cmd_trim(service: Service, args, as_json: bool) -> int:
+    from reprise.core.trim import TrimOptions
+
+    options = TrimOptions(keep_history=args.keep_history, cap_replies=args.cap_replies, spare=args.spare,
+                          fold=args.fold, drop=TrimOptions.parse_drop(args.drop) if args.drop else (), fit=args.fit)
+    ref = service.resolve(args.id)
+    result = service.trim(ref, options, dry_run=args.dry_run, fork=args.fork, force=args.force, model=args.model)
+    plan = result.plan
+    if as_json:
+        _emit(result.as_dict())
+        return 0 if plan.changed or not args.fit else 1
+    if plan.fit is not None:
+        if plan.fit.fits:
+            print(f"Plan for --fit {plan.fit.target:,}: {plan.fit.chosen}")
+        else:
+            print(f"No plan on the ladder brings the total to {plan.fit.target:,} tokens; nothing was changed.")
+    if not plan.changed:
+        for note in plan.notes:
+            print(f"note: {note}")
+        print("Nothing to trim.")
+        return 1 if plan.fit is not None and not plan.fit.fits else 0
+    counts = plan.counts()
+    print(f"Session {ref.session_id}:")
+    print(f"  context {plan.meter_before:,} -> {plan.meter_after:,} tokens" if plan.meter_before is not None else "")
+    print(f"  file    {human_size(plan.size_before)} -> {human_size(plan.size_after)}")
+    print(f"  turns   {counts['capped']} capped, {counts['folded']} folded, {counts['dropped']} dropped; "
+          f"{counts['history_removed']} history entries removed")
+    for note in plan.notes:
+        print(f"  note: {note}")
+    if result.dry_run:
+        print("Dry run: nothing was written.")
+    elif result.forked:
+        print(f"Written as a new session {result.ref.session_id}; the original is untouched.")
+    else:
+        print(f"Trimmed; the removed text is in the archive ({(plan.records_digest or '')[:12]}). "
+              f"Undo: reprise restore {ref.session_id[:8]}")
+    return 0
+
+
+def cmd_restore(service: Service, args, as_json: bool) -> int:
+    ref = service.resolve(args.id)
+    result = service.restore(ref, archive_digest=args.archive, all_trims=args.all, dry_run=args.dry_run,
+                             force=args.force)
+    if as_json:
+        _emit(result.as_dict())
+        return 0
+    for step in result.steps:
+        print(f"{step.mode:10} {step.op:14} {step.digest[:12]}")
+    for note in result.notes:
+        print(f"note: {note}")
+    verb = "Would restore" if result.dry_run else "Restored"
+    print(f"{verb} {len(result.steps)} archive entr{'y' if len(result.steps) == 1 else 'ies'}: "
+          f"{human_size(result.size_before)} -> {human_size(result.size_after)}")
+    return 0
+
+
+def cmd_rm(service: Service, args, as_json: bool) -> int:
+    ref = service.resolve(args.id)
+    entry = service.remove(ref, force=args.force)
+    if as_json:
+        _emit(entry.as_dict())
+    else:
+        print(f"Moved {ref.session_id} to the trash (reprise trash restore {ref.session_id[:8]} puts it back).")
+    return 0
+
+
+def cmd_trash(service: Service, args, as_json: bool) -> int:
+    from reprise.core.retention import format_age, parse_age
+
+    if args.trash_command == "list":
+        entries = service.trash_entries(all_workspaces=args.all)
+        now = time.time()
+        if as_json:
+            _emit({"trash": [entry.as_dict(now) for entry in entries]})
+            return 0
+        for entry in entries:
+            print(f"{entry.ref.session_id[:9]}  {format_age(entry.age(now)):>8} ago  {human_size(entry.size):>8}  "
+                  f"{one_line(entry.title or '(untitled)', 50)}")
+        print(f"{len(entries)} in the trash")
+        return 0
+    if args.trash_command == "restore":
+        entry = service.trash_restore(service.resolve_trashed(args.id))
+        if as_json:
+            _emit(entry.as_dict())
+        else:
+            print(f"Restored {entry.ref.session_id} from the trash.")
+        return 0
+    older = parse_age(args.older_than) if args.older_than else None
+    confirmed = args.yes
+    if not confirmed:
+        entries = [e for e in service.trash_entries(all_workspaces=args.all)
+                   if older is None or e.age(time.time()) > older]
+        if not entries:
+            print("Nothing to purge.")
+            return 0
+        if not sys.stdin.isatty():
+            raise UsageError(f"Purging deletes {len(entries)} trashed sessions for good.", hint="confirm with --yes")
+        answer = input(f"Delete {len(entries)} trashed sessions and their archives for good? [y/N] ")
+        confirmed = answer.strip().lower() in ("y", "yes")
+        if not confirmed:
+            print("Nothing was deleted.")
+            return 1
+    result = service.purge(all_workspaces=args.all, older_than=older, confirmed=confirmed)
+    if as_json:
+        _emit(result.as_dict())
+    else:
+        print(f"Purged {len(result.purged)} trashed sessions; kept {len(result.kept)}.")
+    return 0
+
+
+def cmd_prune(service: Service, args, as_json: bool) -> int:
+    from reprise.core.retention import PruneOptions, parse_age
+
+    options = PruneOptions(older_than=parse_age(args.older_than) if args.older_than else None, empty=args.empty,
+                           keep_last=args.keep_last, include_undated=args.include_undated, force=args.force)
+    result = service.prune(options, all_workspaces=args.all, confirmed=args.yes)
+    if as_json:
+        _emit(result.as_dict())
+        return 0
+    selection = result.selection
+    for candidate in selection.selected:
+        moved = "moved " if candidate.ref in result.moved else "select"
+        print(f"{moved} {candidate.ref.session_id[:9]}  {candidate.reason}")
+    for candidate in selection.protected:
+        print(f"keep   {candidate.ref.session_id[:9]}  {candidate.reason}")
+    for candidate in selection.skipped:
+        print(f"skip   {candidate.ref.session_id[:9]}  {candidate.reason}")
+    for ref, error in result.failed:
+        print(f"failed {ref.session_id[:9]}  {safe_text(error)}")
+    if result.applied:
+        print(f"Moved {len(result.moved)} sessions to the trash.")
+    else:
+        print(f"{len(selection.selected)} sessions would move to the trash; run again with --yes to do it.")
+    return 0
+
+
+def cmd_relink(service: Service, args, as_json: bool) -> int:
+    result = service.relink(args.old, args.dir, force=args.force)
+    if as_json:
+        _emit(result.as_dict())
+    else:
+        print(f"Moved {len(result.sessions)} sessions from {result.old_key} to {result.new_key} ({result.new_path}).")
+    return 0
+
+
+def cmd_audit(service: Service, args, as_json: bool) -> int:
+    records = service.audit_records(all_workspaces=not args.here)
+    if as_json:
+        _emit({"audit": [record.as_dict() for record in records]})
+        return 0
+    for record in records:
+        target = record.session_id or ", ".join(record.sessions) or "-"
+        counts = ", ".join(f"{k} {v}" for k, v in record.counts.items())
+        print(f"{record.time}  {record.op:13} {target[:32]:32}  {record.result}  {counts}")
+    if not records:
+        print("No destructive operations recorded.")
+    return 0
+
+
 def cmd_rename(service: Service, args, as_json: bool) -> int:
     ref = service.resolve(args.id)
     meta = service.rename(ref, args.title)
@@ -466,7 +678,9 @@ def cmd_pick(service: Service, args, as_json: bool) -> int:
 COMMANDS: dict[str, Callable] = {
     "list": cmd_list, "show": cmd_show, "new": cmd_new, "resume": cmd_resume, "rename": cmd_rename,
     "pin": _pin(True), "unpin": _pin(False), "workspaces": cmd_workspaces, "meter": cmd_meter,
-    "pick": cmd_pick, "search": cmd_search, "send": cmd_send, "recover": cmd_recover, "config": cmd_config,
+    "pick": cmd_pick, "search": cmd_search, "send": cmd_send, "recover": cmd_recover,
+    "trim": cmd_trim, "restore": cmd_restore, "rm": cmd_rm, "trash": cmd_trash, "prune": cmd_prune,
+    "relink": cmd_relink, "audit": cmd_audit, "config": cmd_config,
     "doctor": cmd_doctor,
 }
 

@@ -311,3 +311,101 @@ async def test_doctor_view_lists_the_corrupt_file(service):
         await settle(pilot)
         body = str(app.screen.query_one("#report-body").render())
         assert "invalid_json" in body
+
+
+async def test_trim_dialog_previews_then_applies_and_u_undoes_it_exactly(service):
+    from reprise.tui.screens.trim import TrimDialog
+
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        session_list = app.screen.query_one(SessionList)
+        session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.turns == 60))
+        await settle(pilot)
+        ref = session_list.current.ref
+        original = service.store.paths.session_file(ref).read_bytes()
+        await pilot.press("t")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, TrimDialog)
+        await pilot.press("ctrl+u", *"60000")
+        await settle(pilot)
+        plan = dialog.result.plan
+        assert plan.meter_before > 60_000 >= plan.meter_after
+        assert "→" in str(dialog.query_one("#trim-preview").render())
+        assert service.store.paths.session_file(ref).read_bytes() == original  # preview writes nothing
+        await pilot.press("enter")
+        await settle(pilot)
+        trimmed = service.store.paths.session_file(ref).read_bytes()
+        assert len(trimmed) < len(original)
+        assert any(e.op == "trim" for e in service.archive_entries(ref))
+        await pilot.press("u")
+        await settle(pilot)
+        await pilot.click("#yes")
+        await settle(pilot)
+        assert service.store.paths.session_file(ref).read_bytes() == original
+
+
+async def test_trim_dialog_can_fork_leaving_the_original_untouched(service):
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        ref = app.screen.query_one(SessionList).current.ref
+        original = service.store.paths.session_file(ref).read_bytes()
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.click("#op-drop")
+        await settle(pilot)
+        await pilot.press(*"1")
+        await settle(pilot)
+        await pilot.click("#fork")
+        await settle(pilot)
+        assert service.store.paths.session_file(ref).read_bytes() == original
+        titles_now = titles(app)
+        assert "Dark mode (trimmed)" in titles_now
+        fork = next(r for r in app.screen.query_one(SessionList).rows if r.title == "Dark mode (trimmed)")
+        assert fork.turns == 2
+
+
+async def test_d_moves_to_the_trash_after_confirming_and_u_brings_it_back(service):
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("down")
+        await settle(pilot)
+        ref = app.screen.query_one(SessionList).current.ref
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert service.store.exists(ref)
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.click("#yes")
+        await settle(pilot)
+        assert not service.store.exists(ref)
+        assert service.store.paths.trash_file(ref).exists()
+        assert "4 of 4" in header(app)
+        await pilot.press("u")
+        await settle(pilot)
+        await pilot.click("#yes")
+        await settle(pilot)
+        assert service.store.exists(ref) and "5 of 5" in header(app)
+
+
+async def test_palette_views_for_trash_and_audit(service):
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        ref = app.screen.query_one(SessionList).current.ref
+        service.remove(ref)
+        await app.run_action("show_audit")
+        await settle(pilot)
+        assert "rm" in str(app.screen.query_one("#report-body").render())
+        await pilot.press("escape")
+        await app.run_action("show_trash")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert service.store.exists(ref)

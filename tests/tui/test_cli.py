@@ -259,3 +259,83 @@ def test_resume_over_the_window_needs_yes_when_not_interactive(capsys, workspace
     status, out, err = run(capsys, "resume", "aaaa")
     assert status == 1 and "over the model's context window" in err and "--yes" in err and calls == []
     assert run(capsys, "resume", "aaaa", "--yes")[0] == 0 and len(calls) == 1
+
+
+def test_trim_previews_applies_and_restore_gives_back_the_original_bytes(capsys, workspace, isolated_paths):
+    ref = put(isolated_paths, workspace, "a" * 32, 30)
+    path = Store(isolated_paths).paths.session_file(ref)
+    data = json.loads(path.read_text())
+    for turn in data["summary"]["turns"]:
+        turn["agent"]["response"] = "long reply " * 800
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    original = path.read_bytes()
+    status, preview = run_json(capsys, "trim", "aaaa", "--cap-replies", "500", "--dry-run")
+    assert status == 0 and preview["changed"] and not preview["applied"]
+    assert preview["meter_after"] < preview["meter_before"] and preview["size_after"] < preview["size_before"]
+    assert path.read_bytes() == original
+    status, out, _ = run(capsys, "trim", "aaaa", "--cap-replies", "500")
+    assert status == 0 and "Undo: reprise restore" in out
+    assert len(path.read_bytes()) < len(original)
+    status, result = run_json(capsys, "restore", "aaaa")
+    assert status == 0 and path.read_bytes() == original
+
+
+def test_trim_fit_that_cannot_fit_changes_nothing_and_says_so(capsys, workspace, isolated_paths):
+    ref = put(isolated_paths, workspace, "a" * 32, 3)
+    path = Store(isolated_paths).paths.session_file(ref)
+    original = path.read_bytes()
+    status, out, _ = run(capsys, "trim", "aaaa", "--fit", "100")
+    assert status == 1 and "No plan on the ladder" in out and path.read_bytes() == original
+
+
+def test_trim_fork_writes_a_new_session_titled_trimmed(capsys, workspace, isolated_paths):
+    ref = put(isolated_paths, workspace, "a" * 32, 10)
+    original = Store(isolated_paths).paths.session_file(ref).read_bytes()
+    status, result = run_json(capsys, "trim", "aaaa", "--fold", "3", "--fork")
+    assert status == 0 and result["forked"] and result["session_id"] != "a" * 32
+    assert Store(isolated_paths).paths.session_file(ref).read_bytes() == original
+    _, listing = run_json(capsys, "list")
+    fork = next(s for s in listing["sessions"] if s["session_id"] == result["session_id"])
+    assert fork["title"] == "message 0 (trimmed)" and fork["turns"] == 4
+
+
+def test_rm_trash_list_restore_and_purge_that_asks(capsys, workspace, isolated_paths, monkeypatch):
+    put(isolated_paths, workspace, "a" * 32, 1)
+    put(isolated_paths, workspace, "b" * 32, 1)
+    assert run(capsys, "rm", "aaaa")[0] == 0
+    _, listing = run_json(capsys, "list")
+    assert [s["session_id"] for s in listing["sessions"]] == ["b" * 32]
+    _, trash = run_json(capsys, "trash", "list")
+    assert [t["session_id"] for t in trash["trash"]] == ["a" * 32]
+    assert run(capsys, "trash", "restore", "aaaa")[0] == 0
+    assert run(capsys, "rm", "bbbb")[0] == 0
+    monkeypatch.setattr(sys, "stdin", open(os.devnull))
+    status, out, err = run(capsys, "trash", "purge")
+    assert status == 2 and "--yes" in err
+    assert Store(isolated_paths).paths.trash_file(SessionRef(workspace_key(workspace), "b" * 32)).exists()
+    status, result = run_json(capsys, "trash", "purge", "--yes")
+    assert status == 0 and [p["session_id"] for p in result["purged"]] == ["b" * 32]
+
+
+def test_prune_lists_without_yes_and_moves_with_it(capsys, workspace, isolated_paths):
+    put(isolated_paths, workspace, "a" * 32, 2)  # history times in January 2026: old
+    put(isolated_paths, workspace, "b" * 32, 0)
+    status, result = run_json(capsys, "prune", "--older-than", "30d", "--empty")
+    assert status == 0 and not result["applied"]
+    assert {c["session_id"] for c in result["selected"]} == {"a" * 32, "b" * 32}
+    _, listing = run_json(capsys, "list")
+    assert len(listing["sessions"]) == 2
+    status, result = run_json(capsys, "prune", "--older-than", "30d", "--empty", "--keep-last", "1", "--yes")
+    assert result["applied"] and len(result["moved"]) == 1 and len(result["protected"]) == 1
+
+
+def test_relink_moves_sessions_to_the_new_folder_and_audit_records_it_without_text(capsys, workspace, isolated_paths,
+                                                                                    tmp_path):
+    put(isolated_paths, "/old/place/project", "a" * 32, 2)
+    status, result = run_json(capsys, "relink", "/old/place/project", str(workspace))
+    assert status == 0 and result["sessions"] == ["a" * 32]
+    _, listing = run_json(capsys, "list")
+    assert [s["session_id"] for s in listing["sessions"]] == ["a" * 32]
+    _, audit = run_json(capsys, "audit")
+    assert {r["op"] for r in audit["audit"]} == {"relink"}  # recorded in the old and the new workspace
+    assert "message 0" not in json.dumps(audit)

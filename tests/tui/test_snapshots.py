@@ -79,3 +79,8 @@ def test_hostile_text_renders_literally(snap_compare, snap_service):
 
 def test_small_terminal_is_usable(snap_compare, snap_service):
     assert snap_compare(build_app(snap_service), terminal_size=(80, 24), run_before=settled())
+
+
+def test_trim_dialog(snap_compare, snap_service):
+    keys = ["down", "down", "down", "t"]
+    assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled(*keys))

@@ -34,6 +34,7 @@ from ..widgets.meter import MeterBar
 from ..widgets.session_list import SessionList, header_text
 from .dialogs import ChoiceDialog, ConfirmDialog, TextDialog
 from .search import SearchScreen
+from .trim import TrimDialog, TrimRequest
 
 REFRESH_SECONDS = 1.0
 METER_DEBOUNCE_SECONDS = 0.05
@@ -147,6 +148,7 @@ class MainScreen(Screen):
         self.running: RunningTurn | None = None
         self.comparisons: list[tuple[int, int, int]] = []
         self.history_to_end: str | None = None
+        self.last_undo: tuple[str, SessionRef] | None = None
         self.all_rows: list[SessionRow] = []
         self.scope_all = False
         self.scope_key: str | None = None
@@ -473,13 +475,93 @@ class MainScreen(Screen):
                          "Pinned" if pinned else "Unpinned")
 
     def action_trim(self) -> None:
-        self.app.notify("Trimming from the TUI is not available yet; use `reprise trim`.", severity="warning")
+        ref = self.current_ref()
+        row = self.query_one(SessionList).current
+        if ref is None:
+            return
+        window = self.meter_result.window if self.meter_result else None
+
+        def chosen(request: TrimRequest | None) -> None:
+            if request is None:
+                return
+            self.run_service(lambda: self.service.trim(ref, request.options, fork=request.fork),
+                             self._after_trim)
+
+        self.app.push_screen(TrimDialog(self.service, ref, row.display_title, window), chosen)
+
+    def _after_trim(self, result) -> None:
+        plan = result.plan
+        self.last_undo = ("trim", result.ref)
+        where = f" as a new session {result.ref.session_id[:8]}" if result.forked else ""
+        before = f"{plan.meter_before:,}" if plan.meter_before is not None else "?"
+        after = f"{plan.meter_after:,}" if plan.meter_after is not None else "?"
+        self.app.notify(f"Trimmed{where}: {before} → {after} tokens. u undoes it.")
+        self.load_rows(select=str(self.service.store.paths.session_file(result.ref)))
+        row = self.query_one(SessionList).current
+        if row is not None and row.path == str(self.service.store.paths.session_file(result.ref)):
+            self.load_detail(row)
 
     def action_undo(self) -> None:
-        self.app.notify("Undo is not available yet; use `reprise restore`.", severity="warning")
+        """Undo the last trim or delete: this session's newest trim, else the newest trashed session."""
+        self.run_service(self._undo_target, self._confirm_undo)
+
+    def _undo_target(self):
+        from reprise.core.restore import unrestored_trims
+
+        if self.last_undo is not None and self.last_undo[0] == "rm":
+            return self.last_undo
+        ref = self.current_ref()
+        if ref is not None and unrestored_trims(self.service.archive_entries(ref)):
+            return ("trim", ref)
+        entries = self.service.trash_entries(all_workspaces=self.scope_all)
+        if entries:
+            return ("rm", entries[0].ref)
+        return None
+
+    def _confirm_undo(self, target) -> None:
+        if target is None:
+            self.app.notify("Nothing to undo: this session has no trim and the trash is empty.")
+            return
+        kind, ref = target
+        if kind == "trim":
+            question = f"Undo the last trim of session {ref.session_id[:8]}? The archived text goes back."
+            call, done = (lambda: self.service.restore(ref)), "Trim undone."
+        else:
+            question = f"Restore session {ref.session_id[:8]} from the trash?"
+            call, done = (lambda: self.service.trash_restore(ref)), "Restored from the trash."
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.last_undo = None
+                path = str(self.service.store.paths.session_file(ref))
+                self.run_service(call, lambda _: self._after_undo(path), done)
+
+        self.app.push_screen(ConfirmDialog(question, yes="Undo"), answered)
+
+    def _after_undo(self, path: str) -> None:
+        self.load_rows(select=path)
+        row = self.query_one(SessionList).current
+        if row is not None and row.path == path:
+            self.load_detail(row)
 
     def action_delete(self) -> None:
-        self.app.notify("Moving to the trash is not available yet; use `reprise rm`.", severity="warning")
+        row = self.query_one(SessionList).current
+        ref = row.ref if row is not None else None
+        if ref is None:
+            return
+        question = (f"Move {self.describe(row)} to the trash?\n\nIt can be restored with u, or with "
+                    f"`reprise trash restore {ref.session_id[:8]}`.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_service(lambda: self.service.remove(ref), lambda _: self._after_delete(ref),
+                                 "Moved to the trash. u undoes it.")
+
+        self.app.push_screen(ConfirmDialog(question, yes="Move to trash", danger=True), answered)
+
+    def _after_delete(self, ref: SessionRef) -> None:
+        self.last_undo = ("rm", ref)
+        self.load_rows()
 
     def action_filter(self) -> None:
         field = self.query_one("#filter", Input)

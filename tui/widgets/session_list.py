@@ -117,7 +117,7 @@ class SessionList(ScrollView, can_focus=True):
         wanted = keep if keep is not None else self.current_path
         self.rows = rows
         self._now = self.clock()
-        index = 0
+        index = self.cursor  # a row that left the list leaves the cursor where it was
         if wanted is not None:
             for position, row in enumerate(rows):
                 if row.path == wanted:
