@@ -8,11 +8,17 @@ Everything in it can be recomputed from the files: deleting the database is alwa
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
 import hashlib
+import json
+import multiprocessing
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,51 +28,67 @@ from .models import SessionState, last_measured_context, parse_time, usage_total
 from .paths import SessionRef, is_temp_name
 from .store import SessionMeta, Store
 
-SCHEMA = 5
+SCHEMA = 6
 PREVIEW_CHARS = 400
+PARALLEL_MIN = 400
 _RACY_NS = 3_000_000_000
 
+# Eager columns are what a warm listing needs for every row (identity, change check, sort keys);
+# the rest travels as one JSON text parsed on first access, which keeps a 10,000-row SELECT cheap.
 _COLUMNS = (
-    "path", "workspace_key", "file_id", "size", "mtime_ns", "racy", "session_id", "turns",
-    "first_message", "last_message", "last_status", "pending", "last_activity", "activity_source",
-    "context_tokens", "input_tokens", "output_tokens", "cost", "history_count",
-    "problem_code", "problem_message", "problem_field", "warning", "resume_cost", "resume_cost_key",
-    "content_digest",
+    "workspace_key", "file_id", "size", "mtime_ns", "racy", "activity_ts", "turns", "context_tokens",
+    "problem_code", "resume_cost", "resume_cost_key", "content_digest", "details",
+)
+_DETAILS = (
+    "session_id", "first_message", "last_message", "last_status", "pending", "last_activity", "activity_source",
+    "input_tokens", "output_tokens", "cost", "history_count", "problem_message", "problem_field", "warning",
 )
 
 
-@dataclass(slots=True)
 class SessionRow:
     """One line of a listing: a session, or a file that could not be read and why."""
 
-    path: str
-    workspace_key: str
-    file_id: str
-    size: int
-    mtime_ns: int
-    session_id: str | None
-    turns: int
-    first_message: str
-    last_message: str
-    last_status: str | None
-    pending: bool
-    last_activity: str | None
-    activity_source: str
-    context_tokens: int
-    input_tokens: int
-    output_tokens: int
-    cost: float
-    history_count: int
-    problem_code: str | None
-    problem_message: str | None
-    problem_field: str | None
-    warning: str | None
-    resume_cost: int | None
-    resume_cost_key: str | None
-    content_digest: str | None
-    workspace_path: str | None = None
-    title: str | None = None
-    pinned: bool = False
+    __slots__ = ("workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns", "context_tokens",
+                 "problem_code", "resume_cost", "resume_cost_key", "content_digest", "_details", "_sessions_dir",
+                 "workspace_path", "title", "pinned")
+
+    def __init__(self, values: tuple, sessions_dir: str, workspace_path: str | None = None):
+        """`values` are the catalog columns; the last, the details, may be a _DetailSource that
+        fetches the details of a whole listing on first use."""
+        (self.workspace_key, self.file_id, self.size, self.mtime_ns, _racy, self.activity_ts, self.turns,
+         self.context_tokens, self.problem_code, self.resume_cost, self.resume_cost_key, self.content_digest,
+         self._details) = values
+        self._sessions_dir = sessions_dir
+        self.workspace_path = workspace_path
+        self.title: str | None = None
+        self.pinned = False
+
+    @classmethod
+    def from_fields(cls, *, workspace_key: str, file_id: str, size: int, mtime_ns: int, turns: int = 0,
+                    context_tokens: int = 0, problem_code: str | None = None, sessions_dir: str = "/sessions",
+                    pinned: bool = False, title: str | None = None, **details) -> SessionRow:
+        """A row built from named fields (tests and tools); details default like an empty session's."""
+        defaults = dict(zip(_DETAILS, (file_id, "", "", None, False, None, "mtime", 0, 0, 0.0, turns, None, None,
+                                       None)))
+        defaults.update(details)
+        activity = parse_time(defaults["last_activity"]) if defaults["activity_source"] == "history" else None
+        activity_ts = activity.timestamp() if activity else mtime_ns / 1e9
+        row = cls((workspace_key, file_id, size, mtime_ns, 0, activity_ts, turns, context_tokens, problem_code,
+                   None, None, None, defaults), sessions_dir)
+        row.pinned, row.title = pinned, title
+        return row
+
+    def _detail(self, name: str):
+        details = self._details
+        if type(details) is not dict:
+            if isinstance(details, _DetailSource):
+                details = details.get(self.workspace_key, self.file_id)
+            details = self._details = json.loads(details)
+        return details[name]
+
+    @property
+    def path(self) -> str:
+        return f"{self._sessions_dir}/{self.file_id}.json"
 
     @property
     def ref(self) -> SessionRef | None:
@@ -82,8 +104,8 @@ class SessionRow:
             return self.title
         if self.problem_code:
             return f"[{self.problem_code}] {self.problem_message}"
-        first = self.first_message.strip().splitlines()[0] if self.first_message.strip() else ""
-        return first or "(no turns yet)"
+        first = self.first_message.strip()
+        return first.splitlines()[0] if first else "(no turns yet)"
 
     def as_dict(self) -> dict:
         return {
@@ -97,7 +119,7 @@ class SessionRow:
             "first_message": self.first_message,
             "last_message": self.last_message,
             "last_status": self.last_status,
-            "pending": bool(self.pending),
+            "pending": self.pending,
             "last_activity": self.last_activity,
             "activity_source": self.activity_source,
             "size": self.size,
@@ -110,31 +132,89 @@ class SessionRow:
         }
 
 
+class _DetailSource:
+    """The details of every row of one listing, read from the catalog in one query on first use."""
+
+    def __init__(self, catalog: Catalog, keys: list[str]):
+        self.catalog = catalog
+        self.keys = keys
+        self.details: dict[tuple[str, str], str] | None = None
+
+    def get(self, key: str, file_id: str) -> str:
+        if self.details is None:
+            self.details = self.catalog.details(self.keys)
+        return self.details.get((key, file_id)) or json.dumps(dict(zip(_DETAILS, (
+            file_id, "", "", None, False, None, "mtime", 0, 0, 0.0, 0, "the file changed; refresh the listing",
+            None, None))))
+
+
+for _name in _DETAILS:
+    setattr(SessionRow, _name, property(lambda self, name=_name: self._detail(name)))
+
+
 def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
-def row_values(path: str, key: str, file_id: str, size: int, mtime_ns: int, racy: bool,
-               state: SessionState | None, problem, warnings, content_digest: str | None) -> tuple:
+def row_values(key: str, file_id: str, size: int, mtime_ns: int, racy: bool, state: SessionState | None,
+               problem, warnings, content_digest: str | None) -> tuple:
     """The catalog columns for one inspected file."""
     if state is None:
-        return (path, key, file_id, size, mtime_ns, int(racy), None, 0, "", "", None, 0, None, "mtime",
-                0, 0, 0, 0.0, 0, problem.code, problem.message, problem.field, None, None, None, content_digest)
+        details = dict(zip(_DETAILS, (None, "", "", None, False, None, "mtime", 0, 0, 0.0, 0, problem.message,
+                                      problem.field, None)))
+        return (key, file_id, size, mtime_ns, int(racy), mtime_ns / 1e9, 0, 0, problem.code, None, None,
+                content_digest, json.dumps(details))
     turns = state.turns
     times = [t for t in (parse_time(h.updated_at) for h in state.history) if t is not None]
     if times:
-        activity, source = max(times).isoformat(), "history"
+        newest = max(times)
+        activity, source, activity_ts = newest.isoformat(), "history", newest.timestamp()
     else:
-        activity, source = None, "mtime"
+        activity, source, activity_ts = None, "mtime", mtime_ns / 1e9
     pending = any(t.agent is None for t in turns) or any(h.status == "pending" for h in state.history)
     measured = last_measured_context(state)
     totals = usage_totals(state)
     warning = "; ".join(w.message for w in warnings) or None
-    return (path, key, file_id, size, mtime_ns, int(racy), state.session_id, len(turns),
-            _preview(turns[0].user.message) if turns else "", _preview(turns[-1].user.message) if turns else "",
-            turns[-1].status if turns else None, int(pending), activity, source,
-            measured[1] if measured else 0, totals.input_tokens, totals.output_tokens, totals.cost,
-            len(state.history), None, None, None, warning, None, None, content_digest)
+    details = dict(zip(_DETAILS, (
+        state.session_id, _preview(turns[0].user.message) if turns else "",
+        _preview(turns[-1].user.message) if turns else "", turns[-1].status if turns else None, pending,
+        activity, source, totals.input_tokens, totals.output_tokens, totals.cost, len(state.history), None, None,
+        warning)))
+    return (key, file_id, size, mtime_ns, int(racy), activity_ts, len(turns), measured[1] if measured else 0,
+            None, None, None, content_digest, json.dumps(details))
+
+
+def inspect_row(store: Store, key: str, file_id: str, now_ns: int) -> tuple:
+    """Read and decode one session file into its catalog columns."""
+    path = store.paths.sessions(key) / f"{file_id}.json"
+    try:
+        inspected = store.inspect(path, file_id)
+    except FileNotFoundError:
+        problem = Problem(str(path), "vanished", "the file disappeared while it was read")
+        return row_values(key, file_id, -1, -1, True, None, problem, [], None)
+    decoded = inspected.decoded
+    racy = now_ns - inspected.mtime_ns < _RACY_NS
+    return row_values(key, file_id, inspected.size, inspected.mtime_ns, racy, decoded.state, decoded.problem,
+                      decoded.warnings, inspected.content_digest)
+
+
+def _inspect_batch(root: str, items: list[tuple[str, str]], now_ns: int) -> list[tuple]:
+    store = Store(Path(root))
+    return [inspect_row(store, key, file_id, now_ns) for key, file_id in items]
+
+
+def inspect_in_parallel(root: str, items: list[tuple[str, str]], now_ns: int) -> list[tuple]:
+    """Decode many files on every core: a cold catalog is bound by JSON parsing, which holds the GIL."""
+    workers = min(os.cpu_count() or 1, 8)
+    if workers < 2:
+        store = Store(Path(root))
+        return [inspect_row(store, key, file_id, now_ns) for key, file_id in items]
+    size = max(16, min(256, len(items) // (workers * 4)))
+    batches = [items[start:start + size] for start in range(0, len(items), size)]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        results = pool.map(_inspect_batch, [root] * len(batches), batches, [now_ns] * len(batches))
+        return [values for batch in results for values in batch]
 
 
 HIT_START, HIT_END = "\x02", "\x03"
@@ -177,14 +257,41 @@ def _search_records(state: SessionState, row: SessionRow) -> list[tuple]:
     return records
 
 
+def _locked(method):
+    """One thread at a time uses the catalog's connection (the TUI refreshes, searches and fills costs
+    from different workers)."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
+@contextlib.contextmanager
+def _no_gc_pauses():
+    """A listing allocates tens of thousands of small objects that all live on; collecting them
+    mid-listing costs more than the listing itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class Catalog:
     """The listing cache of one state root."""
 
-    def __init__(self, store: Store, cache_dir: Path):
+    def __init__(self, store: Store, cache_dir: Path, *, parallel: bool = False):
+        """`parallel` lets a large refresh decode files in spawned processes; only programs whose
+        main module is safe to re-import (an `if __name__ == "__main__"` guard) may turn it on."""
         self.store = store
+        self.parallel = parallel
         root_id = hashlib.sha256(str(store.root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
         self.db_path = cache_dir / f"catalog-{root_id}.sqlite"
         self._db: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
 
     # --- database ------------------------------------------------------------------------
 
@@ -223,15 +330,11 @@ class Catalog:
             DROP TABLE IF EXISTS search;
             DROP TABLE IF EXISTS search_state;
             CREATE TABLE files (
-                path TEXT PRIMARY KEY, workspace_key TEXT NOT NULL, file_id TEXT NOT NULL,
-                size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, racy INTEGER NOT NULL,
-                session_id TEXT, turns INTEGER NOT NULL, first_message TEXT NOT NULL,
-                last_message TEXT NOT NULL, last_status TEXT, pending INTEGER NOT NULL,
-                last_activity TEXT, activity_source TEXT NOT NULL, context_tokens INTEGER NOT NULL,
-                input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cost REAL NOT NULL,
-                history_count INTEGER NOT NULL, problem_code TEXT, problem_message TEXT,
-                problem_field TEXT, warning TEXT, resume_cost INTEGER, resume_cost_key TEXT,
-                content_digest TEXT);
+                workspace_key TEXT NOT NULL, file_id TEXT NOT NULL, size INTEGER NOT NULL,
+                mtime_ns INTEGER NOT NULL, racy INTEGER NOT NULL, activity_ts REAL NOT NULL,
+                turns INTEGER NOT NULL, context_tokens INTEGER NOT NULL, problem_code TEXT,
+                resume_cost INTEGER, resume_cost_key TEXT, content_digest TEXT, details TEXT NOT NULL,
+                PRIMARY KEY (workspace_key, file_id)) WITHOUT ROWID;
             CREATE TABLE meta (
                 path TEXT PRIMARY KEY, workspace_key TEXT NOT NULL, session_id TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, title TEXT, pinned INTEGER NOT NULL);
@@ -249,68 +352,73 @@ class Catalog:
 
     # --- refresh ---------------------------------------------------------------------------
 
+    @_locked
     def refresh(self, keys: Iterable[str] | None = None) -> list[SessionRow]:
         """Bring the cache up to date with the disk for these workspaces (all when None); return their rows."""
+        with _no_gc_pauses():
+            return self._refresh(keys)
+
+    def _refresh(self, keys: Iterable[str] | None) -> list[SessionRow]:
         keys = list(self.store.workspace_keys() if keys is None else keys)
         now_ns = time.time_ns()
-        on_disk = {}
+        on_disk: dict[tuple[str, str], tuple[int, int]] = {}
         meta_on_disk = {}
+        base = f"{self.store.paths.workspaces}/"
         for key in keys:
-            on_disk.update(self._scan_sessions(key))
-            meta_on_disk.update(self._scan_meta(key))
+            self._scan_sessions(key, f"{base}{key}/sessions", on_disk)
+            meta_on_disk.update(self._scan_meta(key, f"{base}{key}/reprise/meta"))
         cached = self._cached_rows(keys)
-        changed = []
-        for path, (key, file_id, size, mtime_ns) in on_disk.items():
-            row = cached.get(path)
-            if row is None or row[3] != size or row[4] != mtime_ns or row[5]:
-                changed.append((path, key, file_id))
-        deleted = [path for path in cached if path not in on_disk]
-        new_values = [self._carry_resume_cost(self._inspect(path, key, file_id, now_ns), cached.get(path))
-                      for path, key, file_id in changed]
+        changed = [ident for ident, (size, mtime_ns) in on_disk.items()
+                   if (old := cached.get(ident)) is None or old[2] != size or old[3] != mtime_ns or old[4]]
+        deleted = [ident for ident in cached if ident not in on_disk]
+        inspected = (inspect_in_parallel(str(self.store.root), changed, now_ns)
+                     if self.parallel and len(changed) >= PARALLEL_MIN
+                     else [inspect_row(self.store, key, file_id, now_ns) for key, file_id in changed])
+        new_values = [self._carry_resume_cost(values, cached.get((values[0], values[1]))) for values in inspected]
         meta_rows = self._refresh_meta(keys, meta_on_disk)
         if new_values or deleted:
             with self._transaction() as db:
-                db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted])
+                db.executemany("DELETE FROM files WHERE workspace_key = ? AND file_id = ?", deleted)
                 db.executemany(f"INSERT OR REPLACE INTO files VALUES ({', '.join('?' * len(_COLUMNS))})",
                                new_values)
-            for path in deleted:
-                cached.pop(path)
+            for ident in deleted:
+                cached.pop(ident)
             for values in new_values:
-                cached[values[0]] = values
+                cached[(values[0], values[1])] = values
+        sessions_dirs = {key: f"{base}{key}/sessions" for key in keys}
         workspace_paths = {key: self.store.workspace_path(key) for key in keys}
         rows = []
         for values in cached.values():
-            row = SessionRow(*values[:5], *values[6:], workspace_paths.get(values[1]))
-            row.pending = bool(row.pending)
-            meta = meta_rows.get((row.workspace_key, row.file_id))
+            key = values[0]
+            row = SessionRow(values, sessions_dirs[key], workspace_paths[key])
+            meta = meta_rows.get((key, row.file_id))
             if meta is not None:
                 row.title, row.pinned = meta
             rows.append(row)
         return rows
 
-    def _scan_sessions(self, key: str) -> dict[str, tuple[str, str, int, int]]:
-        found = {}
+    @staticmethod
+    def _scan_sessions(key: str, directory: str, found: dict[tuple[str, str], tuple[int, int]]) -> None:
         try:
-            entries = os.scandir(self.store.paths.sessions(key))
+            entries = os.scandir(directory)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return found
+            return
         with entries:
             for entry in entries:
                 name = entry.name
-                if not name.endswith(".json") or is_temp_name(name):
+                if not name.endswith(".json") or (name[0] == "." and is_temp_name(name)):
                     continue
                 try:
                     info = entry.stat()
-                    size, mtime_ns = info.st_size, info.st_mtime_ns
+                    found[(key, name[:-5])] = (info.st_size, info.st_mtime_ns)
                 except OSError:
-                    size, mtime_ns = -1, -1
-                found[entry.path] = (key, name[:-5], size, mtime_ns)
-        return found
+                    found[(key, name[:-5])] = (-1, -1)
 
-    def _scan_meta(self, key: str) -> dict[str, tuple[str, str, int, int]]:
+    @staticmethod
+    def _scan_meta(key: str, directory: str) -> dict[str, tuple[str, str, int, int]]:
         found = {}
         try:
-            entries = os.scandir(self.store.paths.meta_dir(key))
+            entries = os.scandir(directory)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             return found
         with entries:
@@ -321,32 +429,29 @@ class Catalog:
                         found[entry.path] = (key, entry.name[:-5], info.st_size, info.st_mtime_ns)
         return found
 
-    def _cached_rows(self, keys: list[str]) -> dict[str, tuple]:
-        db = self.db
-        if len(keys) == len(self.store.workspace_keys()):
-            cursor = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM files")
-        else:
-            marks = ", ".join("?" * len(keys))
-            cursor = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM files WHERE workspace_key IN ({marks})", keys)
-        return {row[0]: row for row in cursor}
+    def _select(self, columns: str, keys: list[str]):
+        if set(keys) == set(self.store.workspace_keys()):
+            return self.db.execute(f"SELECT {columns} FROM files")
+        marks = ", ".join("?" * len(keys))
+        return self.db.execute(f"SELECT {columns} FROM files WHERE workspace_key IN ({marks})", keys)
 
-    def _inspect(self, path: str, key: str, file_id: str, now_ns: int) -> tuple:
-        try:
-            inspected = self.store.inspect(Path(path), file_id)
-        except FileNotFoundError:
-            problem = Problem(path, "vanished", "the file disappeared while it was read")
-            return row_values(path, key, file_id, -1, -1, True, None, problem, [], None)
-        decoded = inspected.decoded
-        racy = now_ns - inspected.mtime_ns < _RACY_NS
-        return row_values(path, key, file_id, inspected.size, inspected.mtime_ns, racy,
-                          decoded.state, decoded.problem, decoded.warnings, inspected.content_digest)
+    def _cached_rows(self, keys: list[str]) -> dict[tuple[str, str], tuple]:
+        """Every column but the details (the bulky part, fetched only when a row's details are read)."""
+        source = _DetailSource(self, keys)
+        cursor = self._select(", ".join(_COLUMNS[:-1]), keys)
+        return {(row[0], row[1]): (*row, source) for row in cursor}
+
+    def details(self, keys: list[str]) -> dict[tuple[str, str], str]:
+        with self._lock:
+            return {(key, file_id): text for key, file_id, text in
+                    self._select("workspace_key, file_id, details", keys)}
 
     @staticmethod
     def _carry_resume_cost(values: tuple, old: tuple | None) -> tuple:
         """A re-read file whose bytes did not change keeps its computed resume cost."""
-        if old is None or old[-1] is None or old[-1] != values[-1]:
+        if old is None or old[11] is None or old[11] != values[11]:
             return values
-        return (*values[:-3], old[-3], old[-2], values[-1])
+        return (*values[:9], old[9], old[10], *values[11:])
 
     def _refresh_meta(self, keys: list[str], on_disk: dict) -> dict[tuple[str, str], tuple[str | None, bool]]:
         db = self.db
@@ -390,6 +495,7 @@ class Catalog:
 
     # --- full-text search ---------------------------------------------------------------
 
+    @_locked
     def search(self, query: str, keys: Iterable[str] | None = None, *, limit: int = 200,
                should_stop=lambda: False) -> list[SearchHit]:
         """Turns whose text matches every word of the query, best first. Files are indexed on
@@ -444,10 +550,11 @@ class Catalog:
 
     # --- derived figures ---------------------------------------------------------------------
 
-    def set_resume_costs(self, costs: list[tuple[int, str, str, int, int]]) -> None:
-        """Store meter totals as (cost, key, path, size, mtime_ns), each only if the file is still
-        the one it was computed on."""
+    @_locked
+    def set_resume_costs(self, costs: list[tuple[int, str, str, str, int, int]]) -> None:
+        """Store meter totals as (cost, cost key, workspace key, file id, size, mtime_ns), each only
+        if the file is still the one it was computed on."""
         with self._transaction() as db:
             db.executemany("UPDATE files SET resume_cost = ?, resume_cost_key = ? "
-                           "WHERE path = ? AND size = ? AND mtime_ns = ?", costs)
+                           "WHERE workspace_key = ? AND file_id = ? AND size = ? AND mtime_ns = ?", costs)
 

@@ -118,19 +118,20 @@ def parse_time(value: str | None) -> datetime | None:
 
 def usage_totals(state: SessionState) -> TurnUsage:
     """Fractal's totals: sums, with context_tokens the newest non-zero figure."""
-    totals = TurnUsage()
+    input_tokens = output_tokens = duration_ms = iterations = context_tokens = 0
+    cost = 0.0
     for turn in state.turns:
         usage = turn.agent.usage if turn.agent is not None else None
         if usage is None:
             continue
-        totals.input_tokens += usage.input_tokens
-        totals.output_tokens += usage.output_tokens
-        totals.cost += usage.cost
-        totals.duration_ms += usage.duration_ms
-        totals.iterations += usage.iterations
-        if usage.context_tokens:
-            totals.context_tokens = usage.context_tokens
-    return totals
+        input_tokens += usage.input_tokens
+        output_tokens += usage.output_tokens
+        cost += usage.cost
+        duration_ms += usage.duration_ms
+        iterations += usage.iterations
+        context_tokens = usage.context_tokens or context_tokens
+    return TurnUsage(input_tokens=input_tokens, output_tokens=output_tokens, cost=cost, duration_ms=duration_ms,
+                     iterations=iterations, context_tokens=context_tokens)
 
 
 def last_measured_context(state: SessionState) -> tuple[int, int] | None:

@@ -155,12 +155,12 @@ class ResumePlan:
 
 class Service:
     def __init__(self, loaded: config_module.LoadedSettings, *, workspace: Path | None = None,
-                 cache: Path | None = None):
+                 cache: Path | None = None, parallel_scan: bool = False):
         self.loaded = loaded
         self.settings = loaded.settings
         self.store = Store(loaded.state_root)
         self.archive = Archive(self.store.paths)
-        self.catalog = Catalog(self.store, cache or cache_dir())
+        self.catalog = Catalog(self.store, cache or cache_dir(), parallel=parallel_scan)
         self.meter = Meter(self.settings.meter)
         self.audit = AuditLog(self.store.paths)
         self.trash = Trash(self.store, self.audit)
@@ -169,9 +169,9 @@ class Service:
 
     @classmethod
     def from_environment(cls, *, state_dir: str | None = None, workspace: str | None = None,
-                         config_path: Path | None = None) -> Service:
+                         config_path: Path | None = None, parallel_scan: bool = False) -> Service:
         loaded = config_module.load(state_dir=state_dir, config_path=config_path)
-        return cls(loaded, workspace=Path(workspace) if workspace else None)
+        return cls(loaded, workspace=Path(workspace) if workspace else None, parallel_scan=parallel_scan)
 
     @property
     def state_root(self) -> Path:
@@ -382,7 +382,7 @@ class Service:
                 continue
             cost = self.meter.prepare(loaded.state, self._meter_workspace(row.ref)).base_total
             row.resume_cost, row.resume_cost_key = cost, wanted
-            done.append((cost, wanted, row.path, row.size, row.mtime_ns))
+            done.append((cost, wanted, row.workspace_key, row.file_id, row.size, row.mtime_ns))
             computed += 1
             if len(done) >= 50:
                 self.catalog.set_resume_costs(done)
@@ -637,23 +637,22 @@ def clean_title(title: str | None) -> str | None:
 
 def activity_time(row: SessionRow) -> float:
     """Seconds since the epoch of a row's last activity (its newest turn time, else the file's mtime)."""
-    parsed = parse_time(row.last_activity)
-    if parsed is not None:
-        return parsed.timestamp()
-    return max(row.mtime_ns, 0) / 1e9
+    return max(row.activity_ts, 0.0)
 
 
 def sort_rows(rows: list[SessionRow], sort: str) -> None:
     """Pinned first, then by the chosen figure, largest or newest first."""
+    if sort == "updated":
+        rows.sort(key=lambda r: (r.pinned, r.activity_ts), reverse=True)
+        return
     keys = {
-        "updated": activity_time,
         "turns": lambda r: r.turns,
         "size": lambda r: r.size,
         "context": lambda r: r.context_tokens,
         "cost": lambda r: r.resume_cost if r.resume_cost is not None else -1,
     }
     figure = keys[sort]
-    rows.sort(key=lambda r: (r.pinned, figure(r), activity_time(r)), reverse=True)
+    rows.sort(key=lambda r: (r.pinned, figure(r), r.activity_ts), reverse=True)
 
 
 def _mode(path: Path) -> int | None:

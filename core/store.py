@@ -334,11 +334,23 @@ class Store:
         write_atomic(path, (json.dumps(wanted, indent=2) + "\n").encode("ascii"))
 
     def workspace_path(self, key: str) -> str | None:
+        """The folder recorded for a key, or None. Called for every workspace on every listing, so it
+        reads a plain path string and refuses anything but a small regular file."""
+        validate_workspace_key(key)
+        record = f"{self.paths.workspaces}/{key}/reprise/workspace.json"
         try:
-            data, _ = read_regular_file(self.paths.workspace_record(key), self.root)
-            value = json.loads(data).get("path")
-        except (FileNotFoundError, _ReadProblem, ValueError, AttributeError):
+            fd = os.open(record, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
             return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > 65536:
+                return None
+            value = json.loads(os.read(fd, 65536)).get("path")
+        except (OSError, ValueError, AttributeError):
+            return None
+        finally:
+            os.close(fd)
         return value if isinstance(value, str) else None
 
     # --- enumeration ---------------------------------------------------------------------

@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             return _open_tui(args)
         service = Service.from_environment(state_dir=getattr(args, "state_dir", None),
-                                           workspace=getattr(args, "workspace", None))
+                                           workspace=getattr(args, "workspace", None), parallel_scan=True)
         handler: Callable = COMMANDS[args.command]
         return handler(service, args, as_json)
     except RepriseError as exc:
@@ -646,7 +646,7 @@ def _open_tui(args) -> int:
         os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
         print(f"reprise: demo store in {root}", file=sys.stderr)
     agent = args.agent or ("echo" if args.demo else None)
-    service = Service.from_environment(state_dir=state_dir, workspace=workspace)
+    service = Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
     result = make_app(service, agent=agent).run()
     if isinstance(result, Handoff):
         for note in result.notes:

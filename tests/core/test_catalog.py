@@ -145,3 +145,29 @@ def test_unknown_history_times_fall_back_to_file_mtime(store, catalog):
     ref = put(store, KEY_A, "a" * 32, 0)
     [row] = catalog.refresh([KEY_A])
     assert row.last_activity is None and row.activity_source == "mtime"
+
+
+def test_parallel_cold_scan_gives_the_same_rows_as_a_serial_one(store, tmp_path, monkeypatch):
+    from reprise.core import catalog as catalog_module
+
+    for i in range(30):
+        put(store, KEY_A if i % 2 else KEY_B, f"{i:032x}", i % 7)
+    sessions = store.paths.sessions(KEY_A)
+    (sessions / "broken.json").write_bytes(b"[1, 2")
+    monkeypatch.setattr(catalog_module, "PARALLEL_MIN", 10)
+    serial = Catalog(store, tmp_path / "serial").refresh(None)
+    parallel = Catalog(store, tmp_path / "parallel", parallel=True).refresh(None)
+
+    def view(rows):
+        return sorted((r.workspace_key, r.file_id, r.turns, r.problem_code, r.first_message, r.pending) for r in rows)
+
+    assert len(parallel) == 31 and view(parallel) == view(serial)
+
+
+def test_details_of_a_warm_listing_are_read_on_first_use(store, catalog):
+    ref = put(store, KEY_A, "a" * 32, 3)
+    age(store.paths.session_file(ref))
+    catalog.refresh([KEY_A])
+    [row] = catalog.refresh([KEY_A])
+    assert row.turns == 3 and row.first_message == "message 0" and row.last_status == "succeeded"
+    assert row.path == str(store.paths.session_file(ref))

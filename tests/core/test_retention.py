@@ -24,13 +24,10 @@ DAY = 86400
 def row(n: int, *, days_ago: float | None = 40, key: str = KEY, turns: int = 3, pinned: bool = False,
         pending: bool = False, problem: str | None = None, mtime_days_ago: float = 1) -> SessionRow:
     activity = None if days_ago is None else datetime.fromtimestamp(NOW - days_ago * DAY, timezone.utc).isoformat()
-    return SessionRow(
-        path=f"/x/{n}.json", workspace_key=key, file_id=f"{n:032x}", size=100,
-        mtime_ns=int((NOW - mtime_days_ago * DAY) * 1e9),
-        session_id=f"{n:032x}", turns=turns, first_message="", last_message="", last_status=None, pending=pending,
-        last_activity=activity, activity_source="history" if activity else "mtime", context_tokens=0,
-        input_tokens=0, output_tokens=0, cost=0.0, history_count=turns, problem_code=problem, problem_message=None,
-        problem_field=None, warning=None, resume_cost=None, resume_cost_key=None, content_digest=None, pinned=pinned)
+    return SessionRow.from_fields(
+        workspace_key=key, file_id=f"{n:032x}", size=100, mtime_ns=int((NOW - mtime_days_ago * DAY) * 1e9),
+        turns=turns, problem_code=problem, pinned=pinned, pending=pending, last_activity=activity,
+        activity_source="history" if activity else "mtime", history_count=turns)
 
 
 def ids(candidates) -> list[int]:
