@@ -15,6 +15,7 @@ import json
 import multiprocessing
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -212,9 +213,24 @@ def inspect_in_parallel(root: str, items: list[tuple[str, str]], now_ns: int) ->
     size = max(16, min(256, len(items) // (workers * 4)))
     batches = [items[start:start + size] for start in range(0, len(items), size)]
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with _real_stderr(), ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         results = pool.map(_inspect_batch, [root] * len(batches), batches, [now_ns] * len(batches))
         return [values for batch in results for values in batch]
+
+
+@contextlib.contextmanager
+def _real_stderr():
+    """multiprocessing hands sys.stderr's descriptor to its helper process; a UI that captures
+    stderr (Textual does) gives it -1, so use the process's real stderr while starting workers."""
+    try:
+        usable = sys.stderr is not None and sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if usable or sys.__stderr__ is None:
+        yield
+        return
+    with contextlib.redirect_stderr(sys.__stderr__):
+        yield
 
 
 HIT_START, HIT_END = "\x02", "\x03"

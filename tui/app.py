@@ -22,6 +22,7 @@ from reprise.core.retention import format_age
 from .screens.dialogs import ChoiceDialog, ReportScreen
 from .screens.main import MainScreen
 from .text import safe_text
+from .workers import ReportsWorkerErrors
 
 
 class RepriseCommands(Provider):
@@ -64,7 +65,7 @@ class RepriseCommands(Provider):
                 yield Hit(score, matcher.highlight(label), partial(self.app.run_action, action))
 
 
-class RepriseApp(App):
+class RepriseApp(ReportsWorkerErrors, App):
     CSS_PATH = "app.tcss"
     TITLE = "Reprise"
     COMMANDS = App.COMMANDS | {RepriseCommands}

@@ -35,6 +35,7 @@ from ..widgets.session_list import SessionList, header_text
 from .dialogs import ChoiceDialog, ConfirmDialog, TextDialog
 from .search import SearchScreen
 from .trim import TrimDialog, TrimRequest
+from ..workers import ReportsWorkerErrors
 
 REFRESH_SECONDS = 1.0
 METER_DEBOUNCE_SECONDS = 0.05
@@ -118,7 +119,7 @@ def matches(row: SessionRow, needle: str) -> bool:
             or (row.problem_message is not None and needle in row.problem_message.lower()))
 
 
-class MainScreen(Screen):
+class MainScreen(ReportsWorkerErrors, Screen):
     BINDINGS = [
         Binding("enter", "resume", "Resume"),
         Binding("n", "new", "New"),
@@ -161,6 +162,7 @@ class MainScreen(Screen):
         self.pending_turn: tuple[str, int] | None = None
         self._meter_timer = None
         self.loaded_once = False
+        self.rows_loading = True
 
     # --- layout ----------------------------------------------------------------------------
 
@@ -195,10 +197,11 @@ class MainScreen(Screen):
         where = self.service.workspace if self.scope_key in (None, self.service.workspace_key) else (
             self.service.workspace_path_of(self.scope_key)[0] or self.scope_key)
         scope = "all workspaces" if self.scope_all else f"workspace {where}"
-        text = Text.assemble(("Reprise ", "bold"), (safe_text(str(scope)), "bold cyan"),
-                             ("  state ", "dim"), (safe_text(str(self.service.state_root)), "dim"))
-        text.append("\n")
-        text.append(f"{visible} of {total} sessions shown", style="bold" if visible < total else "")
+        counts = Text(no_wrap=True, overflow="ellipsis")
+        if self.rows_loading:
+            counts.append("loading sessions… ", style="bold yellow")
+        counts.append(f"{visible} of {total} sessions shown", style="bold" if visible < total else "")
+        text = counts
         if self.filter_text:
             text.append(f" · filter: {safe_text(self.filter_text)}", style="yellow")
         text.append(f" · sort: {self.sort}")
@@ -207,12 +210,15 @@ class MainScreen(Screen):
             text.append(f" · {problems} unreadable", style="red")
         if self.mode == "pick":
             text.append(" · PICK: Enter prints the id, Esc/q cancels", style="bold magenta")
-        self.query_one("#header", Static).update(text)
+        where_line = Text.assemble(("Reprise ", "bold"), (safe_text(str(scope)), "bold cyan"),
+                                   ("  state ", "dim"), (safe_text(str(self.service.state_root)), "dim"))
+        where_line.no_wrap, where_line.overflow = True, "ellipsis"
+        self.query_one("#header", Static).update(Text("\n", no_wrap=True).join([text, where_line]))
         self.update_columns()
 
     def update_columns(self) -> None:
         session_list = self.query_one(SessionList)
-        width = session_list.size.width - 2 if session_list.size.width else 60
+        width = session_list.content_width or 60
         self.query_one("#columns", Static).update(Text(header_text(max(width, 30), self.sort), style="bold"))
 
     # --- rows ------------------------------------------------------------------------------
@@ -231,6 +237,7 @@ class MainScreen(Screen):
         self.post_message(RowsLoaded(listing.rows, listing.scope, select))
 
     def on_rows_loaded(self, message: RowsLoaded) -> None:
+        self.rows_loading = False
         session_list = self.query_one(SessionList)
         previous = {row.path: row for row in self.all_rows}
         self.all_rows = message.rows
@@ -679,6 +686,7 @@ class MainScreen(Screen):
     def action_toggle_scope(self) -> None:
         self.scope_all = not self.scope_all
         self.scope_key = None
+        self.rows_loading = True
         self.load_rows()
         self.update_header()
 
@@ -697,7 +705,9 @@ class MainScreen(Screen):
             if key:
                 self.scope_all = False
                 self.scope_key = key
+                self.rows_loading = True
                 self.load_rows()
+                self.update_header()
 
         self.app.push_screen(ChoiceDialog("Choose a workspace", choices, "No workspaces yet."), chosen)
 

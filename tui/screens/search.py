@@ -18,6 +18,7 @@ from reprise.core.errors import RepriseError
 
 from ..text import one_line, safe_text
 from .dialogs import DIALOG_CSS
+from ..workers import ReportsWorkerErrors
 
 
 def hit_text(hit: SearchHit) -> Text:
@@ -30,7 +31,7 @@ def hit_text(hit: SearchHit) -> Text:
     return text
 
 
-class SearchScreen(ModalScreen[SearchHit | None]):
+class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
     DEFAULT_CSS = DIALOG_CSS.format(name="SearchScreen") + """
     SearchScreen > Vertical { width: 110; height: 80%; }
     SearchScreen OptionList { height: 1fr; }

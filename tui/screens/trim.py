@@ -22,6 +22,7 @@ from reprise.core.trim import TrimOptions, TrimResult
 from ..format import human_size
 from ..text import safe_text
 from .dialogs import DIALOG_CSS
+from ..workers import ReportsWorkerErrors
 
 OPERATIONS = (
     ("fit", "Fit the context to N tokens (cap replies, then fold)"),
@@ -73,7 +74,7 @@ def preview_text(result: TrimResult) -> Text:
     return text
 
 
-class TrimDialog(ModalScreen[TrimRequest | None]):
+class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
     DEFAULT_CSS = DIALOG_CSS.format(name="TrimDialog") + """
     TrimDialog > Vertical { width: 84; }
     TrimDialog RadioSet { width: 100%; }

@@ -124,7 +124,7 @@ class SessionList(ScrollView, can_focus=True):
                     index = position
                     break
         self.cursor = min(index, max(len(rows) - 1, 0))
-        self.virtual_size = Size(self.size.width, len(rows))
+        self.virtual_size = Size(self.content_width, len(rows))
         self._scroll_cursor_into_view()
         self.refresh()
         self._announce()
@@ -148,12 +148,17 @@ class SessionList(ScrollView, can_focus=True):
 
     # --- rendering -------------------------------------------------------------------------
 
+    @property
+    def content_width(self) -> int:
+        """Columns left for text once the scrollbar gutter is taken."""
+        return self.scrollable_content_region.width
+
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.rows))
+        self.virtual_size = Size(self.content_width, len(self.rows))
 
     def render_line(self, y: int) -> Strip:
         index = y + int(self.scroll_offset.y)
-        width = self.size.width
+        width = self.content_width
         if index >= len(self.rows):
             return Strip.blank(width, self.rich_style)
         row = self.rows[index]
