@@ -347,6 +347,11 @@ class Service:
         loaded = self.store.load(ref)
         return self.meter.measure(loaded.state, self._meter_workspace(ref), message, model=model)
 
+    def context_window(self, ref: SessionRef, model: str | None = None) -> int:
+        """The window of the model the meter counts this session's turns for."""
+        name, _ = self.meter.resolve_model(self._meter_workspace(ref) or self.workspace, model)
+        return spec_for(name, self.settings.meter.models).window
+
     def _meter_workspace(self, ref: SessionRef) -> Path | None:
         path = self.workspace_path_of(ref.workspace_key)[0]
         return Path(path) if path else None

@@ -486,7 +486,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         row = self.query_one(SessionList).current
         if ref is None:
             return
-        window = self.meter_result.window if self.meter_result else None
+        window = self.service.context_window(ref)
 
         def chosen(request: TrimRequest | None) -> None:
             if request is None:
