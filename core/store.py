@@ -203,8 +203,11 @@ class Store:
             if not self._maybe_in_flight(path, info) or attempt == _SETTLE_TRIES - 1:
                 break
             time.sleep(_SETTLE_PAUSE_S)
+        # The digest tells a re-read of a recently written file (same size and mtime tick) from a change;
+        # older files are never re-read unchanged, so they skip the hashing.
+        recent = time.time_ns() - info.st_mtime_ns < _RECENT_NS
         return Inspected(path, info.st_size, info.st_mtime_ns, decoded, data if keep_data else None,
-                         hashlib.blake2b(data, digest_size=16).hexdigest())
+                         hashlib.blake2b(data, digest_size=16).hexdigest() if recent else None)
 
     @staticmethod
     def _maybe_in_flight(path: Path, info: os.stat_result) -> bool:
