@@ -36,6 +36,9 @@ AGENTS_MD_HEADING = (
     "takes precedence if they conflict.\n\n"
 )
 PREVIEW_CHARS = 1000
+# The agent's prompt adapter indents every line of the instructions (AGENTS.md and summary
+# included) by eight spaces; a compat test checks the parts against the prompt Fractal builds.
+INSTRUCTION_INDENT = " " * 8
 MESSAGE_DESC = "The user's current request for this turn."
 HISTORY_DESC = ("Full prior Fractal turn history, including file, command, and PredictRLM trace "
                 "details for exact recall from Python.")
@@ -105,20 +108,27 @@ class MeterResult:
 
 
 def variable_block(name: str, type_name: str, desc: str, value_str: str) -> str:
-    """How the agent shows an input variable in the prompt: type, length and a ~1,000-character preview."""
+    """How the agent shows an input variable in the prompt: type, length and a ~1,000-character
+    preview, quoted as one item of the prompt's variable list."""
     if len(value_str) > PREVIEW_CHARS:
         half = PREVIEW_CHARS // 2
         preview = value_str[:half] + "..." + value_str[-half:]
     else:
         preview = value_str
-    return (f"Variable: `{name}` (access it in your code)\nType: {type_name}\nDescription: {desc}\n"
-            f"Total length: {len(value_str):,} characters\nPreview:\n```\n{preview}\n```")
+    block = (f"Variable: `{name}` (access it in your code)\nType: {type_name}\nDescription: {desc}\n"
+             f"Total length: {len(value_str):,} characters\nPreview:\n```\n{preview}\n```")
+    return "«««\n    " + block.replace("\n", "\n    ") + "\n»»»"
 
 
 def history_text(state: SessionState) -> str:
     """The `session_history` value as the agent serialises it (the last 20 turns)."""
     turns = state.history[-FRACTAL_MAX_HISTORY:]
     return json.dumps([turn.model_dump(mode="json") for turn in turns], indent=2)
+
+
+def as_instructions(text: str) -> str:
+    """Text as it stands inside the agent's instructions: every line indented, empty ones too."""
+    return "\n".join(INSTRUCTION_INDENT + line for line in text.split("\n"))
 
 
 def agents_md_section(workspace: Path | None) -> tuple[str, int | None, str | None]:
@@ -142,7 +152,7 @@ def agents_md_section(workspace: Path | None) -> tuple[str, int | None, str | No
         note = f"cut at {AGENTS_MD_LIMIT:,} of {full:,} characters"
     if not text:
         return "", full, "AGENTS.md is empty"
-    return AGENTS_MD_HEADING + text + "\n", full, note
+    return as_instructions((AGENTS_MD_HEADING + text).strip("\n")), full, note
 
 
 def fractal_configured_model(workspace: Path | None, env: dict[str, str] | None = None) -> str | None:
@@ -212,8 +222,8 @@ class Meter:
         parts = [Part("overhead", spec.overhead, CONFIGURED,
                       note="the agent's fixed instructions and tool descriptions, as configured")]
         parts.append(self._counted("agents_md", encoding, lambda: agents_md_section(workspace)))
-        parts.append(self._counted("summary", encoding, lambda: (render_summary(state.summary).strip()
-                                                                 or EMPTY_SUMMARY, None, None)))
+        parts.append(self._counted("summary", encoding, lambda: (as_instructions(
+            render_summary(state.summary).strip() or EMPTY_SUMMARY), None, None)))
         parts.append(self._counted("history", encoding, lambda: self._history_part(state)))
         measured = last_measured_context(state)
         return PreparedMeter(self, name, source, spec, tuple(parts),

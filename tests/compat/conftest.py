@@ -93,6 +93,8 @@ class Fractal:
 def fractal_python() -> Path:
     python = find_fractal_python()
     if python is None:
+        if os.environ.get("REPRISE_REQUIRE_COMPAT"):
+            pytest.fail(f"{SKIP_REASON}; REPRISE_REQUIRE_COMPAT is set, so this is a failure")
         pytest.skip(SKIP_REASON)
     return python
 

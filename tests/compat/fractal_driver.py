@@ -16,6 +16,7 @@ it). Ops:
   list_sessions   workspace -> sessions [{session_id, turn_count, first_message}]
   turn_usage      trace -> usage (turn_usage_from_trace of the validated RunTrace)
   trace_dump      trace -> dump (RunTrace.model_validate(trace).model_dump(mode="json"))
+  context         workspace, session_id, message -> messages [{role, content}] of the next turn's first call
 A command that raises reports {"raised": "<Type>: <message>"}. Bytes travel as latin-1 text.
 """
 
@@ -111,6 +112,20 @@ def op_turn_usage(command: dict) -> dict:
 
 def op_trace_dump(command: dict) -> dict:
     return {"dump": RunTrace.model_validate(command["trace"]).model_dump(mode="json")}
+
+
+def op_context(command: dict) -> dict:
+    """The messages of the next turn's first model call, as Fractal's own context meter builds them."""
+    from types import SimpleNamespace
+
+    from fractal import context_meter
+
+    session, caught = _load(command)
+    runtime = SimpleNamespace(workspace_path=command["workspace"], included_paths=[], session=session,
+                              model_label="gpt-5", agent=SimpleNamespace(max_iterations=30))
+    messages = context_meter.build_next_context_messages(runtime, user_message=command.get("message", ""))
+    return {"warnings": caught, "messages": [{"role": m["role"], "content": context_meter._message_content_text(
+        m["content"])} for m in messages]}
 
 
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}

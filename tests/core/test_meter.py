@@ -31,11 +31,13 @@ def test_summary_part_counts_the_rendered_summary(meter, tmp_path):
     from reprise.core.summary import render_summary
 
     result = meter.measure(state, tmp_path)
-    text = render_summary(state.summary)
+    text = meter_module.as_instructions(render_summary(state.summary))
+    assert text.startswith("        ## Session Summary\n        \n        Turn 1 (")
     assert result.part("summary").tokens == tokens.count_tokens(text, "o200k_base")
     assert result.part("summary").chars == len(text)
     empty = meter.measure(make_state(0), tmp_path)
-    assert empty.part("summary").tokens == tokens.count_tokens("No prior Fractal session context.", "o200k_base")
+    assert empty.part("summary").tokens == tokens.count_tokens("        No prior Fractal session context.",
+                                                               "o200k_base")
 
 
 def test_agents_md_is_cut_at_20000_characters_with_the_notice(meter, tmp_path):
@@ -44,11 +46,11 @@ def test_agents_md_is_cut_at_20000_characters_with_the_notice(meter, tmp_path):
     assert part.full_chars == 25_000
     assert "cut at 20,000" in part.note
     section, _, _ = meter_module.agents_md_section(tmp_path)
-    assert section.endswith("x" * 10 + AGENTS_MD_NOTICE + "\n")
+    assert section.endswith("x" * 10 + "\n        \n        " + AGENTS_MD_NOTICE.lstrip("\n"))
     assert section.count("x") == 20_000
     (tmp_path / "AGENTS.md").write_text("short rules\n")
     short = meter_module.agents_md_section(tmp_path)[0]
-    assert short.endswith("\n\nshort rules\n") and AGENTS_MD_NOTICE not in short
+    assert short.endswith("\n        \n        short rules") and "truncated" not in short
 
 
 @pytest.mark.parametrize("content,note", [(None, "no AGENTS.md"), (b"\xff\xfe bad", "not UTF-8"), (b"   \n", "empty")])
@@ -65,7 +67,8 @@ def test_message_preview_is_first_and_last_500_characters_with_the_full_length()
     assert "Total length: 1,206 characters" in block
     assert "a" * 500 + "..." + "b" * 500 in block and "MIDDLE" not in block
     short = variable_block("user_message", "str", "desc", "hello")
-    assert short.endswith("Preview:\n```\nhello\n```")
+    assert short.startswith("«««\n    Variable: `user_message`")
+    assert short.endswith("Preview:\n    ```\n    hello\n    ```\n»»»")
 
 
 def test_a_longer_message_beyond_the_preview_adds_no_tokens(meter, tmp_path):
