@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import RepriseError
+from .fractal_trace import trace_losses
 from .models import FRACTAL_MAX_HISTORY, SCHEMA_VERSION, SessionState
 
 BOM = b"\xef\xbb\xbf"
@@ -193,7 +194,15 @@ def _json_type(value: Any) -> str:
 def fractal_would_drop(state: SessionState) -> list[str]:
     """What Fractal's next save of this session would lose, as short reasons (empty: nothing)."""
     reasons = []
-    if state.has_unknown_fields():
+    rejected = unknown_in_traces = 0
+    for turn in state.history[-FRACTAL_MAX_HISTORY:]:
+        bad, unknown = trace_losses(turn.trace)
+        rejected += bad
+        unknown_in_traces += bool(unknown)
+    if rejected:
+        reasons.append(f"the whole session, since {rejected} trace(s) are not valid predict-rlm RunTraces "
+                       "(Fractal would load it empty and overwrite it on the next turn)")
+    if state.has_unknown_fields() or unknown_in_traces:
         reasons.append("fields Fractal does not know")
     if len(state.history) > FRACTAL_MAX_HISTORY:
         reasons.append(f"{len(state.history) - FRACTAL_MAX_HISTORY} history turns beyond Fractal's {FRACTAL_MAX_HISTORY}")

@@ -100,7 +100,16 @@ def test_fractal_drops_unknown_fields_inside_a_trace(fractal, workspace, isolate
     factories.write_session(isolated_paths, workspace, factories.dumps(data))
     result = fractal.one("save", workspace=str(workspace), session_id=session_id)
     assert result["warnings"] == []
-    assert fractal_bytes(result) == clean  # see test_codec::test_fractal_would_drop_names_unknown_fields_inside_a_trace
+    assert fractal_bytes(result) == clean
+    state = decode(factories.dumps(data), path="x.json", expected_id=session_id).state
+    assert fractal_would_drop(state) == ["fields Fractal does not know"]  # so Reprise archives first
+    assert fractal_would_drop(decode(clean, path="x.json", expected_id=session_id).state) == []
+
+
+def test_the_trace_mirror_accepts_every_trace_fractal_writes(fractal, fractal_sessions):
+    for session_id, raw, _turns in fractal_sessions.values():
+        state = decode(raw, path="x.json", expected_id=session_id).state
+        assert fractal_would_drop(state) == []
 
 
 def test_fractal_rejects_a_trace_that_is_not_a_run_trace_which_reprise_accepts(fractal, workspace, isolated_paths):
@@ -112,6 +121,8 @@ def test_fractal_rejects_a_trace_that_is_not_a_run_trace_which_reprise_accepts(f
     assert rejected_by_fractal(fractal.one("load", workspace=str(workspace), session_id=session_id))
     decoded = decode(raw, path="x.json", expected_id=session_id)
     assert decoded.problem is None and decoded.rewrite_safe  # Reprise treats trace as opaque JSON
+    reasons = fractal_would_drop(decoded.state)  # so it archives the file before handing it over
+    assert any("whole session" in reason for reason in reasons)
 
 
 # --- Fractal -> Reprise -----------------------------------------------------------------------

@@ -443,8 +443,6 @@ def test_fractal_would_drop_lists_both_reasons():
     assert reasons == ["fields Fractal does not know", "5 history turns beyond Fractal's 20"]
 
 
-@pytest.mark.xfail(strict=True, reason="has_unknown_fields() does not look inside `trace` (typed Any), but "
-                                       "Fractal validates it as predict_rlm.RunTrace and drops unknown keys")
 def test_fractal_would_drop_names_unknown_fields_inside_a_trace():
     data = factories.session_dict(SID, turns=1, statuses=("succeeded",))
     data["history"][0]["trace"]["steps"][0]["thinking_tokens"] = 812
