@@ -8,7 +8,6 @@ archive entry without its trim, never a trim without its archive entry.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from . import faults
 from .errors import ArchiveError
 from .models import utc_now_iso
 from .paths import SessionRef, StorePaths
-from .store import digest, ensure_dir, fsync_dir, write_atomic
+from .store import append_line, digest, ensure_dir, write_atomic
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,16 +70,7 @@ class Archive:
 
     @staticmethod
     def _append_index(index: Path, entry: ArchiveEntry) -> None:
-        line = (json.dumps(entry.as_dict(), ensure_ascii=True) + "\n").encode("ascii")
-        created = not index.exists()
-        fd = os.open(index, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            fsync_dir(index.parent)
+        append_line(index, (json.dumps(entry.as_dict(), ensure_ascii=True) + "\n").encode("ascii"))
         faults.point("after_index_append")
 
     def entries(self, ref: SessionRef) -> list[ArchiveEntry]:

@@ -9,14 +9,13 @@ response or title text, so the log is safe to share.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from .paths import StorePaths
-from .store import ensure_dir, fsync_dir
+from .store import append_line
 
 OPS = ("trim", "restore", "rm", "trash-restore", "purge", "prune", "relink")
 
@@ -59,18 +58,8 @@ class AuditLog:
             raise ValueError(f"unknown audit operation {op!r}")
         record = AuditRecord(iso_time(now), op, workspace_key, session_id, dict(options or {}), list(digests),
                              dict(counts or {}), result, list(sessions))
-        path = self.paths.audit_file(workspace_key)
-        ensure_dir(path.parent)
         line = (json.dumps(record.as_dict(), ensure_ascii=True) + "\n").encode("ascii")
-        created = not path.exists()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            fsync_dir(path.parent)
+        append_line(self.paths.audit_file(workspace_key), line)
         return record
 
     def read(self, keys: Iterable[str]) -> list[AuditRecord]:

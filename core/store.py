@@ -136,6 +136,21 @@ def write_atomic(path: Path, data: bytes, *, temp_stem: str | None = None) -> No
     fsync_dir(directory)
 
 
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line durably (O_APPEND, fsync; the folder too when the file is new). A crash
+    can leave a torn last line, which readers of these logs skip."""
+    ensure_dir(path.parent)
+    created = not path.exists()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_dir(path.parent)
+
+
 def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
     """Read a file only if it is a regular file inside the root (after symlinks); never opens a FIFO."""
     try:

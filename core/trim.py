@@ -24,12 +24,12 @@ from .archive import Archive
 from .audit import AuditLog, iso_time
 from .codec import decode, encode
 from .errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
-from .meter import Meter, spec_for
+from .meter import Meter, as_instructions, spec_for
 from .models import AgentTurn, SessionState, SummaryTurn, UserTurn
 from .paths import SessionRef
 from .retention import check_not_running, running_pending_turn
 from .store import Loaded, SessionMeta, Store, digest
-from .summary import EMPTY_SUMMARY, render_summary
+from .summary import EMPTY_SUMMARY, SUMMARY_HEADER, render_summary, turn_block
 
 RECORDS_FORMAT = "reprise.trim-records/1"
 DEFAULT_SPARE = 3
@@ -41,7 +41,6 @@ _PLACEHOLDER = hashlib.sha256(b"reprise: records digest placeholder").hexdigest(
 _DIGEST_MESSAGE = re.compile(r"\A\[reprise\] Condensed turns? \d+(?:-\d+)? \(archive ([0-9a-f]{64})\)")
 _MARKER = re.compile(r"\n\[reprise: [\d,]+ characters cut; archive [0-9a-f]{64}\]\Z")
 _LINE_NUMBER = re.compile(r"\A\d+\. ")
-_SUMMARY_HEADER = "## Session Summary"
 
 
 # --- options -------------------------------------------------------------------------------------
@@ -499,24 +498,6 @@ def digest_turn(turns: list[SummaryTurn], folded: list[int], records_digest: str
 
 # --- fit ----------------------------------------------------------------------------------------------------
 
-def turn_block(number: int, turn: SummaryTurn) -> str:
-    """One turn as Fractal renders it in the summary (the summary is the header plus "\\n\\n" + each block)."""
-    lines = [f"Turn {number} ({turn.turn_id})", f"User: {turn.user.message}"]
-    agent = turn.agent
-    if agent is None:
-        lines.append("Agent status: pending")
-        return "\n".join(lines)
-    lines.append(f"Agent status: {agent.status}")
-    if agent.response:
-        lines.append(f"Agent response: {agent.response}")
-    lines.append(f"files_read_count: {agent.files_read_count}")
-    lines.append(f"files_changed_count: {agent.files_changed_count}")
-    lines.append(f"commands_run_count: {agent.commands_run_count}")
-    if agent.error:
-        lines.append(f"Error: {agent.error}")
-    return "\n".join(lines)
-
-
 def summary_text(state: SessionState) -> str:
     """The summary part as the meter counts it."""
     return render_summary(state.summary).strip() or EMPTY_SUMMARY
@@ -569,10 +550,14 @@ class _Estimator:
     def __init__(self, state: SessionState, meter: TrimMeter, total: int):
         self.state = state
         self.meter = meter
-        self.blocks = [meter.count("\n\n" + turn_block(i + 1, t)) for i, t in enumerate(state.turns)]
-        self.header = meter.count(_SUMMARY_HEADER) if state.turns else 0
+        self.blocks = [self._count(turn_block(i + 1, t)) for i, t in enumerate(state.turns)]
+        self.header = meter.count(as_instructions(SUMMARY_HEADER)) if state.turns else 0
         self.unchanged = self.header + sum(self.blocks)
         self.offset = total - self.unchanged
+
+    def _count(self, block: str) -> int:
+        """A turn block as it stands in the prompt: after a blank line, every line indented."""
+        return self.meter.count("\n" + as_instructions("\n" + block))
 
     def total(self, steps: _Steps) -> int:
         turns = self.state.turns
@@ -580,13 +565,12 @@ class _Estimator:
         tokens = self.header
         number = 1
         if selection.folded:
-            block = turn_block(1, digest_turn(turns, selection.folded, _PLACEHOLDER))
-            tokens += self.meter.count("\n\n" + block)
+            tokens += self._count(turn_block(1, digest_turn(turns, selection.folded, _PLACEHOLDER)))
             number = 2
         for index in selection.kept:
             if index in selection.capped:
                 turn = capped_turn(turns[index], selection.capped[index], _PLACEHOLDER)
-                tokens += self.meter.count("\n\n" + turn_block(number, turn))
+                tokens += self._count(turn_block(number, turn))
             else:
                 tokens += self.blocks[index]
             number += 1

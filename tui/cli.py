@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("workspaces", "all known workspaces")
     add("config", "the effective configuration and where each value came from")
     p = add("doctor", "check the whole store")
-    p.add_argument("--clean", action="store_true", help=f"remove temp files older than 10 minutes")
+    p.add_argument("--clean", action="store_true", help="remove temp files older than 10 minutes")
     return parser
 
 

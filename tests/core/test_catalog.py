@@ -8,7 +8,7 @@ import pytest
 
 from reprise.core.catalog import Catalog
 from reprise.core.codec import encode
-from reprise.core.models import AgentTurn, HistoryTurn, SummaryTurn, TurnUsage, UserTurn
+from reprise.core.models import TurnUsage
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.store import SessionMeta, Store
 
@@ -142,7 +142,7 @@ def test_a_file_caught_mid_write_is_retried_not_reported(store, catalog):
 
 
 def test_unknown_history_times_fall_back_to_file_mtime(store, catalog):
-    ref = put(store, KEY_A, "a" * 32, 0)
+    put(store, KEY_A, "a" * 32, 0)
     [row] = catalog.refresh([KEY_A])
     assert row.last_activity is None and row.activity_source == "mtime"
 

@@ -26,7 +26,8 @@ from reprise.core.store import SessionMeta, Store
 from reprise.core.summary import render_summary
 from reprise.core.trash import Trash, relink
 from reprise.core.trim import (FIT_CAPS, TrimMeter, TrimOptions, apply_trim, is_digest_turn, plan_trim,
-                               summary_text, trim_session, turn_block)
+                               summary_text, trim_session)
+from reprise.core.summary import turn_block
 
 ID = "0123456789abcdef0123456789abcdef"
 BASE = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 
-import pytest
 
 from reprise.core import config
-from reprise.core.codec import encode
-from reprise.core.paths import SessionRef, workspace_key
+from reprise.core.paths import SessionRef
 from reprise.core.service import Service
-from reprise.core.store import Store
 from reprise.tui.screens.dialogs import ConfirmDialog, TextDialog
 from reprise.tui.screens.main import Handoff, MainScreen, Picked
 from reprise.tui.screens.search import SearchScreen
 from reprise.tui.widgets.composer import Composer
-from reprise.tui.widgets.detail import DetailPane
 from reprise.tui.widgets.meter import MeterBar
 from reprise.tui.widgets.session_list import SessionList
 

@@ -13,7 +13,7 @@ from textual.widgets import Static, TabbedContent, TabPane, TextArea
 from reprise.core.meter import MeterResult
 from reprise.core.service import SessionDetail
 
-from ..format import human_size, tokens
+from ..format import human_size
 from ..text import safe_text
 
 LARGE_SESSION_BYTES = 10 * 1024 * 1024
