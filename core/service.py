@@ -166,6 +166,7 @@ class Service:
         self.trash = Trash(self.store, self.audit)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
         self.workspace_key = workspace_key(self.workspace)
+        self._remembered = False
 
     @classmethod
     def from_environment(cls, *, state_dir: str | None = None, workspace: str | None = None,
@@ -186,6 +187,7 @@ class Service:
         if limit is not None and limit < 1:
             raise UsageError("--limit must be at least 1.")
         keys = None if all_workspaces else [key or self.workspace_key]
+        self._remember_current_workspace()
         rows = self.catalog.refresh(keys)
         if sort == "cost":
             self.fill_resume_costs(rows)
@@ -199,6 +201,15 @@ class Service:
         """Full-text search over every turn's text of the sessions in scope."""
         keys = None if all_workspaces else [key or self.workspace_key]
         return self.catalog.search(query, keys, limit=limit, should_stop=should_stop)
+
+    def _remember_current_workspace(self) -> None:
+        """Record the folder behind the current key once its sessions exist (the key cannot be
+        reversed, and the folder may move later)."""
+        if self._remembered or not self.store.paths.sessions(self.workspace_key).is_dir():
+            return
+        if self.store.workspace_path(self.workspace_key) != str(self.workspace):
+            self.store.record_workspace(self.workspace_key, self.workspace)
+        self._remembered = True
 
     def workspaces(self) -> list[WorkspaceInfo]:
         rows = self.catalog.refresh(None)

@@ -339,3 +339,11 @@ def test_relink_moves_sessions_to_the_new_folder_and_audit_records_it_without_te
     _, audit = run_json(capsys, "audit")
     assert {r["op"] for r in audit["audit"]} == {"relink"}  # recorded in the old and the new workspace
     assert "message 0" not in json.dumps(audit)
+
+
+def test_listing_a_folder_with_fractal_sessions_records_the_folder_behind_its_key(capsys, workspace, isolated_paths):
+    ref = put(isolated_paths, workspace, "a" * 32, 1)
+    record = Store(isolated_paths).paths.workspace_record(ref.workspace_key)
+    assert not record.exists()
+    run_json(capsys, "list")
+    assert json.loads(record.read_text()) == {"path": str(workspace)}
