@@ -308,6 +308,7 @@ class Catalog:
         self.db_path = cache_dir / f"catalog-{root_id}.sqlite"
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self.scan_problems: list[Problem] = []
 
     # --- database ------------------------------------------------------------------------
 
@@ -318,6 +319,14 @@ class Catalog:
         return self._db
 
     def _open(self) -> sqlite3.Connection:
+        try:
+            return self._connect()
+        except (OSError, sqlite3.Error) as exc:
+            raise RepriseError(f"Cannot use the catalog cache {self.db_path}: {getattr(exc, 'strerror', None) or exc}.",
+                               hint="REPRISE_CACHE_DIR must be a writable folder; the cache is safe to delete",
+                               path=self.db_path) from None
+
+    def _connect(self) -> sqlite3.Connection:
         self.db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         for attempt in range(2):
             try:
@@ -380,8 +389,11 @@ class Catalog:
         on_disk: dict[tuple[str, str], tuple[int, int]] = {}
         meta_on_disk = {}
         base = f"{self.store.paths.workspaces}/"
+        self.scan_problems = []
         for key in keys:
-            self._scan_sessions(key, f"{base}{key}/sessions", on_disk)
+            problem = self._scan_sessions(key, f"{base}{key}/sessions", on_disk)
+            if problem is not None:
+                self.scan_problems.append(problem)
             meta_on_disk.update(self._scan_meta(key, f"{base}{key}/reprise/meta"))
         cached = self._cached_rows(keys)
         changed = [ident for ident, (size, mtime_ns) in on_disk.items()
@@ -414,11 +426,15 @@ class Catalog:
         return rows
 
     @staticmethod
-    def _scan_sessions(key: str, directory: str, found: dict[tuple[str, str], tuple[int, int]]) -> None:
+    def _scan_sessions(key: str, directory: str, found: dict[tuple[str, str], tuple[int, int]]) -> Problem | None:
+        """Add the folder's session files to `found`; a folder that cannot be read is a problem."""
         try:
             entries = os.scandir(directory)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            return Problem(directory, "unreadable_folder",
+                           f"the sessions folder cannot be read ({exc.strerror or exc}); its sessions are not listed")
         with entries:
             for entry in entries:
                 name = entry.name
@@ -429,6 +445,7 @@ class Catalog:
                     found[(key, name[:-5])] = (info.st_size, info.st_mtime_ns)
                 except OSError:
                     found[(key, name[:-5])] = (-1, -1)
+        return None
 
     @staticmethod
     def _scan_meta(key: str, directory: str) -> dict[str, tuple[str, str, int, int]]:

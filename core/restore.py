@@ -78,15 +78,21 @@ class RestoreResult:
 
 # --- which entries ------------------------------------------------------------------------------------
 
-def unrestored_trims(entries: list[ArchiveEntry]) -> list[ArchiveEntry]:
-    """The trim entries no later restore entry names, oldest first."""
+def unrestored_trims(entries: list[ArchiveEntry], current_sha256: str | None = None) -> list[ArchiveEntry]:
+    """The trim entries no later restore entry names, oldest first.
+
+    A process killed between its archive write and its file write leaves an index entry for
+    a change that never happened; with the current file's SHA-256 those are recognised: a trim
+    whose original is still the file, and a restore whose replaced bytes are still the file."""
     pending: list[ArchiveEntry] = []
     for entry in entries:
         if entry.op == "trim":
             pending.append(entry)
-        elif entry.op == "restore":
+        elif entry.op == "restore" and entry.digest != current_sha256:
             restored = set(entry.info.get("restores") or [])
             pending = [trim for trim in pending if trim.digest not in restored]
+    if current_sha256 is not None and pending and pending[-1].info.get("original_sha256") == current_sha256:
+        pending.pop()
     return pending
 
 
@@ -238,7 +244,7 @@ def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_t
     if digest_text is not None:
         chosen = [find_entry(entries, digest_text)]
     else:
-        chosen = unrestored_trims(entries)
+        chosen = unrestored_trims(entries, digest(loaded.data))
         if not chosen:
             raise NotFoundError(f"Session {ref.session_id} has no trim left to restore.",
                                 hint="reprise restore ID --archive DIGEST puts back a specific entry")

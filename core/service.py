@@ -41,7 +41,7 @@ from .paths import (
     validate_workspace_key,
     workspace_key,
 )
-from .restore import RestoreResult, restore_session
+from .restore import RestoreResult, restore_session, unrestored_trims
 from .retention import PruneOptions, select_prune
 from .trash import PruneResult, PurgeResult, RelinkResult, Trash, TrashEntry, relink
 from .trim import TrimMeter, TrimOptions, TrimResult, trim_session
@@ -207,9 +207,12 @@ class Service:
         reversed, and the folder may move later)."""
         if self._remembered or not self.store.paths.sessions(self.workspace_key).is_dir():
             return
-        if self.store.workspace_path(self.workspace_key) != str(self.workspace):
-            self.store.record_workspace(self.workspace_key, self.workspace)
         self._remembered = True
+        if self.store.workspace_path(self.workspace_key) != str(self.workspace):
+            try:
+                self.store.record_workspace(self.workspace_key, self.workspace)
+            except OSError:
+                pass  # a store the user may read but not write still lists; the record is a convenience
 
     def workspaces(self) -> list[WorkspaceInfo]:
         rows = self.catalog.refresh(None)
@@ -549,6 +552,11 @@ class Service:
     def archive_entries(self, ref: SessionRef) -> list[ArchiveEntry]:
         return self.archive.entries(ref)
 
+    def can_undo_trim(self, ref: SessionRef) -> bool:
+        """Whether `restore` without options has a trim of this session to undo."""
+        loaded = self.store.load(ref)
+        return bool(unrestored_trims(self.archive.entries(ref), loaded.version.sha256))
+
     # --- trash, retention, relink, audit ---------------------------------------------------
 
     def remove(self, ref: SessionRef, *, force: bool = False) -> TrashEntry:
@@ -608,6 +616,7 @@ class Service:
                                                row.problem_field))
             elif row.warning:
                 report.warnings.append(Problem(row.path, "warning", row.warning, severity="warning"))
+        report.problems.extend(self.catalog.scan_problems)
         now = time.time()
         for temp in self.store.temp_files():
             try:

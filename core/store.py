@@ -151,20 +151,26 @@ def append_line(path: Path, line: bytes) -> None:
         fsync_dir(path.parent)
 
 
+def _inside(real_path: str, root: Path) -> bool:
+    real_root = os.path.realpath(root)
+    return real_path == real_root or real_path.startswith(real_root.rstrip("/") + "/")
+
+
 def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
     """Read a file only if it is a regular file inside the root (after symlinks); never opens a FIFO."""
     try:
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
             try:
-                target = path.resolve(strict=True)
+                path.resolve(strict=True)
             except (RuntimeError, OSError) as exc:
                 if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
                     raise _ReadProblem("symlink_loop", "the symlink loops") from None
                 raise _ReadProblem("dangling_symlink", "the symlink points to nothing") from None
-            if not target.is_relative_to(root.resolve()):
-                raise _ReadProblem("symlink_outside", f"the symlink leaves the state root (to {target})")
             info = os.stat(path)
+        target = os.path.realpath(path)
+        if not _inside(target, root):
+            raise _ReadProblem("symlink_outside", f"a symlink leads out of the state root (to {target})")
         if not stat.S_ISREG(info.st_mode):
             kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "not a regular file"
             raise _ReadProblem("not_regular", f"it is {kind}, not a regular file")
@@ -310,6 +316,9 @@ class Store:
 
     def _save_locked(self, ref: SessionRef, data: bytes, expected: FileVersion | None) -> FileVersion:
         path = self.paths.session_file(ref)
+        if path.parent.exists() and not _inside(os.path.realpath(path.parent), self.root):
+            raise RepriseError(f"{path.parent} leads out of the state root through a symlink; nothing was written.",
+                               path=path)
         current = self.current_version(path)
         if current != expected:
             if expected is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -194,7 +195,22 @@ def _print_error(exc: RepriseError, as_json: bool) -> None:
 
 
 def _emit(data: dict) -> None:
-    print(json.dumps(data, indent=2))
+    """One JSON document; a non-finite number (a session may hold one) becomes null, as JSON has none."""
+    try:
+        text = json.dumps(data, indent=2, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(data), indent=2, allow_nan=False)
+    print(text)
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 # --- commands ----------------------------------------------------------------------------

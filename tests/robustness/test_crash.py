@@ -283,9 +283,6 @@ def kill_child_at(service: Service, ref: SessionRef, op: str, point: str, nth: i
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
 
 
-@pytest.mark.xfail(strict=True, reason="restore.unrestored_trims (core/restore.py) takes the entry of a trim killed "
-                   "after archiving but before writing for the newest trim; its records are still in the file, so "
-                   "`restore` raises ConflictError and the trim that was applied can no longer be undone")
 def test_undo_after_a_trim_killed_before_its_write_still_undoes_the_applied_trim(trimmed_session):
     service, ref, original, trimmed = trimmed_session
     kill_child_at(service, ref, "trim", "after_index_append", 2)  # after the records' index line
@@ -295,9 +292,6 @@ def test_undo_after_a_trim_killed_before_its_write_still_undoes_the_applied_trim
     assert service.store.paths.session_file(ref).read_bytes() == original
 
 
-@pytest.mark.xfail(strict=True, reason="restore.unrestored_trims (core/restore.py) counts the `restore` entry of a "
-                   "restore killed before its write as done, so the trim it named is never offered again "
-                   "(NotFoundError: no trim left to restore)")
 def test_undo_after_a_restore_killed_before_its_write_still_undoes_the_trim(trimmed_session):
     service, ref, original, trimmed = trimmed_session
     kill_child_at(service, ref, "restore", "after_index_append", 1)  # after the restore entry's index line

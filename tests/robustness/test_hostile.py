@@ -298,7 +298,7 @@ def corpus():
         before = fingerprint(root)
         outputs = {}
         # The unprivileged user lists from a folder without sessions: listing the current workspace's
-        # folder writes its record, which that user cannot (see the xfail test on read-only stores).
+        # folder tries to write its record (best effort; see test_listing_a_store_the_user_cannot_write_still_lists_it).
         for label, nobody, run_env, folder in (("root", False, env, workspace), ("nobody", True, nobody_env, base)):
             common = ["--json", "--state-dir", str(root), "--workspace", str(folder)]
             listed = run(["list", "--all", *common], run_env, cwd=workspace, nobody=nobody)
@@ -362,8 +362,6 @@ def test_list_show_meter_and_doctor_exit_as_documented_and_change_nothing(corpus
     assert_unchanged(before, corpus.root)
 
 
-@pytest.mark.xfail(strict=True, reason="cli._emit (tui/cli.py) calls json.dumps with allow_nan=True, so a cost of "
-                   "1e999 (read as inf) is printed as the bare word Infinity, which is not JSON (jq rejects it)")
 def test_json_output_stays_standard_json_for_a_session_whose_cost_overflows_a_float(corpus):
     kind = next(k for k in KINDS if k.name == "huge_number")
     common = ["--json", "--state-dir", str(corpus.root), "--workspace", str(corpus.workspace)]
@@ -466,8 +464,6 @@ def test_hostile_ids_exit_2_or_3_with_one_clean_line_and_create_nothing(command,
 
 # --- the environment ----------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="Catalog._open (core/catalog.py) lets the OSError of mkdir/sqlite3.connect "
-                   "escape as a traceback when REPRISE_CACHE_DIR is not a usable folder")
 def test_an_unusable_cache_folder_is_a_clean_one_line_error_not_a_traceback(tmp_path):
     factories.write_session(tmp_path / "state", tmp_path, factories.session_bytes(_sid("valid"), turns=1))
     (tmp_path / "not-a-folder").write_text("")
@@ -478,9 +474,6 @@ def test_an_unusable_cache_folder_is_a_clean_one_line_error_not_a_traceback(tmp_
     assert result.returncode == 1 and err.count("\n") == 1 and "not-a-folder" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="Service._remember_current_workspace (core/service.py, commit 59ec793) lets the "
-                   "PermissionError of record_workspace escape, so listing a workspace in a store the user cannot "
-                   "write ends in a traceback")
 def test_listing_a_store_the_user_cannot_write_still_lists_it():
     base = permissive_base("reprise-read-only-")
     try:
@@ -503,8 +496,6 @@ def test_listing_a_store_the_user_cannot_write_still_lists_it():
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.xfail(strict=True, reason="Catalog._scan_sessions (core/catalog.py) returns nothing on PermissionError, "
-                   "so a sessions folder the user cannot read makes its sessions vanish and `doctor` says ok")
 def test_an_unreadable_sessions_folder_is_a_doctor_problem_not_a_silently_empty_workspace():
     base = permissive_base("reprise-unreadable-folder-")
     try:
@@ -524,9 +515,6 @@ def test_an_unreadable_sessions_folder_is_a_doctor_problem_not_a_silently_empty_
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.xfail(strict=True, reason="read_regular_file (core/store.py) checks only a symlinked final component; "
-                   "a workspace folder that is a symlink out of the state root is read (and would be written) "
-                   "as if inside")
 def test_a_workspace_folder_symlinked_out_of_the_root_is_refused_like_a_symlinked_session_file(tmp_path):
     root, outside = tmp_path / "state", tmp_path / "outside"
     factories.write_session(outside, tmp_path / "elsewhere", factories.session_bytes(_sid("escaped"), turns=1))

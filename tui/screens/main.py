@@ -510,20 +510,17 @@ class MainScreen(ReportsWorkerErrors, Screen):
 
     def action_undo(self) -> None:
         """Undo the last trim or delete: this session's newest trim, else the newest trashed session."""
-        self.run_service(self._undo_target, self._confirm_undo)
+        last, ref, scope_all = self.last_undo, self.current_ref(), self.scope_all
 
-    def _undo_target(self):
-        from reprise.core.restore import unrestored_trims
+        def target():
+            if last is not None and last[0] == "rm":
+                return last
+            if ref is not None and self.service.can_undo_trim(ref):
+                return ("trim", ref)
+            entries = self.service.trash_entries(all_workspaces=scope_all)
+            return ("rm", entries[0].ref) if entries else None
 
-        if self.last_undo is not None and self.last_undo[0] == "rm":
-            return self.last_undo
-        ref = self.current_ref()
-        if ref is not None and unrestored_trims(self.service.archive_entries(ref)):
-            return ("trim", ref)
-        entries = self.service.trash_entries(all_workspaces=self.scope_all)
-        if entries:
-            return ("rm", entries[0].ref)
-        return None
+        self.run_service(target, self._confirm_undo)
 
     def _confirm_undo(self, target) -> None:
         if target is None:

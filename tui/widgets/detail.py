@@ -17,6 +17,20 @@ from ..format import human_size
 from ..text import safe_text
 
 LARGE_SESSION_BYTES = 10 * 1024 * 1024
+DISPLAY_LINE_CHARS = 20_000
+
+
+def clip_long_lines(text: str, session_id: str) -> str:
+    """Cut lines too long for a text view to wrap quickly (a 10 MB message froze the app);
+    the full text stays available from `reprise show`."""
+    if len(text) <= DISPLAY_LINE_CHARS:
+        return text
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if len(line) > DISPLAY_LINE_CHARS:
+            lines[index] = (line[:DISPLAY_LINE_CHARS] + f" … [{len(line) - DISPLAY_LINE_CHARS:,} more characters: "
+                            f"reprise show {session_id[:8]} prints them all]")
+    return "\n".join(lines)
 
 
 def history_text(detail: SessionDetail) -> str:
@@ -155,8 +169,9 @@ class DetailPane(Vertical):
             warnings.insert(0, f"large session ({human_size(detail.size)}): resuming it may be slow")
         banner.set_class(bool(warnings), "-warning")
         banner.update(Text(safe_text(text + ("\n⚠ " + "; ".join(warnings) if warnings else ""))))
-        self.query_one("#summary-view", TextArea).load_text(safe_text(detail.summary_text))
-        self.query_one("#history-view", TextArea).load_text(history_text(detail))
+        session_id = detail.ref.session_id
+        self.query_one("#summary-view", TextArea).load_text(clip_long_lines(safe_text(detail.summary_text), session_id))
+        self.query_one("#history-view", TextArea).load_text(clip_long_lines(history_text(detail), session_id))
 
     def show_context(self, result: MeterResult | None, note: str = "",
                      comparisons: list[tuple[int, int, int]] = ()) -> None:
