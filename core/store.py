@@ -151,6 +151,20 @@ def append_line(path: Path, line: bytes) -> None:
         fsync_dir(path.parent)
 
 
+def _symlink_between(directory: Path, root: Path) -> bool:
+    """Whether a folder between the state root and this one is a symlink (a few lstat calls;
+    the full realpath check runs only then)."""
+    current = directory
+    while current != root and current != current.parent:
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return True
+        except OSError:
+            return False
+        current = current.parent
+    return current != root
+
+
 def _inside(real_path: str, root: Path) -> bool:
     real_root = os.path.realpath(root)
     return real_path == real_root or real_path.startswith(real_root.rstrip("/") + "/")
@@ -168,9 +182,10 @@ def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
                     raise _ReadProblem("symlink_loop", "the symlink loops") from None
                 raise _ReadProblem("dangling_symlink", "the symlink points to nothing") from None
             info = os.stat(path)
-        target = os.path.realpath(path)
-        if not _inside(target, root):
-            raise _ReadProblem("symlink_outside", f"a symlink leads out of the state root (to {target})")
+        if stat.S_ISLNK(os.lstat(path).st_mode) or _symlink_between(path.parent, root):
+            target = os.path.realpath(path)
+            if not _inside(target, root):
+                raise _ReadProblem("symlink_outside", f"a symlink leads out of the state root (to {target})")
         if not stat.S_ISREG(info.st_mode):
             kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "not a regular file"
             raise _ReadProblem("not_regular", f"it is {kind}, not a regular file")
