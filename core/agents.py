@@ -79,7 +79,7 @@ def _run_process(argv: list[str], *, stdin: str, cwd: Path, env: dict[str, str],
     except OSError as exc:
         raise AgentError(f"Cannot start {argv[0]!r}: {exc.strerror or exc}.") from None
     deadline = time.monotonic() + timeout
-    data: bytes | None = stdin.encode("utf-8", "surrogateescape")
+    data: bytes | None = stdin.encode("utf-8", "replace")
     stopped = None
     while True:
         try:
@@ -130,7 +130,7 @@ class CommandBackend:
     def run(self, request: TurnRequest, cancel: threading.Event) -> TurnOutcome:
         with tempfile.TemporaryDirectory(prefix="reprise-turn-") as scratch:
             summary_file = Path(scratch) / "summary.txt"
-            summary_file.write_text(request.summary_text, encoding="utf-8", errors="surrogateescape")
+            summary_file.write_text(request.summary_text, encoding="utf-8", errors="replace")
             argv = substitute(self.template, session_id=request.session_id, workspace=str(request.workspace),
                               summary_file=str(summary_file))
             env = {**os.environ, "REPRISE_SESSION_ID": request.session_id,

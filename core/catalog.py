@@ -251,6 +251,11 @@ class SearchHit:
                 "field": self.field, "snippet": self.snippet.replace(HIT_START, "[").replace(HIT_END, "]")}
 
 
+def _utf8(text: str) -> str:
+    """SQLite stores UTF-8: lone surrogates (valid in JSON strings) become U+FFFD."""
+    return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
+
+
 def _search_records(state: SessionState, row: SessionRow) -> list[tuple]:
     """(text, path, workspace_key, turn, field) for every searchable text of a session."""
     records = []
@@ -566,7 +571,7 @@ class Catalog:
             inspected = self.store.inspect(Path(row.path), row.file_id)
             if inspected.decoded.state is None:
                 continue
-            batch.extend(_search_records(inspected.decoded.state, row))
+            batch.extend((_utf8(text), *rest) for text, *rest in _search_records(inspected.decoded.state, row))
             done.append(row)
             if len(batch) > 5000:
                 self._write_index(done, batch)

@@ -33,6 +33,12 @@ class UsageError(RepriseError):
     exit_status = 2
 
 
+class OverWindowError(UsageError):
+    """The next turn would not fit the model's context window."""
+
+    code = "over_window"
+
+
 class InvalidIdError(UsageError):
     code = "invalid_id"
 

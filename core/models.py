@@ -96,9 +96,6 @@ class SessionState(_Model):
     def turns(self) -> list[SummaryTurn]:
         return self.summary.turns
 
-    def to_json_data(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
 
 def utc_now_iso() -> str:
     """A timestamp the way Fractal writes one."""

@@ -6,6 +6,7 @@ store, the archive and the catalog and never hands out paths built from raw stri
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -26,12 +27,13 @@ from .errors import (
     AgentError,
     AmbiguousError,
     NotFoundError,
+    OverWindowError,
     PendingTurnError,
     ProblemFileError,
     RepriseError,
     UsageError,
 )
-from .meter import Meter, MeterResult, agents_md_section, spec_for
+from .meter import Meter, MeterResult, PreparedMeter, agents_md_section, spec_for
 from .models import SessionState, TurnUsage, parse_time, usage_totals, utc_now_iso
 from .paths import (
     SessionRef,
@@ -79,8 +81,8 @@ class SessionDetail:
     size: int
     warnings: list[Problem]
 
-    def as_dict(self, *, history_limit: int | None = None) -> dict:
-        history = self.state.history if history_limit is None else self.state.history[-history_limit:]
+    def as_dict(self) -> dict:
+        history = self.state.history
         return {
             "session_id": self.ref.session_id,
             "workspace_key": self.ref.workspace_key,
@@ -280,16 +282,13 @@ class Service:
         return ref
 
     def last_ref(self) -> SessionRef:
-        listing = self.list_sessions(sort="updated")
-        for row in listing.rows:
-            if row.problem_code is None and row.ref is not None:
-                return row.ref
+        """The most recently active session of the workspace (pins do not count here)."""
+        rows = [row for row in self.list_sessions().rows if row.problem_code is None and row.ref is not None]
+        if rows:
+            return max(rows, key=lambda row: row.activity_ts).ref
         raise NotFoundError(f"No session in workspace {self.workspace} yet.", hint="reprise new")
 
     # --- one session ---------------------------------------------------------------------
-
-    def load(self, ref: SessionRef) -> Loaded:
-        return self.store.load(ref)
 
     def show(self, ref: SessionRef) -> SessionDetail:
         loaded = self.store.load(ref)
@@ -308,17 +307,11 @@ class Service:
 
     def rename(self, ref: SessionRef, title: str) -> SessionMeta:
         self._require_session(ref)
-        meta = self.store.read_meta(ref)
-        meta.title = clean_title(title)
-        self.store.write_meta(ref, meta)
-        return meta
+        return self.store.update_meta(ref, lambda meta: setattr(meta, "title", clean_title(title)))
 
     def set_pinned(self, ref: SessionRef, pinned: bool) -> SessionMeta:
         self._require_session(ref)
-        meta = self.store.read_meta(ref)
-        meta.pinned = pinned
-        self.store.write_meta(ref, meta)
-        return meta
+        return self.store.update_meta(ref, lambda meta: setattr(meta, "pinned", pinned))
 
     def _require_session(self, ref: SessionRef) -> None:
         if not self.store.exists(ref):
@@ -326,29 +319,36 @@ class Service:
 
     # --- handing a session to the agent --------------------------------------------------
 
-    def resume_plan(self, ref: SessionRef) -> ResumePlan:
-        """The argv that resumes this session, after snapshotting what Fractal's next save would drop."""
+    def resume_plan(self, ref: SessionRef, *, for_exec: bool = True) -> ResumePlan:
+        """The argv that resumes this session. For a real handoff (`for_exec`), the program must
+        exist, and what Fractal's next save would drop is archived first."""
         loaded = self.store.load(ref)
         workspace, source = self.workspace_path_of(ref.workspace_key)
         if workspace is None:
             raise RepriseError(
                 f"Reprise does not know the folder of workspace {ref.workspace_key}.",
                 hint="run reprise once inside that folder, or `reprise relink` it")
+        if not Path(workspace).is_dir():
+            raise RepriseError(f"The folder of this session's workspace is gone: {workspace}.",
+                               hint=f"if the project moved: reprise relink {workspace} NEW_FOLDER")
+        argv = substitute(self.settings.agent.resume, session_id=ref.session_id, workspace=workspace)
+        if for_exec and shutil.which(argv[0]) is None:
+            raise AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
+                             hint="install it, or set [agent] resume in the config file "
+                                  f"({self.loaded.config_path})")
         notes = []
         snapshot = None
         dropped = fractal_would_drop(loaded.state)
-        if dropped:
+        if dropped and for_exec:
             snapshot = self.archive.put(ref, loaded.data, op="snapshot", reason="before handing to Fractal",
                                         drops=dropped)
             notes.append(f"Fractal's next save would drop {' and '.join(dropped)}; "
                          f"the file was archived first (reprise restore {ref.session_id} --archive {snapshot.digest[:12]}).")
-        argv = substitute(self.settings.agent.resume, session_id=ref.session_id, workspace=workspace)
-        if shutil.which(argv[0]) is None:
-            raise AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
-                             hint="install it, or set [agent] resume in the config file "
-                                  f"({self.loaded.config_path})")
-        if source == "current directory" or source == "recorded":
-            self.store.record_workspace(ref.workspace_key, Path(workspace))
+        elif dropped:
+            notes.append(f"Fractal's next save would drop {' and '.join(dropped)}; resuming archives the file first.")
+        if for_exec and source in ("current directory", "recorded"):
+            with contextlib.suppress(OSError):
+                self.store.record_workspace(ref.workspace_key, Path(workspace))
         result = self.meter.measure(loaded.state, Path(workspace))
         if result.state == "over":
             notes.append(f"Its context ({result.total:,} tokens) is over the {result.model} window "
@@ -360,6 +360,13 @@ class Service:
     def measure(self, ref: SessionRef, message: str = "", *, model: str | None = None) -> MeterResult:
         loaded = self.store.load(ref)
         return self.meter.measure(loaded.state, self._meter_workspace(ref), message, model=model)
+
+    def prepare_meter(self, ref: SessionRef, state: SessionState) -> PreparedMeter:
+        """The meter of a loaded session, ready to measure messages as they are typed."""
+        return self.meter.prepare(state, self._meter_workspace(ref))
+
+    def session_path(self, ref: SessionRef) -> str:
+        return str(self.store.paths.session_file(ref))
 
     def context_window(self, ref: SessionRef, model: str | None = None) -> int:
         """The window of the model the meter counts this session's turns for."""
@@ -426,7 +433,7 @@ class Service:
                                    hint="wait for it, or interrupt it")
         result = self.meter.measure(loaded.state, self._meter_workspace(ref), message)
         if result.state == "over" and not confirm_over:
-            raise UsageError(f"The next turn would send {result.total:,} tokens, over the {result.window:,}-token "
+            raise OverWindowError(f"The next turn would send {result.total:,} tokens, over the {result.window:,}-token "
                              f"window of {result.model}.", hint="trim the session first, or confirm to send anyway")
         return result
 
@@ -456,19 +463,30 @@ class Service:
             outcome = backend.run(request, cancel)
             turn_id = self._after_agent_wrote(ref, before, outcome)
         else:
-            turn_id = self._record(ref, lambda state: begin_turn(state, message, utc_now_iso()))
-            on_begin(turn_id)
-            state = self.store.load(ref).state
-            request = TurnRequest(ref.session_id, workspace, message, render_summary(state.summary),
-                                  self.settings.agent.timeout, estimate)
+            turn_id = self._record(ref, lambda state: self._begin_if_idle(state, message))
+            outcome = TurnOutcome("failed", error="Reprise stopped before the agent finished.")
             try:
+                on_begin(turn_id)
+                state = self.store.load(ref).state
+                request = TurnRequest(ref.session_id, workspace, message, render_summary(state.summary),
+                                      self.settings.agent.timeout, estimate)
                 outcome = backend.run(request, cancel)
-            except AgentError as exc:
-                outcome = TurnOutcome("failed", error=str(exc))
-            self._record(ref, lambda state: finish_turn(state, turn_id, outcome, utc_now_iso()))
+            except Exception as exc:  # the turn is on disk as pending: it must end, whatever happened
+                outcome = TurnOutcome("failed", error=f"{type(exc).__name__}: {exc}")
+                if not isinstance(exc, RepriseError):
+                    raise
+            finally:
+                self._record(ref, lambda state: finish_turn(state, turn_id, outcome, utc_now_iso()))
         if turn_id is not None:
             self._remember_estimate(ref, turn_id, estimate)
         return SendResult(ref, backend.name, turn_id, outcome, estimate)
+
+    def _begin_if_idle(self, state: SessionState, message: str) -> str:
+        """Under the session's lock: refuse if another turn started since the checks."""
+        age = pending_age(state, time.time())
+        if age is not None and age < self.settings.agent.timeout:
+            raise PendingTurnError("Another turn of this session started a moment ago.", hint="wait for it")
+        return begin_turn(state, message, utc_now_iso())
 
     def _record(self, ref: SessionRef, change):
         """Read, change and write a session under its lock; archive the history it evicts."""
@@ -500,11 +518,9 @@ class Service:
         return newest.turn_id
 
     def _remember_estimate(self, ref: SessionRef, turn_id: str, estimate: int) -> None:
-        meta = self.store.read_meta(ref)
-        estimates = dict(getattr(meta, "estimates", None) or {})
-        estimates[turn_id] = estimate
-        meta.estimates = estimates
-        self.store.write_meta(ref, meta)
+        """Keep the estimate made before a turn, to compare with what the agent reports."""
+        with contextlib.suppress(RepriseError, OSError):  # a comparison aid: the turn itself is saved
+            self.store.update_meta(ref, lambda meta: meta.estimates.__setitem__(turn_id, estimate))
 
     def estimates_vs_measured(self, ref: SessionRef) -> list[tuple[int, int, int]]:
         """(turn number, estimate before the turn, context the agent reported) for turns that have both."""
@@ -531,9 +547,15 @@ class Service:
 
     def mark_stale_interrupted(self, ref: SessionRef) -> list[str]:
         stale = [turn_id for _, turn_id, _ in self.stale_pending(ref)]
-        if stale:
-            self._record(ref, lambda state: [mark_interrupted(state, t, utc_now_iso()) for t in stale])
-        return stale
+
+        def mark(state: SessionState) -> list[str]:
+            still_pending = {turn.turn_id for turn in state.turns if turn.agent is None}
+            marked = [turn_id for turn_id in stale if turn_id in still_pending]  # one may have finished since
+            for turn_id in marked:
+                mark_interrupted(state, turn_id, utc_now_iso())
+            return marked
+
+        return self._record(ref, mark) if stale else []
 
     # --- trimming and undoing ------------------------------------------------------------
 

@@ -360,6 +360,22 @@ class Store:
         except ValueError:
             return SessionMeta()
 
+    def update_meta(self, ref: SessionRef, change) -> SessionMeta:
+        """Read, change and write a session's metadata under the session's lock. A metadata file
+        that exists but cannot be read is not silently replaced."""
+        with self.lock(ref):
+            path = self.paths.meta_file(ref)
+            meta = self.read_meta(ref)
+            if path.exists() and meta == SessionMeta() and path.stat().st_size > 2:
+                try:
+                    SessionMeta.model_validate_json(path.read_bytes())
+                except ValueError:
+                    raise RepriseError(f"{path}: Reprise's metadata of this session is not valid JSON; "
+                                       "it was left as it is.", hint="fix or delete the file", path=path) from None
+            change(meta)
+            self.write_meta(ref, meta)
+            return meta
+
     def write_meta(self, ref: SessionRef, meta: SessionMeta) -> None:
         data = json.dumps(meta.model_dump(mode="json"), indent=2) + "\n"
         write_atomic(self.paths.meta_file(ref), data.encode("ascii"))

@@ -54,7 +54,7 @@ class RepriseCommands(Provider):
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        screen = self.app.screen_stack[0] if self.app.screen_stack else None
+        screen = next((s for s in self.app.screen_stack if isinstance(s, MainScreen)), None)
         for label, action in self.ACTIONS:
             score = matcher.match(label)
             if score > 0 and isinstance(screen, MainScreen) and screen.check_action(action.split("(")[0], ()):
@@ -86,6 +86,10 @@ class RepriseApp(ReportsWorkerErrors, App):
     def on_mount(self) -> None:
         self.push_screen(MainScreen(self.service, mode=self.mode, agent=self.agent))
 
+    @property
+    def main_screen(self) -> MainScreen | None:
+        return next((screen for screen in self.screen_stack if isinstance(screen, MainScreen)), None)
+
     def report_error(self, error: Exception) -> None:
         """Core errors end up here: a notification naming the file and the problem; the app runs on."""
         if isinstance(error, RepriseError):
@@ -95,8 +99,8 @@ class RepriseApp(ReportsWorkerErrors, App):
         self.notify(safe_text(text), title="Reprise", severity="error", timeout=8, markup=False)
 
     def action_quit_app(self) -> None:
-        main = self.screen_stack[1] if len(self.screen_stack) > 1 else None
-        if isinstance(main, MainScreen) and main.interrupt_turn():
+        main = self.main_screen
+        if main is not None and main.interrupt_turn():
             return
         if self.screen.is_modal:
             self.screen.dismiss(None)
@@ -120,8 +124,8 @@ class RepriseApp(ReportsWorkerErrors, App):
             return
         key, session_id = choice.split("/", 1)
         ref = SessionRef(key, session_id)
-        main = self.screen_stack[1] if len(self.screen_stack) > 1 else None
-        if isinstance(main, MainScreen):
+        main = self.main_screen
+        if main is not None:
             main.run_service(lambda: self.service.trash_restore(ref), lambda _: main.load_rows(),
                              "Restored from the trash.")
 

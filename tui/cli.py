@@ -26,7 +26,7 @@ from .text import one_line, safe_text
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse's own usage errors: one line, exit 2
         if "--json" in sys.argv:
-            print(json.dumps({"error": {"code": "usage", "message": message, "path": None}}))
+            print(json.dumps({"error": {"code": "usage", "message": message, "path": None, "hint": None}}))
         else:
             print(f"reprise: {message}", file=sys.stderr)
         raise SystemExit(2)
@@ -179,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_status
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:  # the disk said no (permissions, full, read-only): one line, not a traceback
+        error = RepriseError(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc),
+                             path=exc.filename)
+        _print_error(error, as_json)
+        return 1
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
@@ -230,7 +235,7 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
         pin = "*" if row.pinned else " "
         context = f"{row.context_tokens:,}" if row.context_tokens else "-"
         cost = f"{row.resume_cost:,}" if row.resume_cost is not None else "-"
-        print(f"{pin}{row.file_id[:9]:9} {one_line(row.display_title, 42):42} {row.turns:5} {status:14} "
+        print(f"{pin}{one_line(row.file_id, 9):9} {one_line(row.display_title, 42):42} {row.turns:5} {status:14} "
               f"{relative_time(now - activity_time(row)):>9} {human_size(row.size):>8} {context:>8} {cost:>8}")
     shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
     print(f"{shown} sessions shown, {listing.scope}, sorted by {listing.sort}")
@@ -251,7 +256,7 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
         return 0
     title = detail.meta.title or "(untitled)"
     print(f"Session {detail.ref.session_id}  {safe_text(title)}{'  [pinned]' if detail.meta.pinned else ''}")
-    print(f"Workspace {detail.workspace_path or detail.ref.workspace_key}")
+    print(f"Workspace {safe_text(detail.workspace_path or detail.ref.workspace_key)}")
     print(f"File {detail.path} ({human_size(detail.size)}), {len(detail.state.turns)} turns")
     for warning in detail.warnings:
         print(f"Warning: {safe_text(warning.message)}")
@@ -260,7 +265,7 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
     print()
     print(f"History (last {len(detail.state.history)} turns kept in the file):")
     for entry in detail.state.history:
-        print(f"- {entry.turn_id} [{entry.status}] {entry.updated_at}")
+        print(f"- {one_line(entry.turn_id, 60)} [{entry.status}] {one_line(entry.updated_at, 40)}")
         print(f"  user: {one_line(entry.user_message, 100)}")
         for label, items in (("read", entry.files_read), ("modified", entry.files_modified),
                              ("commands", entry.commands_run)):
@@ -291,7 +296,7 @@ def cmd_resume(service: Service, args, as_json: bool) -> int:
     if not args.last and not args.id:
         raise UsageError("Which session? Give an id (or a prefix) or --last.")
     ref = service.last_ref() if args.last else service.resolve(args.id)
-    plan = service.resume_plan(ref)
+    plan = service.resume_plan(ref, for_exec=not args.print)
     for note in plan.notes:
         print(f"reprise: {note}", file=sys.stderr)
     if plan.over_window and not args.yes and not args.print:
@@ -406,13 +411,15 @@ def cmd_meter(service: Service, args, as_json: bool) -> int:
 
 
 def cmd_search(service: Service, args, as_json: bool) -> int:
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1.")
     hits = service.search(" ".join(args.query), all_workspaces=args.all, limit=args.limit)
     if as_json:
         _emit({"hits": [hit.as_dict() for hit in hits]})
-        return 0
+        return 0 if hits else 1
     for hit in hits:
         snippet = one_line(hit.as_dict()["snippet"], 90)
-        print(f"{hit.row.file_id[:9]}  turn {hit.turn:<4} {hit.field:9} {snippet}")
+        print(f"{one_line(hit.row.file_id, 9):9}  turn {hit.turn:<4} {hit.field:9} {snippet}")
     print(f"{len(hits)} matching turns")
     return 0 if hits else 1
 
@@ -427,7 +434,7 @@ def cmd_trim(service: Service, args, as_json: bool) -> int:
     plan = result.plan
     if as_json:
         _emit(result.as_dict())
-        return 0 if plan.changed or not args.fit else 1
+        return 1 if plan.fit is not None and not plan.fit.fits else 0
     if plan.fit is not None:
         if plan.fit.fits:
             print(f"Plan for --fit {plan.fit.target:,}: {plan.fit.chosen}")
@@ -570,7 +577,8 @@ def cmd_audit(service: Service, args, as_json: bool) -> int:
     for record in records:
         target = record.session_id or ", ".join(record.sessions) or "-"
         counts = ", ".join(f"{k} {v}" for k, v in record.counts.items())
-        print(f"{record.time}  {record.op:13} {target[:32]:32}  {record.result}  {counts}")
+        print(f"{one_line(record.time, 32)}  {record.op:13} {one_line(target, 32):32}  {one_line(record.result, 60)}  "
+              f"{one_line(counts, 80)}")
     if not records:
         print("No destructive operations recorded.")
     return 0

@@ -156,9 +156,11 @@ def test_resume_snapshots_a_file_whose_next_fractal_save_would_drop_data(capsys,
     path.write_text(json.dumps(data, indent=2) + "\n")
     original = path.read_bytes()
     status, plan = run_json(capsys, "resume", "aaaa", "--print")
-    assert status == 0 and plan["snapshot"]
-    archived = Store(isolated_paths).paths.archive_dir(ref) / f"{plan['snapshot']}.json"
-    assert archived.read_bytes() == original and path.read_bytes() == original
+    assert status == 0 and plan["snapshot"] is None and "archives the file first" in plan["notes"][0]
+    monkeypatch.setattr(cli, "exec_handoff", lambda argv, cwd: None)
+    assert run(capsys, "resume", "aaaa")[0] == 0
+    [entry] = Store(isolated_paths).paths.archive_dir(ref).glob("*.json")
+    assert entry.read_bytes() == original and path.read_bytes() == original
 
 
 def test_resume_uses_the_configured_command_with_whole_item_placeholders(capsys, workspace, isolated_paths, tmp_path):

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from reprise.core.catalog import SearchHit, SessionRow
-from reprise.core.errors import RepriseError
+from reprise.core.errors import OverWindowError, RepriseError
 from reprise.core.meter import MeterResult, PreparedMeter
 from reprise.core.paths import SessionRef
 from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
@@ -76,7 +76,7 @@ class DetailLoaded(Message):
 
 
 class TurnFinished(Message):
-    def __init__(self, path: str, result: SendResult | None, error: RepriseError | None):
+    def __init__(self, path: str, result: SendResult | None, error: Exception | None):
         super().__init__()
         self.path = path
         self.result = result
@@ -150,6 +150,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self.comparisons: list[tuple[int, int, int]] = []
         self.history_to_end: str | None = None
         self.last_undo: tuple[str, SessionRef] | None = None
+        self.sent_text = ""
         self.all_rows: list[SessionRow] = []
         self.scope_all = False
         self.scope_key: str | None = None
@@ -258,7 +259,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
             if not self.all_rows:
                 self.show_empty_state()
         if any(row.resume_cost is None and not row.problem_code for row in self.all_rows):
-            self.fill_costs(list(self.all_rows))
+            self.fill_costs(list(self.all_rows), self.query_one(SessionList).current_path)
 
     def apply_view(self, *, select: str | None = None) -> None:
         rows = [row for row in self.all_rows if matches(row, self.filter_text)] if self.filter_text else list(self.all_rows)
@@ -274,9 +275,9 @@ class MainScreen(ReportsWorkerErrors, Screen):
             f"Sessions live in {root}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
 
     @work(thread=True, exclusive=True, group="costs", exit_on_error=False)
-    def fill_costs(self, rows: list[SessionRow]) -> None:
+    def fill_costs(self, rows: list[SessionRow], current: str | None) -> None:
         worker = get_current_worker()
-        rows.sort(key=lambda row: row.path != self.query_one(SessionList).current_path)
+        rows.sort(key=lambda row: row.path != current)
         self.service.fill_resume_costs(rows, should_stop=lambda: worker.is_cancelled,
                                        progress=lambda: self.post_message(CostsFilled()))
         self.post_message(CostsFilled())
@@ -396,14 +397,14 @@ class MainScreen(ReportsWorkerErrors, Screen):
     # --- actions ---------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        needs_session = {"resume", "trim", "undo", "delete", "rename", "pin"}
+        needs_session = {"resume", "trim", "delete", "rename", "pin"}
         if action in needs_session:
             row = self.query_one(SessionList).current if self.is_mounted else None
             if row is None or (row.problem_code and action != "delete"):
                 return None
             if self.mode == "pick" and action not in ("resume",):
                 return False
-        if self.mode == "pick" and action in ("new", "focus_composer", "recover"):
+        if self.mode == "pick" and action in ("new", "focus_composer", "recover", "undo"):
             return False
         return True
 
@@ -583,6 +584,9 @@ class MainScreen(ReportsWorkerErrors, Screen):
 
     def action_back(self) -> None:
         field = self.query_one("#filter", Input)
+        if self.mode == "pick" and not field.display and isinstance(self.focused, SessionList):
+            self.app.exit(None)  # Esc cancels the picker
+            return
         if not field.value:
             field.display = False
         self.query_one(SessionList).focus()
@@ -612,6 +616,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self.start_turn(row.path, row.ref, message.text, confirm_over=False)
 
     def start_turn(self, path: str, ref: SessionRef, text: str, *, confirm_over: bool) -> None:
+        self.sent_text = text
         self.running = RunningTurn(path, ref, time.monotonic(), threading.Event())
         self._tick = self.set_interval(1.0, self.show_meter)
         self.show_meter()
@@ -622,7 +627,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         try:
             result = self.service.send_turn(running.ref, text, agent=self.agent, confirm_over=confirm_over,
                                             cancel=running.cancel)
-        except RepriseError as exc:
+        except Exception as exc:  # whatever happens, the running state must end
             self.post_message(TurnFinished(running.path, None, exc))
             return
         self.post_message(TurnFinished(running.path, result, None))
@@ -634,7 +639,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self._tick.stop()
         if message.error is not None:
             error = message.error
-            if "over the" in error.message and "window" in error.message and ref is not None:
+            if isinstance(error, OverWindowError) and ref is not None:
                 def answered(yes: bool | None) -> None:
                     if yes:
                         self.start_turn(message.path, ref, text, confirm_over=True)
@@ -645,7 +650,9 @@ class MainScreen(ReportsWorkerErrors, Screen):
             self.show_meter()
             return
         outcome = message.result.outcome
-        self.query_one(Composer).clear()
+        composer = self.query_one(Composer)
+        if composer.text == self.sent_text:  # a draft typed while the turn ran stays
+            composer.clear()
         if outcome.status == "succeeded":
             self.app.notify(f"Turn finished ({message.result.backend}).")
         else:
@@ -659,8 +666,8 @@ class MainScreen(ReportsWorkerErrors, Screen):
             self.load_detail(row)
 
     def interrupt_turn(self) -> bool:
-        """ctrl+c while a turn runs interrupts it instead of quitting."""
-        if self.running is None:
+        """ctrl+c while a turn runs interrupts it instead of quitting; pressed again, it quits."""
+        if self.running is None or self.running.cancel.is_set():
             return False
         self.running.cancel.set()
         self.app.notify("Interrupting the turn…")

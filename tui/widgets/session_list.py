@@ -52,7 +52,7 @@ MARKS_WIDTH = 4
 def header_text(width: int, sort: str) -> str:
     """The column titles for a list of this width, the sorted one marked."""
     title_width = max(width - MARKS_WIDTH - sum(c.width + 1 for c in COLUMNS), 8)
-    cells = [" " * MARKS_WIDTH + ("TITLE" + (" ▼" if sort == "title" else "")).ljust(title_width)]
+    cells = [" " * MARKS_WIDTH + "TITLE".ljust(title_width)]
     for column in COLUMNS:
         label = column.title + ("▼" if column.key == sort else "")
         cells.append(label.rjust(column.width))
@@ -137,14 +137,6 @@ class SessionList(ScrollView, can_focus=True):
     def current_path(self) -> str | None:
         row = self.current
         return row.path if row else None
-
-    def update_row(self, row: SessionRow) -> None:
-        """Redraw one row whose figures changed (e.g. a resume cost computed in the background)."""
-        for index, existing in enumerate(self.rows):
-            if existing.path == row.path:
-                self.rows[index] = row
-                self.refresh_line(index - int(self.scroll_offset.y))
-                return
 
     # --- rendering -------------------------------------------------------------------------
 
