@@ -47,7 +47,7 @@ from .restore import RestoreResult, restore_session, unrestored_trims
 from .retention import PruneOptions, select_prune
 from .trash import PruneResult, PurgeResult, RelinkResult, Trash, TrashEntry, relink
 from .trim import TrimMeter, TrimOptions, TrimResult, trim_session
-from .store import Loaded, SessionMeta, Store
+from .store import SessionMeta, Store
 from .turns import TurnOutcome, begin_turn, cap_history, finish_turn, mark_interrupted, pending_age, pending_turns
 from .summary import render_summary
 
