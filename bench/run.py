@@ -32,6 +32,9 @@ PROJECT = Path(__file__).resolve().parent.parent
 DOCS = PROJECT / "docs" / "benchmarks.md"
 BENCHMARKS = {
     "listing": "bench.listing",
+    "meter": "bench.meter",
+    "trim": "bench.trim",
+    "tui": "bench.tui",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 

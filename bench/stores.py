@@ -433,3 +433,237 @@ if __name__ == "__main__":
     print(built.root)
     print(built.describe())
     print(f"built in {built.build_seconds:.1f} s" if built.build_seconds else "reused")
+
+
+# --- the long session (meter, trim and TUI benchmarks) -------------------------------------------
+#
+# One 60-turn session whose rendered summary is about 300,000 characters: long agent responses in
+# the shape a coding agent writes them (prose, bullet lists of changes, code blocks, test output),
+# from a richer vocabulary than the corpus above so that it tokenizes like real text. Built from
+# the seed alone; not part of the scale store (its bytes do not change the store's cache key).
+
+LONG_TURNS = 60
+LONG_SUMMARY_CHARS = 300_000
+LONG_TRACE_BYTES = 20_000   # each of the 20 history turns carries a RunTrace of about this size
+
+_NOUNS = ("parser config loader cache index schema migration request response handler middleware router "
+          "session token buffer stream queue worker scheduler retry backoff timeout connection pool client "
+          "server endpoint payload serializer validator fixture snapshot benchmark profile regression test "
+          "module package dependency lockfile manifest build pipeline deployment container volume secret "
+          "credential permission role policy audit log metric counter histogram trace span exporter "
+          "dashboard alert threshold window cursor offset page batch chunk record row column table query "
+          "transaction lock mutex thread process signal event callback hook plugin adapter interface "
+          "protocol dataclass field attribute property method function argument parameter default value "
+          "error exception warning traceback stacktrace message prompt template summary history turn "
+          "widget screen layout binding keystroke composer meter budget estimate encoding tokenizer").split()
+_VERBS = ("added updated fixed refactored renamed moved extracted simplified removed replaced rewrote "
+          "tightened relaxed documented tested validated cached memoized batched parallelised guarded "
+          "normalised escaped wrapped inlined split merged deduplicated sorted filtered indexed streamed "
+          "profiled measured reproduced bisected traced logged").split()
+_ADJECTIVES = ("stale missing duplicate flaky slow unbounded nested optional required legacy partial "
+               "atomic idempotent concurrent lazy eager explicit implicit deterministic noisy quiet "
+               "empty malformed oversized truncated cached cold warm").split()
+_CONNECTIVES = ("because", "so that", "which means", "although", "while", "since", "after", "before",
+                "unless", "whereas")
+_DIRS = ("src", "src/core", "src/api", "src/cli", "src/storage", "src/ui", "tests", "tests/unit",
+         "tests/integration", "scripts", "docs")
+_PROSE_TAIL = ("in the happy path", "under load", "on a cold start", "when the file is missing",
+               "for every workspace", "on the second run", "with the default settings",
+               "after a crash", "on Windows paths", "when two processes race", "in CI only")
+
+
+def _ident(rng: random.Random) -> str:
+    return "_".join(rng.sample(_NOUNS, rng.randrange(1, 3)))
+
+
+def _file_path(rng: random.Random) -> str:
+    return f"{rng.choice(_DIRS)}/{_ident(rng)}.py"
+
+
+def _sentence(rng: random.Random) -> str:
+    noun, other = rng.choice(_NOUNS), rng.choice(_NOUNS)
+    kind = rng.random()
+    if kind < 0.3:
+        text = (f"I {rng.choice(_VERBS)} the {rng.choice(_ADJECTIVES)} {noun} in `{_file_path(rng)}` "
+                f"{rng.choice(_CONNECTIVES)} the {other} was {rng.choice(_ADJECTIVES)} {rng.choice(_PROSE_TAIL)}.")
+    elif kind < 0.55:
+        text = (f"The {noun} {rng.choice(['now', 'no longer', 'still', 'only'])} "
+                f"{rng.choice(['reads', 'writes', 'checks', 'returns', 'skips', 'keeps'])} the {other} "
+                f"{rng.choice(_CONNECTIVES)} `{_ident(rng)}()` is called {rng.choice(_PROSE_TAIL)}.")
+    elif kind < 0.75:
+        text = (f"`{_ident(rng)}` took {rng.randrange(2, 900)} ms before and {rng.randrange(1, 90)} ms after; "
+                f"the {rng.choice(_ADJECTIVES)} {noun} was the cause.")
+    elif kind < 0.9:
+        text = (f"This keeps the {noun} {rng.choice(_ADJECTIVES)} {rng.choice(_PROSE_TAIL)}, "
+                f"{rng.choice(_CONNECTIVES)} the {other} stays {rng.choice(_ADJECTIVES)}.")
+    else:
+        text = (f"Note: {rng.randrange(2, 40)} call sites use the old {noun} API; "
+                f"I left them unchanged {rng.choice(['for now', 'on purpose', 'behind a flag'])} — "
+                f"see {_file_path(rng)}:{rng.randrange(10, 900)}.")
+    return text
+
+
+def _paragraph(rng: random.Random) -> str:
+    return " ".join(_sentence(rng) for _ in range(rng.randrange(2, 6)))
+
+
+def _code_block(rng: random.Random) -> str:
+    name, arg, other = _ident(rng), rng.choice(_NOUNS), rng.choice(_NOUNS)
+    lines = [f"def {name}({arg}: {other.capitalize()}, *, limit: int = {rng.randrange(1, 500)}) -> list[str]:",
+             f'    """{_sentence(rng)}"""']
+    for _ in range(rng.randrange(3, 12)):
+        kind = rng.random()
+        if kind < 0.3:
+            lines.append(f"    {_ident(rng)} = {arg}.{_ident(rng)}({rng.choice(_NOUNS)}, {rng.randrange(100)})")
+        elif kind < 0.5:
+            lines.append(f"    if {arg}.{rng.choice(_NOUNS)} is None or len({other}) > limit:")
+            lines.append(f"        raise {rng.choice(_NOUNS).capitalize()}Error(f\"{rng.choice(_ADJECTIVES)} {{{arg}!r}}\")")
+        elif kind < 0.7:
+            lines.append(f"    for {rng.choice(_NOUNS)} in sorted({arg}.{_ident(rng)}, key=len):")
+            lines.append(f"        yield_{rng.choice(_NOUNS)}.append({rng.choice(_NOUNS)}.strip())")
+        else:
+            lines.append(f"    # {_sentence(rng)[:-1].lower()}")
+    lines.append(f"    return [{rng.choice(_NOUNS)} for {rng.choice(_NOUNS)} in {arg}][:limit]")
+    return "```python\n" + "\n".join(lines) + "\n```"
+
+
+def _test_output(rng: random.Random) -> str:
+    passed = rng.randrange(5, 400)
+    dots = "".join(rng.choice("....................F.s") for _ in range(min(passed, 70)))
+    failed = dots.count("F")
+    result = f"{passed - failed} passed" + (f", {failed} failed" if failed else "")
+    return (f"```\n$ pytest -q {rng.choice(_DIRS[6:9])}/test_{_ident(rng)}.py\n{dots}  [100%]\n"
+            f"{result} in {rng.uniform(0.2, 40):.2f}s\n```")
+
+
+def _change_list(rng: random.Random) -> str:
+    items = [f"- `{_file_path(rng)}`: {rng.choice(_VERBS)} the {rng.choice(_NOUNS)} "
+             f"({rng.choice(_ADJECTIVES)} {rng.choice(_NOUNS)}, +{rng.randrange(1, 300)}/-{rng.randrange(0, 200)})"
+             for _ in range(rng.randrange(2, 9))]
+    return "Changes:\n" + "\n".join(items)
+
+
+def _response(rng: random.Random, budget: int) -> str:
+    """An agent response of about `budget` characters, built block by block."""
+    blocks = [_paragraph(rng)]
+    size = len(blocks[0])
+    while size < budget:
+        kind = rng.random()
+        block = (_paragraph(rng) if kind < 0.45 else _change_list(rng) if kind < 0.65 else
+                 _code_block(rng) if kind < 0.85 else _test_output(rng))
+        blocks.append(block)
+        size += len(block) + 2
+    text = "\n\n".join(blocks)
+    if len(text) > budget * 1.15:   # a long last block: end at a paragraph break near the budget
+        cut = text.rfind("\n\n", 0, budget)
+        if cut > budget * 0.7:
+            text = text[:cut]
+    return text
+
+
+def _request(rng: random.Random) -> str:
+    noun = rng.choice(_NOUNS)
+    text = (f"Can you look at the {rng.choice(_ADJECTIVES)} {noun} in {_file_path(rng)}? "
+            f"{_sentence(rng)}")
+    for _ in range(rng.randrange(0, 4)):
+        text += " " + _sentence(rng)
+    return text
+
+
+def _rendered_turn_chars(number: int, turn: dict) -> int:
+    """Characters the turn adds to the rendered summary ("\\n\\n" + its block), as Fractal renders it."""
+    agent = turn["agent"]
+    lines = [f"Turn {number} ({turn['turn_id']})", f"User: {turn['user']['message']}"]
+    if agent is None:
+        lines.append("Agent status: pending")
+    else:
+        lines.append(f"Agent status: {agent['status']}")
+        if agent["response"]:
+            lines.append(f"Agent response: {agent['response']}")
+        lines += [f"files_read_count: {agent['files_read_count']}",
+                  f"files_changed_count: {agent['files_changed_count']}",
+                  f"commands_run_count: {agent['commands_run_count']}"]
+        if agent["error"]:
+            lines.append(f"Error: {agent['error']}")
+    return 2 + len("\n".join(lines))
+
+
+def make_long_session(seed: int = 20250901, *, turns: int = LONG_TURNS, summary_chars: int = LONG_SUMMARY_CHARS,
+                      trace_bytes: int = LONG_TRACE_BYTES) -> dict:
+    """The long session's state (Fractal's format, every field, in model order)."""
+    rng = random.Random(f"{seed}:long-session")
+    corpus_text = _Text(random.Random(f"{seed}:long-traces"), _corpus(seed, chars=1 << 18))
+    session_id = f"{rng.getrandbits(128):032x}"
+    statuses = ["succeeded"] * turns
+    for index, status in zip(rng.sample(range(turns - 1), 6), ["failed", "failed", "failed", "max_iterations",
+                                                                "max_iterations", "interrupted"]):
+        statuses[index] = status
+    weights = [rng.lognormvariate(0, 0.55) for _ in range(turns)]
+    now = _EPOCH - timedelta(days=3)
+    summary_turns, history = [], []
+    for index in range(turns):
+        status = statuses[index]
+        turn_id = f"turn-{rng.getrandbits(128):032x}"
+        message = _request(rng)
+        files_read = [_file_path(rng) for _ in range(rng.randrange(1, 12))]
+        files_modified = files_read[: rng.randrange(0, len(files_read) + 1)]
+        commands = [f"pytest -q {rng.choice(_DIRS[6:9])}/test_{_ident(rng)}.py" for _ in range(rng.randrange(0, 5))]
+        error = {"failed": "RuntimeError: the sandbox exited with code 1", "max_iterations": MAX_ITERATIONS_ERROR,
+                 "interrupted": INTERRUPTED_ERROR}.get(status)
+        inp, out = rng.randrange(20_000, 300_000), rng.randrange(1_000, 20_000)
+        usage = None if status == "interrupted" else {
+            "input_tokens": inp, "output_tokens": out, "cost": round((inp * 1.25 + out * 10) / 1e6, 6),
+            "duration_ms": rng.randrange(5_000, 600_000), "iterations": rng.randrange(2, 30),
+            "context_tokens": 16_000 + 1_200 * index + rng.randrange(0, 3_000)}
+        agent = {"status": status, "response": "", "files_read_count": len(files_read),
+                 "files_changed_count": len(files_modified), "commands_run_count": len(commands),
+                 "error": error, "usage": usage}
+        summary_turns.append({"turn_id": turn_id, "user": {"message": message}, "agent": agent})
+        created = now
+        now = now + timedelta(seconds=rng.uniform(30, 1500), microseconds=rng.randrange(1_000_000))
+        history.append({"turn_id": turn_id, "user_message": message, "status": status, "files_read": files_read,
+                        "files_modified": files_modified, "commands_run": commands, "trace": None, "error": error,
+                        "created_at": created.isoformat(), "updated_at": now.isoformat()})
+        now = now + timedelta(seconds=rng.uniform(10, 1800))
+    # Responses fill what the rest of the summary leaves of `summary_chars`, weighted per turn; a
+    # second pass rescales the budgets (responses overshoot theirs a little), then the longest
+    # response absorbs the last difference.
+    def rendered() -> int:
+        return len("## Session Summary") + sum(_rendered_turn_chars(i + 1, t) for i, t in enumerate(summary_turns))
+
+    answering = [i for i, s in enumerate(statuses) if s != "interrupted"]
+    fixed = rendered() + len("Agent response: \n") * len(answering)
+    total_weight = sum(weights[i] for i in answering)
+    scale = 1.0
+    for _ in range(2):
+        budget = (summary_chars - fixed) * scale
+        for i in answering:
+            summary_turns[i]["agent"]["response"] = _response(random.Random(f"{seed}:long-response:{i}"),
+                                                              max(200, int(budget * weights[i] / total_weight)))
+        scale *= (summary_chars - fixed) / max(rendered() - fixed, 1)
+    longest = max((summary_turns[i]["agent"] for i in answering), key=lambda agent: len(agent["response"]))
+    difference = rendered() - summary_chars
+    if difference > 0:
+        longest["response"] = longest["response"][:len(longest["response"]) - difference]
+    elif difference < 0:
+        longest["response"] += ("\n\n" + _paragraph(rng) * 4)[:-difference]
+    history = history[-20:]
+    for entry in history:
+        entry["trace"] = _trace(corpus_text, entry["status"], trace_bytes)
+    return {"schema_version": 1, "session_id": session_id, "summary": {"turns": summary_turns}, "history": history}
+
+
+def write_long_session(root: Path, workspace: Path, seed: int = 20250901, **options) -> tuple[str, str, Path]:
+    """Write the long session under state root `root` for workspace folder `workspace` (recorded);
+    return (workspace key, session id, file path). The bytes are what Fractal writes."""
+    from reprise.core.paths import workspace_key
+    from reprise.core.store import Store
+
+    state = make_long_session(seed, **options)
+    key = workspace_key(workspace)
+    directory = Path(root) / "workspaces" / key / "sessions"
+    directory.mkdir(parents=True, exist_ok=True)
+    Store(Path(root)).record_workspace(key, Path(workspace))
+    path = directory / f"{state['session_id']}.json"
+    path.write_bytes((json.dumps(state, indent=2) + "\n").encode("ascii"))
+    return key, state["session_id"], path
