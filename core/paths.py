@@ -7,6 +7,7 @@ Reprise's own files live beside it in `workspaces/<key>/reprise/`, which Fractal
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -156,6 +157,7 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(".") and ".tmp-" in name and not name.endswith(".json")
 
 
+@functools.lru_cache(maxsize=1024)
 def guess_workspace_path(key: str, *, max_tries: int = 1 << 16) -> str | None:
     """Recover the folder behind a key when its slug is unambiguous enough.
 

@@ -25,6 +25,7 @@ from .catalog import Catalog, SearchHit, SessionRow
 from .codec import Problem, fractal_would_drop
 from .errors import (
     AgentError,
+    ChangedOnDiskError,
     AmbiguousError,
     NotFoundError,
     OverWindowError,
@@ -560,8 +561,12 @@ class Service:
     # --- trimming and undoing ------------------------------------------------------------
 
     def trim(self, ref: SessionRef, options: TrimOptions, *, dry_run: bool = False, fork: bool = False,
-             force: bool = False, model: str | None = None) -> TrimResult:
-        """Preview, then (unless dry_run) archive and write the trimmed session, in place or as a fork."""
+             force: bool = False, model: str | None = None, expected_sha256: str | None = None) -> TrimResult:
+        """Preview, then (unless dry_run) archive and write the trimmed session, in place or as a fork.
+        `expected_sha256` applies a previewed plan only to the file it was previewed on."""
+        if expected_sha256 is not None and self.store.load(ref).version.sha256 != expected_sha256:
+            raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was trimmed.",
+                                     hint="open the trim dialog again")
         meter = TrimMeter.from_meter(self.meter, self._meter_workspace(ref), model=model)
         return trim_session(self.store, self.archive, ref, options, meter=meter, dry_run=dry_run, fork=fork,
                             force=force, audit=self.audit)

@@ -6,6 +6,7 @@ call in a thread worker; workers only post results back, never touch widgets.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from dataclasses import dataclass
@@ -57,17 +58,20 @@ class Picked:
 
 
 class RowsLoaded(Message):
-    def __init__(self, rows: list[SessionRow], scope_label: str, select: str | None = None):
+    def __init__(self, rows: list[SessionRow], where: str, signature: tuple, select: str | None = None):
         super().__init__()
         self.rows = rows
-        self.scope_label = scope_label
+        self.where = where
+        self.signature = signature
         self.select = select
 
 
 class DetailLoaded(Message):
     def __init__(self, path: str, detail: SessionDetail | None, error: str | None = None,
-                 comparisons: list[tuple[int, int, int]] | None = None, stale: list | None = None):
+                 comparisons: list[tuple[int, int, int]] | None = None, stale: list | None = None,
+                 window: int | None = None):
         super().__init__()
+        self.window = window
         self.path = path
         self.detail = detail
         self.error = error
@@ -151,6 +155,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self.history_to_end: str | None = None
         self.last_undo: tuple[str, SessionRef] | None = None
         self.sent_text = ""
+        self.detail_window: int | None = None
         self.all_rows: list[SessionRow] = []
         self.scope_all = False
         self.scope_key: str | None = None
@@ -164,6 +169,8 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self._meter_timer = None
         self.loaded_once = False
         self.rows_loading = True
+        self.rows_signature: tuple = ()
+        self.scope_where = f"workspace {service.workspace}"
 
     # --- layout ----------------------------------------------------------------------------
 
@@ -195,9 +202,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
     def update_header(self) -> None:
         visible = len(self.query_one(SessionList).rows)
         total = len(self.all_rows)
-        where = self.service.workspace if self.scope_key in (None, self.service.workspace_key) else (
-            self.service.workspace_path_of(self.scope_key)[0] or self.scope_key)
-        scope = "all workspaces" if self.scope_all else f"workspace {where}"
+        scope = self.scope_where
         counts = Text(no_wrap=True, overflow="ellipsis")
         if self.rows_loading:
             counts.append("loading sessions… ", style="bold yellow")
@@ -230,15 +235,30 @@ class MainScreen(ReportsWorkerErrors, Screen):
 
     @work(thread=True, exclusive=True, group="rows", exit_on_error=False)
     def load_rows(self, select: str | None = None) -> None:
+        """List in a worker; read every row's details here too, so filtering and drawing on the UI
+        thread never touch the catalog."""
+        scope_all, scope_key = self.scope_all, self.scope_key
         try:
-            listing = self.service.list_sessions(all_workspaces=self.scope_all, key=self.scope_key)
+            listing = self.service.list_sessions(all_workspaces=scope_all, key=scope_key)
+            key = scope_key or self.service.workspace_key
+            where = "all workspaces" if scope_all else f"workspace {self.service.workspace_path_of(key)[0] or key}"
         except RepriseError as exc:
             self.app.call_from_thread(self.app.report_error, exc)
             return
-        self.post_message(RowsLoaded(listing.rows, listing.scope, select))
+        signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned,
+                                                  row.resume_cost) for row in listing.rows))
+        if signature != self.rows_signature or select is not None:
+            for row in listing.rows:
+                row.first_message  # noqa: B018 - parses the row's details off the UI thread
+        self.post_message(RowsLoaded(listing.rows, where, signature, select))
 
     def on_rows_loaded(self, message: RowsLoaded) -> None:
         self.rows_loading = False
+        self.scope_where = message.where
+        if message.signature == self.rows_signature and message.select is None:
+            self.update_header()
+            return  # nothing changed on disk: keep the rows already drawn
+        self.rows_signature = message.signature
         session_list = self.query_one(SessionList)
         previous = {row.path: row for row in self.all_rows}
         self.all_rows = message.rows
@@ -249,7 +269,8 @@ class MainScreen(ReportsWorkerErrors, Screen):
             changed_current = fresh is not None and (fresh.size, fresh.mtime_ns) != (current.size, current.mtime_ns)
         for row in self.all_rows:  # keep costs computed since the last refresh
             old = previous.get(row.path)
-            if old is not None and row.resume_cost is None and old.content_digest == row.content_digest:
+            if (old is not None and row.resume_cost is None and old.resume_cost is not None
+                    and (old.size, old.mtime_ns) == (row.size, row.mtime_ns)):
                 row.resume_cost, row.resume_cost_key = old.resume_cost, old.resume_cost_key
         self.apply_view(select=message.select)
         if changed_current:
@@ -260,6 +281,8 @@ class MainScreen(ReportsWorkerErrors, Screen):
                 self.show_empty_state()
         if any(row.resume_cost is None and not row.problem_code for row in self.all_rows):
             self.fill_costs(list(self.all_rows), self.query_one(SessionList).current_path)
+        gc.collect()
+        gc.freeze()  # the rows live on: keep later collections from walking them while typing
 
     def apply_view(self, *, select: str | None = None) -> None:
         rows = [row for row in self.all_rows if matches(row, self.filter_text)] if self.filter_text else list(self.all_rows)
@@ -315,14 +338,15 @@ class MainScreen(ReportsWorkerErrors, Screen):
             detail = self.service.show(ref)
             comparisons = self.service.estimates_vs_measured(ref)
             stale = self.service.stale_pending(ref)
+            window = self.service.context_window(ref)
         except RepriseError as exc:
             self.post_message(DetailLoaded(row.path, None, str(exc)))
             return
         if worker.is_cancelled:
             return
-        self.post_message(DetailLoaded(row.path, detail, comparisons=comparisons, stale=stale))
+        self.post_message(DetailLoaded(row.path, detail, comparisons=comparisons, stale=stale, window=window))
         try:
-            prepared = self.service.meter.prepare(detail.state, self.service._meter_workspace(ref))
+            prepared = self.service.prepare_meter(ref, detail.state)
         except Exception as exc:  # the meter reports per part; anything else is shown, not raised
             self.post_message(MeterPrepared(row.path, None, f"{type(exc).__name__}: {exc}"))
             return
@@ -338,6 +362,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
             self.query_one(MeterBar).show(None, status="this file cannot be read")
             return
         self.detail = message.detail
+        self.detail_window = message.window
         self.comparisons = message.comparisons
         pane.show_detail(message.detail, stale=message.stale)
         if self.history_to_end == message.path:
@@ -456,7 +481,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         def create(title: str | None) -> None:
             if title is not None:
                 self.run_service(lambda: self.service.new_session(title or None),
-                                 lambda ref: self.load_rows(select=str(self.service.store.paths.session_file(ref))),
+                                 lambda ref: self.load_rows(select=self.service.session_path(ref)),
                                  "New session created")
 
         self.app.push_screen(TextDialog("Title of the new session (optional):", placeholder="untitled"), create)
@@ -487,12 +512,13 @@ class MainScreen(ReportsWorkerErrors, Screen):
         row = self.query_one(SessionList).current
         if ref is None:
             return
-        window = self.service.context_window(ref)
+        window = self.detail_window
 
         def chosen(request: TrimRequest | None) -> None:
             if request is None:
                 return
-            self.run_service(lambda: self.service.trim(ref, request.options, fork=request.fork),
+            self.run_service(lambda: self.service.trim(ref, request.options, fork=request.fork,
+                                                       expected_sha256=request.original_sha256),
                              self._after_trim)
 
         self.app.push_screen(TrimDialog(self.service, ref, row.display_title, window), chosen)
@@ -504,9 +530,9 @@ class MainScreen(ReportsWorkerErrors, Screen):
         before = f"{plan.meter_before:,}" if plan.meter_before is not None else "?"
         after = f"{plan.meter_after:,}" if plan.meter_after is not None else "?"
         self.app.notify(f"Trimmed{where}: {before} → {after} tokens. u undoes it.")
-        self.load_rows(select=str(self.service.store.paths.session_file(result.ref)))
+        self.load_rows(select=self.service.session_path(result.ref))
         row = self.query_one(SessionList).current
-        if row is not None and row.path == str(self.service.store.paths.session_file(result.ref)):
+        if row is not None and row.path == self.service.session_path(result.ref):
             self.load_detail(row)
 
     def action_undo(self) -> None:
@@ -538,7 +564,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.last_undo = None
-                path = str(self.service.store.paths.session_file(ref))
+                path = self.service.session_path(ref)
                 self.run_service(call, lambda _: self._after_undo(path), done)
 
         self.app.push_screen(ConfirmDialog(question, yes="Undo"), answered)
@@ -688,8 +714,10 @@ class MainScreen(ReportsWorkerErrors, Screen):
             self.load_detail(row)
 
     def action_toggle_scope(self) -> None:
+        self.workers.cancel_group(self, "costs")
         self.scope_all = not self.scope_all
         self.scope_key = None
+        self.scope_where = "all workspaces" if self.scope_all else f"workspace {self.service.workspace}"
         self.rows_loading = True
         self.load_rows()
         self.update_header()
@@ -707,8 +735,10 @@ class MainScreen(ReportsWorkerErrors, Screen):
 
         def chosen(key: str | None) -> None:
             if key:
+                self.workers.cancel_group(self, "costs")
                 self.scope_all = False
                 self.scope_key = key
+                self.scope_where = f"workspace {key}"
                 self.rows_loading = True
                 self.load_rows()
                 self.update_header()

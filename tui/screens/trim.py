@@ -37,6 +37,7 @@ OPERATIONS = (
 class TrimRequest:
     options: TrimOptions
     fork: bool
+    original_sha256: str
 
 
 def options_for(operation: str, value: str) -> TrimOptions:
@@ -173,7 +174,7 @@ class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
     def _finish(self, *, fork: bool) -> None:
         if self.result is None or not self.result.plan.changed:
             return
-        self.dismiss(TrimRequest(self.result.plan.options, fork))
+        self.dismiss(TrimRequest(self.result.plan.options, fork, self.result.plan.original_digest))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -192,7 +192,6 @@ class DetailPane(Vertical):
         marker = f"Turn {turn_number} ("
         for index, line in enumerate(area.text.split("\n")):
             if line.startswith(marker):
-                area.move_cursor((index, 0))
-                area.scroll_to(y=index, animate=False)
+                area.move_cursor((index, 0), center=True)  # the view soft-wraps: scroll by the cursor
                 break
         self.query_one("#detail-tabs", TabbedContent).active = "tab-summary"
