@@ -29,7 +29,7 @@ from .models import SessionState, last_measured_context, parse_time, usage_total
 from .paths import SessionRef, is_temp_name
 from .store import SessionMeta, Store
 
-SCHEMA = 6
+SCHEMA = 7
 PREVIEW_CHARS = 400
 PARALLEL_MIN = 400
 _RACY_NS = 3_000_000_000
@@ -371,7 +371,8 @@ class Catalog:
             CREATE VIRTUAL TABLE search USING fts5(
                 text, path UNINDEXED, workspace_key UNINDEXED, turn UNINDEXED, field UNINDEXED,
                 tokenize = 'unicode61 remove_diacritics 2');
-            CREATE TABLE search_state (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
+            CREATE TABLE search_state (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                                       first_rowid INTEGER NOT NULL, last_rowid INTEGER NOT NULL);
             PRAGMA user_version = {SCHEMA};
         """)
 
@@ -559,32 +560,41 @@ class Catalog:
         return hits
 
     def _index(self, rows: list[SessionRow], should_stop) -> None:
-        state = {path: (size, mtime) for path, size, mtime in self.db.execute("SELECT * FROM search_state")}
-        stale = [row for row in rows if state.get(row.path) != (row.size, row.mtime_ns) and not row.problem_code]
-        gone = [(path,) for path in state if path not in {row.path for row in rows}
-                and not os.path.exists(path)]
+        """Index the turns of new or changed files. Each file's records take a contiguous rowid
+        range, so a re-index deletes by rowid instead of scanning the whole index."""
+        state = {path: (size, mtime, first, last)
+                 for path, size, mtime, first, last in self.db.execute("SELECT * FROM search_state")}
+        listed = {row.path for row in rows}
+        stale = [row for row in rows if state.get(row.path, (None, None))[:2] != (row.size, row.mtime_ns)
+                 and not row.problem_code]
+        gone = [path for path in state if path not in listed and not os.path.exists(path)]
+        next_rowid = (self.db.execute("SELECT max(rowid) FROM search").fetchone()[0] or 0) + 1
         batch: list[tuple] = []
-        done: list[SessionRow] = []
+        done: list[tuple] = []
         for row in stale:
             if should_stop():
                 break
             inspected = self.store.inspect(Path(row.path), row.file_id)
             if inspected.decoded.state is None:
                 continue
-            batch.extend((_utf8(text), *rest) for text, *rest in _search_records(inspected.decoded.state, row))
-            done.append(row)
-            if len(batch) > 5000:
-                self._write_index(done, batch)
+            records = _search_records(inspected.decoded.state, row)
+            first = next_rowid
+            batch.extend((next_rowid + i, _utf8(text), *rest) for i, (text, *rest) in enumerate(records))
+            next_rowid += len(records)
+            done.append((row.path, row.size, row.mtime_ns, first, next_rowid - 1))
+            if len(batch) > 20_000:
+                self._write_index(done, batch, state)
                 batch, done = [], []
-        self._write_index(done, batch, gone)
+        self._write_index(done, batch, state, gone)
 
-    def _write_index(self, rows: list[SessionRow], records: list[tuple], gone: list[tuple] = ()) -> None:
+    def _write_index(self, done: list[tuple], records: list[tuple], state: dict, gone: list[str] = ()) -> None:
+        old_ranges = [state[path][2:] for path in [entry[0] for entry in done] + list(gone) if path in state]
         with self._transaction() as db:
-            db.executemany("DELETE FROM search WHERE path = ?", [(row.path,) for row in rows] + list(gone))
-            db.executemany("DELETE FROM search_state WHERE path = ?", gone)
-            db.executemany("INSERT INTO search VALUES (?, ?, ?, ?, ?)", records)
-            db.executemany("INSERT OR REPLACE INTO search_state VALUES (?, ?, ?)",
-                           [(row.path, row.size, row.mtime_ns) for row in rows])
+            db.executemany("DELETE FROM search WHERE rowid BETWEEN ? AND ?", old_ranges)
+            db.executemany("DELETE FROM search_state WHERE path = ?", [(path,) for path in gone])
+            db.executemany("INSERT INTO search (rowid, text, path, workspace_key, turn, field) "
+                           "VALUES (?, ?, ?, ?, ?, ?)", records)
+            db.executemany("INSERT OR REPLACE INTO search_state VALUES (?, ?, ?, ?, ?)", done)
 
     # --- derived figures ---------------------------------------------------------------------
 

@@ -171,3 +171,18 @@ def test_details_of_a_warm_listing_are_read_on_first_use(store, catalog):
     [row] = catalog.refresh([KEY_A])
     assert row.turns == 3 and row.first_message == "message 0" and row.last_status == "succeeded"
     assert row.path == str(store.paths.session_file(ref))
+
+
+def test_search_follows_changed_and_deleted_files(store, catalog):
+    ref = put(store, KEY_A, "a" * 32, 3)
+    other = put(store, KEY_A, "b" * 32, 2)
+    assert [h.turn for h in catalog.search("message 1", [KEY_A]) if h.row.file_id == "a" * 32] == [2]
+    loaded = store.load(ref)
+    loaded.state.turns[1].user.message = "completely different words"
+    store.save(ref, loaded.state, expected=loaded.version)
+    hits = catalog.search("message 1", [KEY_A])
+    assert [(h.row.file_id, h.turn) for h in hits] == [("b" * 32, 2)]
+    assert [(h.row.file_id, h.turn) for h in catalog.search("different", [KEY_A])] == [("a" * 32, 2)]
+    store.paths.session_file(other).unlink()
+    assert catalog.search("message 1", [KEY_A]) == []
+    assert len(catalog.search("message", [KEY_A])) == 2  # turns 1 and 3 of the remaining session
