@@ -31,7 +31,16 @@ from .. import factories
 from ..tui.conftest import build_app, settle
 
 REPRISE = Path(sys.executable).with_name("reprise")
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+AS_ROOT = os.geteuid() == 0
+# Root reads everything, so the unreadable-file cases run as `nobody` (CI runs as root); a
+# developer who is not root is already unprivileged and runs them as themselves.
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if AS_ROOT else []
+needs_root = pytest.mark.skipif(not AS_ROOT, reason="needs root to run a case as another, unprivileged user")
+
+
+def chown_to_nobody(path: Path) -> None:
+    if AS_ROOT:
+        os.chown(path, 65534, 65534)
 COMMAND_TIMEOUT_S = 120
 HUGE_COMMAND_TIMEOUT_S = 180  # the 200 MB file measured 0.2-4.5 s per command on 2 cores (meter the longest)
 HOSTILE = ("[bold red]NOT BOLD[/] [link=https://evil.test]x[/link] \x1b[2J\x1b[31mred\x1b[0m "
@@ -293,7 +302,7 @@ def corpus():
         sessions = build_corpus(root, workspace, base / "outside")
         nobody_cache = base / "cache-nobody"
         nobody_cache.mkdir()
-        os.chown(nobody_cache, 65534, 65534)
+        chown_to_nobody(nobody_cache)
         env, nobody_env = environment(base, base / "cache"), environment(base, nobody_cache)
         before = fingerprint(root)
         outputs = {}
@@ -474,6 +483,7 @@ def test_an_unusable_cache_folder_is_a_clean_one_line_error_not_a_traceback(tmp_
     assert result.returncode == 1 and err.count("\n") == 1 and "not-a-folder" in err, err
 
 
+@needs_root
 def test_listing_a_store_the_user_cannot_write_still_lists_it():
     base = permissive_base("reprise-read-only-")
     try:
@@ -482,7 +492,7 @@ def test_listing_a_store_the_user_cannot_write_still_lists_it():
         (base / "home").mkdir()
         workspace.mkdir()
         cache.mkdir()
-        os.chown(cache, 65534, 65534)
+        chown_to_nobody(cache)
         path = factories.write_session(root, workspace, factories.session_bytes(_sid("read-only"), turns=1))
         for directory in (root, root / "workspaces", path.parent.parent, path.parent):
             directory.chmod(0o755)
@@ -496,6 +506,7 @@ def test_listing_a_store_the_user_cannot_write_still_lists_it():
         shutil.rmtree(base, ignore_errors=True)
 
 
+@needs_root
 def test_an_unreadable_sessions_folder_is_a_doctor_problem_not_a_silently_empty_workspace():
     base = permissive_base("reprise-unreadable-folder-")
     try:
@@ -503,7 +514,7 @@ def test_an_unreadable_sessions_folder_is_a_doctor_problem_not_a_silently_empty_
         (base / "config.toml").write_text("")
         (base / "home").mkdir()
         cache.mkdir()
-        os.chown(cache, 65534, 65534)
+        chown_to_nobody(cache)
         path = factories.write_session(root, base / "project", factories.session_bytes(_sid("hidden"), turns=1))
         for directory in (root, root / "workspaces", path.parent.parent):
             directory.chmod(0o755)
