@@ -281,8 +281,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
                 self.show_empty_state()
         if any(row.resume_cost is None and not row.problem_code for row in self.all_rows):
             self.fill_costs(list(self.all_rows), self.query_one(SessionList).current_path)
-        gc.collect()
-        gc.freeze()  # the rows live on: keep later collections from walking them while typing
+        self.call_after_refresh(gc.freeze)  # the rows live on: keep full collections from walking them while typing
 
     def apply_view(self, *, select: str | None = None) -> None:
         rows = [row for row in self.all_rows if matches(row, self.filter_text)] if self.filter_text else list(self.all_rows)
