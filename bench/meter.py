@@ -25,10 +25,7 @@ Measured:
 
 from __future__ import annotations
 
-import cProfile
-import io
 import json
-import pstats
 import shutil
 import statistics
 import subprocess
@@ -36,6 +33,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .listing import _profile as profile
 
 PROJECT = Path(__file__).resolve().parent.parent
 MODEL = "gpt-5"
@@ -212,29 +211,6 @@ def measure_loads(repeats: int = LOAD_REPEATS) -> dict:
             runs.append((json.loads(done.stdout.strip().splitlines()[-1])["seconds"], wall))
         out[name] = runs
     return out
-
-
-def profile(call, top: int = 12) -> str:
-    """cProfile of one call, the top functions by own time, paths shortened."""
-    import sysconfig
-
-    profiler = cProfile.Profile()
-    profiler.enable()
-    call()
-    profiler.disable()
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-    lines = [line for line in out.getvalue().splitlines() if line.strip()]
-    start = next((i for i, line in enumerate(lines) if "ncalls" in line), 0)
-    header = next((line.strip() for line in lines if "function calls" in line), "")
-    replacements = [(str(PROJECT) + "/", ""), (sysconfig.get_paths()["stdlib"], "<stdlib>"),
-                    (sysconfig.get_paths()["purelib"], "<site-packages>")]
-    trimmed = []
-    for line in lines[start:]:
-        for old, new in replacements:
-            line = line.replace(old, new)
-        trimmed.append(line)
-    return header + "\n" + "\n".join(trimmed)
 
 
 # --- the benchmark --------------------------------------------------------------------------------------
