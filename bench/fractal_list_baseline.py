@@ -6,10 +6,10 @@ Run it with the side venv's Python (it imports the real Fractal); bench/listing.
         --root <root> --repeat 3 --verify 50 /home/dev/project-00 /home/dev/project-01 ...
 
 It prints one JSON object. When `fractal` cannot be imported (no side venv) it falls back to
-a faithful re-implementation: pydantic models mirroring fractal-rlm 0.1.1's session models
-and predict-rlm 0.7.0's RunTrace, and the same list_sessions loop (read, json.loads, validate
+a faithful re-implementation: pydantic models of fractal-rlm 0.1.1's session file and
+predict-rlm 0.7.0's RunTrace (Reprise's), and the same list_sessions loop (read, json.loads, validate
 every file in full, stat, sort by mtime). The output then says `"impl": "re-implementation"`.
-This file must stay importable without Reprise (it runs in the side venv).
+This file imports Reprise only in that fallback: in the side venv it needs Fractal alone.
 """
 
 from __future__ import annotations
@@ -28,120 +28,24 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # --- the re-implementation (only used when the real Fractal is absent) ----------------------
 
 def _mirror():
-    """A module-like namespace with list_sessions / workspace_key / SessionState, mirroring Fractal."""
-    import hashlib
-    import re
+    """A module-like namespace with list_sessions / workspace_key / load_state, mirroring Fractal.
+
+    It validates with Reprise's models of the session file, whose acceptance the compat tests
+    check against Fractal's, with `trace` typed as predict-rlm's RunTrace the way Fractal types
+    it (Reprise's mirror of it). Reprise is imported only here: the side venv never calls this."""
     import types
     from datetime import datetime, timezone
-    from pathlib import Path
-    from typing import Any, Literal
 
     from pydantic import BaseModel, Field
 
-    class TokenUsage(BaseModel):
-        input_tokens: int = 0
-        output_tokens: int = 0
-        cost: float = 0.0
-        cache_hits: int = 0
+    from reprise.core.fractal_trace import RunTrace
+    from reprise.core.models import HistoryTurn, SessionState as ReprisesState
+    from reprise.core.paths import fractal_state_root, workspace_key
 
-    class LMFinishMetadata(BaseModel):
-        finish_reason: str | None = None
-
-    class PredictCallDetail(BaseModel):
-        duration_ms: int
-        usage: TokenUsage = Field(default_factory=TokenUsage)
-        input: dict[str, Any] = Field(default_factory=dict)
-        output: dict[str, Any] = Field(default_factory=dict)
-        error: str | None = None
-        lm: LMFinishMetadata | None = None
-
-    class PredictCallGroup(BaseModel):
-        signature: str
-        instructions: str | None = None
-        model: str
-        total_usage: TokenUsage = Field(default_factory=TokenUsage)
-        calls: list[PredictCallDetail]
-
-    class ToolCall(BaseModel):
-        name: str
-        args: list[Any] = Field(default_factory=list)
-        kwargs: dict[str, Any] = Field(default_factory=dict)
-        result: Any = None
-        error: str | None = None
-        duration_ms: int
-
-    class LMUsage(BaseModel):
-        main: TokenUsage = Field(default_factory=TokenUsage)
-        sub: TokenUsage = Field(default_factory=TokenUsage)
-
-    class IterationStep(BaseModel):
-        iteration: int
-        reasoning: str
-        code: str
-        output: str
-        untruncated_output: str
-        error: bool = False
-        duration_ms: int
-        tool_calls: list[ToolCall] = Field(default_factory=list)
-        predict_calls: list[PredictCallGroup] = Field(default_factory=list)
-        lm: LMFinishMetadata | None = None
-        usage: LMUsage = Field(default_factory=LMUsage)
-
-    class RunTrace(BaseModel):
-        status: Literal["in_progress", "completed", "max_iterations", "error"]
-        model: str
-        sub_model: str | None = None
-        iterations: int
-        max_iterations: int
-        duration_ms: int
-        usage: LMUsage = Field(default_factory=LMUsage)
-        telemetry_ref: dict[str, Any] | None = None
-        steps: list[IterationStep] = Field(default_factory=list)
-
-    class UserTurn(BaseModel):
-        message: str
-
-    class TurnUsage(BaseModel):
-        input_tokens: int = Field(default=0, ge=0)
-        output_tokens: int = Field(default=0, ge=0)
-        cost: float = Field(default=0.0, ge=0.0)
-        duration_ms: int = Field(default=0, ge=0)
-        iterations: int = Field(default=0, ge=0)
-        context_tokens: int = Field(default=0, ge=0)
-
-    class AgentTurn(BaseModel):
-        status: Literal["succeeded", "failed", "max_iterations", "interrupted"]
-        response: str = ""
-        files_read_count: int = Field(default=0, ge=0)
-        files_changed_count: int = Field(default=0, ge=0)
-        commands_run_count: int = Field(default=0, ge=0)
-        error: str | None = None
-        usage: TurnUsage | None = None
-
-    class SummaryTurn(BaseModel):
-        turn_id: str
-        user: UserTurn
-        agent: AgentTurn | None = None
-
-    class SessionSummary(BaseModel):
-        turns: list[SummaryTurn] = Field(default_factory=list)
-
-    class SessionHistoryTurn(BaseModel):
-        turn_id: str
-        user_message: str
-        status: Literal["pending", "succeeded", "failed", "max_iterations", "interrupted"]
-        files_read: list[str] = Field(default_factory=list)
-        files_modified: list[str] = Field(default_factory=list)
-        commands_run: list[str] = Field(default_factory=list)
+    class SessionHistoryTurn(HistoryTurn):
         trace: RunTrace | None = None
-        error: str | None = None
-        created_at: str
-        updated_at: str
 
-    class SessionState(BaseModel):
-        schema_version: Literal[1] = 1
-        session_id: str
-        summary: SessionSummary = Field(default_factory=SessionSummary)
+    class SessionState(ReprisesState):
         history: list[SessionHistoryTurn] = Field(default_factory=list)
 
     class SessionInfo(BaseModel):
@@ -150,19 +54,8 @@ def _mirror():
         turn_count: int
         first_message: str
 
-    def workspace_key(workspace_path):
-        resolved = Path(workspace_path).expanduser().resolve()
-        slug_source = "-".join(part for part in resolved.parts if part != resolved.anchor)
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", slug_source).strip("-._") or "workspace"
-        digest = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:16]
-        return f"{slug[:80]}--{digest}"
-
     def default_state_dir():
-        if os.environ.get("FRACTAL_STATE_HOME"):
-            return Path(os.environ["FRACTAL_STATE_HOME"]).expanduser()
-        if os.environ.get("XDG_STATE_HOME"):
-            return Path(os.environ["XDG_STATE_HOME"]).expanduser() / "fractal"
-        return Path.home() / ".local" / "state" / "fractal"
+        return fractal_state_root()
 
     def sessions_dir_path(workspace_path):
         return default_state_dir() / "workspaces" / workspace_key(workspace_path) / "sessions"

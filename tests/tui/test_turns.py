@@ -24,6 +24,17 @@ async def wait_for(pilot, predicate, seconds: float = 10.0) -> None:
     raise AssertionError("condition not reached")
 
 
+def command_agent_service(demo, tmp_path, monkeypatch, *, mode: str) -> Service:
+    """The demo store with the command backend running the recording fake agent in `mode`."""
+    script = tmp_path / "agent.py"
+    script.write_text(RECORDER)
+    monkeypatch.setenv("RECORD_TO", str(tmp_path / "record.json"))
+    monkeypatch.setenv("AGENT_MODE", mode)
+    (tmp_path / "config.toml").write_text(f'[agent]\nbackend = "command"\nturn = ["{sys.executable}", "{script}"]\n')
+    state, workspace = demo
+    return Service(config.load(state_dir=str(state)), workspace=workspace)
+
+
 async def type_and_send(pilot, text: str) -> None:
     await pilot.press("i", *text, "ctrl+s")
 
@@ -47,13 +58,7 @@ async def test_an_echo_turn_lands_in_history_clears_the_composer_and_updates_the
 
 
 async def test_a_failed_command_turn_shows_its_error_and_keeps_the_app(demo, tmp_path, monkeypatch):
-    script = tmp_path / "agent.py"
-    script.write_text(RECORDER)
-    monkeypatch.setenv("RECORD_TO", str(tmp_path / "record.json"))
-    monkeypatch.setenv("AGENT_MODE", "fail")
-    (tmp_path / "config.toml").write_text(f'[agent]\nbackend = "command"\nturn = ["{sys.executable}", "{script}"]\n')
-    state, workspace = demo
-    service = Service(config.load(state_dir=str(state)), workspace=workspace)
+    service = command_agent_service(demo, tmp_path, monkeypatch, mode="fail")
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -67,13 +72,7 @@ async def test_a_failed_command_turn_shows_its_error_and_keeps_the_app(demo, tmp
 
 
 async def test_ctrl_c_interrupts_a_running_turn_instead_of_quitting(demo, tmp_path, monkeypatch):
-    script = tmp_path / "agent.py"
-    script.write_text(RECORDER)
-    monkeypatch.setenv("RECORD_TO", str(tmp_path / "record.json"))
-    monkeypatch.setenv("AGENT_MODE", "sleep")
-    (tmp_path / "config.toml").write_text(f'[agent]\nbackend = "command"\nturn = ["{sys.executable}", "{script}"]\n')
-    state, workspace = demo
-    service = Service(config.load(state_dir=str(state)), workspace=workspace)
+    service = command_agent_service(demo, tmp_path, monkeypatch, mode="sleep")
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
