@@ -21,7 +21,7 @@ from reprise.core.retention import format_age
 
 from .screens.dialogs import ChoiceDialog, ReportScreen
 from .screens.main import MainScreen
-from .text import safe_text
+from .text import clipped, safe_line, safe_text
 from .workers import ReportsWorkerErrors
 
 
@@ -92,11 +92,11 @@ class RepriseApp(ReportsWorkerErrors, App):
 
     def report_error(self, error: Exception) -> None:
         """Core errors end up here: a notification naming the file and the problem; the app runs on."""
-        if isinstance(error, RepriseError):
-            text = str(error)
+        if isinstance(error, RepriseError):  # one sentence, naming files: on one line, whatever the names hold
+            text = safe_line(str(error))
         else:
-            text = f"{type(error).__name__}: {error}"
-        self.notify(safe_text(text), title="Reprise", severity="error", timeout=8, markup=False)
+            text = safe_text(f"{type(error).__name__}: {error}")
+        self.notify(text, title="Reprise", severity="error", timeout=8, markup=False)
 
     def action_quit_app(self) -> None:
         main = self.main_screen
@@ -135,7 +135,8 @@ class RepriseApp(ReportsWorkerErrors, App):
             for record in self.service.audit_records(all_workspaces=True)[-200:]:
                 target = record.session_id or ", ".join(record.sessions) or "-"
                 counts = ", ".join(f"{k} {v}" for k, v in record.counts.items())
-                body.append(f"{record.time[:19]}  {record.op:13} {target[:12]:12} {record.result}  {counts}\n")
+                body.append(f"{clipped(record.time, 19)}  {clipped(record.op, 13):13} {clipped(target, 12):12} "
+                            f"{safe_line(record.result)}  {safe_line(counts)}\n")
             if not body:
                 body.append("No destructive operations recorded.")
             self.call_from_thread(self.push_screen, ReportScreen("Audit log", body))
@@ -154,17 +155,17 @@ class RepriseApp(ReportsWorkerErrors, App):
                 return
             body = Text()
             for problem in report.problems:
-                body.append(f"problem  {safe_text(problem.path)}\n         {problem.code}: "
-                            f"{safe_text(problem.message)}\n", style="red")
+                body.append(f"problem  {safe_line(problem.path)}\n         {problem.code}: "
+                            f"{safe_line(problem.message)}\n", style="red")
             for warning in report.warnings:
-                body.append(f"warning  {safe_text(warning.path)}\n         {safe_text(warning.message)}\n",
+                body.append(f"warning  {safe_line(warning.path)}\n         {safe_line(warning.message)}\n",
                             style="yellow")
             for temp in report.temp_files:
-                body.append(f"tempfile {safe_text(temp)}\n")
+                body.append(f"tempfile {safe_line(temp)}\n")
             for note in report.notes:
-                body.append(f"note     {safe_text(note)}\n")
+                body.append(f"note     {safe_line(note)}\n")
             if not body:
-                body.append(f"No problems under {self.service.state_root}.")
+                body.append(f"No problems under {safe_line(self.service.state_root)}.")
             self.call_from_thread(self.push_screen, ReportScreen("Doctor", body))
 
         self.run_worker(run, thread=True, group="doctor", exit_on_error=False)

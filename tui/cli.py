@@ -20,7 +20,8 @@ from reprise.core.errors import AmbiguousError, RepriseError, UsageError
 from reprise.core.service import SORTS, Service, activity_time
 
 from .format import human_size, relative_time
-from .text import one_line, safe_text
+from .stdio import CLOSED_PIPE_STATUS, closed_outputs, on_terminal, quiet_closed_outputs
+from .text import clipped, one_line, safe_line, safe_text
 
 
 class _Parser(argparse.ArgumentParser):
@@ -164,6 +165,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a small output is still buffered: a closed pipe shows here, not at exit
+        return status
+    except BrokenPipeError:
+        closed = closed_outputs()
+        if not closed:
+            raise
+        quiet_closed_outputs(closed)  # the reader went away: stop quietly, like a Unix tool
+        return CLOSED_PIPE_STATUS
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     as_json = getattr(args, "json", False)
@@ -180,12 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except OSError as exc:  # the disk said no (permissions, full, read-only): one line, not a traceback
+        if isinstance(exc, BrokenPipeError) and closed_outputs():
+            raise  # our own output is gone: main() ends quietly; no error document on a closed stdout
         error = RepriseError(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc),
                              path=exc.filename)
         _print_error(error, as_json)
-        return 1
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
 
 
@@ -193,10 +206,10 @@ def _print_error(exc: RepriseError, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"error": exc.as_dict()}))
         return
-    print(f"reprise: {safe_text(str(exc))}", file=sys.stderr)
+    print(f"reprise: {safe_line(str(exc))}", file=sys.stderr)
     if isinstance(exc, AmbiguousError):
         for candidate in exc.candidates:
-            print(f"  {safe_text(candidate)}", file=sys.stderr)
+            print(f"  {safe_line(candidate)}", file=sys.stderr)
 
 
 def _emit(data: dict) -> None:
@@ -226,7 +239,7 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
         _emit(listing.as_dict())
         return 0
     if not listing.total:
-        print(f"No sessions in {listing.scope}. State root: {service.state_root}")
+        print(f"No sessions in {safe_line(listing.scope)}. State root: {safe_line(service.state_root)}")
         return 0
     now = time.time()
     print(f"{'ID':10} {'TITLE':42} {'TURNS':>5} {'STATUS':14} {'ACTIVE':>9} {'SIZE':>8} {'CONTEXT':>8} {'COST':>8}")
@@ -235,10 +248,11 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
         pin = "*" if row.pinned else " "
         context = f"{row.context_tokens:,}" if row.context_tokens else "-"
         cost = f"{row.resume_cost:,}" if row.resume_cost is not None else "-"
-        print(f"{pin}{one_line(row.file_id, 9):9} {one_line(row.display_title, 42):42} {row.turns:5} {status:14} "
+        print(f"{pin}{clipped(row.file_id, 9):9} {clipped(row.display_title, 42):42} {row.turns:5} "
+              f"{clipped(status, 14):14} "
               f"{relative_time(now - activity_time(row)):>9} {human_size(row.size):>8} {context:>8} {cost:>8}")
     shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
-    print(f"{shown} sessions shown, {listing.scope}, sorted by {listing.sort}")
+    print(f"{shown} sessions shown, {safe_line(listing.scope)}, sorted by {listing.sort}")
     return 0
 
 
@@ -255,22 +269,23 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
         _emit(detail.as_dict())
         return 0
     title = detail.meta.title or "(untitled)"
-    print(f"Session {detail.ref.session_id}  {safe_text(title)}{'  [pinned]' if detail.meta.pinned else ''}")
-    print(f"Workspace {safe_text(detail.workspace_path or detail.ref.workspace_key)}")
-    print(f"File {detail.path} ({human_size(detail.size)}), {len(detail.state.turns)} turns")
+    print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
+          f"{'  [pinned]' if detail.meta.pinned else ''}")
+    print(f"Workspace {safe_line(detail.workspace_path or detail.ref.workspace_key)}")
+    print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {len(detail.state.turns)} turns")
     for warning in detail.warnings:
-        print(f"Warning: {safe_text(warning.message)}")
+        print(f"Warning: {safe_line(warning.message)}")
     print()
     print(safe_text(detail.summary_text))
     print()
     print(f"History (last {len(detail.state.history)} turns kept in the file):")
     for entry in detail.state.history:
-        print(f"- {one_line(entry.turn_id, 60)} [{entry.status}] {one_line(entry.updated_at, 40)}")
+        print(f"- {clipped(entry.turn_id, 60)} [{clipped(entry.status, 20)}] {clipped(entry.updated_at, 40)}")
         print(f"  user: {one_line(entry.user_message, 100)}")
         for label, items in (("read", entry.files_read), ("modified", entry.files_modified),
                              ("commands", entry.commands_run)):
             if items:
-                print(f"  {label}: {one_line(', '.join(items), 100)}")
+                print(f"  {label}: {clipped(', '.join(map(safe_line, items)), 100)}")
         if entry.error:
             print(f"  error: {one_line(entry.error, 100)}")
     t = detail.totals
@@ -298,7 +313,7 @@ def cmd_resume(service: Service, args, as_json: bool) -> int:
     ref = service.last_ref() if args.last else service.resolve(args.id)
     plan = service.resume_plan(ref, for_exec=not args.print)
     for note in plan.notes:
-        print(f"reprise: {note}", file=sys.stderr)
+        print(f"reprise: {safe_line(note)}", file=sys.stderr)
     if plan.over_window and not args.yes and not args.print:
         if not sys.stdin.isatty():
             raise RepriseError(f"Session {ref.session_id} is over the model's context window.",
@@ -392,7 +407,7 @@ def cmd_meter(service: Service, args, as_json: bool) -> int:
         _emit({"session_id": ref.session_id, **result.as_dict()})
         return 0
     kind = "exact" if result.exact else "estimate"
-    print(f"Next turn of {ref.session_id} with {result.model} ({result.model_source}), "
+    print(f"Next turn of {safe_line(ref.session_id)} with {safe_line(result.model)} ({result.model_source}), "
           f"counted with {result.encoding}: {kind}")
     for part in result.parts:
         figure = f"{part.tokens:>9,}" if part.tokens is not None else "   failed"
@@ -400,9 +415,9 @@ def cmd_meter(service: Service, args, as_json: bool) -> int:
         if part.full_chars is not None and part.name in ("history", "message"):
             extra.append(f"{part.full_chars:,} characters in full")
         if part.note:
-            extra.append(part.note)
+            extra.append(safe_line(part.note))
         if part.error:
-            extra.append(f"error: {part.error}")
+            extra.append(f"error: {safe_line(part.error)}")
         print(f"  {part.name:10} {figure}  {part.basis:10} {'; '.join(extra)}")
     print(f"  {'total':10} {result.total:>9,}  of {result.window:,} ({result.percent:.1f}%), {result.state}")
     if result.measured:
@@ -419,7 +434,7 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
         return 0 if hits else 1
     for hit in hits:
         snippet = one_line(hit.as_dict()["snippet"], 90)
-        print(f"{one_line(hit.row.file_id, 9):9}  turn {hit.turn:<4} {hit.field:9} {snippet}")
+        print(f"{clipped(hit.row.file_id, 9):9}  turn {hit.turn:<4} {hit.field:9} {snippet}")
     print(f"{len(hits)} matching turns")
     return 0 if hits else 1
 
@@ -442,24 +457,24 @@ def cmd_trim(service: Service, args, as_json: bool) -> int:
             print(f"No plan on the ladder brings the total to {plan.fit.target:,} tokens; nothing was changed.")
     if not plan.changed:
         for note in plan.notes:
-            print(f"note: {note}")
+            print(f"note: {safe_line(note)}")
         print("Nothing to trim.")
         return 1 if plan.fit is not None and not plan.fit.fits else 0
     counts = plan.counts()
-    print(f"Session {ref.session_id}:")
+    print(f"Session {safe_line(ref.session_id)}:")
     print(f"  context {plan.meter_before:,} -> {plan.meter_after:,} tokens" if plan.meter_before is not None else "")
     print(f"  file    {human_size(plan.size_before)} -> {human_size(plan.size_after)}")
     print(f"  turns   {counts['capped']} capped, {counts['folded']} folded, {counts['dropped']} dropped; "
           f"{counts['history_removed']} history entries removed")
     for note in plan.notes:
-        print(f"  note: {note}")
+        print(f"  note: {safe_line(note)}")
     if result.dry_run:
         print("Dry run: nothing was written.")
     elif result.forked:
-        print(f"Written as a new session {result.ref.session_id}; the original is untouched.")
+        print(f"Written as a new session {safe_line(result.ref.session_id)}; the original is untouched.")
     else:
         print(f"Trimmed; the removed text is in the archive ({(plan.records_digest or '')[:12]}). "
-              f"Undo: reprise restore {ref.session_id[:8]}")
+              f"Undo: reprise restore {safe_line(ref.session_id[:8])}")
     return 0
 
 
@@ -471,9 +486,9 @@ def cmd_restore(service: Service, args, as_json: bool) -> int:
         _emit(result.as_dict())
         return 0
     for step in result.steps:
-        print(f"{step.mode:10} {step.op:14} {step.digest[:12]}")
+        print(f"{step.mode:10} {clipped(step.op, 14):14} {clipped(step.digest, 12)}")
     for note in result.notes:
-        print(f"note: {note}")
+        print(f"note: {safe_line(note)}")
     verb = "Would restore" if result.dry_run else "Restored"
     print(f"{verb} {len(result.steps)} archive entr{'y' if len(result.steps) == 1 else 'ies'}: "
           f"{human_size(result.size_before)} -> {human_size(result.size_after)}")
@@ -486,7 +501,8 @@ def cmd_rm(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(entry.as_dict())
     else:
-        print(f"Moved {ref.session_id} to the trash (reprise trash restore {ref.session_id[:8]} puts it back).")
+        print(f"Moved {safe_line(ref.session_id)} to the trash "
+              f"(reprise trash restore {safe_line(ref.session_id[:8])} puts it back).")
     return 0
 
 
@@ -500,8 +516,8 @@ def cmd_trash(service: Service, args, as_json: bool) -> int:
             _emit({"trash": [entry.as_dict(now) for entry in entries]})
             return 0
         for entry in entries:
-            print(f"{entry.ref.session_id[:9]}  {format_age(entry.age(now)):>8} ago  {human_size(entry.size):>8}  "
-                  f"{one_line(entry.title or '(untitled)', 50)}")
+            print(f"{clipped(entry.ref.session_id, 9):9}  {format_age(entry.age(now)):>8} ago  "
+                  f"{human_size(entry.size):>8}  {clipped(entry.title or '(untitled)', 50)}")
         print(f"{len(entries)} in the trash")
         return 0
     if args.trash_command == "restore":
@@ -509,7 +525,7 @@ def cmd_trash(service: Service, args, as_json: bool) -> int:
         if as_json:
             _emit(entry.as_dict())
         else:
-            print(f"Restored {entry.ref.session_id} from the trash.")
+            print(f"Restored {safe_line(entry.ref.session_id)} from the trash.")
         return 0
     older = parse_age(args.older_than) if args.older_than else None
     confirmed = args.yes
@@ -546,13 +562,13 @@ def cmd_prune(service: Service, args, as_json: bool) -> int:
     selection = result.selection
     for candidate in selection.selected:
         moved = "moved " if candidate.ref in result.moved else "select"
-        print(f"{moved} {candidate.ref.session_id[:9]}  {candidate.reason}")
+        print(f"{moved} {clipped(candidate.ref.session_id, 9):9}  {safe_line(candidate.reason)}")
     for candidate in selection.protected:
-        print(f"keep   {candidate.ref.session_id[:9]}  {candidate.reason}")
+        print(f"keep   {clipped(candidate.ref.session_id, 9):9}  {safe_line(candidate.reason)}")
     for candidate in selection.skipped:
-        print(f"skip   {candidate.ref.session_id[:9]}  {candidate.reason}")
+        print(f"skip   {clipped(candidate.ref.session_id, 9):9}  {safe_line(candidate.reason)}")
     for ref, error in result.failed:
-        print(f"failed {ref.session_id[:9]}  {safe_text(error)}")
+        print(f"failed {clipped(ref.session_id, 9):9}  {safe_line(error)}")
     if result.applied:
         print(f"Moved {len(result.moved)} sessions to the trash.")
     else:
@@ -565,7 +581,8 @@ def cmd_relink(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(result.as_dict())
     else:
-        print(f"Moved {len(result.sessions)} sessions from {result.old_key} to {result.new_key} ({result.new_path}).")
+        print(f"Moved {len(result.sessions)} sessions from {safe_line(result.old_key)} to {safe_line(result.new_key)} "
+              f"({safe_line(result.new_path)}).")
     return 0
 
 
@@ -577,8 +594,8 @@ def cmd_audit(service: Service, args, as_json: bool) -> int:
     for record in records:
         target = record.session_id or ", ".join(record.sessions) or "-"
         counts = ", ".join(f"{k} {v}" for k, v in record.counts.items())
-        print(f"{one_line(record.time, 32)}  {record.op:13} {one_line(target, 32):32}  {one_line(record.result, 60)}  "
-              f"{one_line(counts, 80)}")
+        print(f"{clipped(record.time, 32)}  {clipped(record.op, 13):13} {clipped(target, 32):32}  "
+              f"{clipped(record.result, 60)}  {clipped(counts, 80)}")
     if not records:
         print("No destructive operations recorded.")
     return 0
@@ -590,7 +607,7 @@ def cmd_rename(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit({"session_id": ref.session_id, "title": meta.title})
     else:
-        print(f"Renamed {ref.session_id} to {safe_text(meta.title or '(untitled)')}")
+        print(f"Renamed {safe_line(ref.session_id)} to {safe_line(meta.title or '(untitled)')}")
     return 0
 
 
@@ -601,7 +618,7 @@ def _pin(pinned: bool):
         if as_json:
             _emit({"session_id": ref.session_id, "pinned": pinned})
         else:
-            print(f"{'Pinned' if pinned else 'Unpinned'} {ref.session_id}")
+            print(f"{'Pinned' if pinned else 'Unpinned'} {safe_line(ref.session_id)}")
         return 0
     return command
 
@@ -612,10 +629,10 @@ def cmd_workspaces(service: Service, args, as_json: bool) -> int:
         _emit({"workspaces": [info.as_dict() for info in infos]})
         return 0
     if not infos:
-        print(f"No workspaces under {service.state_root}")
+        print(f"No workspaces under {safe_line(service.state_root)}")
     for info in infos:
-        where = safe_text(info.path) if info.path else f"(folder unknown: {info.key})"
-        print(f"{info.sessions:6} sessions  {info.last_activity or '-':20}  {where}")
+        where = safe_line(info.path) if info.path else f"(folder unknown: {safe_line(info.key)})"
+        print(f"{info.sessions:6} sessions  {clipped(info.last_activity or '-', 32):20}  {where}")
     return 0
 
 
@@ -625,7 +642,7 @@ def cmd_config(service: Service, args, as_json: bool) -> int:
         _emit({"config_file": str(service.loaded.config_path),
                "values": {key: {"value": value, "source": source} for key, value, source in rows}})
         return 0
-    print(f"Config file: {service.loaded.config_path}")
+    print(f"Config file: {safe_line(service.loaded.config_path)}")
     for key, value, source in rows:
         print(f"{key} = {json.dumps(value)}    # {source}")
     return 0
@@ -637,17 +654,17 @@ def cmd_doctor(service: Service, args, as_json: bool) -> int:
         _emit(report.as_dict())
         return 0 if report.ok else 1
     for problem in report.problems:
-        print(f"problem  {safe_text(problem.path)}: {problem.code}: {safe_text(problem.message)}")
+        print(f"problem  {safe_line(problem.path)}: {problem.code}: {safe_line(problem.message)}")
     for warning in report.warnings:
-        print(f"warning  {safe_text(warning.path)}: {safe_text(warning.message)}")
+        print(f"warning  {safe_line(warning.path)}: {safe_line(warning.message)}")
     for temp in report.temp_files:
-        print(f"tempfile {safe_text(temp)} (left by an interrupted write; `reprise doctor --clean` removes it)")
+        print(f"tempfile {safe_line(temp)} (left by an interrupted write; `reprise doctor --clean` removes it)")
     for temp in report.cleaned:
-        print(f"removed  {safe_text(temp)}")
+        print(f"removed  {safe_line(temp)}")
     for note in report.notes:
-        print(f"note     {note}")
+        print(f"note     {safe_line(note)}")
     if report.ok and not report.warnings:
-        print(f"No problems under {service.state_root}")
+        print(f"No problems under {safe_line(service.state_root)}")
     return 0 if report.ok else 1
 
 
@@ -668,13 +685,14 @@ def _open_tui(args) -> int:
         workspace = str(build_demo(root))
         state_dir = str(root / "state")
         os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
-        print(f"reprise: demo store in {root}", file=sys.stderr)
+        print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
     agent = args.agent or ("echo" if args.demo else None)
     service = Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
-    result = make_app(service, agent=agent).run()
+    with on_terminal("reprise"):
+        result = make_app(service, agent=agent).run()
     if isinstance(result, Handoff):
         for note in result.notes:
-            print(f"reprise: {note}", file=sys.stderr)
+            print(f"reprise: {safe_line(note)}", file=sys.stderr)
         exec_handoff(result.argv, result.cwd)
     return 0
 
@@ -683,7 +701,8 @@ def cmd_pick(service: Service, args, as_json: bool) -> int:
     from .app import make_app
     from .screens.main import Picked
 
-    result = make_app(service, mode="pick").run()
+    with on_terminal("pick"):  # the result below goes to the original stdout: `$(reprise pick)`
+        result = make_app(service, mode="pick").run()
     if not isinstance(result, Picked):
         return 1
     if args.args:

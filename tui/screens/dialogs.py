@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..text import one_line, safe_text
+from ..text import clipped, safe_line, safe_text
 
 DIALOG_CSS = """
 {name} {{
@@ -66,7 +66,10 @@ class ConfirmDialog(ModalScreen[bool]):
 
 
 class TextDialog(ModalScreen[str | None]):
-    """One line of text; Enter accepts (an empty line too), Esc cancels (None)."""
+    """One line of text; Enter accepts (an empty line too), Esc cancels (None).
+
+    A value holding hidden characters (bidi controls, zero-width, escapes) is offered escaped, as
+    it is shown everywhere else: Enter saves what the field shows, never characters it hides."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="TextDialog")
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -74,12 +77,16 @@ class TextDialog(ModalScreen[str | None]):
     def __init__(self, prompt: str, value: str = "", placeholder: str = ""):
         super().__init__()
         self.prompt = prompt
-        self.value = value
+        self.value = safe_line(value)
         self.placeholder = placeholder
+        self.escaped = self.value != value
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(self.prompt))
+            yield Label(Text(safe_text(self.prompt)))
+            if self.escaped:
+                yield Static(Text("It holds hidden characters, shown escaped; Enter saves the text as shown.",
+                                  style="yellow"))
             yield Input(self.value, placeholder=self.placeholder, id="text-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -105,9 +112,9 @@ class ChoiceDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(self.title_text, style="bold"))
+            yield Label(Text(safe_line(self.title_text), style="bold"))
             if self.choices:
-                yield OptionList(*[Option(Text(one_line(label, 200)), id=value) for value, label in self.choices])
+                yield OptionList(*[Option(Text(clipped(label, 200)), id=value) for value, label in self.choices])
             else:
                 yield Static(Text(self.empty, style="dim"))
 
@@ -134,7 +141,7 @@ class ReportScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(self.title_text, style="bold"))
+            yield Label(Text(safe_line(self.title_text), style="bold"))
             yield Static(self.body, id="report-body")
 
     def action_close(self) -> None:

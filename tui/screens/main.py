@@ -28,7 +28,7 @@ from reprise.core.paths import SessionRef
 from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
 
 from ..format import human_size
-from ..text import one_line, safe_text
+from ..text import clipped, safe_line, safe_text
 from ..widgets.composer import Composer
 from ..widgets.detail import DetailPane
 from ..widgets.meter import MeterBar
@@ -209,15 +209,15 @@ class MainScreen(ReportsWorkerErrors, Screen):
         counts.append(f"{visible} of {total} sessions shown", style="bold" if visible < total else "")
         text = counts
         if self.filter_text:
-            text.append(f" · filter: {safe_text(self.filter_text)}", style="yellow")
+            text.append(f" · filter: {safe_line(self.filter_text)}", style="yellow")
         text.append(f" · sort: {self.sort}")
         problems = sum(1 for row in self.all_rows if row.problem_code)
         if problems:
             text.append(f" · {problems} unreadable", style="red")
         if self.mode == "pick":
             text.append(" · PICK: Enter prints the id, Esc/q cancels", style="bold magenta")
-        where_line = Text.assemble(("Reprise ", "bold"), (safe_text(str(scope)), "bold cyan"),
-                                   ("  state ", "dim"), (safe_text(str(self.service.state_root)), "dim"))
+        where_line = Text.assemble(("Reprise ", "bold"), (safe_line(scope), "bold cyan"),
+                                   ("  state ", "dim"), (safe_line(self.service.state_root), "dim"))
         where_line.no_wrap, where_line.overflow = True, "ellipsis"
         self.query_one("#header", Static).update(Text("\n", no_wrap=True).join([text, where_line]))
         self.update_columns()
@@ -292,9 +292,10 @@ class MainScreen(ReportsWorkerErrors, Screen):
     def show_empty_state(self) -> None:
         root = self.service.state_root
         self.query_one(DetailPane).show_problem(
-            f"No sessions here yet.\n\nPress n to start a new session in {self.service.workspace}, press a to look "
+            f"No sessions here yet.\n\nPress n to start a new session in {safe_line(self.service.workspace)}, "
+            "press a to look "
             f"in all workspaces, or run your agent (fractal) in a project folder: its sessions appear here.\n\n"
-            f"Sessions live in {root}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
+            f"Sessions live in {safe_line(root)}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
 
     @work(thread=True, exclusive=True, group="costs", exit_on_error=False)
     def fill_costs(self, rows: list[SessionRow], current: str | None) -> None:
@@ -319,7 +320,8 @@ class MainScreen(ReportsWorkerErrors, Screen):
             self.query_one(MeterBar).show(None)
             return
         if row.problem_code:
-            self.query_one(DetailPane).show_problem(f"{row.path}\n{row.problem_code}: {row.problem_message}")
+            self.query_one(DetailPane).show_problem(f"{safe_line(row.path)}\n{row.problem_code}: "
+                                                    f"{safe_line(row.problem_message)}")
             self.query_one(MeterBar).show(None, status="this file cannot be read")
             return
         self.query_one(DetailPane).show_loading(row.display_title)
@@ -357,7 +359,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
             return
         pane = self.query_one(DetailPane)
         if message.detail is None:
-            pane.show_problem(message.error or "cannot be read")
+            pane.show_problem(safe_line(message.error or "cannot be read"))
             self.query_one(MeterBar).show(None, status="this file cannot be read")
             return
         self.detail = message.detail
@@ -463,7 +465,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
             return
         result = plan.meter
         question = (f"This session's next turn would send {result.total:,} tokens, over the "
-                    f"{result.window:,}-token window of {result.model}. Resume anyway?\n\n"
+                    f"{result.window:,}-token window of {safe_line(result.model)}. Resume anyway?\n\n"
                     f"Trimming it first (t) keeps everything in the archive.")
 
         def answered(yes: bool | None) -> None:
@@ -525,10 +527,10 @@ class MainScreen(ReportsWorkerErrors, Screen):
     def _after_trim(self, result) -> None:
         plan = result.plan
         self.last_undo = ("trim", result.ref)
-        where = f" as a new session {result.ref.session_id[:8]}" if result.forked else ""
+        where = f" as a new session {safe_line(result.ref.session_id[:8])}" if result.forked else ""
         before = f"{plan.meter_before:,}" if plan.meter_before is not None else "?"
         after = f"{plan.meter_after:,}" if plan.meter_after is not None else "?"
-        self.app.notify(f"Trimmed{where}: {before} → {after} tokens. u undoes it.")
+        self.app.notify(f"Trimmed{where}: {before} → {after} tokens. u undoes it.", markup=False)
         self.load_rows(select=self.service.session_path(result.ref))
         row = self.query_one(SessionList).current
         if row is not None and row.path == self.service.session_path(result.ref):
@@ -554,10 +556,10 @@ class MainScreen(ReportsWorkerErrors, Screen):
             return
         kind, ref = target
         if kind == "trim":
-            question = f"Undo the last trim of session {ref.session_id[:8]}? The archived text goes back."
+            question = f"Undo the last trim of session {safe_line(ref.session_id[:8])}? The archived text goes back."
             call, done = (lambda: self.service.restore(ref)), "Trim undone."
         else:
-            question = f"Restore session {ref.session_id[:8]} from the trash?"
+            question = f"Restore session {safe_line(ref.session_id[:8])} from the trash?"
             call, done = (lambda: self.service.trash_restore(ref)), "Restored from the trash."
 
         def answered(yes: bool | None) -> None:
@@ -580,7 +582,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         if ref is None:
             return
         question = (f"Move {self.describe(row)} to the trash?\n\nIt can be restored with u, or with "
-                    f"`reprise trash restore {ref.session_id[:8]}`.")
+                    f"`reprise trash restore {safe_line(ref.session_id[:8])}`.")
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -668,7 +670,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
                 def answered(yes: bool | None) -> None:
                     if yes:
                         self.start_turn(message.path, ref, text, confirm_over=True)
-                self.app.push_screen(ConfirmDialog(f"{error.message}\n\nSend anyway?", yes="Send anyway",
+                self.app.push_screen(ConfirmDialog(f"{safe_line(error.message)}\n\nSend anyway?", yes="Send anyway",
                                                    danger=True), answered)
             else:
                 self.app.report_error(error)
@@ -783,4 +785,4 @@ class MainScreen(ReportsWorkerErrors, Screen):
             self.app.call_from_thread(then, result)
 
     def describe(self, row: SessionRow) -> str:
-        return f"{one_line(row.display_title, 60)} ({row.turns} turns, {human_size(row.size)})"
+        return f"{clipped(row.display_title, 60)} ({row.turns} turns, {human_size(row.size)})"

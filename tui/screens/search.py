@@ -16,14 +16,14 @@ from textual.worker import get_current_worker
 from reprise.core.catalog import HIT_END, HIT_START, SearchHit
 from reprise.core.errors import RepriseError
 
-from ..text import one_line, safe_text
+from ..text import clipped, safe_line, safe_text
 from .dialogs import DIALOG_CSS
 from ..workers import ReportsWorkerErrors
 
 
 def hit_text(hit: SearchHit) -> Text:
     """One result line: session title, turn and field, then the snippet with matches highlighted."""
-    text = Text(one_line(hit.row.display_title, 40), style="bold")
+    text = Text(clipped(hit.row.display_title, 40), style="bold")
     text.append(f"  turn {hit.turn} · {hit.field}  ", style="dim")
     snippet = " ".join(hit.snippet.split())
     for index, piece in enumerate(snippet.replace(HIT_END, HIT_START).split(HIT_START)):
@@ -58,7 +58,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         query = event.value.strip()
         if query:
-            self.query_one("#search-status", Label).update(Text(f"Searching for {query}… (first search indexes)"))
+            self.query_one("#search-status", Label).update(Text(f"Searching for {safe_line(query)}… (first search indexes)"))
             self.focus_results = True
             self.run_search(query)
 
@@ -79,7 +79,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             self.app.call_from_thread(self._show_hits, query, hits)
 
     def _show_error(self, message: str) -> None:
-        self.query_one("#search-status", Label).update(Text(safe_text(message), style="red"))
+        self.query_one("#search-status", Label).update(Text(safe_line(message), style="red"))
 
     def _show_hits(self, query: str, hits: list[SearchHit]) -> None:
         self.hits = hits
@@ -91,7 +91,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             self.action_results()
         sessions = len({hit.row.path for hit in hits})
         self.query_one("#search-status", Label).update(
-            Text(f"{len(hits)} matching turns in {sessions} sessions for {safe_text(query)}"
+            Text(f"{len(hits)} matching turns in {sessions} sessions for {safe_line(query)}"
                  + (" (first 200)" if len(hits) >= 200 else "")))
 
     def action_results(self) -> None:

@@ -20,7 +20,7 @@ from reprise.core.paths import SessionRef
 from reprise.core.trim import TrimOptions, TrimResult
 
 from ..format import human_size
-from ..text import safe_text
+from ..text import safe_line, safe_text
 from .dialogs import DIALOG_CSS
 from ..workers import ReportsWorkerErrors
 
@@ -95,7 +95,7 @@ class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(f"Trim {safe_text(self.title_text)}", style="bold"))
+            yield Label(Text(f"Trim {safe_line(self.title_text)}", style="bold"))
             with RadioSet(id="trim-operation"):
                 for index, (key, label) in enumerate(OPERATIONS):
                     yield RadioButton(label, value=index == 0, id=f"op-{key}")
@@ -155,7 +155,7 @@ class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
             self.app.call_from_thread(self._show_preview, options, result)
 
     def _show_error(self, message: str) -> None:
-        self.query_one("#trim-preview", Static).update(Text(safe_text(message), style="red"))
+        self.query_one("#trim-preview", Static).update(Text(safe_line(message), style="red"))
 
     def _show_preview(self, options: TrimOptions, result: TrimResult) -> None:
         if options != self.current_options():

@@ -14,7 +14,7 @@ from reprise.core.meter import MeterResult
 from reprise.core.service import SessionDetail
 
 from ..format import human_size
-from ..text import safe_text
+from ..text import safe_line, safe_text
 
 LARGE_SESSION_BYTES = 10 * 1024 * 1024
 DISPLAY_LINE_CHARS = 20_000
@@ -41,13 +41,14 @@ def history_text(detail: SessionDetail) -> str:
     lines.append(f"{kept} turn(s) kept in the file (the summary has {len(detail.state.turns)}).")
     for entry in detail.state.history:
         lines.append("")
-        lines.append(f"── {entry.turn_id}  [{entry.status}]  {entry.created_at} → {entry.updated_at}")
+        lines.append(f"── {safe_line(entry.turn_id)}  [{safe_line(entry.status)}]  {safe_line(entry.created_at)} → "
+                     f"{safe_line(entry.updated_at)}")
         lines.append(f"User: {entry.user_message}")
         for label, items in (("Files read", entry.files_read), ("Files modified", entry.files_modified),
                              ("Commands", entry.commands_run)):
             if items:
                 lines.append(f"{label} ({len(items)}):")
-                lines.extend(f"  {item}" for item in items)
+                lines.extend(f"  {safe_line(item)}" for item in items)
         if entry.error:
             lines.append(f"Error: {entry.error}")
         usage = usage_by_turn.get(entry.turn_id)
@@ -146,7 +147,7 @@ class DetailPane(Vertical):
     def show_loading(self, title: str) -> None:
         banner = self.query_one("#detail-banner", Static)
         banner.remove_class("-warning")
-        banner.update(Text(f"Loading {safe_text(title)}…"))
+        banner.update(Text(f"Loading {safe_line(title)}…"))
 
     def show_problem(self, message: str) -> None:
         banner = self.query_one("#detail-banner", Static)
@@ -158,17 +159,18 @@ class DetailPane(Vertical):
 
     def show_detail(self, detail: SessionDetail, stale: list = ()) -> None:
         banner = self.query_one("#detail-banner", Static)
-        parts = [detail.ref.session_id[:12], human_size(detail.size), f"{len(detail.state.turns)} turns",
-                 detail.workspace_path or detail.ref.workspace_key]
+        parts = [safe_line(detail.ref.session_id[:12]), human_size(detail.size), f"{len(detail.state.turns)} turns",
+                 safe_line(detail.workspace_path or detail.ref.workspace_key)]
         text = " · ".join(parts)
-        warnings = [w.message for w in detail.warnings]
+        warnings = [safe_line(w.message) for w in detail.warnings]
         for number, _turn_id, created in stale:
-            warnings.append(f"turn {number} has been pending since {created or 'an unknown time'}: its agent is "
+            warnings.append(f"turn {number} has been pending since {safe_line(created or 'an unknown time')}: "
+                            "its agent is "
                             "gone; press x to mark it interrupted")
         if detail.size > LARGE_SESSION_BYTES:
             warnings.insert(0, f"large session ({human_size(detail.size)}): resuming it may be slow")
         banner.set_class(bool(warnings), "-warning")
-        banner.update(Text(safe_text(text + ("\n⚠ " + "; ".join(warnings) if warnings else ""))))
+        banner.update(Text(text + ("\n⚠ " + "; ".join(warnings) if warnings else "")))
         session_id = detail.ref.session_id
         self.query_one("#summary-view", TextArea).load_text(clip_long_lines(safe_text(detail.summary_text), session_id))
         self.query_one("#history-view", TextArea).load_text(clip_long_lines(history_text(detail), session_id))

@@ -9,11 +9,12 @@ from textual.widgets import Static
 from reprise.core.meter import MeterResult
 
 from ..format import tokens
+from ..text import safe_line
 
 
 def meter_line(result: MeterResult | None, *, status: str = "") -> Text:
     if result is None:
-        return Text(status or "Context: select a session", style="dim")
+        return Text(safe_line(status) or "Context: select a session", style="dim")
     message = result.part("message")
     state_style = {"ok": "green", "warn": "bold yellow", "over": "bold red"}[result.state]
     kind = "exact" if result.exact else "estimate"
@@ -28,7 +29,7 @@ def meter_line(result: MeterResult | None, *, status: str = "") -> Text:
     if result.measured is not None:
         text.append(f" · last measured {tokens(result.measured.tokens)} (turn {result.measured.turn})", style="dim")
     if status:
-        text.append(f" · {status}", style="italic")
+        text.append(f" · {safe_line(status)}", style="italic")
     return text
 
 

@@ -20,7 +20,7 @@ from reprise.core.catalog import SessionRow
 from reprise.core.service import activity_time
 
 from ..format import human_size, relative_time
-from ..text import one_line
+from ..text import clipped
 
 STATUS_MARKS = {
     "succeeded": ("✓", "success"),
@@ -175,7 +175,7 @@ class SessionList(ScrollView, can_focus=True):
             f"{row.resume_cost:,}" if row.resume_cost is not None else "…" if not row.problem_code else "-",
         ]
         segments = [Segment(f" {pin}", base), Segment(mark, mark_style), Segment(" ", base),
-                    Segment(one_line(row.display_title, title_width).ljust(title_width), title_style)]
+                    Segment(clipped(row.display_title, title_width).ljust(title_width), title_style)]
         for column, figure in zip(COLUMNS, figures):
             segments.append(Segment(" " + figure[: column.width].rjust(column.width), base))
         return segments
