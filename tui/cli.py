@@ -166,9 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        status = _run(argv)
-        sys.stdout.flush()  # a small output is still buffered: a closed pipe shows here, not at exit
-        return status
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # a small output is still buffered: a closed pipe shows here, not at exit
     except BrokenPipeError:
         closed = closed_outputs()
         if not closed:
