@@ -26,7 +26,6 @@ from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from reprise.core.store import SessionMeta, Store
 from reprise.tui import cli
-from reprise.tui.text import clipped, safe_line
 
 from .. import factories
 from ..tui.conftest import build_app, settle
@@ -43,6 +42,27 @@ BAD_FILE_ID = "bad\n\x1b[2J\u202eid"
 READ_PATH = "src/\u202eevil\n\x1b[1m.py"
 STATE_DIR = "state\u202e\n\x1b[7m"
 NEEDLE = "needleword"
+# How each is shown to people: C0 controls as control pictures, newline and tab as \\n and \\t, every
+# other invisible or reordering character as a \\u escape.
+SHOWN = {
+    FOLDER: "proj\\u202eevil\\u2066\\u200f\\u061c\\n␛]0;pwned␇\\tx",
+    SESSION_ID: "c0ffee\\u202e\\u200d\\u2066\\ufeffid",
+    TRASHED_ID: "deadbeef\\u200b\\u2060gone",
+    TITLE: "T\\u202eevil\\u200b␛[2J\\u009b\\n\\tok",
+    TRASHED_TITLE: "bye\\u202e\\n␛[31m",
+    BAD_FILE_ID: "bad\\n␛[2J\\u202eid",
+    READ_PATH: "src/\\u202eevil\\n␛[1m.py",
+    STATE_DIR: "state\\u202e\\n␛[7m",
+}
+
+
+def shown(text: str | Path, width: int | None = None) -> str:
+    """`text` as people must see it (its hostile names escaped), cut to `width` with an ellipsis."""
+    text = str(text)
+    for raw, visible in SHOWN.items():
+        text = text.replace(raw, visible)
+    assert not unsafe_characters(text), text
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
 
 
 def unsafe_characters(text: str) -> list[str]:
@@ -104,31 +124,31 @@ def test_every_human_output_escapes_hostile_ids_titles_and_paths(hostile, capsys
     empty_state = tmp_path / STATE_DIR
     empty_state.mkdir()
     commands: list[tuple[tuple[str, ...], list[str]]] = [
-        (("list",), [clipped(TITLE, 42), clipped(BAD_FILE_ID, 9), clipped(TRASHED_TITLE, 42)]),
-        (("list", "--all"), [clipped(TITLE, 42)]),
-        (("list", "--state-dir", str(empty_state)), [safe_line(empty_state)]),
-        (("show", SESSION_ID), [safe_line(SESSION_ID), safe_line(TITLE), safe_line(hostile.workspace),
-                                safe_line(READ_PATH)]),
-        (("workspaces",), [safe_line(hostile.workspace)]),
-        (("meter", SESSION_ID), [safe_line(SESSION_ID)]),
-        (("trim", SESSION_ID, "--keep-history", "1", "--dry-run"), [safe_line(SESSION_ID)]),
-        (("pin", SESSION_ID), [safe_line(SESSION_ID)]),
-        (("rename", SESSION_ID, "plain"), [safe_line(SESSION_ID)]),
-        (("search", NEEDLE), [clipped(SESSION_ID, 9)]),
-        (("doctor",), [safe_line(bad_path)]),
-        (("show", BAD_FILE_ID[:4]), [safe_line(bad_path)]),
-        (("show", "zz\u202enope\n"), [safe_line("zz\u202enope\n")]),
-        (("rm", TRASHED_ID), [safe_line(TRASHED_ID)]),
-        (("trash", "list"), [clipped(TRASHED_TITLE, 50), clipped(TRASHED_ID, 9)]),
-        (("audit",), [clipped(TRASHED_ID, 32)]),
-        (("doctor", "--state-dir", str(empty_state)), [safe_line(empty_state)]),
+        (("list",), [shown(TITLE, 42), shown(BAD_FILE_ID, 9), shown(TRASHED_TITLE, 42)]),
+        (("list", "--all"), [shown(TITLE, 42)]),
+        (("list", "--state-dir", str(empty_state)), [shown(empty_state)]),
+        (("show", SESSION_ID), [shown(SESSION_ID), shown(TITLE), shown(hostile.workspace),
+                                shown(READ_PATH)]),
+        (("workspaces",), [shown(hostile.workspace)]),
+        (("meter", SESSION_ID), [shown(SESSION_ID)]),
+        (("trim", SESSION_ID, "--keep-history", "1", "--dry-run"), [shown(SESSION_ID)]),
+        (("pin", SESSION_ID), [shown(SESSION_ID)]),
+        (("rename", SESSION_ID, "plain"), [shown(SESSION_ID)]),
+        (("search", NEEDLE), [shown(SESSION_ID, 9)]),
+        (("doctor",), [shown(bad_path)]),
+        (("show", BAD_FILE_ID[:4]), [shown(bad_path)]),
+        (("show", "zz\u202enope\n"), ["'zz\\u202enope\\n'"]),
+        (("rm", TRASHED_ID), [shown(TRASHED_ID)]),
+        (("trash", "list"), [shown(TRASHED_TITLE, 50), shown(TRASHED_ID, 9)]),
+        (("audit",), [shown(TRASHED_ID, 32)]),
+        (("doctor", "--state-dir", str(empty_state)), [shown(empty_state)]),
     ]
     failures = {}
-    for argv, shown in commands:
+    for argv, expected in commands:
         _, out, err = run(capsys, *argv)
         problems = [f"unsafe {unsafe_characters(text)} in {name}" for name, text in (("stdout", out), ("stderr", err))
                     if unsafe_characters(text)]
-        problems += [f"{piece!r} not shown" for piece in shown if piece not in out + err]
+        problems += [f"{piece!r} not shown" for piece in expected if piece not in out + err]
         if problems:
             failures[" ".join(argv)] = problems + [(out + err)[-600:]]
     assert not failures, json.dumps(failures, indent=1, ensure_ascii=True)
@@ -136,7 +156,7 @@ def test_every_human_output_escapes_hostile_ids_titles_and_paths(hostile, capsys
 
 def test_json_keeps_hostile_ids_titles_and_paths_exact_while_the_table_escapes_them(hostile, capsys):
     _, table, _ = run(capsys, "list")
-    assert clipped(TITLE, 42) in table and not unsafe_characters(table)
+    assert shown(TITLE, 42) in table and not unsafe_characters(table)
     _, out, _ = run(capsys, "list", "--json")
     rows = {row["session_id"]: row for row in json.loads(out)["sessions"]}
     assert rows[SESSION_ID]["title"] == TITLE and rows[SESSION_ID]["workspace_path"] == str(hostile.workspace)
@@ -164,38 +184,38 @@ async def test_the_tui_shows_hostile_names_escaped_in_rows_banner_header_dialogs
         session_list.move_to(next(i for i, row in enumerate(session_list.rows) if row.file_id == SESSION_ID))
         await settle(pilot)
         row = "".join(segment.text for segment in session_list.render_line(session_list.cursor))
-        assert safe_line(TITLE) in row and not unsafe_characters(row), row
+        assert shown(TITLE) in row and not unsafe_characters(row), row
         banner = str(screen.query_one("#detail-banner").render())
-        assert safe_line(SESSION_ID)[:12] in banner or safe_line(SESSION_ID[:12]) in banner, banner
-        assert safe_line(found.workspace) in banner and not unsafe_characters(banner), banner
+        assert shown(SESSION_ID[:12]) in banner, banner
+        assert shown(found.workspace) in banner and not unsafe_characters(banner), banner
         header = str(screen.query_one("#header").render())
-        assert safe_line(found.workspace) in header and not unsafe_characters(header), header
+        assert shown(found.workspace) in header and not unsafe_characters(header), header
 
         await pilot.press("d")
         await settle(pilot)
         question = str(app.screen.query_one(".question").render())
-        assert safe_line(TITLE) in question and not unsafe_characters(question), question
+        assert shown(TITLE) in question and not unsafe_characters(question), question
         await pilot.press("escape")
         await settle(pilot)
 
         await pilot.press("r")
         await settle(pilot)
         field = app.screen.query_one("#text-input")
-        assert field.value == safe_line(TITLE) and not unsafe_characters(field.value)
+        assert field.value == shown(TITLE) and not unsafe_characters(field.value)
         await pilot.press("escape")
         await settle(pilot)
 
         session_list.move_to(next(i for i, row in enumerate(session_list.rows) if row.file_id == BAD_FILE_ID))
         await settle(pilot)
         problem = str(screen.query_one("#detail-banner").render())
-        assert safe_line(found.bad_path) in problem and not unsafe_characters(problem), problem
+        assert shown(found.bad_path) in problem and not unsafe_characters(problem), problem
         row = "".join(segment.text for segment in session_list.render_line(session_list.cursor))
         assert not unsafe_characters(row), row
 
         app.report_error(service_error(service, found))
         await settle(pilot)
         toasts = [str(toast.message) for toast in app._notifications]
-        assert any(safe_line(found.bad_path) in text for text in toasts), toasts
+        assert any(shown(found.bad_path) in text for text in toasts), toasts
         assert not any(unsafe_characters(text) for text in toasts), toasts
 
 
