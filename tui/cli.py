@@ -29,7 +29,7 @@ class _Parser(argparse.ArgumentParser):
         if "--json" in sys.argv:
             print(json.dumps({"error": {"code": "usage", "message": message, "path": None, "hint": None}}))
         else:
-            print(f"reprise: {message}", file=sys.stderr)
+            print(f"reprise: {safe_line(message)}", file=sys.stderr)  # it quotes the arguments as typed
         raise SystemExit(2)
 
 

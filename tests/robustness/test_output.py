@@ -142,10 +142,14 @@ def test_every_human_output_escapes_hostile_ids_titles_and_paths(hostile, capsys
         (("trash", "list"), [shown(TRASHED_TITLE, 50), shown(TRASHED_ID, 9)]),
         (("audit",), [shown(TRASHED_ID, 32)]),
         (("doctor", "--state-dir", str(empty_state)), [shown(empty_state)]),
+        (("list", TITLE), [shown(TITLE)]),
     ]
     failures = {}
     for argv, expected in commands:
-        _, out, err = run(capsys, *argv)
+        try:
+            _, out, err = run(capsys, *argv)
+        except SystemExit:  # argparse's usage error
+            out, err = capsys.readouterr()
         problems = [f"unsafe {unsafe_characters(text)} in {name}" for name, text in (("stdout", out), ("stderr", err))
                     if unsafe_characters(text)]
         problems += [f"{piece!r} not shown" for piece in expected if piece not in out + err]
