@@ -298,7 +298,6 @@ def _drain(master: int, seen: bytearray, until, child: subprocess.Popen, limit: 
     return until(seen)
 
 
-@pytest.mark.slow
 def test_pick_with_stdin_stdout_and_stderr_redirected_draws_on_the_tty_and_prints_on_the_original_stdout(tmp_path):
     workspace = tmp_path / "project"
     workspace.mkdir()
@@ -331,10 +330,13 @@ def test_pick_with_stdin_stdout_and_stderr_redirected_draws_on_the_tty_and_print
     assert err_path.read_bytes() == b""
 
 
-def test_pick_without_a_terminal_exits_2_saying_it_needs_one(hostile_cli):
+@pytest.mark.parametrize(("argv", "said"), [(("pick",), "pick needs a terminal"),
+                                           ((), "reprise needs a terminal")], ids=("pick", "tui"))
+def test_pick_and_the_tui_without_a_terminal_exit_2_saying_they_need_one(hostile_cli, argv, said):
     """No controlling terminal (a new session) and stdin from /dev/null: exit 2 at once, not a spin."""
-    result = subprocess.run([str(REPRISE), "pick"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            env=cli_env(hostile_cli), cwd=hostile_cli.workspace, start_new_session=True, timeout=60, check=False)
+    result = subprocess.run([str(REPRISE), *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            env=cli_env(hostile_cli), cwd=hostile_cli.workspace, start_new_session=True, timeout=60,
+                            check=False)
     assert result.returncode == 2
-    assert "pick needs a terminal" in result.stderr and "Traceback" not in result.stderr
+    assert said in result.stderr and "Traceback" not in result.stderr
     assert result.stdout == ""
