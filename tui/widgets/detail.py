@@ -1,6 +1,7 @@
 """The detail pane: Summary, History and Context tabs for the selected session. It is given
 finished data (a SessionDetail, a MeterResult) and only draws it; all session text goes
-through `safe_text` and into widgets that never interpret markup."""
+through `safe_text` (bodies) or `safe_line` (ids, paths, one-line notes) into widgets that never
+interpret markup."""
 
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ def context_renderable(result: MeterResult | None, note: str = "", width: int = 
     lines: list[Text] = [
         Text.assemble(("Next turn: ", "bold"), f"{result.total:,} of {result.window:,} tokens ",
                       (f"({result.percent:.1f}%, {result.state})", state_style)),
-        Text(f"{result.model} ({result.model_source}), counted with {result.encoding}: {kind}", style="dim"),
+        Text(f"{safe_line(result.model)} ({result.model_source}), counted with {result.encoding}: {kind}",
+             style="dim"),
         Text(""),
     ]
     bar_width = max(width - 2, 10)
@@ -86,7 +88,7 @@ def context_renderable(result: MeterResult | None, note: str = "", width: int = 
         if part.full_chars is not None and part.name in ("history", "message"):
             detail = f"{part.full_chars:,} characters in full; {detail}".rstrip("; ")
         if detail:
-            lines.append(Text(safe_text(detail), style="dim"))
+            lines.append(Text(safe_line(detail), style="dim"))
     lines.append(Text(""))
     if result.measured is not None:
         lines.append(Text.assemble(("Measured: ", "bold"), f"{result.measured.tokens:,} tokens, ",
