@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import unicodedata
 
-_KEEP = {"\n", "\t"}
+_KEEP = frozenset("\n\t")
+_KEEP_NOTHING: frozenset[str] = frozenset()
 _SHOWN_IN_A_LINE = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 # Not printable to Python, yet harmless and meant to be seen: spaces other than U+0020 and marks.
 _PRINTABLE_CATEGORIES = ("Zs", "Mn", "Mc", "Me", "So", "Sk")
@@ -33,7 +34,7 @@ def _visible(ch: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-def _shown(ch: str, keep: set[str] | dict[str, str]) -> str:
+def _shown(ch: str, keep: frozenset[str]) -> str:
     if ch in keep:
         return ch
     if ch.isprintable() or unicodedata.category(ch) in _PRINTABLE_CATEGORIES:
@@ -48,16 +49,16 @@ def safe_text(text: str) -> str:
     return "".join(_shown(ch, _KEEP) for ch in text)
 
 
-def safe_line(text: str) -> str:
+def safe_line(text: object) -> str:
     """One line for people (an id, a title, a path, a message naming them): every control or
     invisible character shown, newlines and tabs as `\\n` and `\\t`."""
     text = str(text)
     if text.isprintable():
         return text
-    return "".join(_SHOWN_IN_A_LINE.get(ch) or _shown(ch, ()) for ch in text)
+    return "".join(_SHOWN_IN_A_LINE.get(ch) or _shown(ch, _KEEP_NOTHING) for ch in text)
 
 
-def clipped(text: str, width: int) -> str:
+def clipped(text: object, width: int) -> str:
     """`safe_line`, cut to width with an ellipsis."""
     line = safe_line(text)
     return line if len(line) <= width else line[: max(width - 1, 0)] + "…"

@@ -117,6 +117,23 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 # --- escaped for people, exact in JSON ------------------------------------------------------------------
 
+NAMED_CHARACTERS = ([chr(c) for c in range(0x202A, 0x202F)] + [chr(c) for c in range(0x2066, 0x206A)]
+                    + ["\u200e", "\u200f", "\u061c", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff",
+                       "\u2028", "\u2029", "\x85", "\x9b"] + [chr(c) for c in range(0x20)] + ["\x7f"])
+
+
+def test_every_bidi_zero_width_and_control_character_is_shown_as_a_visible_escape():
+    from reprise.tui.text import clipped
+    from reprise.tui.text import safe_line as show
+
+    for ch in NAMED_CHARACTERS:
+        visible = show(f"a{ch}b")
+        assert ch not in visible and not unsafe_characters(visible), (repr(ch), visible)
+        assert visible.startswith("a") and visible.endswith("b") and len(visible) > 2, (repr(ch), visible)  # shown
+    assert show("line\nnext\tcell\r") == "line\\nnext\\tcell\\r"
+    assert show("日本語 café e\u0301 👩") == "日本語 café e\u0301 👩"  # printable text is left alone
+    assert clipped("\u202e" * 3, 8) == "\\u202e\\…"  # escaped first, then cut: the cut cannot uncover a control
+
 def test_every_human_output_escapes_hostile_ids_titles_and_paths(hostile, capsys, tmp_path):
     """Each command's human output holds no character a terminal would interpret, and shows each
     name it prints in its escaped form, on one line."""
