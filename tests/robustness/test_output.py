@@ -134,6 +134,7 @@ def test_every_bidi_zero_width_and_control_character_is_shown_as_a_visible_escap
     assert show("日本語 café e\u0301 👩") == "日本語 café e\u0301 👩"  # printable text is left alone
     assert clipped("\u202e" * 3, 8) == "\\u202e\\…"  # escaped first, then cut: the cut cannot uncover a control
 
+
 def test_every_human_output_escapes_hostile_ids_titles_and_paths(hostile, capsys, tmp_path):
     """Each command's human output holds no character a terminal would interpret, and shows each
     name it prints in its escaped form, on one line."""
