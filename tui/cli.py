@@ -167,13 +167,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     as_json = getattr(args, "json", False)
+    service = None
     try:
         if args.command is None:
             return _open_tui(args)
         service = Service.from_environment(state_dir=getattr(args, "state_dir", None),
                                            workspace=getattr(args, "workspace", None), parallel_scan=True)
         handler: Callable = COMMANDS[args.command]
-        return handler(service, args, as_json)
+        try:
+            return handler(service, args, as_json)
+        finally:
+            for note in service.take_notices():  # the catalog was rebuilt or bypassed: one line each
+                print(f"reprise: {safe_text(note)}", file=sys.stderr)
     except RepriseError as exc:
         _print_error(exc, as_json)
         return exc.exit_status
