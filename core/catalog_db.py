@@ -156,7 +156,7 @@ class CacheDatabase:
         narrow the mode of a file an older Reprise left readable by others. A file that is not a
         database is found here, before SQLite opens it and resets the -wal and -shm beside it."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._make_folder()
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise _Unusable(exc.strerror or str(exc)) from None
@@ -174,6 +174,12 @@ class CacheDatabase:
             raise _Unusable(exc.strerror or str(exc)) from None
         finally:
             os.close(fd)
+
+    def _make_folder(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except (FileExistsError, NotADirectoryError):
+            raise _Unusable(f"{self.path.parent} is not a folder (REPRISE_CACHE_DIR names the cache folder)") from None
 
     def _make_side_files_private(self) -> None:
         for suffix in _SIDE_FILES:
@@ -236,7 +242,7 @@ class CacheDatabase:
         """Openers share this lock and moving aside takes it alone, so nobody opens a half-moved set
         of files; waiting is bounded like SQLite's own busy wait."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._make_folder()
             fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise _Unusable(exc.strerror or str(exc)) from None
