@@ -102,14 +102,14 @@ def test_several_wrong_values_name_the_first_and_count_the_rest(tmp_path):
     assert caught.value.exit_status == 2
 
 
-FULL = f"""
+FULL = """
 [store]
-state_dir = "{{state}}"
+state_dir = "{state}"
 
 [agent]
 backend = "echo"
-resume = ["fractal", "--workspace", "{{{{workspace}}}}", "--resume", "{{{{session_id}}}}"]
-turn = ["my-agent", "--session", "{{{{session_id}}}}"]
+resume = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
+turn = ["my-agent", "--session", "{session_id}"]
 timeout = 600
 
 [meter]
@@ -126,7 +126,7 @@ exact = true
 [[meter.models]]
 pattern = "*"
 encoding = "cl100k_base"
-window = {config.MAX_TOKENS}
+window = 2000000
 overhead = 0
 
 [history]
