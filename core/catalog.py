@@ -51,9 +51,24 @@ _DETAILS = (
 class SessionRow:
     """One line of a listing: a session, or a file that could not be read and why."""
 
-    __slots__ = ("workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns", "context_tokens",
-                 "problem_code", "resume_cost", "resume_cost_key", "content_digest", "_details", "_sessions_dir",
-                 "workspace_path", "title", "pinned")
+    __slots__ = (
+        "_details",
+        "_sessions_dir",
+        "activity_ts",
+        "content_digest",
+        "context_tokens",
+        "file_id",
+        "mtime_ns",
+        "pinned",
+        "problem_code",
+        "resume_cost",
+        "resume_cost_key",
+        "size",
+        "title",
+        "turns",
+        "workspace_key",
+        "workspace_path",
+    )
 
     def __init__(self, values: tuple, sessions_dir: str, workspace_path: str | None = None):
         """`values` are the catalog columns; the last, the details, may be a _DetailSource that
@@ -501,7 +516,7 @@ class Catalog:
     def _read_meta(self, key: str, session_id: str) -> SessionMeta:
         try:
             return self.store.read_meta(SessionRef(key, session_id))
-        except Exception:
+        except (RepriseError, OSError, ValueError):  # a bad name or metadata file lists without it
             return SessionMeta()
 
     @contextlib.contextmanager

@@ -6,6 +6,7 @@ change of the file, not one per listing (counted in decodes, never timed).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -215,6 +216,51 @@ def test_the_command_line_says_a_rebuild_once_in_one_line_and_still_lists(tmp_pa
     assert err.count("\n") == 1 and err.startswith("reprise: ") and "Traceback" not in err, err
     second = run(args, env, cwd=tmp_path)
     assert second.returncode == 0 and second.stderr == b"" and session_id in second.stdout.decode()
+
+
+async def test_the_tui_says_once_in_a_notice_that_it_lists_without_the_cache(tmp_path):
+    from reprise.core import config
+    from reprise.core.service import Service
+
+    from .. import factories
+    from ..tui.conftest import build_app, settle
+
+    session_id = factories.session_id_for("catalog-tui")
+    factories.write_session(tmp_path / "state", tmp_path / "project", factories.session_bytes(session_id, turns=1))
+    (tmp_path / "a-file").write_text("")
+    service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=tmp_path / "project",
+                      cache=tmp_path / "a-file")
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.load_rows()
+        await settle(pilot)
+        assert [row.file_id for row in app.screen.all_rows] == [session_id]
+        notices = [n.message for n in app._notifications if "catalog cache" in n.message]
+        assert len(notices) == 1 and "listing without it" in notices[0] and "a-file" in notices[0], notices
+
+
+def test_a_cache_folder_on_a_full_disk_lists_read_through(store, tmp_path):
+    cache = tmp_path / "full"
+    cache.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(cache)], check=True)
+    try:
+        fd = os.open(cache / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"x" * 4096)
+        finally:
+            os.close(fd)
+        for number in range(30):
+            put(store, f"{number:032x}", 2)
+        catalog = Catalog(store, cache)
+        assert len(catalog.refresh(None)) == 30
+        [notice] = catalog.take_notices()
+        assert "listing without it" in notice and str(cache) in notice
+        catalog.close()
+    finally:
+        subprocess.run(["umount", str(cache)], check=True)
 
 
 def test_catalog_files_are_private_even_in_an_existing_world_readable_cache_folder(store, tmp_path):
