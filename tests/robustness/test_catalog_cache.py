@@ -240,28 +240,57 @@ async def test_the_tui_says_once_in_a_notice_that_it_lists_without_the_cache(tmp
         assert len(notices) == 1 and "listing without it" in notices[0] and "a-file" in notices[0], notices
 
 
-def test_a_cache_folder_on_a_full_disk_lists_read_through(store, tmp_path):
-    cache = tmp_path / "full"
-    cache.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(cache)], check=True)
-    catalog = Catalog(store, cache)
+@contextlib.contextmanager
+def small_disk(folder: Path):
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)], check=True)
     try:
-        fd = os.open(cache / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
-        try:
-            with contextlib.suppress(OSError):
-                while True:
-                    os.write(fd, b"x" * 4096)
-        finally:
-            os.close(fd)
-        for number in range(30):
-            put(store, f"{number:032x}", 2)
-        assert len(catalog.refresh(None)) == 30
-        [notice] = catalog.take_notices()
-        assert "listing without it" in notice and str(cache) in notice
+        yield folder
     finally:
-        catalog.close()
-        if subprocess.run(["umount", str(cache)], check=False).returncode:  # a failing catalog may have leaked a file handle
-            subprocess.run(["umount", "-l", str(cache)], check=True)
+        if subprocess.run(["umount", str(folder)], check=False).returncode:  # a failing catalog may leak a handle
+            subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def fill(folder: Path) -> None:
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        with contextlib.suppress(OSError):
+            while True:
+                os.write(fd, b"x" * 4096)
+    finally:
+        os.close(fd)
+
+
+def test_a_cache_folder_on_a_full_disk_lists_read_through(store, tmp_path):
+    with small_disk(tmp_path / "full") as cache:
+        catalog = Catalog(store, cache)
+        try:
+            fill(cache)
+            for number in range(30):
+                put(store, f"{number:032x}", 2)
+            assert len(catalog.refresh(None)) == 30
+            [notice] = catalog.take_notices()
+            assert "listing without it" in notice and str(cache) in notice and "full" in notice
+        finally:
+            catalog.close()
+
+
+def test_a_disk_that_fills_up_under_an_open_catalog_switches_it_to_read_through(store, tmp_path):
+    with small_disk(tmp_path / "filling") as cache:
+        catalog = Catalog(store, cache)
+        try:
+            put(store, "a" * 32, 1)
+            assert len(catalog.refresh(None)) == 1
+            fill(cache)
+            for number in range(40):
+                put(store, f"{number:032x}", 3)
+            rows = catalog.refresh(None)
+            assert len(rows) == 41 and {row.problem_code for row in rows} == {None}
+            assert len(catalog.refresh(None)) == 41
+            [notice] = catalog.take_notices()  # one, for the switch: none before it, none after
+            assert "full" in notice and "listing without it" in notice
+        finally:
+            catalog.close()
 
 
 def test_catalog_files_are_private_even_in_an_existing_world_readable_cache_folder(store, tmp_path):
