@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .catalog_db import CacheDatabase
+from .catalog_db import CacheDatabase, rollback
 from .codec import Problem
 from .errors import RepriseError
 from .models import SessionState, last_measured_context, parse_time, usage_totals
@@ -526,7 +526,7 @@ class Catalog:
         try:
             yield db
         except BaseException:
-            db.execute("ROLLBACK")
+            rollback(db)
             raise
         db.execute("COMMIT")
 

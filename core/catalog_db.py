@@ -27,6 +27,14 @@ _STALE = {"SQLITE_ERROR", "SQLITE_SCHEMA"}
 _HEADER = b"SQLite format 3\x00"
 
 
+def rollback(db: sqlite3.Connection) -> None:
+    """End a failed transaction; SQLite may have ended it already (a full disk does), and the
+    first error is the one worth reporting."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
 class _Unusable(Exception):
     """The on-disk database cannot be used now; the sentence says why."""
 
@@ -139,7 +147,7 @@ class CacheDatabase:
                 self.create(db)
                 db.execute(f"PRAGMA user_version = {int(self.schema)}")
         except BaseException:
-            db.execute("ROLLBACK")
+            rollback(db)
             raise
         db.execute("COMMIT")
 
