@@ -302,8 +302,8 @@ def cmd_resume(service: Service, args, as_json: bool) -> int:
         raise UsageError("Which session? Give an id (or a prefix) or --last.")
     ref = service.last_ref() if args.last else service.resolve(args.id)
     plan = service.resume_plan(ref, for_exec=not args.print)
-    for note in plan.notes:
-        print(f"reprise: {note}", file=sys.stderr)
+    for note in [*service.take_notices(), *plan.notes]:  # before the agent replaces this process
+        print(f"reprise: {safe_text(note)}", file=sys.stderr)
     if plan.over_window and not args.yes and not args.print:
         if not sys.stdin.isatty():
             raise RepriseError(f"Session {ref.session_id} is over the model's context window.",
