@@ -11,6 +11,7 @@ import contextlib
 import functools
 import gc
 import hashlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -23,6 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .catalog_db import CacheDatabase, rollback
 from .codec import Problem
 from .errors import RepriseError
 from .models import SessionState, last_measured_context, parse_time, usage_totals
@@ -49,9 +51,24 @@ _DETAILS = (
 class SessionRow:
     """One line of a listing: a session, or a file that could not be read and why."""
 
-    __slots__ = ("workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns", "context_tokens",
-                 "problem_code", "resume_cost", "resume_cost_key", "content_digest", "_details", "_sessions_dir",
-                 "workspace_path", "title", "pinned")
+    __slots__ = (
+        "_details",
+        "_sessions_dir",
+        "activity_ts",
+        "content_digest",
+        "context_tokens",
+        "file_id",
+        "mtime_ns",
+        "pinned",
+        "problem_code",
+        "resume_cost",
+        "resume_cost_key",
+        "size",
+        "title",
+        "turns",
+        "workspace_key",
+        "workspace_path",
+    )
 
     def __init__(self, values: tuple, sessions_dir: str, workspace_path: str | None = None):
         """`values` are the catalog columns; the last, the details, may be a _DetailSource that
@@ -194,7 +211,11 @@ def inspect_row(store: Store, key: str, file_id: str, now_ns: int) -> tuple:
         problem = Problem(str(path), "vanished", "the file disappeared while it was read")
         return row_values(key, file_id, -1, -1, True, None, problem, [], None)
     decoded = inspected.decoded
-    racy = now_ns - inspected.mtime_ns < _RACY_NS
+    # Re-read on the next listing while the mtime is within the racy window of now: a rewrite in the same
+    # tick can keep (size, mtime). Not a file dated in the future (a rewrite now moves its mtime back), and
+    # not a problem (the store already retried it while it could be mid-write): those are cached like
+    # any row, so a broken file costs one read per change, not one per listing.
+    racy = decoded.state is not None and abs(now_ns - inspected.mtime_ns) < _RACY_NS
     return row_values(key, file_id, inspected.size, inspected.mtime_ns, racy, decoded.state, decoded.problem,
                       decoded.warnings, inspected.content_digest)
 
@@ -278,13 +299,18 @@ def _search_records(state: SessionState, row: SessionRow) -> list[tuple]:
     return records
 
 
-def _locked(method):
+def _guarded(method):
     """One thread at a time uses the catalog's connection (the TUI refreshes, searches and fills costs
-    from different workers)."""
+    from different workers), and a database that fails is recovered from and the call retried:
+    the catalog is a cache and never breaks a command."""
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         with self._lock:
-            return method(self, *args, **kwargs)
+            for attempt in itertools.count():
+                try:
+                    return method(self, *args, **kwargs)
+                except sqlite3.Error as exc:
+                    self._cache.recover(exc, give_up=attempt > 0)
     return wrapper
 
 
@@ -311,7 +337,7 @@ class Catalog:
         self.parallel = parallel
         root_id = hashlib.sha256(str(store.root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
         self.db_path = cache_dir / f"catalog-{root_id}.sqlite"
-        self._db: sqlite3.Connection | None = None
+        self._cache = CacheDatabase(self.db_path, SCHEMA, self._create)
         self._lock = threading.RLock()
         self.scan_problems: list[Problem] = []
 
@@ -319,71 +345,44 @@ class Catalog:
 
     @property
     def db(self) -> sqlite3.Connection:
-        if self._db is None:
-            self._db = self._open()
-        return self._db
+        return self._cache.connection
 
-    def _open(self) -> sqlite3.Connection:
-        try:
-            return self._connect()
-        except (OSError, sqlite3.Error) as exc:
-            raise RepriseError(f"Cannot use the catalog cache {self.db_path}: {getattr(exc, 'strerror', None) or exc}.",
-                               hint="REPRISE_CACHE_DIR must be a writable folder; the cache is safe to delete",
-                               path=self.db_path) from None
-
-    def _connect(self) -> sqlite3.Connection:
-        self.db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        for attempt in range(2):
-            try:
-                db = sqlite3.connect(self.db_path, timeout=10, check_same_thread=False, isolation_level=None)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                version = db.execute("PRAGMA user_version").fetchone()[0]
-                if version != SCHEMA:
-                    self._create(db)
-                return db
-            except sqlite3.DatabaseError:
-                if attempt:
-                    raise
-                with contextlib.suppress(NameError):
-                    db.close()
-                for suffix in ("", "-wal", "-shm"):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(f"{self.db_path}{suffix}")
-        raise AssertionError("unreachable")
+    def take_notices(self) -> list[str]:
+        """One line for each time the cache was rebuilt or bypassed since the last call."""
+        return self._cache.take_notices()
 
     @staticmethod
     def _create(db: sqlite3.Connection) -> None:
-        db.executescript(f"""
-            DROP TABLE IF EXISTS files;
-            DROP TABLE IF EXISTS meta;
-            DROP TABLE IF EXISTS search;
-            DROP TABLE IF EXISTS search_state;
-            CREATE TABLE files (
+        """This schema's tables, replacing an older version's, inside the opener's transaction
+        (one statement at a time: executescript would commit it)."""
+        for statement in (
+            "DROP TABLE IF EXISTS files",
+            "DROP TABLE IF EXISTS meta",
+            "DROP TABLE IF EXISTS search",
+            "DROP TABLE IF EXISTS search_state",
+            """CREATE TABLE files (
                 workspace_key TEXT NOT NULL, file_id TEXT NOT NULL, size INTEGER NOT NULL,
                 mtime_ns INTEGER NOT NULL, racy INTEGER NOT NULL, activity_ts REAL NOT NULL,
                 turns INTEGER NOT NULL, context_tokens INTEGER NOT NULL, problem_code TEXT,
                 resume_cost INTEGER, resume_cost_key TEXT, content_digest TEXT, details TEXT NOT NULL,
-                PRIMARY KEY (workspace_key, file_id)) WITHOUT ROWID;
-            CREATE TABLE meta (
+                PRIMARY KEY (workspace_key, file_id)) WITHOUT ROWID""",
+            """CREATE TABLE meta (
                 path TEXT PRIMARY KEY, workspace_key TEXT NOT NULL, session_id TEXT NOT NULL,
-                size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, title TEXT, pinned INTEGER NOT NULL);
-            CREATE VIRTUAL TABLE search USING fts5(
+                size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, title TEXT, pinned INTEGER NOT NULL)""",
+            """CREATE VIRTUAL TABLE search USING fts5(
                 text, path UNINDEXED, workspace_key UNINDEXED, turn UNINDEXED, field UNINDEXED,
-                tokenize = 'unicode61 remove_diacritics 2');
-            CREATE TABLE search_state (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-                                       first_rowid INTEGER NOT NULL, last_rowid INTEGER NOT NULL);
-            PRAGMA user_version = {SCHEMA};
-        """)
+                tokenize = 'unicode61 remove_diacritics 2')""",
+            """CREATE TABLE search_state (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                                       first_rowid INTEGER NOT NULL, last_rowid INTEGER NOT NULL)""",
+        ):
+            db.execute(statement)
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        self._cache.close()
 
     # --- refresh ---------------------------------------------------------------------------
 
-    @_locked
+    @_guarded
     def refresh(self, keys: Iterable[str] | None = None) -> list[SessionRow]:
         """Bring the cache up to date with the disk for these workspaces (all when None); return their rows."""
         with _no_gc_pauses():
@@ -480,10 +479,9 @@ class Catalog:
         cursor = self._select(", ".join(_COLUMNS[:-1]), keys)
         return {(row[0], row[1]): (*row, source) for row in cursor}
 
+    @_guarded
     def details(self, keys: list[str]) -> dict[tuple[str, str], str]:
-        with self._lock:
-            return {(key, file_id): text for key, file_id, text in
-                    self._select("workspace_key, file_id, details", keys)}
+        return {(key, file_id): text for key, file_id, text in self._select("workspace_key, file_id, details", keys)}
 
     @staticmethod
     def _carry_resume_cost(values: tuple, old: tuple | None) -> tuple:
@@ -518,7 +516,7 @@ class Catalog:
     def _read_meta(self, key: str, session_id: str) -> SessionMeta:
         try:
             return self.store.read_meta(SessionRef(key, session_id))
-        except Exception:
+        except (RepriseError, OSError, ValueError):  # a bad name or metadata file lists without it
             return SessionMeta()
 
     @contextlib.contextmanager
@@ -528,13 +526,13 @@ class Catalog:
         try:
             yield db
         except BaseException:
-            db.execute("ROLLBACK")
+            rollback(db)
             raise
         db.execute("COMMIT")
 
     # --- full-text search ---------------------------------------------------------------
 
-    @_locked
+    @_guarded
     def search(self, query: str, keys: Iterable[str] | None = None, *, limit: int = 200,
                should_stop=lambda: False) -> list[SearchHit]:
         """Turns whose text matches every word of the query, best first. Files are indexed on
@@ -598,7 +596,7 @@ class Catalog:
 
     # --- derived figures ---------------------------------------------------------------------
 
-    @_locked
+    @_guarded
     def set_resume_costs(self, costs: list[tuple[int, str, str, str, int, int]]) -> None:
         """Store meter totals as (cost, cost key, workspace key, file id, size, mtime_ns), each only
         if the file is still the one it was computed on."""

@@ -3,42 +3,72 @@ variables and command-line flags, with the source of every value kept for `repri
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from . import paths
+from . import paths, tokens
 from .errors import ConfigError
+from .models import FRACTAL_MAX_HISTORY
 
 DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
+MAX_TIMEOUT_S = 7 * 24 * 3600
+MAX_TOKENS = 100_000_000
+
+
+def _no_nul(text: str) -> str:
+    if "\x00" in text:
+        raise ValueError("must not contain a NUL character")
+    return text
+
+
+def _known_encoding(name: str) -> str:
+    if name not in tokens.ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}; the bundled ones are {', '.join(tokens.ENCODINGS)}")
+    return name
+
+
+def _known_backend(name: str) -> str:
+    from .agents import BACKENDS  # agents imports this module's settings
+
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    return name
+
+
+Text = Annotated[str, AfterValidator(_no_nul)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Every section: unknown keys are errors, types are TOML's own (no "600" for 600, no 1.0 for 1,
+    no 1 for true), numbers are finite; each number field also carries its own range."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class StoreSettings(_Section):
-    state_dir: str | None = None
+    state_dir: Text | None = None
 
 
 class AgentSettings(_Section):
-    backend: str | None = None
-    resume: list[str] = Field(default_factory=lambda: list(DEFAULT_RESUME), min_length=1)
-    turn: list[str] | None = None
-    timeout: float = Field(default=600.0, gt=0)
+    backend: Annotated[Text, AfterValidator(_known_backend)] | None = None
+    resume: list[Text] = Field(default_factory=lambda: list(DEFAULT_RESUME), min_length=1)
+    turn: list[Text] | None = Field(default=None, min_length=1)
+    timeout: float = Field(default=600.0, gt=0, le=MAX_TIMEOUT_S)
 
 
 class ModelSpec(_Section):
     """How to count for models whose name matches `pattern` (fnmatch, first match wins)."""
 
-    pattern: str
-    encoding: str = "o200k_base"
-    window: int = Field(gt=0)
-    overhead: int = Field(default=13_700, ge=0)
+    pattern: Text = Field(min_length=1)
+    encoding: Annotated[Text, AfterValidator(_known_encoding)] = "o200k_base"
+    window: int = Field(gt=0, le=MAX_TOKENS)
+    overhead: int = Field(default=13_700, ge=0, le=MAX_TOKENS)
     exact: bool = False
 
 
@@ -55,13 +85,13 @@ DEFAULT_MODELS = [
 
 
 class MeterSettings(_Section):
-    model: str | None = None
+    model: Text | None = None
     warn: float = Field(default=0.8, gt=0, le=1)
     models: list[ModelSpec] = Field(default_factory=lambda: [m.model_copy() for m in DEFAULT_MODELS])
 
 
 class HistorySettings(_Section):
-    max_turns: int = Field(default=20, ge=1)
+    max_turns: int = Field(default=20, ge=1, le=FRACTAL_MAX_HISTORY)
 
 
 class Settings(_Section):
@@ -88,14 +118,66 @@ def load(*, state_dir: str | None = None, config_path: Path | None = None,
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{path}: {where}: {first['msg']}", path=path) from None
+        raise ConfigError(describe(exc, path), path=path) from None
     sources = {key: "default" for key in _flatten(Settings().model_dump())}
     for key in _flatten(data):
         sources[key] = f"config file {path}"
     root, sources["store.state_dir"] = _state_root(state_dir, environment, settings, path)
     return LoadedSettings(settings, path, root, sources)
+
+
+def describe(exc: ValidationError, path: Path) -> str:
+    """One line: the file, the first wrong key (as `meter.models[0].encoding`), what is wrong with it."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = first["loc"]
+    key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".") or "(top level)"
+    kind, message = first["type"], first["msg"]
+    if kind == "extra_forbidden":
+        known = _model_at(loc[:-1]).model_fields
+        message = f"unknown key; the keys here are {', '.join(known)}"
+    elif kind == "missing":
+        message = "is required here"
+    elif kind == "value_error":
+        message = message.removeprefix("Value error, ")
+    elif kind in ("too_short", "too_long"):
+        message = message.replace("List should have", "must have").replace(" after validation", "")
+    else:
+        message = _WANTED.get(kind) or message.replace("Input should be", "must be").replace(
+            "less than or equal to", "at most").replace("greater than or equal to", "at least")
+        message = f"{message} (got {_shown(first['input'])})"
+    more = f"; and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} in this file" if len(errors) > 1 else ""
+    return f"{path}: {key}: {message}{more}"
+
+
+_WANTED = {"int_type": "must be an integer", "float_type": "must be a number", "string_type": "must be a string",
+           "bool_type": "must be true or false", "list_type": "must be an array", "model_type": "must be a table",
+           "dict_type": "must be a table", "literal_error": None}
+
+
+def _model_at(loc: tuple) -> type[BaseModel]:
+    """The settings model that holds the key at `loc` (list indexes skipped)."""
+    model: type[BaseModel] = Settings
+    for part in loc:
+        if isinstance(part, str):
+            annotation = model.model_fields[part].annotation
+            model = next(arg for arg in (annotation, *getattr(annotation, "__args__", ()))
+                         if isinstance(arg, type) and issubclass(arg, BaseModel))
+    return model
+
+
+def _shown(value: Any) -> str:
+    """A value as it reads in TOML, kept short."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        text = json.dumps(value)
+        return text if len(text) <= 60 else text[:57] + '..."'
+    return str(value)
 
 
 def _state_root(flag: str | None, env: dict[str, str], settings: Settings, path: Path) -> tuple[Path, str]:

@@ -205,6 +205,10 @@ class Service:
         keys = None if all_workspaces else [key or self.workspace_key]
         return self.catalog.search(query, keys, limit=limit, should_stop=should_stop)
 
+    def take_notices(self) -> list[str]:
+        """One line for each time the catalog cache was rebuilt or bypassed since the last call."""
+        return self.catalog.take_notices()
+
     def _remember_current_workspace(self) -> None:
         """Record the folder behind the current key once its sessions exist (the key cannot be
         reversed, and the folder may move later)."""

@@ -252,7 +252,7 @@ class Store:
         except OSError:
             return False
         changed = (now.st_size, now.st_mtime_ns) != (info.st_size, info.st_mtime_ns)
-        return changed or time.time_ns() - now.st_mtime_ns < _RECENT_NS
+        return changed or abs(time.time_ns() - now.st_mtime_ns) < _RECENT_NS  # not a future-dated file
 
     def exists(self, ref: SessionRef) -> bool:
         return os.path.lexists(self.paths.session_file(ref))

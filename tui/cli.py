@@ -182,13 +182,18 @@ def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     as_json = getattr(args, "json", False)
+    service = None
     try:
         if args.command is None:
             return _open_tui(args)
         service = Service.from_environment(state_dir=getattr(args, "state_dir", None),
                                            workspace=getattr(args, "workspace", None), parallel_scan=True)
         handler: Callable = COMMANDS[args.command]
-        return handler(service, args, as_json)
+        try:
+            return handler(service, args, as_json)
+        finally:
+            for note in service.take_notices():  # the catalog was rebuilt or bypassed: one line each
+                print(f"reprise: {safe_line(note)}", file=sys.stderr)
     except RepriseError as exc:
         _print_error(exc, as_json)
         return exc.exit_status
@@ -313,7 +318,7 @@ def cmd_resume(service: Service, args, as_json: bool) -> int:
         raise UsageError("Which session? Give an id (or a prefix) or --last.")
     ref = service.last_ref() if args.last else service.resolve(args.id)
     plan = service.resume_plan(ref, for_exec=not args.print)
-    for note in plan.notes:
+    for note in [*service.take_notices(), *plan.notes]:  # before the agent replaces this process
         print(f"reprise: {safe_line(note)}", file=sys.stderr)
     if plan.over_window and not args.yes and not args.print:
         if not sys.stdin.isatty():

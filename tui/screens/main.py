@@ -245,6 +245,8 @@ class MainScreen(ReportsWorkerErrors, Screen):
         except RepriseError as exc:
             self.app.call_from_thread(self.app.report_error, exc)
             return
+        for note in self.service.take_notices():  # the catalog was rebuilt or bypassed
+            self.app.call_from_thread(self.app.notify, safe_text(note), severity="warning", timeout=10, markup=False)
         signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned,
                                                   row.resume_cost) for row in listing.rows))
         if signature != self.rows_signature or select is not None:
