@@ -72,8 +72,7 @@ def _write_state(state: dict, path: Path) -> None:
     """Fractal's bytes (`json.dumps(state, indent=2) + "\\n"`), written as they are encoded."""
     temp = path.with_suffix(".part")
     with open(temp, "w", encoding="ascii") as handle:
-        for chunk in json.JSONEncoder(indent=2).iterencode(state):
-            handle.write(chunk)
+        handle.writelines(json.JSONEncoder(indent=2).iterencode(state))
         handle.write("\n")
     os.replace(temp, path)
 

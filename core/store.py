@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import faults
-from .codec import Decoded, Problem, decode, encode
+from .codec import Decoded, Problem, decode, decode_text, encode, text_of
 from .errors import ChangedOnDiskError, LockedError, NotFoundError, ProblemFileError, RepriseError
 from .models import SessionState
 from .paths import SessionRef, StorePaths, is_temp_name, validate_workspace_key
@@ -233,7 +233,24 @@ class Store:
                 data, info = read_regular_file(path, self.root)
             except _ReadProblem as exc:
                 return Inspected(path, 0, 0, Decoded(None, Problem(str(path), exc.code, exc.message)))
-            decoded = decode(data, path=str(path), expected_id=expected_id)
+            if keep_data:
+                # The bytes are dropped while the text is parsed and read again after: a large file
+                # is then held as bytes and text, or as text and objects, never all three at once.
+                sha256 = digest(data)
+                text = text_of(data, path=str(path))
+                del data
+                decoded = (Decoded(None, text) if isinstance(text, Problem)
+                           else decode_text(text, path=str(path), expected_id=expected_id))
+                del text
+                data = self._read_again(path, sha256)
+                if data is None:
+                    decoded = Decoded(None, Problem(str(path), "changed", "the file changed while it was read"))
+                    if attempt < _SETTLE_TRIES - 1:
+                        time.sleep(_SETTLE_PAUSE_S)
+                        continue
+                    data = b""
+            else:
+                decoded = decode(data, path=str(path), expected_id=expected_id)
             if decoded.problem is None or decoded.problem.code not in ("empty", "invalid_json"):
                 break
             if not self._maybe_in_flight(path, info) or attempt == _SETTLE_TRIES - 1:
@@ -244,6 +261,25 @@ class Store:
         recent = time.time_ns() - info.st_mtime_ns < _RECENT_NS
         return Inspected(path, info.st_size, info.st_mtime_ns, decoded, data if keep_data else None,
                          hashlib.blake2b(data, digest_size=16).hexdigest() if recent else None)
+
+    @staticmethod
+    def _read_again(path: Path, sha256: str) -> bytes | None:
+        """The file's bytes if they still have this digest, else None. One read of the whole
+        size (no chunks to join: a second copy); the digest stands for read_regular_file's checks."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SESSION_BYTES:
+                return None
+            data = os.read(fd, info.st_size + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return data if digest(data) == sha256 else None
 
     @staticmethod
     def _maybe_in_flight(path: Path, info: os.stat_result) -> bool:
@@ -319,11 +355,17 @@ class Store:
             return self._save_locked(ref, data, expected)
 
     def save_bytes(self, ref: SessionRef, data: bytes, *, expected: FileVersion | None,
-                   locked: bool = False) -> FileVersion:
-        """Write exact bytes (a restore); the same checks as `save`."""
-        decoded = decode(data, path=str(self.paths.session_file(ref)), expected_id=ref.session_id)
-        if decoded.state is None:
-            raise ProblemFileError(decoded.problem, hint="Reprise only writes files Fractal loads")
+                   locked: bool = False, encoded_from: SessionState | None = None) -> FileVersion:
+        """Write exact bytes (a restore); the same checks as `save`. `encoded_from`: the state
+        these bytes are `encode(state)` of (a trim), checked as `save` checks it instead of
+        decoding the bytes again (a second copy of a large session)."""
+        if encoded_from is not None:
+            if encoded_from.session_id != ref.session_id:
+                raise RepriseError(f"Refusing to write session {encoded_from.session_id!r} as {ref.session_id!r}.")
+        else:
+            decoded = decode(data, path=str(self.paths.session_file(ref)), expected_id=ref.session_id)
+            if decoded.state is None:
+                raise ProblemFileError(decoded.problem, hint="Reprise only writes files Fractal loads")
         if locked:
             return self._save_locked(ref, data, expected)
         with self.lock(ref):

@@ -140,9 +140,13 @@ def _fix_surrogates(text: str) -> str:
 def count_tokens(text: str, encoding: str) -> int:
     """Count tokens in ``text``; special-token look-alikes count as ordinary text."""
     enc = get_encoding(encoding)
-    return len(
-        enc.encode(_fix_surrogates(text), allowed_special=set(), disallowed_special=())
-    )
+    text = _fix_surrogates(text)
+    core = getattr(enc, "_core_bpe", None)
+    if hasattr(core, "encode_to_tiktoken_buffer"):
+        # The same tokens as enc.encode(text, allowed_special=set(), disallowed_special=()), in
+        # tiktoken's buffer of 4-byte ranks rather than a list of ints (about 36 bytes a token).
+        return memoryview(core.encode_to_tiktoken_buffer(text, set())).nbytes // 4
+    return len(enc.encode(text, allowed_special=set(), disallowed_special=()))
 
 
 def warm(name: str) -> float:

@@ -22,7 +22,7 @@ from typing import Any
 
 from .archive import Archive
 from .audit import AuditLog, iso_time
-from .codec import decode, encode
+from .codec import decode, encode, json_view
 from .errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
 from .meter import Meter, as_instructions, spec_for
 from .models import AgentTurn, SessionState, SummaryTurn, UserTurn
@@ -240,13 +240,17 @@ class _Realized:
 # --- planning ----------------------------------------------------------------------------------------
 
 def plan_trim(source: bytes | SessionState, options: TrimOptions, meter: TrimMeter | None = None, *,
-              fork_id: str | None = None) -> TrimPlan:
+              fork_id: str | None = None, state: SessionState | None = None) -> TrimPlan:
     """The trim of this file (or state) with these options; pure and deterministic.
 
     With `fork_id` the new bytes carry that session id (the original's id everywhere else).
+    `state`, with file bytes: the state the store decoded from exactly those bytes, so that a
+    large file is not decoded (and held) twice.
     """
     if isinstance(source, SessionState):
         state, original = source, encode(source)
+    elif state is not None:
+        original = source
     else:
         decoded = decode(source, path="(trim input)", expected_id=None)
         if decoded.state is None:
@@ -377,10 +381,10 @@ def _records(state: SessionState, original: bytes, steps: _Steps, selection: _Se
     changes.update({index: "capped" for index in selection.capped})
     for index in sorted(changes):
         summary_records.append({"index": index, "anchor": turns[index - 1].turn_id if index else None,
-                                "change": changes[index], "turn": turns[index].model_dump(mode="json")})
+                                "change": changes[index], "turn": turns[index]})
     history = state.history
     history_records = [{"index": index, "anchor": history[index - 1].turn_id if index else None,
-                        "turn": history[index].model_dump(mode="json")} for index in selection.history_removed]
+                        "turn": history[index]} for index in selection.history_removed]
     payload = {
         "format": RECORDS_FORMAT,
         "session_id": state.session_id,
@@ -392,7 +396,22 @@ def _records(state: SessionState, original: bytes, steps: _Steps, selection: _Se
         "summary": summary_records,
         "history": history_records,
     }
-    return (json.dumps(payload, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+    for record in (*summary_records, *history_records):
+        record["turn"] = json_view(record["turn"])
+    try:
+        # The turns' values referenced, not copied; the same text as their JSON dump unless a
+        # value is a non-finite float, which pydantic's JSON dump writes as null.
+        text = json.dumps(payload, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    except (ValueError, RecursionError):
+        for record, index in zip(summary_records, sorted(changes)):
+            record["turn"] = turns[index].model_dump(mode="json")
+        for record, index in zip(history_records, selection.history_removed):
+            record["turn"] = history[index].model_dump(mode="json")
+        text = json.dumps(payload, ensure_ascii=True, separators=(",", ":"))
+    del payload, summary_records, history_records
+    data = text.encode("ascii")
+    del text
+    return data + b"\n"
 
 
 def _anchors(state: SessionState, selection: _Selection) -> list[str]:
@@ -607,7 +626,7 @@ def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimO
     loaded = store.load(ref)
     now = time.time() if now is None else now
     target_id = (fork_id or uuid.uuid4().hex) if fork else None
-    plan = plan_trim(loaded.data, options, meter, fork_id=target_id)
+    plan = plan_trim(loaded.data, options, meter, fork_id=target_id, state=loaded.state)
     if not dry_run and plan.changed:
         return apply_trim(store, archive, loaded, plan, fork_id=target_id, force=force, audit=audit, now=now)
     if plan.changed and not force:
@@ -631,7 +650,7 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
     now = time.time() if now is None else now
     if plan.original != loaded.data:
         raise RepriseError("This trim plan was made from other bytes than the loaded session.")
-    if fork_id and json.loads(plan.data)["session_id"] != fork_id:
+    if fork_id and plan.state.session_id != fork_id:
         raise RepriseError("A fork must be planned with its new session id.")
     if loaded.warnings and not force:
         raise ProblemFileError(loaded.warnings[0], hint="a rewrite would change values Fractal reads; "
@@ -656,7 +675,8 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
                         source_session_id=ref.session_id)
             archive.put(target, plan.records, op="trim", anchors=plan.anchors,
                         original_sha256=plan.original_digest, result_sha256=plan.result_digest, **info)
-            store.save_bytes(target, plan.data, expected=None if fork_id else loaded.version, locked=True)
+            store.save_bytes(target, plan.data, expected=None if fork_id else loaded.version, locked=True,
+                             encoded_from=plan.state)
     except RepriseError as exc:
         audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options, digests=digests,
                      counts=plan.counts(), result=f"failed: {exc.code}", now=now)
