@@ -76,22 +76,30 @@ def encode_data(data: Any) -> bytes:
 
 def _encoded(data: Any, *, indent: int | None) -> bytes:
     try:
-        return join_ascii(json.JSONEncoder(indent=indent, allow_nan=False).iterencode(data)) + b"\n"
+        return join_ascii(json.JSONEncoder(indent=indent, allow_nan=False).iterencode(data), end="\n")
     except RecursionError:
         raise UnencodableError("the data is nested too deeply to be written back as JSON") from None
     except ValueError as exc:  # an infinite or NaN float
         raise UnencodableError(f"it cannot be written back as JSON: {exc}") from None
 
 
-def join_ascii(chunks: Iterable[str], batch: int = 8192) -> bytes:
-    """ASCII text chunks as one bytes object, joined a batch at a time into one growing buffer."""
+def join_ascii(chunks: Iterable[str], *, end: str = "", batch: int = 8192) -> bytes:
+    """ASCII text chunks (then `end`) as one bytes object, joined a batch at a time into one
+    growing buffer that becomes the result without a copy."""
     buffer = io.BytesIO()
     pending: list[str] = []
     for chunk in chunks:
+        if len(chunk) > 1 << 16:  # a long string: encoded a slice at a time, never copied whole
+            buffer.write("".join(pending).encode("ascii"))
+            pending.clear()
+            for start in range(0, len(chunk), 1 << 20):
+                buffer.write(chunk[start:start + (1 << 20)].encode("ascii"))
+            continue
         pending.append(chunk)
         if len(pending) >= batch:
             buffer.write("".join(pending).encode("ascii"))
             pending.clear()
+    pending.append(end)
     buffer.write("".join(pending).encode("ascii"))
     return buffer.getvalue()
 

@@ -204,7 +204,9 @@ def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
             raise _ReadProblem("not_regular", "it is not a regular file")
         chunks = []
         while True:
-            chunk = os.read(fd, 1 << 20)
+            # The whole size in one read: one bytes object, which the join returns as it is (chunks
+            # of a large file joined would hold it twice).
+            chunk = os.read(fd, max(info.st_size + 1 - sum(map(len, chunks)), 1 << 20))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -262,23 +264,12 @@ class Store:
         return Inspected(path, info.st_size, info.st_mtime_ns, decoded, data if keep_data else None,
                          hashlib.blake2b(data, digest_size=16).hexdigest() if recent else None)
 
-    @staticmethod
-    def _read_again(path: Path, sha256: str) -> bytes | None:
-        """The file's bytes if they still have this digest, else None. One read of the whole
-        size (no chunks to join: a second copy); the digest stands for read_regular_file's checks."""
+    def _read_again(self, path: Path, sha256: str) -> bytes | None:
+        """The file's bytes if they still have this digest, else None."""
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
+            data, _ = read_regular_file(path, self.root)
+        except (_ReadProblem, FileNotFoundError):
             return None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SESSION_BYTES:
-                return None
-            data = os.read(fd, info.st_size + 1)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
         return data if digest(data) == sha256 else None
 
     @staticmethod

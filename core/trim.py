@@ -22,7 +22,7 @@ from typing import Any
 
 from .archive import Archive
 from .audit import AuditLog, iso_time
-from .codec import decode, encode, json_view
+from .codec import decode, encode, join_ascii, json_view
 from .errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
 from .meter import Meter, as_instructions, spec_for
 from .models import AgentTurn, SessionState, SummaryTurn, UserTurn
@@ -399,19 +399,16 @@ def _records(state: SessionState, original: bytes, steps: _Steps, selection: _Se
     for record in (*summary_records, *history_records):
         record["turn"] = json_view(record["turn"])
     try:
-        # The turns' values referenced, not copied; the same text as their JSON dump unless a
-        # value is a non-finite float, which pydantic's JSON dump writes as null.
-        text = json.dumps(payload, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        # The turns' values referenced, not copied, and encoded as a stream; the same text as
+        # their JSON dump unless a value is a non-finite float, which pydantic's JSON dump writes
+        # as null.
+        return join_ascii(json.JSONEncoder(separators=(",", ":"), allow_nan=False).iterencode(payload), end="\n")
     except (ValueError, RecursionError):
         for record, index in zip(summary_records, sorted(changes)):
             record["turn"] = turns[index].model_dump(mode="json")
         for record, index in zip(history_records, selection.history_removed):
             record["turn"] = history[index].model_dump(mode="json")
-        text = json.dumps(payload, ensure_ascii=True, separators=(",", ":"))
-    del payload, summary_records, history_records
-    data = text.encode("ascii")
-    del text
-    return data + b"\n"
+        return (json.dumps(payload, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
 
 
 def _anchors(state: SessionState, selection: _Selection) -> list[str]:
