@@ -34,6 +34,7 @@ from pathlib import Path
 
 from . import stores
 
+USES_STORE = False   # builds its own sessions
 BASELINE_COMMIT = "f02da2f"
 TARGET_RATIO = 4.0
 FULL_BYTES = 300 * 2**20

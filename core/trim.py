@@ -160,7 +160,9 @@ class FitOutcome:
 
 @dataclass(slots=True)
 class TrimPlan:
-    """Everything a preview shows and an apply writes; `data` is `original` when nothing changes."""
+    """Everything a preview shows and an apply writes; `data` is `original` when nothing changes.
+    `state` is the trimmed state (once `trim_session` has applied the plan, without its history
+    traces: they are in `data`)."""
 
     session_id: str
     options: TrimOptions
@@ -256,6 +258,7 @@ def plan_trim(source: bytes | SessionState, options: TrimOptions, meter: TrimMet
         if decoded.state is None:
             raise ProblemFileError(decoded.problem)
         state, original = decoded.state, source
+        del decoded
     base = _resolve(state, options)
     before = meter.total(state) if meter is not None else None
     fit = None
@@ -276,9 +279,13 @@ def plan_trim(source: bytes | SessionState, options: TrimOptions, meter: TrimMet
     if fork_id is not None:
         realized.state = realized.state.model_copy(update={"session_id": fork_id})
     selection = realized.selection
-    return TrimPlan(state.session_id, options, original, encode(realized.state), realized.state, realized.records,
-                    realized.digest, _anchors(state, selection), _turn_changes(state, selection),
-                    [state.history[i].turn_id for i in selection.history_removed], before, realized.total, fit, [])
+    session_id, anchors, changes = state.session_id, _anchors(state, selection), _turn_changes(state, selection)
+    history_removed = [state.history[i].turn_id for i in selection.history_removed]
+    # The original state is not needed to encode the new one: when this was its only holder
+    # (trim_session), what the trim removed is freed before the new bytes are built.
+    del state, source
+    return TrimPlan(session_id, options, original, encode(realized.state), realized.state, realized.records,
+                    realized.digest, anchors, changes, history_removed, before, realized.total, fit, [])
 
 
 def _unchanged(state: SessionState, options: TrimOptions, original: bytes, before: int | None,
@@ -623,8 +630,10 @@ def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimO
     loaded = store.load(ref)
     now = time.time() if now is None else now
     target_id = (fork_id or uuid.uuid4().hex) if fork else None
-    plan = plan_trim(loaded.data, options, meter, fork_id=target_id, state=loaded.state)
+    plan = plan_trim(loaded.data, options, meter, fork_id=target_id, state=_hand_over(loaded))
     if not dry_run and plan.changed:
+        # Its bytes are in plan.data: the traces' objects are freed before the writes.
+        plan.state = without_traces(plan.state)
         return apply_trim(store, archive, loaded, plan, fork_id=target_id, force=force, audit=audit, now=now)
     if plan.changed and not force:
         if loaded.warnings:
@@ -634,6 +643,20 @@ def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimO
                               "applying needs --force")
     target = SessionRef(ref.workspace_key, target_id) if target_id else ref
     return TrimResult(plan, ref, target, False, dry_run, fork)
+
+
+def without_traces(state: SessionState) -> SessionState:
+    """The state with every history trace left out: what the checks before and after a write
+    read (turns, statuses, times, ids), without the bulk of a large session."""
+    return state.model_copy(update={"history": [entry.model_copy(update={"trace": None})
+                                                for entry in state.history]})
+
+
+def _hand_over(loaded: Loaded) -> SessionState:
+    """The loaded state, for planning to be its only holder; `loaded` keeps it without traces."""
+    state = loaded.state
+    loaded.state = without_traces(state)
+    return state
 
 
 def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *, fork_id: str | None = None,
