@@ -125,3 +125,28 @@ def test_trim_records_are_the_compact_dump_of_the_removed_turns():
        st.integers(min_value=1, max_value=50))
 def test_join_ascii_is_the_plain_join(chunks, batch):
     assert join_ascii(chunks, end="\n", batch=batch) == ("".join(chunks) + "\n").encode("ascii")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["\n", "\n\n", "\r\n", " ", "  ", "\t", "a", "Bc", "x'", "'s", "’", ".", "…", "/",
+                                 "123", "4", "é", "中文", "😀", "<|endoftext|>", "\u0301", "_", "-"]), max_size=120),
+       st.integers(min_value=1, max_value=30))
+def test_counting_a_text_in_slices_gives_the_count_of_the_whole(pieces, size):
+    text = "".join(pieces)
+    slices = list(tokens._slices(text, size))
+    assert "".join(slices) == text
+    for name in tokens.ENCODINGS:
+        encoding = tokens.get_encoding(name)
+        whole = len(encoding.encode(text, allowed_special=set(), disallowed_special=()))
+        assert sum(len(encoding.encode(piece, allowed_special=set(), disallowed_special=())) for piece in slices) \
+            == whole
+
+
+def test_a_long_summary_counts_the_same_in_slices():
+    from bench import stores
+
+    text = "\n".join(stores._corpus(11, chars=3 << 20).split(" ")[:200_000])
+    for name in tokens.ENCODINGS:
+        encoding = tokens.get_encoding(name)
+        assert tokens.count_tokens(text, name) == len(encoding.encode(text, allowed_special=set(),
+                                                                      disallowed_special=()))
