@@ -158,6 +158,11 @@ def baseline_source(log) -> Path:
         (package / "__init__.py").write_text("")
         (folder / "done").write_text(commit + "\n")
         log(f"memory: baseline {commit[:12]} extracted to {folder}")
+    found = subprocess.run([sys.executable, "-c", "import reprise.core.codec as c; print(c.__file__)"],
+                           env={**os.environ, "PYTHONPATH": str(folder)}, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    if not found.startswith(str(folder)):
+        raise RuntimeError(f"the baseline run would import {found}, not the code of {commit[:12]}")
     return folder
 
 

@@ -25,7 +25,7 @@ from . import tokens
 from .codec import json_view
 from .config import MeterSettings, ModelSpec
 from .models import FRACTAL_MAX_HISTORY, SessionState, last_measured_context
-from .summary import EMPTY_SUMMARY, render_summary
+from .summary import EMPTY_SUMMARY, render_summary, summary_parts
 
 DEFAULT_MODEL = "gpt-5"
 AGENTS_MD_LIMIT = 20_000
@@ -174,6 +174,21 @@ def as_instructions(text: str) -> str:
     return INSTRUCTION_INDENT + text.replace("\n", "\n" + INSTRUCTION_INDENT)
 
 
+def summary_instructions(state: SessionState) -> str:
+    """`as_instructions(render_summary(state.summary).strip() or EMPTY_SUMMARY)`, indented piece by
+    piece: the summary of a huge session is not held once rendered and once indented."""
+    parts = summary_parts(state.summary)
+    while parts and not parts[-1].rstrip():
+        parts.pop()
+    if parts:
+        parts[-1] = parts[-1].rstrip()
+    if not parts or not parts[0].strip():  # a summary that strips to nothing (never rendered so)
+        return as_instructions(render_summary(state.summary).strip() or EMPTY_SUMMARY)
+    indented = [part.replace("\n", "\n" + INSTRUCTION_INDENT) for part in parts]
+    del parts
+    return INSTRUCTION_INDENT + "".join(indented)
+
+
 def agents_md_section(workspace: Path | None) -> tuple[str, int | None, str | None]:
     """(prompt section, full characters, note) for the workspace's AGENTS.md, cut as the agent cuts it."""
     if workspace is None:
@@ -274,8 +289,7 @@ class Meter:
         parts = [Part("overhead", spec.overhead, CONFIGURED,
                       note="the agent's fixed instructions and tool descriptions, as configured")]
         parts.append(self._counted("agents_md", encoding, lambda: agents_md_section(workspace)))
-        parts.append(self._counted("summary", encoding, lambda: (as_instructions(
-            render_summary(state.summary).strip() or EMPTY_SUMMARY), None, None)))
+        parts.append(self._counted("summary", encoding, lambda: (summary_instructions(state), None, None)))
         parts.append(self._counted("history", encoding, lambda: self._history_part(state)))
         measured = last_measured_context(state)
         return PreparedMeter(self, name, source, spec, tuple(parts),

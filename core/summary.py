@@ -34,10 +34,15 @@ def _block_parts(number: int, turn: SummaryTurn) -> list[str]:
 
 
 def render_summary(summary: SessionSummary) -> str:
+    return "".join(summary_parts(summary))
+
+
+def summary_parts(summary: SessionSummary) -> list[str]:
+    """The rendered summary as pieces to join (long ones are the turns' own strings)."""
     if not summary.turns:
-        return EMPTY_SUMMARY
+        return [EMPTY_SUMMARY]
     parts = [SUMMARY_HEADER]
     for number, turn in enumerate(summary.turns, start=1):
         parts.append("\n\n")
         parts += _block_parts(number, turn)
-    return "".join(parts)
+    return parts

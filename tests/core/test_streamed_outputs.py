@@ -150,3 +150,16 @@ def test_a_long_summary_counts_the_same_in_slices():
         encoding = tokens.get_encoding(name)
         assert tokens.count_tokens(text, name) == len(encoding.encode(text, allowed_special=set(),
                                                                       disallowed_special=()))
+
+
+def test_the_summary_is_indented_piece_by_piece_as_the_whole_rendering():
+    from reprise.core.meter import as_instructions, summary_instructions
+
+    data = session_dict("e" * 32, turns=3, seed=5, pending_last=True)
+    data["summary"]["turns"][-1]["user"]["message"] = "last words \n\t "
+    ending_in_spaces = session_dict("e" * 32, turns=2, seed=6)
+    ending_in_spaces["summary"]["turns"][-1]["agent"]["error"] = " \n  "
+    extra = [decode((json.dumps(d, indent=2) + "\n").encode("ascii"), path="t", expected_id=None).state
+             for d in (data, ending_in_spaces)]
+    for state in [*STATES, *extra]:
+        assert summary_instructions(state) == as_instructions(render_summary(state.summary).strip() or EMPTY_SUMMARY)
