@@ -45,6 +45,25 @@ TRIM_OPTIONS = {"realistic": ["--cap-replies", "2000", "--keep-history", "10"],
                 "huge strings": ["--cap-replies", "2000", "--keep-history", "2"]}
 
 
+WHERE_IT_WENT = (
+    ("Where the base commit's memory went (RSS after each stage, in a process of its own, 100 MB files): "
+    "every command holds the file's bytes, its decoded text while parsing and the parsed objects "
+    "(about 1.9× the file for traces whose strings hold a non-Latin-1 character, which Python stores at "
+    "2-4 bytes a character), about 4× in all; `meter` then dumped the 20 history turns with "
+    "`model_dump(mode=\"json\")` (a deep copy of every trace) into one indented JSON string to take "
+    "its length and two 500-character ends, rendered the summary line by line and block by block, indented "
+    "it through a list of its lines and counted it into a list of ints (~36 bytes a token); `trim` decoded "
+    "the file a second time, re-encoded the new state through `model_dump()` and the indented encoder's "
+    "list of one small string per token, and decoded the new bytes again to check them before writing."),
+    ("What changed: load drops the bytes while the text is parsed and reads them again after (checked by "
+    "SHA-256); encode, the records and the history preview are encoded as streams from views of the models "
+    "(values referenced, not copied); tokens are counted from tiktoken's 4-byte buffer, long texts in slices "
+    "cut where both encodings' pre-tokenizers always cut; the summary is joined once from the turns' own "
+    "strings; trim plans from the loaded state (one holder, so what it removes is freed before the new "
+    "bytes are built) and frees the traces before it writes; `show --json` is written as it is encoded."),
+)
+
+
 @dataclass(frozen=True)
 class BenchSession:
     name: str
@@ -274,6 +293,8 @@ def run(store, report, *, quick: bool, log) -> None:
                               for what in ours)
             section.note(f"{session.name} session: {file_size:,} bytes ({session.path.name}); wall time, ours vs "
                          f"baseline: {times}.")
+    for note in WHERE_IT_WENT:
+        section.note(note)
     section.note(f"Peak = the child's ru_maxrss from os.wait4 (whole process, interpreter and imports included); "
                  f"ratio = baseline ÷ ours. Baseline: commit {BASELINE_COMMIT}'s core/ and tui/, extracted with "
                  "`git archive` and run by the same interpreter. Every output (stdout, and the trimmed file of the "
