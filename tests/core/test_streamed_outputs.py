@@ -8,13 +8,13 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from reprise.core import tokens
 from reprise.core.codec import UnencodableError, decode, encode, join_ascii
 from reprise.core.meter import HISTORY_DESC, history_block, history_text, variable_block
 from reprise.core.models import SessionState
 from reprise.core.summary import EMPTY_SUMMARY, render_summary
 from reprise.core.trim import TrimOptions, plan_trim
+
 from tests.factories import session_bytes, session_dict
 
 
@@ -44,9 +44,9 @@ def one_piece_summary(state: SessionState) -> str:
 
 
 def states() -> list[SessionState]:
-    shapes = [dict(turns=0), dict(turns=3), dict(turns=7, pending_last=True, unicode=True),
-              dict(turns=5, unknown_fields=True, response_chars=300_000),
-              dict(turns=25, history_limit=None, unicode=True, unknown_fields=True)]
+    shapes = [{"turns": 0}, {"turns": 3}, {"turns": 7, "pending_last": True, "unicode": True},
+              {"turns": 5, "unknown_fields": True, "response_chars": 300_000},
+              {"turns": 25, "history_limit": None, "unicode": True, "unknown_fields": True}]
     found = []
     for index, shape in enumerate(shapes):
         decoded = decode(session_bytes(f"{index:032x}", seed=index, **shape), path="t", expected_id=None)
