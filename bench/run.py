@@ -10,6 +10,9 @@ side-by-side table per benchmark: ours | baseline | ratio | target | met?
 
 Adding a benchmark: a module bench/<name>.py with `run(store, report, *, quick, log)` that calls
 `report.section(name, title)` and then `.row(...)` / `.note(...)` on it; list it in BENCHMARKS.
+A module with `USES_STORE = False` builds its own data (the scale store is then not built for
+an `--only` run of it). An `--only ... --write-docs` run replaces only its own sections in
+docs/benchmarks.md and keeps the others.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 DOCS = PROJECT / "docs" / "benchmarks.md"
 BENCHMARKS = {
     "listing": "bench.listing",
+    "memory": "bench.memory",
     "meter": "bench.meter",
     "trim": "bench.trim",
     "tui": "bench.tui",
@@ -203,14 +207,37 @@ def write_docs(report: Report, store: stores.ScaleStore, command: str, elapsed: 
         "",
     ]
     for section in report.sections:
-        lines += [f"## {section.title}", "", section.markdown_table(), ""]
-        lines += [f"- {note}" for note in section.notes]
-        if section.profile:
-            lines += ["", "A target was missed; where the time goes (cProfile, top functions by own time):",
-                      "", "```", section.profile, "```"]
-        lines.append("")
+        lines += section_lines(section)
     DOCS.parent.mkdir(parents=True, exist_ok=True)
     DOCS.write_text("\n".join(lines))
+
+
+def section_lines(section: Section) -> list[str]:
+    lines = [f"## {section.title}", "", section.markdown_table(), ""]
+    lines += [f"- {note}" for note in section.notes]
+    if section.profile:
+        lines += ["", "A target was missed; where the time goes (cProfile, top functions by own time):",
+                  "", "```", section.profile, "```"]
+    lines.append("")
+    return lines
+
+
+def merge_docs(report: Report, command: str, info: dict) -> None:
+    """Replace the sections this (partial) run measured in docs/benchmarks.md, or add them at
+    the end; every other section stays as it was."""
+    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n"
+    head, *blocks = text.split("\n## ")
+    by_title = {block.split("\n", 1)[0]: index for index, block in enumerate(blocks)}
+    for section in report.sections:
+        lines = section_lines(section)
+        lines.insert(-1, f"- Run alone: `{command}`, {info['Date']}, commit {info['Commit']}; "
+                         f"{info['CPU']}, {info['Memory']}, {info['Python']}; load {info['Load average']}.")
+        block = "\n".join(lines)[len("## "):]
+        if section.title in by_title:
+            blocks[by_title[section.title]] = block
+        else:
+            blocks.append(block)
+    DOCS.write_text("\n## ".join([head.rstrip("\n") + "\n", *[b.rstrip("\n") + "\n" for b in blocks]]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -230,19 +257,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{time.perf_counter() - started:6.1f} s] {text}", flush=True)
 
     params = stores.QUICK if args.quick else stores.FULL
-    log(f"store: {params.name} ({params.sessions:,} sessions, {params.workspaces} workspaces)")
-    store = stores.build(params, force=args.rebuild, log=log)
-    log(("built in %.1f s: " % store.build_seconds if store.build_seconds else "reused: ") + store.describe())
+    selected = args.only or list(BENCHMARKS)
+    store = None
+    if any(getattr(importlib.import_module(BENCHMARKS[name]), "USES_STORE", True) for name in selected):
+        log(f"store: {params.name} ({params.sessions:,} sessions, {params.workspaces} workspaces)")
+        store = stores.build(params, force=args.rebuild, log=log)
+        log(("built in %.1f s: " % store.build_seconds if store.build_seconds else "reused: ") + store.describe())
 
     report = Report()
-    for name in args.only or list(BENCHMARKS):
+    for name in selected:
         log(f"benchmark: {name}")
         importlib.import_module(BENCHMARKS[name]).run(store, report, quick=args.quick, log=log)
 
     elapsed = time.perf_counter() - started
     print()
     for section in report.sections:
-        print(f"== {section.title} ({store.sessions:,} sessions) ==")
+        print(f"== {section.title}" + (f" ({store.sessions:,} sessions) ==" if store else " =="))
         print(section.text_table())
         for note in section.notes:
             print(f"  * {note}")
@@ -253,7 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     print("targets missed: " + "; ".join(missed) if missed else "all targets met")
     print(f"whole run: {elapsed:.1f} s")
     partial = args.quick or bool(args.only)
-    if not args.no_docs and (args.write_docs or not partial):
+    if not args.no_docs and partial and args.write_docs:
+        merge_docs(report, command, info)
+        print(f"updated the sections of this run in {DOCS.relative_to(PROJECT)}")
+    elif not args.no_docs and not partial:
         write_docs(report, store, command, elapsed, info)
         print(f"wrote {DOCS.relative_to(PROJECT)}")
     elif partial and not args.no_docs:

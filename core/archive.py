@@ -7,6 +7,7 @@ archive entry without its trim, never a trim without its archive entry.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +64,10 @@ class Archive:
 
     @staticmethod
     def _verified(path: Path, name: str) -> bool:
+        """Whether the entry on disk has this digest (hashed as it is read: no second copy in memory)."""
         try:
-            return digest(path.read_bytes()) == name
+            with open(path, "rb") as handle:
+                return hashlib.file_digest(handle, "sha256").hexdigest() == name
         except FileNotFoundError:
             return False
 

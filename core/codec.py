@@ -8,12 +8,14 @@ writes (`json.dumps(state, indent=2) + "\\n"`, ASCII escapes).
 
 from __future__ import annotations
 
+import io
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .errors import RepriseError
 from .fractal_trace import trace_losses
@@ -58,17 +60,62 @@ def _reject_constant(name: str) -> Any:
 
 
 def encode(state: SessionState) -> bytes:
-    """The bytes Fractal writes for this state; UnencodableError when they cannot be JSON."""
-    return encode_data(state.model_dump(mode="python"))
+    """The bytes Fractal writes for this state; UnencodableError when they cannot be JSON.
+
+    The same bytes as `json.dumps(state.model_dump(), indent=2)`, but encoded from a view of
+    the models (their values referenced, not copied) and gathered a batch of chunks at a time:
+    the indented encoder yields one small string per token, and a list of them all costs
+    several times the file.
+    """
+    return _encoded(json_view(state), indent=2)
 
 
 def encode_data(data: Any) -> bytes:
+    return _encoded(data, indent=2)
+
+
+def _encoded(data: Any, *, indent: int | None) -> bytes:
     try:
-        return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("ascii")
+        return join_ascii(json.JSONEncoder(indent=indent, allow_nan=False).iterencode(data), end="\n")
     except RecursionError:
         raise UnencodableError("the data is nested too deeply to be written back as JSON") from None
     except ValueError as exc:  # an infinite or NaN float
         raise UnencodableError(f"it cannot be written back as JSON: {exc}") from None
+
+
+def join_ascii(chunks: Iterable[str], *, end: str = "", batch: int = 8192) -> bytes:
+    """ASCII text chunks (then `end`) as one bytes object, joined a batch at a time into one
+    growing buffer that becomes the result without a copy."""
+    buffer = io.BytesIO()
+    pending: list[str] = []
+    for chunk in chunks:
+        if len(chunk) > 1 << 16:  # a long string: encoded a slice at a time, never copied whole
+            buffer.write("".join(pending).encode("ascii"))
+            pending.clear()
+            for start in range(0, len(chunk), 1 << 20):
+                buffer.write(chunk[start:start + (1 << 20)].encode("ascii"))
+            continue
+        pending.append(chunk)
+        if len(pending) >= batch:
+            buffer.write("".join(pending).encode("ascii"))
+            pending.clear()
+    pending.append(end)
+    buffer.write("".join(pending).encode("ascii"))
+    return buffer.getvalue()
+
+
+def json_view(value: Any) -> Any:
+    """What `model_dump()` gives for a model, as dicts that reference the models' values instead
+    of copying them (opaque values such as traces are shared as they are). Declared fields come
+    first, then the unknown ones, as pydantic dumps them."""
+    if isinstance(value, BaseModel):
+        view = {name: json_view(getattr(value, name)) for name in type(value).model_fields}
+        if value.model_extra:
+            view.update(value.model_extra)
+        return view
+    if isinstance(value, list) and any(isinstance(item, BaseModel) for item in value):
+        return [json_view(item) for item in value]
+    return value
 
 
 class UnencodableError(RepriseError):
@@ -83,17 +130,27 @@ def decode(data: bytes, *, path: str, expected_id: str | None) -> Decoded:
     change: duplicate keys, non-finite floats, and values Fractal coerces (`true` or `1.0`
     where an integer belongs).
     """
+    text = text_of(data, path=path)
+    return Decoded(None, text) if isinstance(text, Problem) else decode_text(text, path=path, expected_id=expected_id)
+
+
+def text_of(data: bytes, *, path: str) -> str | Problem:
+    """The file's text, or why the bytes cannot be a session file (empty, a BOM, not UTF-8)."""
+    if not data.strip():
+        return Problem(path, "empty", "the file is empty")
+    if data.startswith(BOM):
+        return Problem(path, "bom", "the file starts with a UTF-8 byte order mark, which Fractal rejects")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Problem(path, "invalid_utf8", f"invalid UTF-8 at byte {exc.start}")
+
+
+def decode_text(text: str, *, path: str, expected_id: str | None) -> Decoded:
+    """`decode` of the file's text (from `text_of`): a caller can drop the bytes while it parses."""
     def fail(code: str, message: str, field_path: str | None = None) -> Decoded:
         return Decoded(None, Problem(path, code, message, field_path))
 
-    if not data.strip():
-        return fail("empty", "the file is empty")
-    if data.startswith(BOM):
-        return fail("bom", "the file starts with a UTF-8 byte order mark, which Fractal rejects")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return fail("invalid_utf8", f"invalid UTF-8 at byte {exc.start}")
     duplicates: list[str] = []
     overflowed: list[str] = []
 

@@ -16,15 +16,16 @@ import json
 import os
 import threading
 import tomllib
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import tokens
+from .codec import json_view
 from .config import MeterSettings, ModelSpec
 from .models import FRACTAL_MAX_HISTORY, SessionState, last_measured_context
-from .summary import EMPTY_SUMMARY, render_summary
+from .summary import EMPTY_SUMMARY, render_summary, summary_parts
 
 DEFAULT_MODEL = "gpt-5"
 AGENTS_MD_LIMIT = 20_000
@@ -115,8 +116,12 @@ def variable_block(name: str, type_name: str, desc: str, value_str: str) -> str:
         preview = value_str[:half] + "..." + value_str[-half:]
     else:
         preview = value_str
+    return _quoted_block(name, type_name, desc, len(value_str), preview)
+
+
+def _quoted_block(name: str, type_name: str, desc: str, length: int, preview: str) -> str:
     block = (f"Variable: `{name}` (access it in your code)\nType: {type_name}\nDescription: {desc}\n"
-             f"Total length: {len(value_str):,} characters\nPreview:\n```\n{preview}\n```")
+             f"Total length: {length:,} characters\nPreview:\n```\n{preview}\n```")
     return "«««\n    " + block.replace("\n", "\n    ") + "\n»»»"
 
 
@@ -126,9 +131,62 @@ def history_text(state: SessionState) -> str:
     return json.dumps([turn.model_dump(mode="json") for turn in turns], indent=2)
 
 
+def history_block(state: SessionState) -> tuple[str, int]:
+    """`variable_block` of `history_text(state)` and that text's length, without holding the text:
+    it can be the size of the file, and only its length and ends enter the prompt. The history
+    is encoded as a stream from a view of the models; a value the view cannot encode as pydantic
+    dumps it for JSON (a non-finite float, which pydantic writes as null) takes the plain way."""
+    turns = state.history[-FRACTAL_MAX_HISTORY:]
+    try:
+        length, preview = _length_and_preview(
+            json.JSONEncoder(indent=2, allow_nan=False).iterencode([json_view(turn) for turn in turns]))
+    except (ValueError, TypeError, RecursionError):
+        full = history_text(state)
+        length, preview = len(full), (full[:PREVIEW_CHARS // 2] + "..." + full[-(PREVIEW_CHARS // 2):]
+                                      if len(full) > PREVIEW_CHARS else full)
+    return _quoted_block("session_history", "list", HISTORY_DESC, length, preview), length
+
+
+def _length_and_preview(chunks) -> tuple[int, str]:
+    """The length of the joined chunks and `variable_block`'s preview of them (its two ends)."""
+    half = PREVIEW_CHARS // 2
+    head: list[str] = []
+    head_chars = 0
+    tail: deque[str] = deque()
+    tail_chars = 0
+    length = 0
+    for chunk in chunks:
+        length += len(chunk)
+        if head_chars <= PREVIEW_CHARS:
+            head.append(chunk)
+            head_chars += len(chunk)
+        tail.append(chunk)
+        tail_chars += len(chunk)
+        while tail_chars - len(tail[0]) >= half:
+            tail_chars -= len(tail.popleft())
+    if length <= PREVIEW_CHARS:
+        return length, "".join(head)
+    return length, "".join(head)[:half] + "..." + "".join(tail)[-half:]
+
+
 def as_instructions(text: str) -> str:
     """Text as it stands inside the agent's instructions: every line indented, empty ones too."""
-    return "\n".join(INSTRUCTION_INDENT + line for line in text.split("\n"))
+    return INSTRUCTION_INDENT + text.replace("\n", "\n" + INSTRUCTION_INDENT)
+
+
+def summary_instructions(state: SessionState) -> str:
+    """`as_instructions(render_summary(state.summary).strip() or EMPTY_SUMMARY)`, indented piece by
+    piece: the summary of a huge session is not held once rendered and once indented."""
+    parts = summary_parts(state.summary)
+    while parts and not parts[-1].rstrip():
+        parts.pop()
+    if parts:
+        parts[-1] = parts[-1].rstrip()
+    if not parts or not parts[0].strip():  # a summary that strips to nothing (never rendered so)
+        return as_instructions(render_summary(state.summary).strip() or EMPTY_SUMMARY)
+    indented = [part.replace("\n", "\n" + INSTRUCTION_INDENT) for part in parts]
+    del parts
+    return INSTRUCTION_INDENT + "".join(indented)
 
 
 def agents_md_section(workspace: Path | None) -> tuple[str, int | None, str | None]:
@@ -182,6 +240,15 @@ def spec_for(model: str, specs: list[ModelSpec]) -> ModelSpec:
     return ModelSpec(pattern="*", window=200_000)
 
 
+def _text_digest(text: str, chunk: int = 1 << 20) -> bytes:
+    """The cache key of a text: its UTF-8 (surrogates passed through) hashed a slice at a time,
+    so a huge text is not copied whole to be hashed."""
+    digest = hashlib.blake2b(digest_size=16)
+    for start in range(0, len(text), chunk):
+        digest.update(text[start:start + chunk].encode("utf-8", "surrogatepass"))
+    return digest.digest()
+
+
 class Meter:
     """Counts with a digest-keyed cache shared by every session it measures (thread-safe)."""
 
@@ -202,7 +269,7 @@ class Meter:
         return DEFAULT_MODEL, "default"
 
     def count(self, text: str, encoding: str) -> int:
-        key = (encoding, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+        key = (encoding, _text_digest(text))
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
@@ -222,8 +289,7 @@ class Meter:
         parts = [Part("overhead", spec.overhead, CONFIGURED,
                       note="the agent's fixed instructions and tool descriptions, as configured")]
         parts.append(self._counted("agents_md", encoding, lambda: agents_md_section(workspace)))
-        parts.append(self._counted("summary", encoding, lambda: (as_instructions(
-            render_summary(state.summary).strip() or EMPTY_SUMMARY), None, None)))
+        parts.append(self._counted("summary", encoding, lambda: (summary_instructions(state), None, None)))
         parts.append(self._counted("history", encoding, lambda: self._history_part(state)))
         measured = last_measured_context(state)
         return PreparedMeter(self, name, source, spec, tuple(parts),
@@ -231,8 +297,8 @@ class Meter:
 
     @staticmethod
     def _history_part(state: SessionState) -> tuple[str, int, str]:
-        full = history_text(state)
-        return (variable_block("session_history", "list", HISTORY_DESC, full), len(full),
+        block, length = history_block(state)
+        return (block, length,
                 "only a preview enters the prompt; the full history is available to the agent, not in the prompt")
 
     def _counted(self, name: str, encoding: str, build) -> Part:

@@ -297,10 +297,11 @@ class Service:
 
     def show(self, ref: SessionRef) -> SessionDetail:
         loaded = self.store.load(ref)
-        state = loaded.state
+        state, size = loaded.state, len(loaded.data)
+        loaded.data = b""  # not needed here: a large file's bytes are freed before its summary is rendered
         return SessionDetail(ref, loaded.path, state, self.store.read_meta(ref),
                              self.workspace_path_of(ref.workspace_key)[0], render_summary(state.summary),
-                             usage_totals(state), len(loaded.data), loaded.warnings)
+                             usage_totals(state), size, loaded.warnings)
 
     def new_session(self, title: str | None = None) -> SessionRef:
         """Write a valid 0-turn session in the current workspace (Fractal resumes it)."""
@@ -363,8 +364,8 @@ class Service:
     # --- the context meter ---------------------------------------------------------------
 
     def measure(self, ref: SessionRef, message: str = "", *, model: str | None = None) -> MeterResult:
-        loaded = self.store.load(ref)
-        return self.meter.measure(loaded.state, self._meter_workspace(ref), message, model=model)
+        state = self.store.load(ref).state  # the file's bytes are not kept while the meter counts
+        return self.meter.measure(state, self._meter_workspace(ref), message, model=model)
 
     def prepare_meter(self, ref: SessionRef, state: SessionState) -> PreparedMeter:
         """The meter of a loaded session, ready to measure messages as they are typed."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import faults
-from .codec import Decoded, Problem, decode, encode
+from .codec import Decoded, Problem, decode, decode_text, encode, text_of
 from .errors import ChangedOnDiskError, LockedError, NotFoundError, ProblemFileError, RepriseError
 from .models import SessionState
 from .paths import SessionRef, StorePaths, is_temp_name, validate_workspace_key
@@ -204,7 +204,9 @@ def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
             raise _ReadProblem("not_regular", "it is not a regular file")
         chunks = []
         while True:
-            chunk = os.read(fd, 1 << 20)
+            # The whole size in one read: one bytes object, which the join returns as it is (chunks
+            # of a large file joined would hold it twice).
+            chunk = os.read(fd, max(info.st_size + 1 - sum(map(len, chunks)), 1 << 20))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -233,7 +235,24 @@ class Store:
                 data, info = read_regular_file(path, self.root)
             except _ReadProblem as exc:
                 return Inspected(path, 0, 0, Decoded(None, Problem(str(path), exc.code, exc.message)))
-            decoded = decode(data, path=str(path), expected_id=expected_id)
+            if keep_data:
+                # The bytes are dropped while the text is parsed and read again after: a large file
+                # is then held as bytes and text, or as text and objects, never all three at once.
+                sha256 = digest(data)
+                text = text_of(data, path=str(path))
+                del data
+                decoded = (Decoded(None, text) if isinstance(text, Problem)
+                           else decode_text(text, path=str(path), expected_id=expected_id))
+                del text
+                data = self._read_again(path, sha256)
+                if data is None:
+                    decoded = Decoded(None, Problem(str(path), "changed", "the file changed while it was read"))
+                    if attempt < _SETTLE_TRIES - 1:
+                        time.sleep(_SETTLE_PAUSE_S)
+                        continue
+                    data = b""
+            else:
+                decoded = decode(data, path=str(path), expected_id=expected_id)
             if decoded.problem is None or decoded.problem.code not in ("empty", "invalid_json"):
                 break
             if not self._maybe_in_flight(path, info) or attempt == _SETTLE_TRIES - 1:
@@ -244,6 +263,14 @@ class Store:
         recent = time.time_ns() - info.st_mtime_ns < _RECENT_NS
         return Inspected(path, info.st_size, info.st_mtime_ns, decoded, data if keep_data else None,
                          hashlib.blake2b(data, digest_size=16).hexdigest() if recent else None)
+
+    def _read_again(self, path: Path, sha256: str) -> bytes | None:
+        """The file's bytes if they still have this digest, else None."""
+        try:
+            data, _ = read_regular_file(path, self.root)
+        except (_ReadProblem, FileNotFoundError):
+            return None
+        return data if digest(data) == sha256 else None
 
     @staticmethod
     def _maybe_in_flight(path: Path, info: os.stat_result) -> bool:
@@ -319,11 +346,17 @@ class Store:
             return self._save_locked(ref, data, expected)
 
     def save_bytes(self, ref: SessionRef, data: bytes, *, expected: FileVersion | None,
-                   locked: bool = False) -> FileVersion:
-        """Write exact bytes (a restore); the same checks as `save`."""
-        decoded = decode(data, path=str(self.paths.session_file(ref)), expected_id=ref.session_id)
-        if decoded.state is None:
-            raise ProblemFileError(decoded.problem, hint="Reprise only writes files Fractal loads")
+                   locked: bool = False, encoded_from: SessionState | None = None) -> FileVersion:
+        """Write exact bytes (a restore); the same checks as `save`. `encoded_from`: the state
+        these bytes are `encode(state)` of (a trim), checked as `save` checks it instead of
+        decoding the bytes again (a second copy of a large session)."""
+        if encoded_from is not None:
+            if encoded_from.session_id != ref.session_id:
+                raise RepriseError(f"Refusing to write session {encoded_from.session_id!r} as {ref.session_id!r}.")
+        else:
+            decoded = decode(data, path=str(self.paths.session_file(ref)), expected_id=ref.session_id)
+            if decoded.state is None:
+                raise ProblemFileError(decoded.problem, hint="Reprise only writes files Fractal loads")
         if locked:
             return self._save_locked(ref, data, expected)
         with self.lock(ref):

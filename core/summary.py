@@ -11,24 +11,38 @@ SUMMARY_HEADER = "## Session Summary"
 
 def turn_block(number: int, turn: SummaryTurn) -> str:
     """One turn as Fractal renders it; the summary is the header plus "\n\n" + each block."""
-    lines = [f"Turn {number} ({turn.turn_id})", f"User: {turn.user.message}"]
+    return "".join(_block_parts(number, turn))
+
+
+def _block_parts(number: int, turn: SummaryTurn) -> list[str]:
+    """A turn block in pieces that reference the turn's own strings, so that joining the whole
+    summary copies a long reply once (not once per line, block and summary)."""
+    parts = [f"Turn {number} ({turn.turn_id})", "\nUser: ", turn.user.message]
     agent = turn.agent
     if agent is None:
-        lines.append("Agent status: pending")
-        return "\n".join(lines)
-    lines.append(f"Agent status: {agent.status}")
+        parts.append("\nAgent status: pending")
+        return parts
+    parts.append(f"\nAgent status: {agent.status}")
     if agent.response:
-        lines.append(f"Agent response: {agent.response}")
-    lines.append(f"files_read_count: {agent.files_read_count}")
-    lines.append(f"files_changed_count: {agent.files_changed_count}")
-    lines.append(f"commands_run_count: {agent.commands_run_count}")
+        parts += ["\nAgent response: ", agent.response]
+    parts.append(f"\nfiles_read_count: {agent.files_read_count}")
+    parts.append(f"\nfiles_changed_count: {agent.files_changed_count}")
+    parts.append(f"\ncommands_run_count: {agent.commands_run_count}")
     if agent.error:
-        lines.append(f"Error: {agent.error}")
-    return "\n".join(lines)
+        parts += ["\nError: ", agent.error]
+    return parts
 
 
 def render_summary(summary: SessionSummary) -> str:
+    return "".join(summary_parts(summary))
+
+
+def summary_parts(summary: SessionSummary) -> list[str]:
+    """The rendered summary as pieces to join (long ones are the turns' own strings)."""
     if not summary.turns:
-        return EMPTY_SUMMARY
-    return SUMMARY_HEADER + "".join("\n\n" + turn_block(number, turn)
-                                    for number, turn in enumerate(summary.turns, start=1))
+        return [EMPTY_SUMMARY]
+    parts = [SUMMARY_HEADER]
+    for number, turn in enumerate(summary.turns, start=1):
+        parts.append("\n\n")
+        parts += _block_parts(number, turn)
+    return parts

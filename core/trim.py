@@ -22,7 +22,7 @@ from typing import Any
 
 from .archive import Archive
 from .audit import AuditLog, iso_time
-from .codec import decode, encode
+from .codec import decode, encode, join_ascii, json_view
 from .errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
 from .meter import Meter, as_instructions, spec_for
 from .models import AgentTurn, SessionState, SummaryTurn, UserTurn
@@ -160,7 +160,9 @@ class FitOutcome:
 
 @dataclass(slots=True)
 class TrimPlan:
-    """Everything a preview shows and an apply writes; `data` is `original` when nothing changes."""
+    """Everything a preview shows and an apply writes; `data` is `original` when nothing changes.
+    `state` is the trimmed state (once `trim_session` has applied the plan, without its history
+    traces: they are in `data`)."""
 
     session_id: str
     options: TrimOptions
@@ -240,18 +242,23 @@ class _Realized:
 # --- planning ----------------------------------------------------------------------------------------
 
 def plan_trim(source: bytes | SessionState, options: TrimOptions, meter: TrimMeter | None = None, *,
-              fork_id: str | None = None) -> TrimPlan:
+              fork_id: str | None = None, state: SessionState | None = None) -> TrimPlan:
     """The trim of this file (or state) with these options; pure and deterministic.
 
     With `fork_id` the new bytes carry that session id (the original's id everywhere else).
+    `state`, with file bytes: the state the store decoded from exactly those bytes, so that a
+    large file is not decoded (and held) twice.
     """
     if isinstance(source, SessionState):
         state, original = source, encode(source)
+    elif state is not None:
+        original = source
     else:
         decoded = decode(source, path="(trim input)", expected_id=None)
         if decoded.state is None:
             raise ProblemFileError(decoded.problem)
         state, original = decoded.state, source
+        del decoded
     base = _resolve(state, options)
     before = meter.total(state) if meter is not None else None
     fit = None
@@ -272,9 +279,13 @@ def plan_trim(source: bytes | SessionState, options: TrimOptions, meter: TrimMet
     if fork_id is not None:
         realized.state = realized.state.model_copy(update={"session_id": fork_id})
     selection = realized.selection
-    return TrimPlan(state.session_id, options, original, encode(realized.state), realized.state, realized.records,
-                    realized.digest, _anchors(state, selection), _turn_changes(state, selection),
-                    [state.history[i].turn_id for i in selection.history_removed], before, realized.total, fit, [])
+    session_id, anchors, changes = state.session_id, _anchors(state, selection), _turn_changes(state, selection)
+    history_removed = [state.history[i].turn_id for i in selection.history_removed]
+    # The original state is not needed to encode the new one: when this was its only holder
+    # (trim_session), what the trim removed is freed before the new bytes are built.
+    del state, source
+    return TrimPlan(session_id, options, original, encode(realized.state), realized.state, realized.records,
+                    realized.digest, anchors, changes, history_removed, before, realized.total, fit, [])
 
 
 def _unchanged(state: SessionState, options: TrimOptions, original: bytes, before: int | None,
@@ -377,10 +388,10 @@ def _records(state: SessionState, original: bytes, steps: _Steps, selection: _Se
     changes.update({index: "capped" for index in selection.capped})
     for index in sorted(changes):
         summary_records.append({"index": index, "anchor": turns[index - 1].turn_id if index else None,
-                                "change": changes[index], "turn": turns[index].model_dump(mode="json")})
+                                "change": changes[index], "turn": turns[index]})
     history = state.history
     history_records = [{"index": index, "anchor": history[index - 1].turn_id if index else None,
-                        "turn": history[index].model_dump(mode="json")} for index in selection.history_removed]
+                        "turn": history[index]} for index in selection.history_removed]
     payload = {
         "format": RECORDS_FORMAT,
         "session_id": state.session_id,
@@ -392,7 +403,19 @@ def _records(state: SessionState, original: bytes, steps: _Steps, selection: _Se
         "summary": summary_records,
         "history": history_records,
     }
-    return (json.dumps(payload, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+    for record in (*summary_records, *history_records):
+        record["turn"] = json_view(record["turn"])
+    try:
+        # The turns' values referenced, not copied, and encoded as a stream; the same text as
+        # their JSON dump unless a value is a non-finite float, which pydantic's JSON dump writes
+        # as null.
+        return join_ascii(json.JSONEncoder(separators=(",", ":"), allow_nan=False).iterencode(payload), end="\n")
+    except (ValueError, RecursionError):
+        for record, index in zip(summary_records, sorted(changes)):
+            record["turn"] = turns[index].model_dump(mode="json")
+        for record, index in zip(history_records, selection.history_removed):
+            record["turn"] = history[index].model_dump(mode="json")
+        return (json.dumps(payload, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
 
 
 def _anchors(state: SessionState, selection: _Selection) -> list[str]:
@@ -607,8 +630,10 @@ def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimO
     loaded = store.load(ref)
     now = time.time() if now is None else now
     target_id = (fork_id or uuid.uuid4().hex) if fork else None
-    plan = plan_trim(loaded.data, options, meter, fork_id=target_id)
+    plan = plan_trim(loaded.data, options, meter, fork_id=target_id, state=_hand_over(loaded))
     if not dry_run and plan.changed:
+        # Its bytes are in plan.data: the traces' objects are freed before the writes.
+        plan.state = without_traces(plan.state)
         return apply_trim(store, archive, loaded, plan, fork_id=target_id, force=force, audit=audit, now=now)
     if plan.changed and not force:
         if loaded.warnings:
@@ -618,6 +643,20 @@ def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimO
                               "applying needs --force")
     target = SessionRef(ref.workspace_key, target_id) if target_id else ref
     return TrimResult(plan, ref, target, False, dry_run, fork)
+
+
+def without_traces(state: SessionState) -> SessionState:
+    """The state with every history trace left out: what the checks before and after a write
+    read (turns, statuses, times, ids), without the bulk of a large session."""
+    return state.model_copy(update={"history": [entry.model_copy(update={"trace": None})
+                                                for entry in state.history]})
+
+
+def _hand_over(loaded: Loaded) -> SessionState:
+    """The loaded state, for planning to be its only holder; `loaded` keeps it without traces."""
+    state = loaded.state
+    loaded.state = without_traces(state)
+    return state
 
 
 def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *, fork_id: str | None = None,
@@ -631,7 +670,7 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
     now = time.time() if now is None else now
     if plan.original != loaded.data:
         raise RepriseError("This trim plan was made from other bytes than the loaded session.")
-    if fork_id and json.loads(plan.data)["session_id"] != fork_id:
+    if fork_id and plan.state.session_id != fork_id:
         raise RepriseError("A fork must be planned with its new session id.")
     if loaded.warnings and not force:
         raise ProblemFileError(loaded.warnings[0], hint="a rewrite would change values Fractal reads; "
@@ -656,7 +695,8 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
                         source_session_id=ref.session_id)
             archive.put(target, plan.records, op="trim", anchors=plan.anchors,
                         original_sha256=plan.original_digest, result_sha256=plan.result_digest, **info)
-            store.save_bytes(target, plan.data, expected=None if fork_id else loaded.version, locked=True)
+            store.save_bytes(target, plan.data, expected=None if fork_id else loaded.version, locked=True,
+                             encoded_from=plan.state)
     except RepriseError as exc:
         audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options, digests=digests,
                      counts=plan.counts(), result=f"failed: {exc.code}", now=now)

@@ -219,12 +219,36 @@ def _print_error(exc: RepriseError, as_json: bool) -> None:
 
 
 def _emit(data: dict) -> None:
-    """One JSON document; a non-finite number (a session may hold one) becomes null, as JSON has none."""
-    try:
-        text = json.dumps(data, indent=2, allow_nan=False)
-    except ValueError:
-        text = json.dumps(_finite(data), indent=2, allow_nan=False)
-    print(text)
+    """One JSON document; a non-finite number (a session may hold one) becomes null, as JSON has none.
+
+    Written as it is encoded, a batch of chunks at a time: a session's summary can be hundreds
+    of MB, and the whole document as one string (and its encoded copy) would be as large again."""
+    if _has_non_finite(data):
+        data = _finite(data)
+    pending: list[str] = []
+    for chunk in json.JSONEncoder(indent=2, allow_nan=False).iterencode(data):
+        if len(chunk) > 1 << 16:  # a long string: written in slices, never copied whole
+            sys.stdout.write("".join(pending))
+            pending.clear()
+            for start in range(0, len(chunk), 1 << 20):
+                sys.stdout.write(chunk[start:start + (1 << 20)])
+            continue
+        pending.append(chunk)
+        if len(pending) >= 8192:
+            sys.stdout.write("".join(pending))
+            pending.clear()
+    pending.append("\n")
+    sys.stdout.write("".join(pending))
+
+
+def _has_non_finite(value) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(item) for item in value)
+    return False
 
 
 def _finite(value):
@@ -282,23 +306,46 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
     for warning in detail.warnings:
         print(f"Warning: {safe_line(warning.message)}")
     print()
-    print(safe_text(detail.summary_text))
+    _print_safe(detail.summary_text)
     print()
     print(f"History (last {len(detail.state.history)} turns kept in the file):")
     for entry in detail.state.history:
         print(f"- {clipped(entry.turn_id, 60)} [{clipped(entry.status, 20)}] {clipped(entry.updated_at, 40)}")
-        print(f"  user: {one_line(entry.user_message, 100)}")
+        print(f"  user: {_short(entry.user_message, 100)}")
         for label, items in (("read", entry.files_read), ("modified", entry.files_modified),
                              ("commands", entry.commands_run)):
             if items:
                 print(f"  {label}: {clipped(', '.join(map(safe_line, items)), 100)}")
         if entry.error:
-            print(f"  error: {one_line(entry.error, 100)}")
+            print(f"  error: {_short(entry.error, 100)}")
     t = detail.totals
     print()
     print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, cost {t.cost:.4f}, "
           f"{t.iterations} iterations, {t.duration_ms / 1000:.1f} s; last context {t.context_tokens:,} tokens")
     return 0
+
+
+def _print_safe(text: str, chunk: int = 1 << 20) -> None:
+    """`print(safe_text(text))` a slice at a time (cut after a newline where one is near), so a
+    summary of hundreds of MB is never copied whole; safe_text maps characters one by one."""
+    start = 0
+    while start < len(text):
+        end = len(text) if len(text) - start <= chunk else text.rfind("\n", start, start + chunk) + 1
+        end = end if end > start else start + chunk
+        sys.stdout.write(safe_text(text[start:end]))
+        start = end
+    sys.stdout.write("\n")
+
+
+def _short(text: str, width: int) -> str:
+    """`one_line(text, width)` of only as much of the text as fills the width: the line keeps the
+    text's order, so once a start of the text is longer than the width, the rest cannot change it."""
+    size = 4 * width + 64
+    while size < len(text):
+        if len(one_line(text[:size], size)) > width:
+            return one_line(text[:size], width)
+        size *= 4
+    return one_line(text, width)
 
 
 def cmd_new(service: Service, args, as_json: bool) -> int:

@@ -60,7 +60,9 @@ def safe_line(text: object) -> str:
 
 def clipped(text: object, width: int) -> str:
     """`safe_line`, cut to width with an ellipsis."""
-    line = safe_line(text)
+    # Every character shows as one or more, so the first width + 1 decide the result (a huge
+    # text is never escaped whole).
+    line = safe_line(str(text)[: width + 1])
     return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
 
 

@@ -108,7 +108,7 @@ def test_a_failing_part_is_reported_and_the_others_still_count(meter, tmp_path, 
     def broken(state):
         raise RecursionError("trace too deep")
 
-    monkeypatch.setattr(meter_module, "history_text", broken)
+    monkeypatch.setattr(meter_module, "history_block", broken)
     result = meter.measure(make_state(2), tmp_path, "hi")
     history = result.part("history")
     assert history.basis == "failed" and history.tokens is None and "trace too deep" in history.error

@@ -1,0 +1,55 @@
+"""The command line's streamed outputs (`show --json`, the summary of `show`, its one-line
+fields) print exactly what the one-piece versions printed."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reprise.tui import cli
+from reprise.tui.text import one_line, safe_text
+
+
+def test_emit_prints_the_one_piece_json_document(capsys):
+    long_text = "line \"one\"\n\té → 😀 \x1b[31m\ud800" * 200_000  # written in slices
+    data = {"summary": long_text, "history": [{"turn_id": f"turn-{n}", "files": ["a", "b"] * 50}
+                                              for n in range(3000)], "usage": {"cost": 0.25}, "empty": []}
+    cli._emit(data)
+    assert capsys.readouterr().out == json.dumps(data, indent=2, allow_nan=False) + "\n"
+
+
+def test_emit_still_writes_a_non_finite_number_as_null(capsys):
+    data = {"usage": {"cost": float("inf"), "other": [1.5, float("nan")]}, "text": "x"}
+    cli._emit(data)
+    assert capsys.readouterr().out == json.dumps({"usage": {"cost": None, "other": [1.5, None]}, "text": "x"},
+                                                 indent=2) + "\n"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab \n\t\x00\x1b\x85\u200f\ud800é😀"), max_size=400),
+       st.integers(min_value=1, max_value=40))
+def test_the_summary_printed_in_slices_is_the_safe_text(text, chunk):
+    import io
+    import sys
+
+    saved, sys.stdout = sys.stdout, io.StringIO()
+    try:
+        cli._print_safe(text, chunk=chunk)
+        printed = sys.stdout.getvalue()
+    finally:
+        sys.stdout = saved
+    assert printed == safe_text(text) + "\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab \n\t\x0b\x00\x1b\x85é😀…"), max_size=3000),
+       st.integers(min_value=1, max_value=120))
+def test_a_short_line_of_a_long_text_is_its_one_line(text, width):
+    assert cli._short(text, width) == one_line(text, width)
+
+
+def test_a_short_line_of_a_huge_text_is_its_one_line():
+    text = "  word\x1b  " * 3_000_000
+    assert cli._short(text, 100) == one_line(text, 100)
+    assert cli._short("x" * 5000 + " end", 100) == one_line("x" * 5000 + " end", 100)
