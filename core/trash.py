@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import faults
 from .audit import AuditLog, iso_time
 from .errors import ConflictError, NotFoundError, ProblemFileError, RepriseError, UsageError
 from .paths import SessionRef, validate_session_id, validate_workspace_key, workspace_key
@@ -350,6 +351,7 @@ class Trash:
             self.root.rmtree(tomb)
             raise
         # From here the session is no longer restorable: the rest goes into the tombstone too.
+        faults.point("after_tombstone")
         result.purged.append(entry)
         deleted_archive = self._gather(ref, tomb)
         if deleted_archive:
