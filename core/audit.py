@@ -87,13 +87,14 @@ class AuditLog:
                              dict(counts or {}), result, list(sessions))
         line = (json.dumps(record.as_dict(), ensure_ascii=True) + "\n").encode("ascii")
         path = self.paths.audit_file(workspace_key)
+        in_flight = sys.exc_info()[1]  # the failure this line records, when called while handling it
         try:
             self.root.append(path, line)
         except (OSError, RepriseError) as exc:
             reason = exc.message if isinstance(exc, RepriseError) else exc.strerror or str(exc)
             error = AuditError(f"The audit log {path} could not record this {op}: {reason}", path=path)
-            if result.startswith("failed"):
-                _note_on_failure_in_flight(error)
+            if result.startswith("failed") and isinstance(in_flight, RepriseError):
+                _note_on(in_flight, error)
                 return record
             raise error from None
         return record
@@ -127,10 +128,9 @@ class AuditLog:
         return records
 
 
-def _note_on_failure_in_flight(error: AuditError) -> None:
+def _note_on(current: BaseException | None, error: AuditError) -> None:
     """A failure record never hides the failure it records: the error being raised stays the one
     reported, and says that the audit log could not record it."""
-    current = sys.exc_info()[1]
     if isinstance(current, RepriseError):
         note = f"also, {error.message[0].lower()}{error.message[1:]}"
         current.hint = f"{current.hint}; {note}" if current.hint else note

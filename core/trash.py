@@ -56,10 +56,12 @@ class PurgeResult:
     archives_deleted: list[str] = field(default_factory=list)
     failed: list[tuple[TrashEntry, str]] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)
+    finished: list[SessionRef] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {"purged": [entry.as_dict() for entry in self.purged], "kept": len(self.kept),
                 "archives_deleted": self.archives_deleted,
+                "finished": [ref.session_id for ref in self.finished],
                 "failed": [{"session_id": entry.ref.session_id, "error": error} for entry, error in self.failed],
                 "leftovers": self.leftovers}
 
@@ -309,6 +311,8 @@ class Trash:
         for key in keys:
             self._finish_tombstones(key, result)
         purged_by_key: dict[str, list[str]] = {}
+        for ref in result.finished:
+            purged_by_key.setdefault(ref.workspace_key, []).append(ref.session_id)
         for entry in self.entries(keys):
             if older_than is not None and entry.age(now) <= older_than:
                 result.kept.append(entry)
@@ -374,7 +378,7 @@ class Trash:
         return False
 
     def _finish_tombstones(self, key: str, result: PurgeResult) -> None:
-        """Delete the tombstones an interrupted purge left."""
+        """Delete the tombstones an interrupted purge left (audited as purged by this purge)."""
         trash = self.paths.trash_dir(key)
         for name, is_dir in self.root.names(trash):
             if not (is_dir and name.startswith(TOMBSTONE_PREFIX)):
@@ -391,6 +395,8 @@ class Trash:
                     self.root.rmtree(tomb)
             except (OSError, RepriseError) as exc:
                 result.leftovers.append(f"{tomb}: {_reason(exc)}")
+                continue
+            result.finished.append(ref)
 
     # --- prune -----------------------------------------------------------------------------------------------
 
