@@ -214,7 +214,7 @@ class Service:
         if self.store.workspace_path(self.workspace_key) != str(self.workspace):
             try:
                 self.store.record_workspace(self.workspace_key, self.workspace)
-            except OSError:
+            except (OSError, RepriseError):
                 pass  # a store the user may read but not write still lists; the record is a convenience
 
     def workspaces(self) -> list[WorkspaceInfo]:
@@ -348,7 +348,7 @@ class Service:
         elif dropped:
             notes.append(f"Fractal's next save would drop {' and '.join(dropped)}; resuming archives the file first.")
         if for_exec and source in ("current directory", "recorded"):
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, RepriseError):
                 self.store.record_workspace(ref.workspace_key, Path(workspace))
         result = self.meter.measure(loaded.state, Path(workspace))
         if result.state == "over":

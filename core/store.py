@@ -382,14 +382,15 @@ class Store:
             raise RepriseError(f"Could not write {what} ({path}): {exc.strerror or exc}.", path=path) from None
 
     def record_workspace(self, key: str, workspace: Path) -> None:
-        """Remember the folder behind a key (the key cannot be reversed)."""
+        """Remember the folder behind a key (the key cannot be reversed). Raises OSError when it cannot
+        be written, RepriseError when a link or a non-file is in the way."""
         validate_workspace_key(key)
         path = self.paths.workspace_record(key)
         wanted = {"path": str(workspace)}
         with contextlib.suppress(FileNotFoundError, ValueError, RepriseError):
             if json.loads(self.rooted.read(path, MAX_RECORD_BYTES)) == wanted:
                 return
-        self._write_own(path, (json.dumps(wanted, indent=2) + "\n").encode("ascii"), "the workspace record")
+        self.rooted.write_atomic(path, (json.dumps(wanted, indent=2) + "\n").encode("ascii"))
 
     def workspace_path(self, key: str) -> str | None:
         """The folder recorded for a key, or None. Called for every workspace on every listing, so it
