@@ -137,6 +137,24 @@ class Archive:
             result.problems.append(Problem(str(index), exc.code, exc.message))
         return result
 
+    def problems(self, keys: list[str]) -> list[Problem]:
+        """The damaged lines of every archive index of these workspaces (for `doctor`)."""
+        found = []
+        for key in keys:
+            try:
+                names = self.root.names(self.paths.reprise_dir(key) / "archive")
+            except RepriseError as exc:
+                found.append(Problem(exc.path or "", exc.code, exc.message))
+                continue
+            for name, is_dir in names:
+                try:
+                    ref = SessionRef(key, name)
+                except RepriseError:
+                    continue
+                if is_dir:
+                    found.extend(self.reading(ref).problems)
+        return found
+
     def entries(self, ref: SessionRef) -> list[ArchiveEntry]:
         """The usable entries of the index in order (bad lines skipped; see `reading`)."""
         return self.reading(ref).entries

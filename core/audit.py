@@ -92,7 +92,9 @@ class AuditLog:
             self.root.append(path, line)
         except (OSError, RepriseError) as exc:
             reason = exc.message if isinstance(exc, RepriseError) else exc.strerror or str(exc)
-            error = AuditError(f"The audit log {path} could not record this {op}: {reason}", path=path)
+            done = "was not done" if result.startswith("failed") else "was done"
+            error = AuditError(f"The {op} {done}, but the audit log {path} could not record it: {reason}.",
+                               path=path)
             if result.startswith("failed") and isinstance(in_flight, RepriseError):
                 _note_on(in_flight, error)
                 return record

@@ -644,14 +644,17 @@ class Service:
             elif row.warning:
                 report.warnings.append(Problem(row.path, "warning", row.warning, severity="warning"))
         report.problems.extend(self.catalog.scan_problems)
+        keys = self.store.workspace_keys()
+        self.audit.read(keys)
+        report.problems.extend([*self.audit.problems, *self.archive.problems(keys)])
         now = time.time()
         for temp in self.store.temp_files():
             try:
-                age = now - temp.stat().st_mtime
-            except FileNotFoundError:
+                age = now - self.store.rooted.lstat(temp).st_mtime
+            except (OSError, RepriseError):
                 continue
             if clean and age > STALE_TEMP_S:
-                temp.unlink(missing_ok=True)
+                self.store.rooted.unlink(temp)
                 report.cleaned.append(str(temp))
             else:
                 report.temp_files.append(str(temp))

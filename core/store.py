@@ -420,10 +420,20 @@ class Store:
         return sorted(keys)
 
     def temp_files(self) -> list[Path]:
-        """Leftover in-flight writes of Reprise processes that died."""
-        found = []
+        """Leftover in-flight writes of Reprise processes that died (no link followed)."""
+        found: list[Path] = []
+
+        def walk(directory: Path) -> None:
+            try:
+                entries = self.rooted.names(directory)
+            except (OSError, RepriseError):
+                return
+            for name, is_dir in entries:
+                if is_dir:
+                    walk(directory / name)
+                elif is_temp_name(name):
+                    found.append(directory / name)
+
         for key in self.workspace_keys():
-            workspace = self.paths.workspace(key)
-            for directory, _dirs, files in os.walk(workspace):
-                found.extend(Path(directory) / name for name in files if is_temp_name(name))
+            walk(self.paths.workspace(key))
         return sorted(found)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reprise.core.archive import Archive
-from reprise.core.audit import MAX_AUDIT_LINE_BYTES, AuditLog
+from reprise.core.audit import AuditLog
 from reprise.core.errors import ArchiveError, RepriseError
 from reprise.core.meter import agents_md_section
 from reprise.core.paths import SessionRef, workspace_key
@@ -25,6 +25,7 @@ from reprise.core.trim import TrimOptions, trim_session
 from ..core.test_trim import OLD_NOW, build_state, write
 
 KEY = workspace_key("/home/dev/project")
+LINE_CAP = 1024 * 1024  # core.audit.MAX_AUDIT_LINE_BYTES
 HANG_S = 10
 
 
@@ -77,7 +78,7 @@ def test_audit_lines_of_the_wrong_json_type_or_too_long_are_skipped_and_named(st
     path = store.paths.audit_file(KEY)
     path.parent.mkdir(parents=True)
     lines = [good_audit_line(), "[1, 2]", '"text"', "{not json", json.dumps({"time": 5, "op": "rm"}),
-             json.dumps({"time": "t", "op": "rm", "options": [1]}), "x" * (MAX_AUDIT_LINE_BYTES + 10),
+             json.dumps({"time": "t", "op": "rm", "options": [1]}), "x" * (LINE_CAP + 10),
              good_audit_line("purge", "s2")]
     path.write_text("\n".join(lines) + "\n")
     log = AuditLog(store.paths)
@@ -118,7 +119,7 @@ def trimmed(store: Store) -> tuple[SessionRef, Archive, Path]:
     ref = session(store)
     archive = Archive(store.paths)
     trim_session(store, archive, ref, TrimOptions(keep_history=1), now=OLD_NOW)
-    return ref, archive, archive.index_path(ref)
+    return ref, archive, store.paths.archive_dir(ref) / "index.jsonl"
 
 
 @pytest.mark.parametrize("bad", ["[1]", '{"digest": 5, "op": "trim", "time": "t"}', "{torn", '"a string"',
@@ -219,3 +220,30 @@ def test_the_meter_never_blocks_on_nor_swallows_a_hostile_agents_md(tmp_path, ki
         assert note and "cut at 20,000" in note and len(section) < 100_000
     else:
         assert section == "" and note and "cannot be read" in note and "regular file" in note
+
+
+def test_the_line_cap_of_the_test_is_the_audit_logs():
+    from reprise.core.audit import MAX_AUDIT_LINE_BYTES
+
+    assert MAX_AUDIT_LINE_BYTES == LINE_CAP
+
+
+def test_doctor_names_each_damaged_line_of_the_audit_log_and_the_archive_index(tmp_path):
+    from reprise.core import config
+    from reprise.core.service import Service
+
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=workspace, cache=tmp_path / "cache")
+    store = service.store
+    ref = SessionRef(service.workspace_key, "s1")
+    write(store, ref, build_state(4, session_id="s1"))
+    trim_session(store, service.archive, ref, TrimOptions(keep_history=1), now=OLD_NOW)
+    audit, index = store.paths.audit_file(ref.workspace_key), store.paths.archive_dir(ref) / "index.jsonl"
+    with audit.open("a") as handle:
+        handle.write("[1]\n")
+    with index.open("a") as handle:
+        handle.write('{"digest": 7}\n')
+    messages = [problem.message for problem in service.doctor().problems]
+    assert any(f"{audit} line 2" in message for message in messages), messages
+    assert any(f"{index} line 3" in message for message in messages), messages

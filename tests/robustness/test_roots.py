@@ -13,7 +13,6 @@ import pytest
 from reprise.core.archive import Archive
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.rooted import OutsideRootError, Root
 from reprise.core.store import SessionMeta, Store
 from reprise.core.trash import Trash
 from reprise.core.trim import TrimOptions, trim_session
@@ -88,7 +87,7 @@ def test_purge_of_a_linked_trash_deletes_nothing_outside(store, tmp_path, where)
     outside = outside_folder(tmp_path)
     linked = link(store, where, outside)
     before = tree(outside)
-    with pytest.raises(OutsideRootError) as raised:
+    with pytest.raises(RepriseError) as raised:
         Trash(store).purge([KEY], confirmed=True, now=OLD_NOW)
     assert str(linked) in raised.value.message
     assert tree(outside) == before
@@ -151,6 +150,8 @@ def test_a_linked_workspace_record_is_not_read_nor_replaced(store, tmp_path):
 
 
 def test_the_rooted_walk_refuses_dotdot_and_paths_outside_the_root(tmp_path):
+    from reprise.core.rooted import OutsideRootError, Root
+
     root = Root(tmp_path / "state")
     for bad in (tmp_path / "elsewhere" / "x", tmp_path / "state" / ".." / "x", "../x"):
         with pytest.raises(OutsideRootError):
@@ -178,3 +179,22 @@ def test_rm_and_trash_restore_across_filesystems_copy_verify_and_remove_the_sour
         assert [name for name in os.listdir(trash_dir / "meta")] == []
     finally:
         subprocess.run(["umount", "-l", str(trash_dir)], check=True)
+
+
+def test_doctor_clean_deletes_no_temp_file_outside_through_a_linked_workspace(tmp_path):
+    from reprise.core import config
+    from reprise.core.service import Service
+
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=workspace, cache=tmp_path / "cache")
+    outside = outside_folder(tmp_path)
+    stale = outside / "sessions" / ".s1.tmp-1-abcd1234"
+    stale.parent.mkdir()
+    stale.write_text("someone's file")
+    os.utime(stale, (0, 0))
+    key = workspace_key("/somewhere/else")
+    (service.store.paths.workspaces).mkdir(parents=True)
+    (service.store.paths.workspaces / key).symlink_to(outside, target_is_directory=True)
+    service.doctor(clean=True)
+    assert stale.read_text() == "someone's file"
