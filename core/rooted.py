@@ -157,7 +157,7 @@ class Root:
         try:
             for index, part in enumerate(parts):
                 try:
-                    next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    next_fd = self._open_existing_dir(fd, parts, index)
                 except FileNotFoundError:
                     if not create:
                         raise
@@ -165,10 +165,6 @@ class Root:
                         os.mkdir(part, 0o700, dir_fd=fd)
                         _fsync_fd(fd)
                     next_fd = self._open_existing_dir(fd, parts, index)
-                except OSError as exc:
-                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                        raise self._not_a_folder(fd, parts, index) from None
-                    raise
                 os.close(fd)
                 fd = next_fd
             return fd
@@ -216,25 +212,10 @@ class Root:
 
     def check(self, path: Path | str) -> None:
         """Raise OutsideRootError if a symlink sits between the root and `path` (missing folders are fine)."""
-        parts = self.parts(path)
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            os.close(self._open_dir(self.parts(path)[:-1], create=False))
         except FileNotFoundError:
             return
-        try:
-            for index, part in enumerate(parts[:-1]):
-                try:
-                    next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                except FileNotFoundError:
-                    return
-                except OSError as exc:
-                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                        raise self._not_a_folder(fd, parts, index) from None
-                    raise
-                os.close(fd)
-                fd = next_fd
-        finally:
-            os.close(fd)
 
     # --- questions -----------------------------------------------------------------------------------
 
@@ -412,31 +393,27 @@ class Root:
 
     def unlink(self, path: Path | str) -> bool:
         """Remove one file or link (never what a link points to); False when nothing was there."""
-        with self.parent(path) as (fd, name):
-            try:
-                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except FileNotFoundError:
-                return False
-            if stat.S_ISDIR(info.st_mode):
-                raise FileProblem(self.path.joinpath(*self.parts(path)), "not_regular",
-                                  "it is a directory where a file belongs; it was left as it is")
-            os.unlink(name, dir_fd=fd)
-            _fsync_fd(fd)
-            return True
+        return self._remove(path, tree=False)
 
     def rmtree(self, path: Path | str) -> bool:
         """Delete a real folder inside the root and everything in it; a link is refused, not followed."""
+        return self._remove(path, tree=True)
+
+    def _remove(self, path: Path | str, *, tree: bool) -> bool:
         with self.parent(path) as (fd, name):
             try:
                 info = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
                 return False
-            if stat.S_ISLNK(info.st_mode):
+            if tree and stat.S_ISLNK(info.st_mode):
                 raise self._link_error(self.parts(path))
             if not stat.S_ISDIR(info.st_mode):
                 os.unlink(name, dir_fd=fd)
+            elif tree:
+                shutil.rmtree(name, dir_fd=fd)  # the fd-based walk, which follows no link
             else:
-                shutil.rmtree(name, dir_fd=fd)
+                raise FileProblem(self.path.joinpath(*self.parts(path)), "not_regular",
+                                  "it is a directory where a file belongs; it was left as it is")
             _fsync_fd(fd)
             return True
 

@@ -36,7 +36,7 @@ def without_hanging(call, *fifos: Path):
     def target():
         try:
             outcome["value"] = call()
-        except BaseException as exc:  # handed back to the test below
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test below
             outcome["error"] = exc
 
     thread = threading.Thread(target=target, daemon=True)
