@@ -469,7 +469,7 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
     audit = audit or AuditLog(paths)
     options = {"from_key": old_key, "to_key": new_key, "force": force}
     counts = {"sessions": len(sessions), "trashed": len(trashed), "archives": len(archives)}
-    with _locked(store, old_key, sessions) as loaded_states:
+    with _SessionLocks(store, old_key, sessions) as loaded_states:
         for loaded in loaded_states:
             check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force,
                               action="relinked")
@@ -506,7 +506,7 @@ def _record_with_undo(store: Store, journal: Journal, key: str, folder: Path) ->
         journal.on_undo(lambda: store.rooted.write_atomic(path, before))
 
 
-class _locked:
+class _SessionLocks:
     """Hold the locks of every session of a workspace, yielding those that load."""
 
     def __init__(self, store: Store, key: str, ids: list[str]):

@@ -198,3 +198,24 @@ def test_doctor_clean_deletes_no_temp_file_outside_through_a_linked_workspace(tm
     (service.store.paths.workspaces / key).symlink_to(outside, target_is_directory=True)
     service.doctor(clean=True)
     assert stale.read_text() == "someone's file"
+
+
+def test_the_cli_purge_of_a_linked_archive_names_the_link_in_one_line_and_keeps_the_outside(tmp_path):
+    from .test_hostile import environment, json_of, run
+
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (tmp_path / "config.toml").write_text("")
+    store = Store(tmp_path / "state")
+    ref = SessionRef(workspace_key(workspace), VICTIM)
+    write(store, ref, build_state(4, session_id=VICTIM))
+    Trash(store).remove(ref, now=OLD_NOW)
+    outside = outside_folder(tmp_path)
+    before = tree(outside)
+    linked = store.paths.reprise_dir(ref.workspace_key) / "archive"
+    linked.symlink_to(outside, target_is_directory=True)
+    result = run(["trash", "purge", "--yes", "--json", "--state-dir", str(store.root)],
+                 environment(tmp_path, tmp_path / "cache"), cwd=workspace)
+    error = json_of(result, "trash purge")["error"]
+    assert result.returncode == 1 and str(linked) in error["message"], error
+    assert tree(outside) == before
