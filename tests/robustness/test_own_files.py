@@ -11,6 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
@@ -247,3 +249,24 @@ def test_doctor_names_each_damaged_line_of_the_audit_log_and_the_archive_index(t
     messages = [problem.message for problem in service.doctor().problems]
     assert any(f"{audit} line 2" in message for message in messages), messages
     assert any(f"{index} line 3" in message for message in messages), messages
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=12), st.booleans(),
+       st.integers(min_value=1, max_value=30))
+def test_streamed_lines_are_the_files_lines_with_each_over_the_cap_blanked(tmp_path_factory, lines, ended, cap):
+    from reprise.core import rooted
+
+    folder = tmp_path_factory.mktemp("lines")
+    data = b"\n".join(lines) + (b"\n" if ended and lines else b"")
+    (folder / "log").write_bytes(data)
+    old_chunk, rooted._CHUNK = rooted._CHUNK, 7  # lines spanning reads
+    try:
+        got = list(rooted.Root(folder).lines(folder / "log", cap))
+    finally:
+        rooted._CHUNK = old_chunk
+    pieces = data.split(b"\n")
+    expected = [(n + 1, piece if len(piece) <= cap else None, True) for n, piece in enumerate(pieces[:-1])]
+    if pieces[-1]:
+        expected.append((len(pieces), pieces[-1] if len(pieces[-1]) <= cap else None, False))
+    assert [(line.number, line.data, line.terminated) for line in got] == expected
