@@ -135,16 +135,22 @@ class Archive:
             return result
         except RepriseError as exc:
             result.problems.append(Problem(str(index), exc.code, exc.message))
+        except OSError as exc:
+            result.problems.append(Problem(str(index), "unreadable", f"{index}: {exc.strerror or exc}."))
         return result
 
     def problems(self, keys: list[str]) -> list[Problem]:
         """The damaged lines of every archive index of these workspaces (for `doctor`)."""
         found = []
         for key in keys:
+            folder = self.paths.reprise_dir(key) / "archive"
             try:
-                names = self.root.names(self.paths.reprise_dir(key) / "archive")
+                names = self.root.names(folder)
             except RepriseError as exc:
-                found.append(Problem(exc.path or "", exc.code, exc.message))
+                found.append(Problem(exc.path or str(folder), exc.code, exc.message))
+                continue
+            except OSError as exc:
+                found.append(Problem(str(folder), "unreadable", f"{folder}: {exc.strerror or exc}."))
                 continue
             for name, is_dir in names:
                 try:

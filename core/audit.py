@@ -126,6 +126,8 @@ class AuditLog:
                 continue
             except RepriseError as exc:
                 self.problems.append(Problem(str(path), exc.code, exc.message))
+            except OSError as exc:
+                self.problems.append(Problem(str(path), "unreadable", f"{path}: {exc.strerror or exc}."))
         records.sort(key=lambda record: record.time)
         return records
 
