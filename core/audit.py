@@ -92,8 +92,8 @@ class AuditLog:
             self.root.append(path, line)
         except (OSError, RepriseError) as exc:
             reason = exc.message if isinstance(exc, RepriseError) else exc.strerror or str(exc)
-            done = "was not done" if result.startswith("failed") else "was done"
-            error = AuditError(f"The {op} {done}, but the audit log {path} could not record it: {reason}.",
+            error = AuditError(f"The audit log {path} could not record this {op}: {reason.rstrip('.')}.",
+                               hint=None if result.startswith("failed") else f"the {op} itself was done",
                                path=path)
             if result.startswith("failed") and isinstance(in_flight, RepriseError):
                 _note_on(in_flight, error)
