@@ -7,17 +7,22 @@ archive entry without its trim, never a trim without its archive entry.
 
 from __future__ import annotations
 
-import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import faults
-from .errors import ArchiveError
+from .codec import Problem
+from .errors import ArchiveError, RepriseError
 from .models import utc_now_iso
 from .paths import SessionRef, StorePaths
-from .store import append_line, digest, ensure_dir, write_atomic
+from .rooted import Root
+from .store import MAX_SESSION_BYTES, digest
+
+MAX_INDEX_LINE_BYTES = 1024 * 1024
+_DIGEST = re.compile(r"\A[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +39,35 @@ class ArchiveEntry:
         return {"digest": self.digest, "op": self.op, "time": self.time, "anchors": self.anchors, **self.info}
 
 
+@dataclass(slots=True)
+class IndexReading:
+    """An index as read: its usable entries, and each line that was skipped and why."""
+
+    entries: list[ArchiveEntry] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    torn_tail: bool = False
+
+
+def parse_index_line(data: bytes) -> ArchiveEntry:
+    """One index line as an entry; ValueError saying what is wrong."""
+    item = json.loads(data)
+    if not isinstance(item, dict):
+        raise TypeError(f"a JSON {type(item).__name__}, not an object")
+    name, op, time, anchors = item.get("digest"), item.get("op"), item.get("time"), item.get("anchors", [])
+    if not isinstance(name, str) or not _DIGEST.match(name):
+        raise TypeError("its digest is not 64 hex characters")
+    if not isinstance(op, str) or not isinstance(time, str):
+        raise TypeError("its op or time is not a string")
+    if not isinstance(anchors, list) or not all(isinstance(anchor, str) for anchor in anchors):
+        raise TypeError("its anchors are not a list of turn ids")
+    known = {"digest", "op", "time", "anchors"}
+    return ArchiveEntry(name, op, time, list(anchors), {k: v for k, v in item.items() if k not in known})
+
+
 class Archive:
     def __init__(self, paths: StorePaths):
         self.paths = paths
+        self.root = Root(paths.root)
 
     def directory(self, ref: SessionRef) -> Path:
         return self.paths.archive_dir(ref)
@@ -49,50 +80,102 @@ class Archive:
         directory = self.directory(ref)
         path = directory / f"{name}.json"
         try:
-            ensure_dir(directory)
+            self.root.mkdir(directory)
             if not self._verified(path, name):
-                write_atomic(path, data, temp_stem=name)
+                self.root.write_atomic(path, data, temp_stem=name)
                 if not self._verified(path, name):
                     raise ArchiveError(f"Archive entry {path} does not read back as written.", path=path)
             entry = ArchiveEntry(name, op, utc_now_iso(), list(anchors or []), info)
-            self._append_index(directory / "index.jsonl", entry)
+            self.root.append(directory / "index.jsonl",
+                             (json.dumps(entry.as_dict(), ensure_ascii=True) + "\n").encode("ascii"))
+            faults.point("after_index_append")
         except OSError as exc:
             raise ArchiveError(f"Could not write the archive of session {ref.session_id}: {exc.strerror or exc}.",
                                hint="nothing in the session was changed", path=directory) from None
+        except ArchiveError:
+            raise
+        except RepriseError as exc:
+            raise ArchiveError(f"Could not write the archive of session {ref.session_id}: {exc.message}",
+                               hint="nothing in the session was changed", path=exc.path or directory) from None
         faults.point("after_archive")
         return entry
 
-    @staticmethod
-    def _verified(path: Path, name: str) -> bool:
+    def _verified(self, path: Path, name: str) -> bool:
         """Whether the entry on disk has this digest (hashed as it is read: no second copy in memory)."""
         try:
-            with open(path, "rb") as handle:
-                return hashlib.file_digest(handle, "sha256").hexdigest() == name
+            return self.root.sha256(path) == name
         except FileNotFoundError:
             return False
 
-    @staticmethod
-    def _append_index(index: Path, entry: ArchiveEntry) -> None:
-        append_line(index, (json.dumps(entry.as_dict(), ensure_ascii=True) + "\n").encode("ascii"))
-        faults.point("after_index_append")
+    def index_path(self, ref: SessionRef) -> Path:
+        return self.directory(ref) / "index.jsonl"
+
+    def reading(self, ref: SessionRef) -> IndexReading:
+        """The index streamed line by line; each bad line is skipped and named. A last line without
+        its newline is a crash mid-append (`torn_tail`), not damage."""
+        index = self.index_path(ref)
+        result = IndexReading()
+        try:
+            for line in self.root.lines(index, MAX_INDEX_LINE_BYTES):
+                if line.data is None:
+                    reason = f"over the {MAX_INDEX_LINE_BYTES:,}-byte line limit"
+                elif not line.data.strip():
+                    continue
+                else:
+                    try:
+                        result.entries.append(parse_index_line(line.data))
+                        continue
+                    except (ValueError, TypeError) as exc:
+                        reason = str(exc) if not isinstance(exc, json.JSONDecodeError) else "not JSON"
+                if not line.terminated:
+                    result.torn_tail = True
+                    continue
+                result.problems.append(Problem(str(index), "bad_index_line",
+                                               f"{index} line {line.number}: {reason}; skipped"))
+        except (FileNotFoundError, NotADirectoryError):
+            return result
+        except RepriseError as exc:
+            result.problems.append(Problem(str(index), exc.code, exc.message))
+        except OSError as exc:
+            result.problems.append(Problem(str(index), "unreadable", f"{index}: {exc.strerror or exc}."))
+        return result
+
+    def problems(self, keys: list[str]) -> list[Problem]:
+        """The damaged lines of every archive index of these workspaces (for `doctor`)."""
+        found = []
+        for key in keys:
+            folder = self.paths.reprise_dir(key) / "archive"
+            try:
+                names = self.root.names(folder)
+            except RepriseError as exc:
+                found.append(Problem(exc.path or str(folder), exc.code, exc.message))
+                continue
+            except OSError as exc:
+                found.append(Problem(str(folder), "unreadable", f"{folder}: {exc.strerror or exc}."))
+                continue
+            for name, is_dir in names:
+                try:
+                    ref = SessionRef(key, name)
+                except RepriseError:
+                    continue
+                if is_dir:
+                    found.extend(self.reading(ref).problems)
+        return found
 
     def entries(self, ref: SessionRef) -> list[ArchiveEntry]:
-        """The index in order; a torn last line (a crash mid-append) is skipped."""
-        index = self.directory(ref) / "index.jsonl"
-        try:
-            lines = index.read_text(encoding="ascii", errors="replace").splitlines()
-        except FileNotFoundError:
-            return []
-        entries = []
-        for line in lines:
-            try:
-                item = json.loads(line)
-                known = {"digest", "op", "time", "anchors"}
-                entries.append(ArchiveEntry(item["digest"], item["op"], item["time"], list(item.get("anchors", [])),
-                                            {k: v for k, v in item.items() if k not in known}))
-            except (ValueError, KeyError, TypeError):
-                continue
-        return entries
+        """The usable entries of the index in order (bad lines skipped; see `reading`)."""
+        return self.reading(ref).entries
+
+    def checked_entries(self, ref: SessionRef) -> list[ArchiveEntry]:
+        """The index for an operation that relies on it whole (restore): ArchiveError when any line
+        is damaged or the index cannot be read, naming the first problem."""
+        reading = self.reading(ref)
+        if reading.problems:
+            first = reading.problems[0]
+            more = f" (and {len(reading.problems) - 1} more)" if len(reading.problems) > 1 else ""
+            raise ArchiveError(f"The archive index of session {ref.session_id} is damaged: {first.message}{more}; "
+                               "nothing was restored.", hint="repair or move the index file", path=first.path)
+        return reading.entries
 
     def read(self, ref: SessionRef, name: str) -> bytes:
         """An entry's bytes, verified against its name."""
@@ -100,9 +183,14 @@ class Archive:
             raise ArchiveError(f"{name!r} is not an archive digest (64 hex characters).")
         path = self.directory(ref) / f"{name}.json"
         try:
-            data = path.read_bytes()
+            data = self.root.read(path, MAX_SESSION_BYTES)
         except FileNotFoundError:
             raise ArchiveError(f"Archive entry {name[:12]} of session {ref.session_id} is missing.", path=path) from None
+        except ArchiveError:
+            raise
+        except RepriseError as exc:
+            raise ArchiveError(f"Archive entry {name[:12]} of session {ref.session_id} cannot be read: "
+                               f"{exc.message}", path=path) from None
         if digest(data) != name:
             raise ArchiveError(f"Archive entry {path} is corrupt: its content does not match its digest.", path=path)
         return data

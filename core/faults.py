@@ -23,6 +23,7 @@ POINTS = (
     "before_replace",
     "after_replace",
     "after_index_append",
+    "after_tombstone",
 )
 
 

@@ -25,10 +25,12 @@ from . import tokens
 from .codec import json_view
 from .config import MeterSettings, ModelSpec
 from .models import FRACTAL_MAX_HISTORY, SessionState, last_measured_context
+from .rooted import FileProblem, read_regular
 from .summary import EMPTY_SUMMARY, render_summary, summary_parts
 
 DEFAULT_MODEL = "gpt-5"
 AGENTS_MD_LIMIT = 20_000
+AGENTS_MD_READ_CAP = 4 * 1024 * 1024
 AGENTS_MD_NOTICE = "\n\n[AGENTS.md truncated — read the full file from the workspace.]"
 AGENTS_MD_HEADING = (
     "\n## Workspace instructions (AGENTS.md)\n\n"
@@ -194,12 +196,15 @@ def agents_md_section(workspace: Path | None) -> tuple[str, int | None, str | No
     if workspace is None:
         return "", None, "the workspace folder is unknown, so its AGENTS.md is not counted"
     path = workspace / "AGENTS.md"
-    try:
-        raw = path.read_text(encoding="utf-8")
+    try:  # the repository may be hostile: a regular file only, opened without blocking, read capped
+        data, size = read_regular(path, AGENTS_MD_READ_CAP)
+        raw = data.decode("utf-8") if size <= AGENTS_MD_READ_CAP else data.decode("utf-8", "ignore")
     except FileNotFoundError:
         return "", None, "no AGENTS.md in the workspace"
     except UnicodeDecodeError:
         return "", None, "AGENTS.md is not UTF-8; the agent ignores it"
+    except FileProblem as exc:
+        return "", None, f"AGENTS.md cannot be read ({exc.reason}); it is not counted"
     except OSError as exc:
         return "", None, f"AGENTS.md cannot be read ({exc.strerror or exc}); the agent ignores it"
     text = raw.strip()
@@ -207,7 +212,8 @@ def agents_md_section(workspace: Path | None) -> tuple[str, int | None, str | No
     note = None
     if len(text) > AGENTS_MD_LIMIT:
         text = text[:AGENTS_MD_LIMIT] + AGENTS_MD_NOTICE
-        note = f"cut at {AGENTS_MD_LIMIT:,} of {full:,} characters"
+        of = f"{full:,} characters" if size <= AGENTS_MD_READ_CAP else f"a {size:,}-byte file"
+        note = f"cut at {AGENTS_MD_LIMIT:,} of {of}"
     if not text:
         return "", full, "AGENTS.md is empty"
     return as_instructions((AGENTS_MD_HEADING + text).strip("\n")), full, note

@@ -240,7 +240,7 @@ def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_t
         raise RepriseError("Give --archive DIGEST or --all, not both.")
     now = time.time() if now is None else now
     loaded = store.load(ref)
-    entries = archive.entries(ref)
+    entries = archive.checked_entries(ref)
     if digest_text is not None:
         chosen = [find_entry(entries, digest_text)]
     else:

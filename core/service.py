@@ -218,7 +218,7 @@ class Service:
         if self.store.workspace_path(self.workspace_key) != str(self.workspace):
             try:
                 self.store.record_workspace(self.workspace_key, self.workspace)
-            except OSError:
+            except (OSError, RepriseError):
                 pass  # a store the user may read but not write still lists; the record is a convenience
 
     def workspaces(self) -> list[WorkspaceInfo]:
@@ -353,7 +353,7 @@ class Service:
         elif dropped:
             notes.append(f"Fractal's next save would drop {' and '.join(dropped)}; resuming archives the file first.")
         if for_exec and source in ("current directory", "recorded"):
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, RepriseError):
                 self.store.record_workspace(ref.workspace_key, Path(workspace))
         result = self.meter.measure(loaded.state, Path(workspace))
         if result.state == "over":
@@ -649,14 +649,17 @@ class Service:
             elif row.warning:
                 report.warnings.append(Problem(row.path, "warning", row.warning, severity="warning"))
         report.problems.extend(self.catalog.scan_problems)
+        keys = self.store.workspace_keys()
+        self.audit.read(keys)
+        report.problems.extend([*self.audit.problems, *self.archive.problems(keys)])
         now = time.time()
         for temp in self.store.temp_files():
             try:
-                age = now - temp.stat().st_mtime
-            except FileNotFoundError:
+                age = now - self.store.rooted.lstat(temp).st_mtime
+            except (OSError, RepriseError):
                 continue
             if clean and age > STALE_TEMP_S:
-                temp.unlink(missing_ok=True)
+                self.store.rooted.unlink(temp)
                 report.cleaned.append(str(temp))
             else:
                 report.temp_files.append(str(temp))

@@ -28,8 +28,11 @@ from .codec import Decoded, Problem, decode, decode_text, encode, text_of
 from .errors import ChangedOnDiskError, LockedError, NotFoundError, ProblemFileError, RepriseError
 from .models import SessionState
 from .paths import SessionRef, StorePaths, is_temp_name, validate_workspace_key
+from .rooted import Root
 
 MAX_SESSION_BYTES = 512 * 1024 * 1024
+MAX_META_BYTES = 1024 * 1024
+MAX_RECORD_BYTES = 65536
 LOCK_TIMEOUT_S = 10.0
 _SETTLE_TRIES = 6
 _SETTLE_PAUSE_S = 0.05
@@ -88,8 +91,8 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def ensure_dir(path: Path) -> None:
-    """Create a directory and any missing parents with mode 0700."""
+def _ensure_dir(path: Path) -> None:
+    """Create a session folder and any missing parents with mode 0700."""
     missing = []
     current = path
     while not current.exists():
@@ -109,9 +112,10 @@ def fsync_dir(directory: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes, *, temp_stem: str | None = None) -> None:
-    """Write bytes so that readers see the old file or the new one, never a mix."""
+    """Write a session file so that readers see the old file or the new one, never a mix. (Reprise's
+    own files are written through `rooted.Root.write_atomic`, which follows no link.)"""
     directory = path.parent
-    ensure_dir(directory)
+    _ensure_dir(directory)
     stem = temp_stem or path.stem
     temp = directory / f".{stem}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
@@ -134,21 +138,6 @@ def write_atomic(path: Path, data: bytes, *, temp_stem: str | None = None) -> No
         raise
     faults.point("after_replace")
     fsync_dir(directory)
-
-
-def append_line(path: Path, line: bytes) -> None:
-    """Append one line durably (O_APPEND, fsync; the folder too when the file is new). A crash
-    can leave a torn last line, which readers of these logs skip."""
-    ensure_dir(path.parent)
-    created = not path.exists()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    if created:
-        fsync_dir(path.parent)
 
 
 def _symlink_between(directory: Path, root: Path) -> bool:
@@ -225,6 +214,7 @@ class Store:
     def __init__(self, root: Path):
         self.root = Path(root)
         self.paths = StorePaths(self.root)
+        self.rooted = Root(self.root)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -313,8 +303,11 @@ class Store:
     def lock(self, ref: SessionRef, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         """Serialise writers of one session between Reprise processes (fcntl.flock)."""
         path = self.paths.lock_file(ref)
-        ensure_dir(path.parent)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fd = self.rooted.open_lock(path)
+        except OSError as exc:
+            raise RepriseError(f"Could not open the lock file {path}: {exc.strerror or exc}; nothing was changed.",
+                               path=path) from None
         try:
             deadline = time.monotonic() + timeout
             while True:
@@ -381,67 +374,65 @@ class Store:
     # --- Reprise's metadata --------------------------------------------------------------
 
     def read_meta(self, ref: SessionRef) -> SessionMeta:
-        path = self.paths.meta_file(ref)
+        """A session's metadata; the defaults when the file is missing or unusable (see `meta_problem`)."""
+        meta, _problem = self._meta(self.paths.meta_file(ref))
+        return meta
+
+    def _meta(self, path: Path) -> tuple[SessionMeta, str | None]:
         try:
-            data, _ = read_regular_file(path, self.root)
+            data = self.rooted.read(path, MAX_META_BYTES)
         except FileNotFoundError:
-            return SessionMeta()
-        except _ReadProblem:
-            return SessionMeta()
+            return SessionMeta(), None
+        except RepriseError as exc:
+            return SessionMeta(), exc.message
         try:
-            return SessionMeta.model_validate_json(data)
+            return SessionMeta.model_validate_json(data), None
         except ValueError:
-            return SessionMeta()
+            return SessionMeta(), f"{path}: not a JSON object of Reprise's metadata (title, pinned, estimates)."
 
     def update_meta(self, ref: SessionRef, change) -> SessionMeta:
         """Read, change and write a session's metadata under the session's lock. A metadata file
         that exists but cannot be read is not silently replaced."""
         with self.lock(ref):
             path = self.paths.meta_file(ref)
-            meta = self.read_meta(ref)
-            if path.exists() and meta == SessionMeta() and path.stat().st_size > 2:
-                try:
-                    SessionMeta.model_validate_json(path.read_bytes())
-                except ValueError:
-                    raise RepriseError(f"{path}: Reprise's metadata of this session is not valid JSON; "
-                                       "it was left as it is.", hint="fix or delete the file", path=path) from None
+            meta, problem = self._meta(path)
+            if problem is not None:
+                raise RepriseError(f"{problem.rstrip('.')}; Reprise's metadata of this session was left as it is.",
+                                   hint="fix or delete the file", path=path)
             change(meta)
             self.write_meta(ref, meta)
             return meta
 
     def write_meta(self, ref: SessionRef, meta: SessionMeta) -> None:
         data = json.dumps(meta.model_dump(mode="json"), indent=2) + "\n"
-        write_atomic(self.paths.meta_file(ref), data.encode("ascii"))
+        self._write_own(self.paths.meta_file(ref), data.encode("ascii"), "the session's metadata")
+
+    def _write_own(self, path: Path, data: bytes, what: str) -> None:
+        """Write one of Reprise's own files through the root; an I/O error is a RepriseError naming it."""
+        try:
+            self.rooted.write_atomic(path, data)
+        except OSError as exc:
+            raise RepriseError(f"Could not write {what} ({path}): {exc.strerror or exc}.", path=path) from None
 
     def record_workspace(self, key: str, workspace: Path) -> None:
-        """Remember the folder behind a key (the key cannot be reversed)."""
+        """Remember the folder behind a key (the key cannot be reversed). Raises OSError when it cannot
+        be written, RepriseError when a link or a non-file is in the way."""
         validate_workspace_key(key)
         path = self.paths.workspace_record(key)
         wanted = {"path": str(workspace)}
-        with contextlib.suppress(FileNotFoundError, ValueError, _ReadProblem):
-            data, _ = read_regular_file(path, self.root)
-            if json.loads(data) == wanted:
+        with contextlib.suppress(FileNotFoundError, ValueError, RepriseError):
+            if json.loads(self.rooted.read(path, MAX_RECORD_BYTES)) == wanted:
                 return
-        write_atomic(path, (json.dumps(wanted, indent=2) + "\n").encode("ascii"))
+        self.rooted.write_atomic(path, (json.dumps(wanted, indent=2) + "\n").encode("ascii"))
 
     def workspace_path(self, key: str) -> str | None:
         """The folder recorded for a key, or None. Called for every workspace on every listing, so it
-        reads a plain path string and refuses anything but a small regular file."""
+        reads a plain path string and refuses anything but a small regular file reached without links."""
         validate_workspace_key(key)
-        record = f"{self.paths.workspaces}/{key}/reprise/workspace.json"
         try:
-            fd = os.open(record, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
+            value = json.loads(self.rooted.read(self.paths.workspace_record(key), MAX_RECORD_BYTES)).get("path")
+        except (OSError, ValueError, AttributeError, RepriseError):
             return None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > 65536:
-                return None
-            value = json.loads(os.read(fd, 65536)).get("path")
-        except (OSError, ValueError, AttributeError):
-            return None
-        finally:
-            os.close(fd)
         return value if isinstance(value, str) else None
 
     # --- enumeration ---------------------------------------------------------------------
@@ -462,10 +453,20 @@ class Store:
         return sorted(keys)
 
     def temp_files(self) -> list[Path]:
-        """Leftover in-flight writes of Reprise processes that died."""
-        found = []
+        """Leftover in-flight writes of Reprise processes that died (no link followed)."""
+        found: list[Path] = []
+
+        def walk(directory: Path) -> None:
+            try:
+                entries = self.rooted.names(directory)
+            except (OSError, RepriseError):
+                return
+            for name, is_dir in entries:
+                if is_dir:
+                    walk(directory / name)
+                elif is_temp_name(name):
+                    found.append(directory / name)
+
         for key in self.workspace_keys():
-            workspace = self.paths.workspace(key)
-            for directory, _dirs, files in os.walk(workspace):
-                found.extend(Path(directory) / name for name in files if is_temp_name(name))
+            walk(self.paths.workspace(key))
         return sorted(found)

@@ -2,27 +2,32 @@
 trash and back out, `purge` (the one hard delete), applying a prune selection, and `relink`
 (a moved repository's sessions, metadata and archives to the key of its new folder).
 
-Moves are `os.rename`s inside one state root (one filesystem), under the session's lock, and
-are refused while an agent is probably writing the session unless forced.
+Every move goes through the state root's `Root` (no link followed; across filesystems a
+verified copy), under the session's lock, and is refused while an agent is probably writing
+the session unless forced. `rm`, `trash restore` and `relink` either finish, audit included,
+or put back what they moved and say what is where. `purge` cannot be undone: each session is
+first renamed into a tombstone, so it is either still restorable or wholly gone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import faults
 from .audit import AuditLog, iso_time
 from .errors import ConflictError, NotFoundError, ProblemFileError, RepriseError, UsageError
 from .paths import SessionRef, validate_session_id, validate_workspace_key, workspace_key
 from .retention import PruneSelection, check_not_running
-from .store import Store, ensure_dir, fsync_dir, write_atomic
+from .rooted import Root
+from .store import MAX_META_BYTES, MAX_RECORD_BYTES, Store
+
+TOMBSTONE_PREFIX = ".purge-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +54,16 @@ class PurgeResult:
     purged: list[TrashEntry] = field(default_factory=list)
     kept: list[TrashEntry] = field(default_factory=list)
     archives_deleted: list[str] = field(default_factory=list)
+    failed: list[tuple[TrashEntry, str]] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)
+    finished: list[SessionRef] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {"purged": [entry.as_dict() for entry in self.purged], "kept": len(self.kept),
-                "archives_deleted": self.archives_deleted}
+                "archives_deleted": self.archives_deleted,
+                "finished": [ref.session_id for ref in self.finished],
+                "failed": [{"session_id": entry.ref.session_id, "error": error} for entry, error in self.failed],
+                "leftovers": self.leftovers}
 
 
 @dataclass(slots=True)
@@ -84,29 +95,75 @@ class RelinkResult:
                 "left_behind": self.left_behind}
 
 
-def _unlink(path: Path) -> bool:
-    try:
-        os.unlink(path)
-        return True
-    except FileNotFoundError:
-        return False
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RepriseError):
+        return exc.message.rstrip(".")
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else "")
+    return str(exc)
 
 
-def _session_ids(directory: Path) -> list[str]:
+class Journal:
+    """The moves of one multi-step operation, so that a failure can put everything back."""
+
+    def __init__(self, root: Root):
+        self.root = root
+        self.moves: list[tuple[Path, Path]] = []
+        self.undo_steps: list = []
+
+    def move(self, source: Path, target: Path, *, replace: bool = False) -> None:
+        self.root.move(source, target, replace=replace)
+        self.moves.append((source, target))
+        self.undo_steps.append(lambda: self.root.move(target, source))
+
+    def on_undo(self, step) -> None:
+        self.undo_steps.append(step)
+
+    def undo(self) -> list[str]:
+        """Reverse every step, newest first; returns what could not be put back."""
+        stuck = []
+        for step in reversed(self.undo_steps):
+            try:
+                step()
+            except (OSError, RepriseError) as exc:
+                stuck.append(_reason(exc))
+        self.undo_steps.clear()
+        return stuck
+
+    def where(self) -> str:
+        return "; ".join(f"{source} is now at {target}" for source, target in self.moves)
+
+
+def _failed(what: str, exc: BaseException, journal: Journal) -> RepriseError:
+    """The first real error of a multi-step operation, after putting back what it did."""
+    done = journal.where()
+    stuck = journal.undo()
+    if not stuck:
+        return RepriseError(f"{what}: {_reason(exc)}; nothing was changed (every move was put back).",
+                            path=getattr(exc, "path", None))
+    return RepriseError(f"{what}: {_reason(exc)}; putting back failed too ({'; '.join(stuck)}): {done}.",
+                        hint="move the files back by hand", path=getattr(exc, "path", None))
+
+
+def _session_ids(root: Root, directory: Path) -> list[str]:
     """Valid session ids of the `<id>.json` entries of a directory (files or symlinks, not folders)."""
-    try:
-        entries = list(os.scandir(directory))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
     ids = []
-    for entry in entries:
-        if not entry.name.endswith(".json") or entry.is_dir(follow_symlinks=False):
+    for name, is_dir in root.names(directory):
+        if not name.endswith(".json") or is_dir:
             continue
         try:
-            ids.append(validate_session_id(entry.name[:-5]))
+            ids.append(validate_session_id(name[:-5]))
         except RepriseError:
             continue
     return sorted(ids)
+
+
+def _read_json(root: Root, path: Path, cap: int) -> dict[str, Any]:
+    try:
+        loaded = json.loads(root.read(path, cap))
+    except (OSError, ValueError, RepriseError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
 
 
 class Trash:
@@ -115,53 +172,66 @@ class Trash:
     def __init__(self, store: Store, audit: AuditLog | None = None):
         self.store = store
         self.paths = store.paths
+        self.root = store.rooted
         self.audit = audit or AuditLog(store.paths)
+
+    def _places(self, ref: SessionRef) -> list[Path]:
+        paths = self.paths
+        return [paths.session_file(ref), paths.meta_file(ref), paths.trash_file(ref), paths.trash_meta_file(ref),
+                paths.trash_record_file(ref), paths.archive_dir(ref), paths.lock_file(ref)]
+
+    def _check(self, ref: SessionRef) -> None:
+        """Refuse before anything moves when a link sits on the way to any place of this session."""
+        for place in self._places(ref):
+            self.root.check(place)
 
     # --- rm ----------------------------------------------------------------------------------------------
 
     def remove(self, ref: SessionRef, *, force: bool = False, now: float | None = None) -> TrashEntry:
-        """`reprise rm`: move the session file and its metadata to the trash."""
+        """`reprise rm`: move the session file and its metadata to the trash, then audit; a failed
+        step puts back what was moved."""
         now = time.time() if now is None else now
-        entry = self._move_to_trash(ref, force=force, now=now)
-        self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id, options={"force": force},
-                          counts={"bytes": entry.size}, now=now)
+        self._check(ref)
+        with self.store.lock(ref):
+            journal = Journal(self.root)
+            entry = self._move_to_trash(ref, journal, force=force, now=now)
+            try:
+                self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id, options={"force": force},
+                                  counts={"bytes": entry.size}, now=now)
+            except RepriseError as exc:
+                raise _failed(f"Session {ref.session_id} was not moved to the trash", exc, journal) from None
         return entry
 
-    def _move_to_trash(self, ref: SessionRef, *, force: bool, now: float) -> TrashEntry:
+    def _move_to_trash(self, ref: SessionRef, journal: Journal, *, force: bool, now: float) -> TrashEntry:
+        """The moves of `rm`, under the session's lock held by the caller."""
         source = self.paths.session_file(ref)
         target = self.paths.trash_file(ref)
-        with self.store.lock(ref):
-            if not os.path.lexists(source):
-                raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.", path=source)
-            try:
-                loaded = self.store.load(ref)
-            except ProblemFileError:
-                loaded = None  # a broken file has no pending turn to protect
-            if loaded is not None:
-                check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force,
-                                  action="removed")
-            if os.path.lexists(target):
-                raise ConflictError(f"A session {ref.session_id} is already in the trash.",
-                                    hint="restore or purge that one first", path=target)
-            size = os.lstat(source).st_size
-            title = self.store.read_meta(ref).title
-            record = {"session_id": ref.session_id, "trashed_at": iso_time(now), "trashed_ts": now,
-                      "from": f"sessions/{ref.session_id}.json", "size": size}
-            try:
-                write_atomic(self.paths.trash_record_file(ref),
-                             (json.dumps(record, indent=2) + "\n").encode("ascii"))
-                ensure_dir(target.parent)
-                os.rename(source, target)
-                meta = self.paths.meta_file(ref)
-                if os.path.lexists(meta):
-                    ensure_dir(self.paths.trash_meta_file(ref).parent)
-                    os.rename(meta, self.paths.trash_meta_file(ref))
-                    fsync_dir(meta.parent)
-                fsync_dir(source.parent)
-                fsync_dir(target.parent)
-            except OSError as exc:
-                raise RepriseError(f"Could not move session {ref.session_id} to the trash: {exc.strerror or exc}.",
-                                   path=source) from None
+        if not self.root.exists(source):
+            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.", path=source)
+        try:
+            loaded = self.store.load(ref)
+        except ProblemFileError:
+            loaded = None  # a broken file has no pending turn to protect
+        if loaded is not None:
+            check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force,
+                              action="removed")
+        if self.root.exists(target):
+            raise ConflictError(f"A session {ref.session_id} is already in the trash.",
+                                hint="restore or purge that one first", path=target)
+        size = self.root.lstat(source).st_size
+        title = self.store.read_meta(ref).title
+        record = {"session_id": ref.session_id, "trashed_at": iso_time(now), "trashed_ts": now,
+                  "from": f"sessions/{ref.session_id}.json", "size": size}
+        record_path = self.paths.trash_record_file(ref)
+        try:
+            self.root.write_atomic(record_path, (json.dumps(record, indent=2) + "\n").encode("ascii"))
+            journal.on_undo(lambda: self.root.unlink(record_path))
+            journal.move(source, target)
+            meta = self.paths.meta_file(ref)
+            if self.root.exists(meta):
+                journal.move(meta, self.paths.trash_meta_file(ref), replace=True)
+        except (OSError, RepriseError) as exc:
+            raise _failed(f"Could not move session {ref.session_id} to the trash", exc, journal) from None
         return TrashEntry(ref, record["trashed_at"], now, size, title, record["from"])
 
     # --- listing -------------------------------------------------------------------------------------------
@@ -170,56 +240,56 @@ class Trash:
         """What is in the trash of these workspaces, newest first."""
         found = []
         for key in keys:
-            for session_id in _session_ids(self.paths.trash_dir(key)):
-                found.append(self._entry(SessionRef(key, session_id)))
+            for session_id in _session_ids(self.root, self.paths.trash_dir(key)):
+                try:
+                    found.append(self._entry(SessionRef(key, session_id)))
+                except FileNotFoundError:
+                    continue  # purged or restored meanwhile
         found.sort(key=lambda entry: entry.trashed_ts, reverse=True)
         return found
 
     def _entry(self, ref: SessionRef) -> TrashEntry:
-        path = self.paths.trash_file(ref)
-        info = os.lstat(path)
-        record: dict[str, Any] = {}
-        with contextlib.suppress(OSError, ValueError):
-            loaded = json.loads(self.paths.trash_record_file(ref).read_bytes())
-            record = loaded if isinstance(loaded, dict) else {}
+        info = self.root.lstat(self.paths.trash_file(ref))
+        record = _read_json(self.root, self.paths.trash_record_file(ref), MAX_RECORD_BYTES)
         stamp = record.get("trashed_ts")
-        trashed_ts = float(stamp) if isinstance(stamp, (int, float)) else info.st_ctime
-        title = None
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            title = json.loads(self.paths.trash_meta_file(ref).read_bytes()).get("title")
-        return TrashEntry(ref, record.get("trashed_at"), trashed_ts, info.st_size,
-                          title if isinstance(title, str) else None, record.get("from"))
+        trashed_ts = float(stamp) if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
+            and abs(stamp) < 1e12 else info.st_ctime
+        title = _read_json(self.root, self.paths.trash_meta_file(ref), MAX_META_BYTES).get("title")
+        trashed_at, origin = record.get("trashed_at"), record.get("from")
+        return TrashEntry(ref, trashed_at if isinstance(trashed_at, str) else None, trashed_ts, info.st_size,
+                          title if isinstance(title, str) else None, origin if isinstance(origin, str) else None)
 
     # --- trash restore ---------------------------------------------------------------------------------------
 
     def restore(self, ref: SessionRef, *, now: float | None = None) -> TrashEntry:
-        """`reprise trash restore`: move a trashed session back; refused if its id exists again."""
+        """`reprise trash restore`: move a trashed session back; refused if its id exists again. The
+        trash record goes only once the move is audited; a failed step puts everything back."""
         now = time.time() if now is None else now
         source = self.paths.trash_file(ref)
         target = self.paths.session_file(ref)
+        self._check(ref)
         with self.store.lock(ref):
-            if not os.path.lexists(source):
+            if not self.root.exists(source):
                 raise NotFoundError(f"Session {ref.session_id} is not in the trash of workspace {ref.workspace_key}.",
                                     hint="reprise trash list")
-            if os.path.lexists(target):
+            if self.root.exists(target):
                 raise ConflictError(f"A session {ref.session_id} exists again in workspace {ref.workspace_key}; "
                                     "the trashed one was left in the trash.", path=target)
             entry = self._entry(ref)
+            journal = Journal(self.root)
             try:
-                ensure_dir(target.parent)
-                os.rename(source, target)
+                journal.move(source, target)
                 meta = self.paths.trash_meta_file(ref)
-                if os.path.lexists(meta):
-                    ensure_dir(self.paths.meta_file(ref).parent)
-                    os.replace(meta, self.paths.meta_file(ref))
-                _unlink(self.paths.trash_record_file(ref))
-                fsync_dir(target.parent)
-                fsync_dir(source.parent)
-            except OSError as exc:
-                raise RepriseError(f"Could not move session {ref.session_id} out of the trash: "
-                                   f"{exc.strerror or exc}.", path=source) from None
-        self.audit.append(ref.workspace_key, "trash-restore", session_id=ref.session_id,
-                          counts={"bytes": entry.size}, now=now)
+                if self.root.exists(meta):
+                    journal.move(meta, self.paths.meta_file(ref), replace=True)
+                self.audit.append(ref.workspace_key, "trash-restore", session_id=ref.session_id,
+                                  counts={"bytes": entry.size}, now=now)
+            except (OSError, RepriseError) as exc:
+                raise _failed(f"Session {ref.session_id} was not restored from the trash", exc, journal) from None
+            try:
+                self.root.unlink(self.paths.trash_record_file(ref))
+            except (OSError, RepriseError):
+                pass  # a stale record of a session no longer in the trash is never read
         return entry
 
     # --- purge -----------------------------------------------------------------------------------------------
@@ -227,32 +297,106 @@ class Trash:
     def purge(self, keys: Iterable[str], *, confirmed: bool, older_than: float | None = None,
               now: float | None = None) -> PurgeResult:
         """Delete trashed sessions for good (only those trashed more than `older_than` seconds ago
-        when given), with their metadata and archives. Raises unless `confirmed`."""
+        when given), with their metadata and archives. Raises unless `confirmed`.
+
+        Each session is renamed into a tombstone folder first and the tombstone is then deleted,
+        so a failure or a crash leaves it restorable or wholly gone; a tombstone left by a crash is
+        finished by the next purge. Raises, after auditing what was purged, when a session could
+        not be purged."""
         if not confirmed:
             raise UsageError("Purging deletes trashed sessions for good.", hint="confirm with --yes")
         now = time.time() if now is None else now
+        keys = list(keys)
         result = PurgeResult()
+        for key in keys:
+            self._finish_tombstones(key, result)
         purged_by_key: dict[str, list[str]] = {}
+        for ref in result.finished:
+            purged_by_key.setdefault(ref.workspace_key, []).append(ref.session_id)
         for entry in self.entries(keys):
             if older_than is not None and entry.age(now) <= older_than:
                 result.kept.append(entry)
                 continue
-            ref = entry.ref
-            with self.store.lock(ref):
-                _unlink(self.paths.trash_file(ref))
-                _unlink(self.paths.trash_meta_file(ref))
-                _unlink(self.paths.trash_record_file(ref))
-                archive = self.paths.archive_dir(ref)
-                if archive.is_dir() and not os.path.lexists(self.paths.session_file(ref)):
-                    shutil.rmtree(archive)
-                    result.archives_deleted.append(ref.session_id)
-            result.purged.append(entry)
-            purged_by_key.setdefault(ref.workspace_key, []).append(ref.session_id)
+            try:
+                self._check(entry.ref)
+                with self.store.lock(entry.ref):
+                    self._purge_one(entry, result)
+            except (OSError, RepriseError) as exc:
+                result.failed.append((entry, _reason(exc)))
+                continue
+            purged_by_key.setdefault(entry.ref.workspace_key, []).append(entry.ref.session_id)
+        audit_errors = []
         for key, ids in purged_by_key.items():
-            self.audit.append(key, "purge", options={"older_than_s": older_than}, sessions=ids,
-                              counts={"sessions": len(ids), "archives": sum(
-                                  1 for e in result.archives_deleted if e in ids)}, now=now)
+            try:
+                self.audit.append(key, "purge", options={"older_than_s": older_than}, sessions=ids,
+                                  counts={"sessions": len(ids), "archives": sum(
+                                      1 for e in result.archives_deleted if e in ids)}, now=now)
+            except RepriseError as exc:
+                audit_errors.append(exc.message)
+        if result.failed or audit_errors:
+            purged = ", ".join(entry.ref.session_id for entry in result.purged) or "none"
+            problems = [f"{entry.ref.session_id} is still in the trash ({error})" for entry, error in result.failed]
+            raise RepriseError(f"Purged {len(result.purged)} trashed session(s) ({purged}); "
+                               + "; ".join(problems + audit_errors) + ".")
         return result
+
+    def _tombstone(self, ref: SessionRef) -> Path:
+        return self.paths.trash_dir(ref.workspace_key) / f"{TOMBSTONE_PREFIX}{ref.session_id}"
+
+    def _purge_one(self, entry: TrashEntry, result: PurgeResult) -> None:
+        ref = entry.ref
+        tomb = self._tombstone(ref)
+        if self.root.exists(tomb):
+            self.root.rmtree(tomb)
+        self.root.mkdir(tomb)
+        try:
+            self.root.move(self.paths.trash_file(ref), tomb / "session.json")
+        except BaseException:
+            self.root.rmtree(tomb)
+            raise
+        # From here the session is no longer restorable: the rest goes into the tombstone too.
+        faults.point("after_tombstone")
+        result.purged.append(entry)
+        deleted_archive = self._gather(ref, tomb)
+        if deleted_archive:
+            result.archives_deleted.append(ref.session_id)
+        try:
+            self.root.rmtree(tomb)
+        except (OSError, RepriseError) as exc:
+            result.leftovers.append(f"{tomb}: {_reason(exc)}; the next purge deletes it")
+
+    def _gather(self, ref: SessionRef, tomb: Path) -> bool:
+        """Move a purged session's metadata, record and (unless the id exists again) archive into its tombstone."""
+        for place, name in ((self.paths.trash_meta_file(ref), "meta.json"),
+                            (self.paths.trash_record_file(ref), "record.json")):
+            if self.root.exists(place):
+                self.root.move(place, tomb / name, replace=True)
+        archive = self.paths.archive_dir(ref)
+        if self.root.is_dir(archive) and not self.root.exists(self.paths.session_file(ref)):
+            self.root.move(archive, tomb / "archive", replace=True)
+            return True
+        return False
+
+    def _finish_tombstones(self, key: str, result: PurgeResult) -> None:
+        """Delete the tombstones an interrupted purge left (audited as purged by this purge)."""
+        trash = self.paths.trash_dir(key)
+        for name, is_dir in self.root.names(trash):
+            if not (is_dir and name.startswith(TOMBSTONE_PREFIX)):
+                continue
+            try:
+                ref = SessionRef(key, name[len(TOMBSTONE_PREFIX):])
+            except RepriseError:
+                continue
+            tomb = trash / name
+            try:
+                with self.store.lock(ref):
+                    if not self.root.exists(self.paths.trash_file(ref)) and self._gather(ref, tomb):
+                        result.archives_deleted.append(ref.session_id)
+                    self.root.rmtree(tomb)
+            except (OSError, RepriseError) as exc:
+                result.leftovers.append(f"{tomb}: {_reason(exc)}")
+                continue
+            result.finished.append(ref)
 
     # --- prune -----------------------------------------------------------------------------------------------
 
@@ -265,7 +409,9 @@ class Trash:
         by_key: dict[str, list[str]] = {}
         for candidate in selection.selected:
             try:
-                self._move_to_trash(candidate.ref, force=selection.options.force, now=now)
+                self._check(candidate.ref)
+                with self.store.lock(candidate.ref):
+                    self._move_to_trash(candidate.ref, Journal(self.root), force=selection.options.force, now=now)
             except RepriseError as exc:
                 result.failed.append((candidate.ref, exc.message))
                 continue
@@ -288,20 +434,20 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
            now: float | None = None) -> RelinkResult:
     """Move the sessions of key `old_key` (with metadata, archives and trash) to the key of
     `new_dir` and record `new_dir` as that key's folder. Refused, changing nothing, on any id
-    that already exists under the new key or while an agent is probably writing a session."""
+    that already exists under the new key, on a link on the way, or while an agent is probably
+    writing a session; a failure later (a full disk) puts every move back."""
     now = time.time() if now is None else now
-    paths = store.paths
+    paths, root = store.paths, store.rooted
     folder = Path(new_dir).expanduser().resolve()
     new_key = workspace_key(folder)
     if new_key == validate_workspace_key(old_key):
         raise UsageError(f"{folder} already has the key {old_key}; nothing to relink.")
-    if not paths.workspace(old_key).is_dir():
+    if not root.is_dir(paths.workspace(old_key)):
         raise NotFoundError(f"No workspace {old_key} in the state root {store.root}.")
-    sessions = _session_ids(paths.sessions(old_key))
-    trashed = _session_ids(paths.trash_dir(old_key))
+    sessions = _session_ids(root, paths.sessions(old_key))
+    trashed = _session_ids(root, paths.trash_dir(old_key))
     archive_root = paths.reprise_dir(old_key) / "archive"
-    archives = sorted(entry.name for entry in _scandir(archive_root) if entry.is_dir(follow_symlinks=False))
-    archives = [name for name in archives if _valid_id(name)]
+    archives = [name for name, is_dir in root.names(archive_root) if is_dir and _valid_id(name)]
     moves: list[tuple[Path, Path]] = []
     kinds = [(sessions, (paths.session_file, paths.meta_file)),
              (trashed, (paths.trash_file, paths.trash_meta_file, paths.trash_record_file)),
@@ -310,44 +456,80 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
         for session_id in ids:
             old, new = SessionRef(old_key, session_id), SessionRef(new_key, session_id)
             moves += [(place(old), place(new)) for place in places]
-    moves = [(source, target) for source, target in moves if os.path.lexists(source)]
-    collisions = sorted({target.name.removesuffix(".json") for _, target in moves if os.path.lexists(target)})
+    for source, target in moves:
+        root.check(source)
+        root.check(target)
+    root.check(paths.workspace_record(new_key))
+    moves = [(source, target) for source, target in moves if root.exists(source)]
+    collisions = sorted({target.name.removesuffix(".json") for _, target in moves if root.exists(target)})
     if collisions:
         raise ConflictError(f"{len(collisions)} id(s) of workspace {old_key} already exist under {new_key}: "
                             f"{', '.join(collisions[:10])}; nothing was moved.",
                             hint="remove or rename the duplicates first")
-    with contextlib.ExitStack() as locks:
-        for session_id in sessions:
-            ref = SessionRef(old_key, session_id)
-            locks.enter_context(store.lock(ref))
-            try:
-                loaded = store.load(ref)
-            except ProblemFileError:
-                continue
+    audit = audit or AuditLog(paths)
+    options = {"from_key": old_key, "to_key": new_key, "force": force}
+    counts = {"sessions": len(sessions), "trashed": len(trashed), "archives": len(archives)}
+    with _SessionLocks(store, old_key, sessions) as loaded_states:
+        for loaded in loaded_states:
             check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force,
                               action="relinked")
-        for source, target in moves:
-            ensure_dir(target.parent)
-            os.rename(source, target)
-        for directory in {target.parent for _, target in moves} | {source.parent for source, _ in moves}:
-            fsync_dir(directory)
-    store.record_workspace(new_key, folder)
-    left = sorted(entry.name for entry in _scandir(paths.sessions(old_key)))
-    result = RelinkResult(old_key, new_key, str(folder), sessions, trashed, archives, left)
-    audit = audit or AuditLog(paths)
-    for key in (old_key, new_key):
-        audit.append(key, "relink", options={"from_key": old_key, "to_key": new_key, "force": force},
-                     sessions=sessions, counts={"sessions": len(sessions), "trashed": len(trashed),
-                                                "archives": len(archives)}, now=now)
-    return result
+        journal = Journal(root)
+        audited: list[str] = []
+        try:
+            for source, target in moves:
+                journal.move(source, target)
+            _record_with_undo(store, journal, new_key, folder)
+            for key in (old_key, new_key):
+                audit.append(key, "relink", options=options, sessions=sessions, counts=counts, now=now)
+                audited.append(key)
+        except (OSError, RepriseError) as exc:
+            error = _failed(f"Workspace {old_key} was not relinked", exc, journal)
+            for key in audited:  # that line claimed a relink that was undone
+                audit.append(key, "relink", options=options, sessions=sessions, counts=counts,
+                             result=f"failed: rolled back ({_reason(exc)})", now=now)
+            raise error from None
+    left = sorted(name for name, _ in root.names(paths.sessions(old_key)))
+    return RelinkResult(old_key, new_key, str(folder), sessions, trashed, archives, left)
 
 
-def _scandir(directory: Path) -> list[os.DirEntry]:
+def _record_with_undo(store: Store, journal: Journal, key: str, folder: Path) -> None:
+    """Record the key's folder; undoing puts the previous record back (or removes the new one)."""
+    path = store.paths.workspace_record(key)
     try:
-        with os.scandir(directory) as entries:
-            return list(entries)
+        before: bytes | None = store.rooted.read(path, MAX_RECORD_BYTES)
     except (FileNotFoundError, NotADirectoryError):
-        return []
+        before = None
+    store.record_workspace(key, folder)
+    if before is None:
+        journal.on_undo(lambda: store.rooted.unlink(path))
+    else:
+        journal.on_undo(lambda: store.rooted.write_atomic(path, before))
+
+
+class _SessionLocks:
+    """Hold the locks of every session of a workspace, yielding those that load."""
+
+    def __init__(self, store: Store, key: str, ids: list[str]):
+        self.store, self.key, self.ids = store, key, ids
+        self.stack = contextlib.ExitStack()
+
+    def __enter__(self):
+        loaded = []
+        try:
+            for session_id in self.ids:
+                ref = SessionRef(self.key, session_id)
+                self.stack.enter_context(self.store.lock(ref))
+                try:
+                    loaded.append(self.store.load(ref))
+                except ProblemFileError:
+                    continue
+        except BaseException:
+            self.stack.close()
+            raise
+        return loaded
+
+    def __exit__(self, *exc_info):
+        return self.stack.__exit__(*exc_info)
 
 
 def _valid_id(name: str) -> bool:
