@@ -17,8 +17,8 @@ from .archive import Archive, ArchiveEntry
 from .audit import AuditLog
 from .codec import decode, encode_data
 from .errors import ArchiveError, ChangedOnDiskError, ConflictError, NotFoundError, ProblemFileError, RepriseError
+from .liveness import check_not_running
 from .paths import SessionRef
-from .retention import check_not_running
 from .store import Store, digest
 from .trim import RECORDS_FORMAT
 
@@ -271,7 +271,7 @@ def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_t
         return result
     if dry_run:
         return result
-    check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force, action="restored")
+    check_not_running(store, loaded, now=now, force=force, action="restored")
     audit = audit or AuditLog(store.paths)
     restores = [entry.digest for entry in chosen]
     options = {"archive": digest_text, "all": all_trims, "force": force}

@@ -20,8 +20,9 @@ from typing import Any
 
 from .audit import AuditLog, iso_time
 from .errors import ConflictError, NotFoundError, ProblemFileError, RepriseError, UsageError
+from .liveness import check_not_running
 from .paths import SessionRef, validate_session_id, validate_workspace_key, workspace_key
-from .retention import PruneSelection, check_not_running
+from .retention import PruneSelection
 from .store import Store, ensure_dir, fsync_dir, write_atomic
 
 
@@ -138,8 +139,7 @@ class Trash:
             except ProblemFileError:
                 loaded = None  # a broken file has no pending turn to protect
             if loaded is not None:
-                check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force,
-                                  action="removed")
+                check_not_running(self.store, loaded, now=now, force=force, action="removed")
             if os.path.lexists(target):
                 raise ConflictError(f"A session {ref.session_id} is already in the trash.",
                                     hint="restore or purge that one first", path=target)
@@ -324,8 +324,7 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
                 loaded = store.load(ref)
             except ProblemFileError:
                 continue
-            check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force,
-                              action="relinked")
+            check_not_running(store, loaded, now=now, force=force, action="relinked")
         for source, target in moves:
             ensure_dir(target.parent)
             os.rename(source, target)
