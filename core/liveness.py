@@ -45,7 +45,7 @@ from .archive import Archive
 from .errors import PendingTurnError, RepriseError
 from .models import SessionState, parse_time
 from .paths import SessionRef, StorePaths
-from .store import Loaded, Store, ensure_dir, write_atomic
+from .store import Loaded, Store, write_atomic
 
 CAP_S = 24 * 3600
 CLOCK_SLACK_S = 1.0
@@ -180,7 +180,6 @@ def _drop_ended_runs(directory: Path) -> None:
         if record is not None and now - record.started_ts > CAP_S and record.process_alive() is False:
             with contextlib.suppress(OSError):
                 path.unlink()
-    ensure_dir(directory)
 
 
 def _boot_id() -> str | None:
