@@ -121,12 +121,11 @@ def test_a_months_old_pending_turn_is_not_live_after_reprise_rewrites_renames_or
     assert PENDING_ID not in {entry.turn_id for entry in service.store.load(ref).state.history}
     AFTER[operation](service, ref)
     assert time.time() - service.store.load(ref).version.mtime_ns / 1e9 < 3600, "the file is freshly written"
-    loaded = service.store.load(ref)
-    verdicts = liveness.judged(service.store, loaded, now=time.time())
-    assert [(turn.turn_id, turn.live) for turn in verdicts] == [(PENDING_ID, False)], verdicts
-    assert stale_ids(service, ref) == [PENDING_ID]
     result = service.trim(ref, TrimOptions(cap_replies=10, spare=0))  # not refused
     assert result.applied
+    assert stale_ids(service, ref) == [PENDING_ID]
+    verdicts = liveness.judged(service.store, service.store.load(ref), now=time.time())
+    assert [(turn.turn_id, turn.live) for turn in verdicts] == [(PENDING_ID, False)], verdicts
 
 
 def test_every_guard_lets_a_months_old_pending_turn_through_after_a_reprise_trim(tmp_path):

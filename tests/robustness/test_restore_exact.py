@@ -144,3 +144,21 @@ def test_a_restore_within_fractals_history_says_nothing_about_it(folder, tmp_pat
     service.trim(ref, TrimOptions(keep_history=5))
     result = service.restore(ref)
     assert result.beyond_fractal is None and not any("history entries" in note for note in result.notes)
+
+
+async def test_the_tuis_undo_says_the_restore_leaves_history_fractal_will_drop(folder, tmp_path):
+    from ..tui.conftest import build_app, settle
+
+    service, ref, _ = grown_past_fractal(folder, tmp_path)
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.screen.current_ref() == ref
+        await pilot.press("u")
+        await settle(pilot)
+        await pilot.click("#yes")
+        await settle(pilot)
+        shown = [str(notice.message) for notice in app._notifications]
+    assert len(service.store.load(ref).state.history) == 30
+    (said,) = [text for text in shown if "history entries" in text]
+    assert "drops the 10 oldest" in said and str(service.archive.directory(ref)) in said
