@@ -1,29 +1,31 @@
 """Whether a session's pending turn is still being worked on: the one rule that send, recover
-(the TUI's `x`), trim, restore, rm, prune and relink all ask, one rule per agent source.
+(the TUI's `x` and its "agent is gone" banner), trim, restore, rm, prune and relink all ask,
+one rule per agent source.
 
 Fractal's rule (`FractalLiveness`). Fractal saves a turn as pending (summary `agent: null`,
 history `status: "pending"`) before its model call and fills it in after, so a crash leaves it
-pending forever. A pending turn is live:
+pending forever. A pending turn's start is its history entry's `created_at` (its `updated_at`
+when that is unreadable), or, when the file holds no entry for it, the copy of the entry that
+a Reprise trim or history cap archived. A pending turn is live:
 
-1. when Reprise started it (its send path keeps a run record, `reprise/runs/<session id>/`,
-   holding Reprise's pid, that process's start time, the host and the `[agent] timeout`; the
-   record claims the pending turns created after it was written): while that Reprise process
-   is alive, however old the turn; once it has ended, or when it runs on another host and
-   cannot be checked, while the turn is younger than min(`[agent] timeout`, 24 h);
-2. otherwise (Fractal's own TUI, which no Reprise timeout bounds): while the turn's
-   `created_at` is younger than 24 h.
+1. when Reprise started it (its send path holds a run record in `reprise/runs/<session id>/`
+   with Reprise's pid, that process's start time, the host and the `[agent] timeout`; a record
+   claims the pending turns started after it was written): while that Reprise process is
+   alive, however old the turn; once it has ended, or when it ran on another host and cannot
+   be checked, while the turn is younger than min(`[agent] timeout`, 24 h);
+2. otherwise (Fractal's own TUI, which no Reprise timeout bounds): while it is younger than
+   24 h.
+3. A pending turn with no start anywhere is dead when a later turn's history entry, or the
+   file itself, is older than 24 h (it started before either); else it is live while the file
+   is younger than 24 h.
 
-A turn's start is its history entry's `created_at` (its `updated_at` when that is unreadable).
-A pending turn without one is dated by other evidence, each a lower bound of its age: a later
-turn's history entry (the pending one started before it), and a copy of its entry in the
-session's archive (a Reprise trim or history cap may have removed it from the file). Only
-when nothing dates it does the file's modification time stand in: live while the file is
-younger than 24 h. The mtime counts in that case only, so Reprise's own writes (trim,
-restore, rename) and plain copies never make an old pending turn look running.
+The file's modification time counts in case 3 only, so Reprise's own writes (trim, restore,
+rename) and plain copies never make an old pending turn look running, unless nothing but the
+file's time dates it at all.
 
 A source without a pending marker (Claude Code, Codex: "its newest record is a few minutes old,
 or a process holds the file open") adds its own class with the same `judge` method and an entry
-in `RULES`; guards call the module functions and never a rule directly.
+in `RULES`; guards call the module functions, never a rule directly.
 """
 
 from __future__ import annotations
@@ -222,38 +224,37 @@ class FractalLiveness:
         created_at = entry.created_at if entry is not None else None
         started = _entry_start(entry)
         if started is None:
-            return self._undated(store, ref, state, turn_id, number, mtime, now)
+            dead = _older_than_the_cap(state, turn_id, mtime, now)
+            if dead is not None:
+                return PendingTurn(turn_id, number, None, False, dead)
+            started, created_at = _archived_start(store, ref, turn_id)
+        if started is None:
+            why = "the file's time is unknown" if mtime is None else f"the file changed {_age(now - mtime)} ago"
+            return PendingTurn(turn_id, number, None, True,
+                               f"no start time and {why}; presumed running for {_age(CAP_S)}")
+        age = now - started
         run = _claiming_run(runs, started)
         if run is None:
-            limit, whose = CAP_S, "not started by Reprise"
-        else:
-            alive = run.process_alive()
-            if alive:
-                return PendingTurn(turn_id, number, created_at, True, f"Reprise process {run.pid} is running it")
-            limit = min(run.timeout, CAP_S)
-            whose = "by a Reprise process that has ended" if alive is False else f"by Reprise on {run.host}"
-        age = now - started
-        return PendingTurn(turn_id, number, created_at, age < limit,
-                           f"started {_age(age)} ago {whose}; live for {_age(limit)}")
-
-    def _undated(self, store: Store, ref: SessionRef, state: SessionState, turn_id: str, number: int | None,
-                 mtime: float | None, now: float) -> PendingTurn:
-        """A pending turn without a start of its own: each piece of evidence is a lower bound of its age."""
-        later = _later_bound(state, turn_id)
-        if later is not None and now - later >= CAP_S:
-            return PendingTurn(turn_id, number, None, False,
-                               f"no start time, but a later turn started {_age(now - later)} ago")
-        if mtime is not None and now - mtime >= CAP_S:
-            return PendingTurn(turn_id, number, None, False, f"no start time; the file changed {_age(now - mtime)} ago")
-        started, created_at = _archived_start(store, ref, turn_id)
-        if started is not None:
-            age = now - started
             return PendingTurn(turn_id, number, created_at, age < CAP_S,
-                               f"started {_age(age)} ago (its archived history entry); live for {_age(CAP_S)}")
-        if mtime is None:
-            return PendingTurn(turn_id, number, None, True, "no start time, and the file's time is unknown")
-        return PendingTurn(turn_id, number, None, True,
-                           f"no start time; the file changed {_age(now - mtime)} ago, live for {_age(CAP_S)}")
+                               f"started {_age(age)} ago by an agent Reprise did not start, "
+                               f"presumed running for {_age(CAP_S)}")
+        alive = run.process_alive()
+        if alive:
+            return PendingTurn(turn_id, number, created_at, True, f"Reprise process {run.pid} is running it")
+        limit = min(run.timeout, CAP_S)
+        whose = "a Reprise process that has ended" if alive is False else f"Reprise on {run.host}"
+        return PendingTurn(turn_id, number, created_at, age < limit,
+                           f"started {_age(age)} ago by {whose}, presumed running for its {_age(limit)} timeout")
+
+
+def _older_than_the_cap(state: SessionState, turn_id: str, mtime: float | None, now: float) -> str | None:
+    """Why an undated pending turn is surely older than the cap (a later turn, or the file, is), else None."""
+    later = _later_bound(state, turn_id)
+    if later is not None and now - later >= CAP_S:
+        return f"no start time, but a later turn started {_age(now - later)} ago"
+    if mtime is not None and now - mtime >= CAP_S:
+        return f"no start time, and the file last changed {_age(now - mtime)} ago"
+    return None
 
 
 def _entry_start(entry) -> float | None:
@@ -277,14 +278,16 @@ def _later_bound(state: SessionState, turn_id: str) -> float | None:
 
 
 def _archived_start(store: Store, ref: SessionRef, turn_id: str) -> tuple[float | None, str | None]:
-    """The start of `turn_id` from a copy of its history entry in the session's archive, newest first."""
+    """The start of `turn_id` from a copy of its history entry that a Reprise trim or history cap
+    archived (newest first). Whole-file entries are not read: an entry Fractal's own cap evicted
+    leaves 20 later, dated entries behind, which date the turn already."""
     archive = Archive(store.paths)
     try:
         entries = archive.entries(ref)
     except (OSError, RepriseError):
         return None, None
     for item in reversed(entries):
-        if item.op == "evict" and turn_id not in item.anchors:
+        if item.op != "trim" and not (item.op == "evict" and turn_id in item.anchors):
             continue
         try:
             data = json.loads(archive.read(ref, item.digest))
@@ -317,9 +320,10 @@ def _claiming_run(runs: list[RunRecord], started: float | None) -> RunRecord | N
 
 
 def _age(seconds: float) -> str:
+    """A short duration: 45s, 12m, 5h, 24h, 3d."""
     seconds = max(0.0, seconds)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
+    for unit, size, least in (("d", 86400, 2 * 86400), ("h", 3600, 3600), ("m", 60, 60)):
+        if seconds >= least:
             return f"{int(seconds // size)}{unit}"
     return f"{int(seconds)}s"
 

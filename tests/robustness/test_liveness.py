@@ -161,7 +161,7 @@ def test_every_guard_treats_a_pending_turn_fractal_started_an_hour_ago_as_runnin
     with pytest.raises(PendingTurnError):
         service.send_turn(ref, "next message", agent="echo")
     assert service.stale_pending(ref) == [] and service.mark_stale_interrupted(ref) == []  # recover / x
-    with pytest.raises(PendingTurnError, match="not started by Reprise"):
+    with pytest.raises(PendingTurnError, match="Reprise did not start"):
         service.trim(ref, TrimOptions(cap_replies=10, spare=0))  # trim
     preview = service.trim(ref, TrimOptions(cap_replies=10, spare=0), dry_run=True)
     assert any("--force" in note for note in preview.plan.notes)
@@ -260,4 +260,4 @@ def test_a_hostile_run_record_is_ignored(tmp_path):
     os.mkfifo(runs / "4-x.json")
     assert liveness.run_records(service.store.paths, ref) == []
     (verdict,) = liveness.judged(service.store, service.store.load(ref), now=time.time())
-    assert verdict.live and "not started by Reprise" in verdict.why
+    assert verdict.live and "Reprise did not start" in verdict.why
