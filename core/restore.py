@@ -271,6 +271,18 @@ def _turn_ids(data: dict[str, Any]) -> set[str]:
     return {turn["turn_id"] for turn in data["summary"]["turns"]} | {entry["turn_id"] for entry in data["history"]}
 
 
+def _keep_restored_copy(archive: Archive, ref: SessionRef, entries: list[ArchiveEntry], after: bytes,
+                        beyond: HistoryBeyondFractal) -> None:
+    """Make sure the archive holds the restored file, whose oldest history Fractal's next save drops:
+    an exact restore's bytes are already there (the trim's original); others are archived now."""
+    name = digest(after)
+    if not any(entry.digest == name and entry.op in WHOLE_FILE_OPS for entry in entries):
+        name = archive.put(ref, after, op="snapshot", reason=f"a restore left history beyond Fractal's "
+                           f"{FRACTAL_MAX_HISTORY}", drops=[f"{len(beyond.dropped)} history turns"]).digest
+    archive.read(ref, name)  # verified
+    beyond.kept_in, beyond.archive_digest = archive.directory(ref) / f"{name}.json", name
+
+
 # --- applying ------------------------------------------------------------------------------------------
 
 def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_text: str | None = None,
@@ -329,11 +341,8 @@ def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_t
                 raise ChangedOnDiskError(f"Session {ref.session_id} changed on disk since Reprise read it; "
                                          "nothing was restored.", hint="try again", path=loaded.path)
             saved = archive.put(ref, loaded.data, op="restore", restores=restores, result_sha256=digest(after))
-            beyond = result.beyond_fractal
-            if beyond is not None:
-                copy = archive.put(ref, after, op="snapshot", reason="a restore left history beyond Fractal's "
-                                   f"{FRACTAL_MAX_HISTORY}", drops=[f"{len(beyond.dropped)} history turns"])
-                beyond.kept_in, beyond.archive_digest = archive.directory(ref) / f"{copy.digest}.json", copy.digest
+            if result.beyond_fractal is not None:
+                _keep_restored_copy(archive, ref, entries, after, result.beyond_fractal)
             store.save_bytes(ref, after, expected=loaded.version, locked=True)
     except RepriseError as exc:
         audit.append(ref.workspace_key, "restore", session_id=ref.session_id, options=options, digests=restores,

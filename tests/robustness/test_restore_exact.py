@@ -162,3 +162,14 @@ async def test_the_tuis_undo_says_the_restore_leaves_history_fractal_will_drop(f
     assert len(service.store.load(ref).state.history) == 30
     (said,) = [text for text in shown if "history entries" in text]
     assert "drops the 10 oldest" in said and str(service.archive.directory(ref)) in said
+
+
+def test_an_exact_restore_past_fractals_history_names_the_trims_archived_original(folder, tmp_path):
+    service, ref, original = session(folder, tmp_path, turns=30, history_limit=30)
+    service.trim(ref, TrimOptions(keep_history=5))
+    result = service.restore(ref)
+    assert [step.mode for step in result.steps] == ["exact"]
+    beyond = result.beyond_fractal
+    assert beyond is not None and beyond.entries == 30 and len(beyond.dropped) == 10
+    assert Path(beyond.kept_in).read_bytes() == original
+    assert [entry.op for entry in service.archive_entries(ref)] == ["trim-original", "trim", "restore"]
