@@ -35,7 +35,6 @@ import json
 import math
 import os
 import socket
-import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -47,7 +46,7 @@ from .archive import Archive
 from .errors import PendingTurnError, RepriseError
 from .models import SessionState, parse_time
 from .paths import SessionRef, StorePaths
-from .store import Loaded, Store, write_atomic
+from .store import Loaded, Store, read_small_json, write_atomic
 
 CAP_S = 24 * 3600
 CLOCK_SLACK_S = 1.0
@@ -147,19 +146,7 @@ def _record_files(directory: Path) -> list[Path]:
 
 
 def _read_record(path: Path) -> RunRecord | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECORD_BYTES:
-            return None
-        item = json.loads(os.read(fd, MAX_RECORD_BYTES))
-    except (OSError, ValueError):
-        return None
-    finally:
-        os.close(fd)
+    item = read_small_json(path, MAX_RECORD_BYTES)
     if not isinstance(item, dict) or item.get("format") != RUN_RECORD_FORMAT:
         return None
     pid, started, timeout = item.get("pid"), item.get("started_ts"), item.get("timeout")

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -149,6 +150,23 @@ def append_line(path: Path, line: bytes) -> None:
         os.close(fd)
     if created:
         fsync_dir(path.parent)
+
+
+def read_small_json(path: Path | str, limit: int) -> Any:
+    """The JSON value of a small regular file (never through a symlink, never a FIFO), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return json.loads(os.read(fd, limit))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
 
 
 def _symlink_between(directory: Path, root: Path) -> bool:
@@ -395,20 +413,8 @@ class Store:
         """The folder recorded for a key, or None. Called for every workspace on every listing, so it
         reads a plain path string and refuses anything but a small regular file."""
         validate_workspace_key(key)
-        record = f"{self.paths.workspaces}/{key}/reprise/workspace.json"
-        try:
-            fd = os.open(record, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            return None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > 65536:
-                return None
-            value = json.loads(os.read(fd, 65536)).get("path")
-        except (OSError, ValueError, AttributeError):
-            return None
-        finally:
-            os.close(fd)
+        item = read_small_json(f"{self.paths.workspaces}/{key}/reprise/workspace.json", 65536)
+        value = item.get("path") if isinstance(item, dict) else None
         return value if isinstance(value, str) else None
 
     # --- enumeration ---------------------------------------------------------------------

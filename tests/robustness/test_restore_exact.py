@@ -26,25 +26,23 @@ RACE_CHILD = Path(__file__).with_name("race_child.py")
 
 
 @pytest.fixture
-def folder(tmp_path, monkeypatch):
-    path = tmp_path / "project"
-    path.mkdir()
-    monkeypatch.chdir(path)
-    return path
+def workspace(tmp_path):
+    (tmp_path / "project").mkdir()
+    return tmp_path / "project"
 
 
-def session(folder: Path, tmp_path: Path, turns: int = 8, **kwargs) -> tuple[Service, SessionRef, bytes]:
-    service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=folder)
-    ref = SessionRef(workspace_key(folder), "0123456789abcdef0123456789abcdef")
+def session(workspace: Path, tmp_path: Path, turns: int = 8, **kwargs) -> tuple[Service, SessionRef, bytes]:
+    service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=workspace)
+    ref = SessionRef(workspace_key(workspace), "0123456789abcdef0123456789abcdef")
     path = service.store.paths.session_file(ref)
     path.parent.mkdir(parents=True)
     path.write_bytes(encode(build_state(turns, response_chars=600, **kwargs)))
-    service.store.record_workspace(ref.workspace_key, folder)
+    service.store.record_workspace(ref.workspace_key, workspace)
     return service, ref, path.read_bytes()
 
 
-def test_restore_all_after_trim_restore_and_the_same_trim_again_undoes_the_newest_trim(folder, tmp_path):
-    service, ref, original = session(folder, tmp_path)
+def test_restore_all_after_trim_restore_and_the_same_trim_again_undoes_the_newest_trim(workspace, tmp_path):
+    service, ref, original = session(workspace, tmp_path)
     options = TrimOptions(cap_replies=10, spare=0)
     trimmed = service.trim(ref, options)
     service.restore(ref)
@@ -57,8 +55,8 @@ def test_restore_all_after_trim_restore_and_the_same_trim_again_undoes_the_newes
     assert not service.can_undo_trim(ref)
 
 
-def test_the_cli_restore_all_of_a_repeated_trim_succeeds(folder, tmp_path, capsys):
-    service, ref, original = session(folder, tmp_path)
+def test_the_cli_restore_all_of_a_repeated_trim_succeeds(workspace, tmp_path, capsys):
+    service, ref, original = session(workspace, tmp_path)
     state = ["--state-dir", str(tmp_path / "state")]
     for argv in (["trim", ref.session_id, "--cap-replies", "10", "--spare", "0"], ["restore", ref.session_id],
                  ["trim", ref.session_id, "--cap-replies", "10", "--spare", "0"]):
@@ -70,11 +68,11 @@ def test_the_cli_restore_all_of_a_repeated_trim_succeeds(folder, tmp_path, capsy
     assert service.store.paths.session_file(ref).read_bytes() == original
 
 
-def test_a_trim_killed_before_its_write_then_made_again_is_undone_once(folder, tmp_path):
-    service, ref, original = session(folder, tmp_path)
+def test_a_trim_killed_before_its_write_then_made_again_is_undone_once(workspace, tmp_path):
+    service, ref, original = session(workspace, tmp_path)
     env = {**os.environ, faults.ENV: "after_index_append=kill", "WRITER_KILL_AT": "2",
            "REPRISE_CACHE_DIR": str(tmp_path / "child-cache")}
-    child = subprocess.run([sys.executable, str(RACE_CHILD), str(service.state_root), str(folder), ref.session_id,
+    child = subprocess.run([sys.executable, str(RACE_CHILD), str(service.state_root), str(workspace), ref.session_id,
                             "trim"], env=env, capture_output=True, timeout=120, check=False)
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
     assert service.store.paths.session_file(ref).read_bytes() == original  # the killed trim never wrote
@@ -87,9 +85,9 @@ def test_a_trim_killed_before_its_write_then_made_again_is_undone_once(folder, t
     assert service.store.paths.session_file(ref).read_bytes() == original
 
 
-def grown_past_fractal(folder: Path, tmp_path: Path) -> tuple[Service, SessionRef, list[str]]:
+def grown_past_fractal(workspace: Path, tmp_path: Path) -> tuple[Service, SessionRef, list[str]]:
     """25 turns (Fractal's 20 history entries), trimmed to 5 entries, then 10 turns more."""
-    service, ref, _ = session(folder, tmp_path, turns=25)
+    service, ref, _ = session(workspace, tmp_path, turns=25)
     before = [entry.turn_id for entry in service.store.load(ref).state.history]
     assert len(before) == FRACTAL_MAX_HISTORY
     service.trim(ref, TrimOptions(keep_history=5))
@@ -99,8 +97,8 @@ def grown_past_fractal(folder: Path, tmp_path: Path) -> tuple[Service, SessionRe
     return service, ref, before
 
 
-def test_a_restore_leaving_more_history_than_fractal_keeps_says_so_and_where_the_rest_is_kept(folder, tmp_path):
-    service, ref, before = grown_past_fractal(folder, tmp_path)
+def test_a_restore_leaving_more_history_than_fractal_keeps_says_so_and_where_the_rest_is_kept(workspace, tmp_path):
+    service, ref, before = grown_past_fractal(workspace, tmp_path)
     preview = service.restore(ref, dry_run=True)
     assert preview.beyond_fractal is not None and preview.beyond_fractal.kept_in is None
     assert any("would hold 30 history entries" in note for note in preview.notes)
@@ -127,9 +125,9 @@ def test_a_restore_leaving_more_history_than_fractal_keeps_says_so_and_where_the
     assert beyond.archive_digest in {entry.digest for entry in service.archive_entries(ref)}
 
 
-def test_the_cli_says_a_restore_leaves_history_fractal_will_drop_and_names_the_archive_file(folder, tmp_path,
+def test_the_cli_says_a_restore_leaves_history_fractal_will_drop_and_names_the_archive_file(workspace, tmp_path,
                                                                                              capsys):
-    service, ref, _ = grown_past_fractal(folder, tmp_path)
+    service, ref, _ = grown_past_fractal(workspace, tmp_path)
     capsys.readouterr()
     assert cli.main(["--state-dir", str(tmp_path / "state"), "restore", ref.session_id]) == 0
     out = capsys.readouterr().out
@@ -139,17 +137,17 @@ def test_the_cli_says_a_restore_leaves_history_fractal_will_drop_and_names_the_a
     assert "drops the 10 oldest" in line
 
 
-def test_a_restore_within_fractals_history_says_nothing_about_it(folder, tmp_path):
-    service, ref, _ = session(folder, tmp_path, turns=25)
+def test_a_restore_within_fractals_history_says_nothing_about_it(workspace, tmp_path):
+    service, ref, _ = session(workspace, tmp_path, turns=25)
     service.trim(ref, TrimOptions(keep_history=5))
     result = service.restore(ref)
     assert result.beyond_fractal is None and not any("history entries" in note for note in result.notes)
 
 
-async def test_the_tuis_undo_says_the_restore_leaves_history_fractal_will_drop(folder, tmp_path):
+async def test_the_tuis_undo_says_the_restore_leaves_history_fractal_will_drop(workspace, tmp_path):
     from ..tui.conftest import build_app, settle
 
-    service, ref, _ = grown_past_fractal(folder, tmp_path)
+    service, ref, _ = grown_past_fractal(workspace, tmp_path)
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -164,8 +162,8 @@ async def test_the_tuis_undo_says_the_restore_leaves_history_fractal_will_drop(f
     assert "drops the 10 oldest" in said and str(service.archive.directory(ref)) in said
 
 
-def test_an_exact_restore_past_fractals_history_names_the_trims_archived_original(folder, tmp_path):
-    service, ref, original = session(folder, tmp_path, turns=30, history_limit=30)
+def test_an_exact_restore_past_fractals_history_names_the_trims_archived_original(workspace, tmp_path):
+    service, ref, original = session(workspace, tmp_path, turns=30, history_limit=30)
     service.trim(ref, TrimOptions(keep_history=5))
     result = service.restore(ref)
     assert [step.mode for step in result.steps] == ["exact"]
