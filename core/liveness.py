@@ -46,7 +46,7 @@ from .archive import Archive
 from .errors import PendingTurnError, RepriseError
 from .models import SessionState, parse_time
 from .paths import SessionRef, StorePaths
-from .store import Loaded, Store, read_small_json, write_atomic
+from .store import Loaded, Store, ensure_dir, read_small_json
 
 CAP_S = 24 * 3600
 CLOCK_SLACK_S = 1.0
@@ -116,7 +116,7 @@ def reprise_run(paths: StorePaths, ref: SessionRef, *, timeout: float) -> Iterat
     path: Path | None = directory / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.json"
     try:
         _drop_ended_runs(directory)
-        write_atomic(path, (json.dumps(record, indent=2) + "\n").encode("ascii"))
+        _write_record(path, (json.dumps(record, indent=2) + "\n").encode("ascii"))
     except OSError:
         path = None  # without a record the turn is judged by the 24 h rule, which only refuses longer
     try:
@@ -125,6 +125,20 @@ def reprise_run(paths: StorePaths, ref: SessionRef, *, timeout: float) -> Iterat
         if path is not None:
             with contextlib.suppress(OSError):
                 path.unlink()
+
+
+def _write_record(path: Path, data: bytes) -> None:
+    """Whole or absent for readers (a temp file renamed into place), but not fsynced and outside
+    the session write path's fault points: a record matters only while its process lives, and a
+    crash of the machine ends both."""
+    ensure_dir(path.parent)
+    temp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
 
 
 def run_records(paths: StorePaths, ref: SessionRef) -> list[RunRecord]:
