@@ -46,7 +46,7 @@ from .archive import Archive
 from .errors import PendingTurnError, RepriseError
 from .models import SessionState, parse_time
 from .paths import SessionRef, StorePaths
-from .store import Loaded, Store, ensure_dir, read_small_json
+from .store import Loaded, Store, _inside, ensure_dir, read_small_json
 
 CAP_S = 24 * 3600
 CLOCK_SLACK_S = 1.0
@@ -115,6 +115,9 @@ def reprise_run(paths: StorePaths, ref: SessionRef, *, timeout: float) -> Iterat
     directory = paths.runs_dir(ref)
     path: Path | None = directory / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.json"
     try:
+        ensure_dir(directory)
+        if not _inside_root(directory, paths.root):
+            raise OSError(f"{directory} leads out of the state root")
         _drop_ended_runs(directory)
         _write_record(path, (json.dumps(record, indent=2) + "\n").encode("ascii"))
     except OSError:
@@ -131,7 +134,6 @@ def _write_record(path: Path, data: bytes) -> None:
     """Whole or absent for readers (a temp file renamed into place), but not fsynced and outside
     the session write path's fault points: a record matters only while its process lives, and a
     crash of the machine ends both."""
-    ensure_dir(path.parent)
     temp = path.with_name(f".{path.name}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
@@ -143,12 +145,21 @@ def _write_record(path: Path, data: bytes) -> None:
 
 def run_records(paths: StorePaths, ref: SessionRef) -> list[RunRecord]:
     """The run records of a session; a record that is not one (hostile, torn, foreign) is ignored."""
+    directory = paths.runs_dir(ref)
+    if not _inside_root(directory, paths.root):
+        return []
     records = []
-    for path in _record_files(paths.runs_dir(ref)):
+    for path in _record_files(directory):
         record = _read_record(path)
         if record is not None:
             records.append(record)
     return records
+
+
+def _inside_root(directory: Path, root: Path) -> bool:
+    """Whether a folder is inside the state root once symlinks are followed (a hostile store may
+    point `runs/` elsewhere; Reprise touches nothing outside the root)."""
+    return _inside(os.path.realpath(directory), root)
 
 
 def _record_files(directory: Path) -> list[Path]:

@@ -8,6 +8,7 @@ itself runs is live exactly while its process is, then for its timeout.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -261,3 +262,20 @@ def test_a_hostile_run_record_is_ignored(tmp_path):
     assert liveness.run_records(service.store.paths, ref) == []
     (verdict,) = liveness.judged(service.store, service.store.load(ref), now=time.time())
     assert verdict.live and "Reprise did not start" in verdict.why
+
+
+def test_a_runs_folder_leading_out_of_the_state_root_is_neither_read_nor_written(tmp_path):
+    service = make_service(tmp_path)
+    ref = an_hour_old(service)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "1-old.json"
+    victim.write_text(json.dumps({"format": "reprise.run/1", "pid": 4194303, "host": socket.gethostname(),
+                                  "started_ts": 1, "timeout": 1}))  # long dead: Reprise would tidy it away
+    runs = service.store.paths.runs_dir(ref)
+    runs.parent.mkdir(parents=True)
+    runs.symlink_to(outside)
+    assert liveness.run_records(service.store.paths, ref) == []
+    with liveness.reprise_run(service.store.paths, ref, timeout=30):
+        assert sorted(p.name for p in outside.iterdir()) == ["1-old.json"]
+    assert victim.exists()
