@@ -113,19 +113,21 @@ def reprise_run(paths: StorePaths, ref: SessionRef, *, timeout: float) -> Iterat
     record = {"format": RUN_RECORD_FORMAT, "pid": os.getpid(), "host": socket.gethostname(),
               "boot_id": _boot_id(), "start_ticks": ticks, "started_ts": time.time(), "timeout": timeout}
     directory = paths.runs_dir(ref)
-    path: Path | None = directory / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.json"
+    path = directory / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.json"
+    written = False
     try:
-        ensure_dir(directory)
         if not _inside_root(directory, paths.root):
             raise OSError(f"{directory} leads out of the state root")
+        ensure_dir(directory)
         _drop_ended_runs(directory)
         _write_record(path, (json.dumps(record, indent=2) + "\n").encode("ascii"))
+        written = True
     except OSError:
-        path = None  # without a record the turn is judged by the 24 h rule, which only refuses longer
+        pass  # without a record the turn is judged by the 24 h rule, which only refuses longer
     try:
         yield
     finally:
-        if path is not None:
+        if written:
             with contextlib.suppress(OSError):
                 path.unlink()
 
@@ -174,16 +176,18 @@ def _read_record(path: Path) -> RunRecord | None:
     item = read_small_json(path, MAX_RECORD_BYTES)
     if not isinstance(item, dict) or item.get("format") != RUN_RECORD_FORMAT:
         return None
-    pid, started, timeout = item.get("pid"), item.get("started_ts"), item.get("timeout")
-    if type(pid) is not int or pid <= 0 or not _number(started) or not _number(timeout):
+    pid, started, timeout = item.get("pid"), _number(item.get("started_ts")), _number(item.get("timeout"))
+    if type(pid) is not int or pid <= 0 or started is None or timeout is None:
         return None
-    ticks = item.get("start_ticks")
-    return RunRecord(pid, str(item.get("host")), item.get("boot_id") if isinstance(item.get("boot_id"), str) else None,
-                     ticks if type(ticks) is int else None, float(started), float(timeout))
+    ticks, boot_id = item.get("start_ticks"), item.get("boot_id")
+    return RunRecord(pid, str(item.get("host")), boot_id if isinstance(boot_id, str) else None,
+                     ticks if type(ticks) is int else None, started, timeout)
 
 
-def _number(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value) and abs(value) < 1e12
+def _number(value: Any) -> float | None:
+    if type(value) not in (int, float) or not math.isfinite(value) or abs(value) >= 1e12:
+        return None
+    return float(value)
 
 
 def _drop_ended_runs(directory: Path) -> None:
