@@ -6,7 +6,7 @@ import pytest
 
 from reprise.core.audit import AuditLog
 from reprise.core.catalog import Catalog, SessionRow
-from reprise.core.errors import PendingTurnError, UsageError
+from reprise.core.errors import UsageError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.liveness import pending_turns
 from reprise.core.retention import PruneOptions, format_age, parse_age, select_prune
