@@ -98,7 +98,7 @@ class RunRecord:
             return False
         except PermissionError:
             pass  # alive, another user's
-        except OSError:
+        except (OSError, OverflowError):
             return None
         state, ticks = _proc_stat(self.pid)
         if state == "Z":
@@ -177,7 +177,7 @@ def _read_record(path: Path) -> RunRecord | None:
     if not isinstance(item, dict) or item.get("format") != RUN_RECORD_FORMAT:
         return None
     pid, started, timeout = item.get("pid"), _number(item.get("started_ts")), _number(item.get("timeout"))
-    if type(pid) is not int or pid <= 0 or started is None or timeout is None:
+    if type(pid) is not int or not 0 < pid < 1 << 31 or started is None or timeout is None:
         return None
     ticks, boot_id = item.get("start_ticks"), item.get("boot_id")
     return RunRecord(pid, str(item.get("host")), boot_id if isinstance(boot_id, str) else None,

@@ -257,6 +257,8 @@ def test_a_hostile_run_record_is_ignored(tmp_path):
     runs.mkdir(parents=True)
     (runs / "1-x.json").write_text('{"format": "reprise.run/1", "pid": 0, "started_ts": 1, "timeout": 1}')
     (runs / "2-x.json").write_text("{torn")
+    (runs / "5-x.json").write_text(json.dumps({"format": "reprise.run/1", "pid": 1 << 40, "host": socket.gethostname(),
+                                               "started_ts": time.time() - 2 * 3600, "timeout": 30}))
     (runs / "3-x.json").symlink_to("/etc/passwd")
     os.mkfifo(runs / "4-x.json")
     assert liveness.run_records(service.store.paths, ref) == []
