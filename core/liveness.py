@@ -238,12 +238,13 @@ class FractalLiveness:
                    runs: list[RunRecord], mtime: float | None, now: float) -> PendingTurn:
         entry = next((h for h in state.history if h.turn_id == turn_id), None)
         created_at = entry.created_at if entry is not None else None
-        started = _entry_start(entry)
+        started = _plausible(_entry_start(entry), now)
         if started is None:
             dead = _older_than_the_cap(state, turn_id, mtime, now)
             if dead is not None:
                 return PendingTurn(turn_id, number, None, False, dead)
-            started, created_at = _archived_start(store, ref, turn_id)
+            archived, created_at = _archived_start(store, ref, turn_id)
+            started = _plausible(archived, now)
         if started is None:
             why = "the file's time is unknown" if mtime is None else f"the file changed {_age(now - mtime)} ago"
             return PendingTurn(turn_id, number, None, True,
@@ -271,6 +272,11 @@ def _older_than_the_cap(state: SessionState, turn_id: str, mtime: float | None, 
     if mtime is not None and now - mtime >= CAP_S:
         return f"no start time, and the file last changed {_age(now - mtime)} ago"
     return None
+
+
+def _plausible(start: float | None, now: float) -> float | None:
+    """A start more than a day in the future is no start (a wrong clock, or a hostile file)."""
+    return start if start is not None and start - now <= CAP_S else None
 
 
 def _entry_start(entry) -> float | None:

@@ -281,3 +281,14 @@ def test_a_runs_folder_leading_out_of_the_state_root_is_neither_read_nor_written
     with liveness.reprise_run(service.store.paths, ref, timeout=30):
         assert sorted(p.name for p in outside.iterdir()) == ["1-old.json"]
     assert victim.exists()
+
+
+def test_a_pending_turn_dated_in_the_far_future_is_judged_by_the_other_evidence(tmp_path):
+    service = make_service(tmp_path)
+    started = time.time() - SIX_MONTHS
+    state = fractal_state("e" * 32, turns=3, pending=2, started=started)
+    state.history[-1].created_at = state.history[-1].updated_at = "9999-01-01T00:00:00+00:00"
+    ref = put(service, state, mtime=started + 3600)
+    (verdict,) = liveness.judged(service.store, service.store.load(ref), now=time.time())
+    assert not verdict.live and "the file last changed" in verdict.why
+    assert service.trim(ref, TrimOptions(cap_replies=10, spare=0)).applied  # not refused until the year 9999
