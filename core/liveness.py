@@ -6,7 +6,8 @@ Fractal's rule (`FractalLiveness`). Fractal saves a turn as pending (summary `ag
 history `status: "pending"`) before its model call and fills it in after, so a crash leaves it
 pending forever. A pending turn's start is its history entry's `created_at` (its `updated_at`
 when that is unreadable), or, when the file holds no entry for it, the copy of the entry that
-a Reprise trim or history cap archived. A pending turn is live:
+a Reprise trim or history cap archived; a start over a day in the future counts as none. A
+pending turn is live:
 
 1. when Reprise started it (its send path holds a run record in `reprise/runs/<session id>/`
    with Reprise's pid, that process's start time, the host and the `[agent] timeout`; a record
