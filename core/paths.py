@@ -151,6 +151,10 @@ class StorePaths:
     def audit_file(self, key: str) -> Path:
         return self.reprise_dir(key) / "audit.jsonl"
 
+    def runs_dir(self, ref: SessionRef) -> Path:
+        """Records of the turns Reprise itself is running on a session (see core/liveness.py)."""
+        return self.reprise_dir(ref.workspace_key) / "runs" / ref.session_id
+
 
 def is_temp_name(name: str) -> bool:
     """Reprise's in-flight writes: `.<id>.tmp-<pid>-<rand>` (never `*.json`)."""

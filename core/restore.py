@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .archive import Archive, ArchiveEntry
 from .audit import AuditLog
 from .codec import decode, encode_data
 from .errors import ArchiveError, ChangedOnDiskError, ConflictError, NotFoundError, ProblemFileError, RepriseError
+from .liveness import check_not_running
+from .models import FRACTAL_MAX_HISTORY
 from .paths import SessionRef
-from .retention import check_not_running
 from .store import Store, digest
 from .trim import RECORDS_FORMAT
 
@@ -54,6 +56,7 @@ class RestoreResult:
     dry_run: bool
     archived: str | None = None
     notes: list[str] = field(default_factory=list)
+    beyond_fractal: HistoryBeyondFractal | None = None
 
     @property
     def size_before(self) -> int:
@@ -73,27 +76,66 @@ class RestoreResult:
         return {"session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
                 "steps": [step.as_dict() for step in self.steps], "counts": self.counts(),
                 "size_before": self.size_before, "size_after": self.size_after, "applied": self.applied,
-                "dry_run": self.dry_run, "archived": self.archived, "notes": self.notes}
+                "dry_run": self.dry_run, "archived": self.archived, "notes": self.notes,
+                "history_beyond_fractal": self.beyond_fractal.as_dict() if self.beyond_fractal else None}
+
+
+@dataclass(slots=True)
+class HistoryBeyondFractal:
+    """A restored file with more history entries than Fractal keeps: its next save drops the oldest,
+    which stay in the archive entry `kept_in` (a copy of the restored file, written before it)."""
+
+    entries: int
+    dropped: list[str]
+    kept_in: Path | None = None
+    archive_digest: str | None = None
+
+    def note(self) -> str:
+        span = self.dropped[0] if len(self.dropped) == 1 else f"{self.dropped[0]} to {self.dropped[-1]}"
+        said = (f"the session now holds {self.entries} history entries; Fractal keeps the newest "
+                f"{FRACTAL_MAX_HISTORY} on its next save and drops the {len(self.dropped)} oldest ({span})")
+        if self.kept_in is None:
+            return said.replace("now holds", "would hold") + "; applying copies the restored file to the archive first"
+        return f"{said}; they are kept in the archive at {self.kept_in} (entry {(self.archive_digest or '')[:12]})"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"entries": self.entries, "fractal_keeps": FRACTAL_MAX_HISTORY, "dropped_on_next_save": self.dropped,
+                "kept_in": str(self.kept_in) if self.kept_in else None, "archive_digest": self.archive_digest}
 
 
 # --- which entries ------------------------------------------------------------------------------------
 
 def unrestored_trims(entries: list[ArchiveEntry], current_sha256: str | None = None) -> list[ArchiveEntry]:
-    """The trim entries no later restore entry names, oldest first.
+    """The trim entries that were written and that no later written restore undid, oldest first.
 
-    A process killed between its archive write and its file write leaves an index entry for
-    a change that never happened; with the current file's SHA-256 those are recognised: a trim
-    whose original is still the file, and a restore whose replaced bytes are still the file."""
+    A process killed between its archive write and its file write leaves an index entry for a
+    change that never happened. Each trim and restore entry names the file it read and the one
+    it wrote (`result_sha256`); the file the next entry read (or, for the newest, the current
+    file) tells whether it was written: still the file it read, and not its result, means not.
+    Identical entries (the same trim made again after a restore) are told apart by position."""
     pending: list[ArchiveEntry] = []
-    for entry in entries:
+    for index, entry in enumerate(entries):
+        if entry.op not in ("trim", "restore") or not _written(entries, index, current_sha256):
+            continue
         if entry.op == "trim":
             pending.append(entry)
-        elif entry.op == "restore" and entry.digest != current_sha256:
+        else:
             restored = set(entry.info.get("restores") or [])
             pending = [trim for trim in pending if trim.digest not in restored]
-    if current_sha256 is not None and pending and pending[-1].info.get("original_sha256") == current_sha256:
-        pending.pop()
     return pending
+
+
+def _file_read(entry: ArchiveEntry) -> str | None:
+    """The SHA-256 of the session file as the operation that wrote this entry read it."""
+    if entry.op == "trim":
+        return entry.info.get("original_sha256")
+    return entry.digest if entry.op in ("trim-original", "restore") else None
+
+
+def _written(entries: list[ArchiveEntry], index: int, current_sha256: str | None) -> bool:
+    entry = entries[index]
+    seen = next((sha for later in entries[index + 1:] if (sha := _file_read(later)) is not None), current_sha256)
+    return seen is None or seen != _file_read(entry) or seen == entry.info.get("result_sha256")
 
 
 def find_entry(entries: list[ArchiveEntry], text: str) -> ArchiveEntry:
@@ -229,6 +271,18 @@ def _turn_ids(data: dict[str, Any]) -> set[str]:
     return {turn["turn_id"] for turn in data["summary"]["turns"]} | {entry["turn_id"] for entry in data["history"]}
 
 
+def _keep_restored_copy(archive: Archive, ref: SessionRef, entries: list[ArchiveEntry], after: bytes,
+                        beyond: HistoryBeyondFractal) -> None:
+    """Make sure the archive holds the restored file, whose oldest history Fractal's next save drops:
+    an exact restore's bytes are already there (the trim's original); others are archived now."""
+    name = digest(after)
+    if not any(entry.digest == name and entry.op in WHOLE_FILE_OPS for entry in entries):
+        name = archive.put(ref, after, op="snapshot", reason=f"a restore left history beyond Fractal's "
+                           f"{FRACTAL_MAX_HISTORY}", drops=[f"{len(beyond.dropped)} history turns"]).digest
+    archive.read(ref, name)  # verified
+    beyond.kept_in, beyond.archive_digest = archive.directory(ref) / f"{name}.json", name
+
+
 # --- applying ------------------------------------------------------------------------------------------
 
 def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_text: str | None = None,
@@ -269,9 +323,15 @@ def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_t
     if after == loaded.data:
         result.notes.append("the session already holds these bytes; nothing to write")
         return result
+    history = decoded.state.history
+    if len(history) > FRACTAL_MAX_HISTORY:
+        result.beyond_fractal = HistoryBeyondFractal(len(history),
+                                                     [entry.turn_id for entry in history[:-FRACTAL_MAX_HISTORY]])
     if dry_run:
+        if result.beyond_fractal:
+            result.notes.append(result.beyond_fractal.note())
         return result
-    check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force, action="restored")
+    check_not_running(store, loaded, now=now, force=force, action="restored")
     audit = audit or AuditLog(store.paths)
     restores = [entry.digest for entry in chosen]
     options = {"archive": digest_text, "all": all_trims, "force": force}
@@ -281,12 +341,16 @@ def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_t
                 raise ChangedOnDiskError(f"Session {ref.session_id} changed on disk since Reprise read it; "
                                          "nothing was restored.", hint="try again", path=loaded.path)
             saved = archive.put(ref, loaded.data, op="restore", restores=restores, result_sha256=digest(after))
+            if result.beyond_fractal is not None:
+                _keep_restored_copy(archive, ref, entries, after, result.beyond_fractal)
             store.save_bytes(ref, after, expected=loaded.version, locked=True)
     except RepriseError as exc:
         audit.append(ref.workspace_key, "restore", session_id=ref.session_id, options=options, digests=restores,
                      counts=result.counts(), result=f"failed: {exc.code}", now=now)
         raise
     result.applied, result.archived = True, saved.digest
+    if result.beyond_fractal:
+        result.notes.append(result.beyond_fractal.note())
     audit.append(ref.workspace_key, "restore", session_id=ref.session_id, options=options,
                  digests=[*restores, saved.digest], counts=result.counts(), now=now)
     return result

@@ -1,21 +1,20 @@
-"""When Reprise may take a session away: the `--older-than` age syntax, the guard against
-touching a session whose agent is probably still running, and the pure selection of
-`reprise prune` (which sessions go, which are protected and why). Moving them is trash.py's job.
+"""When Reprise may take a session away: the `--older-than` age syntax and the pure selection
+of `reprise prune` (which sessions go, which are protected and why). Whether an agent is still
+running is liveness.py's rule; moving the sessions is trash.py's job.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .catalog import SessionRow
-from .errors import PendingTurnError, UsageError
-from .models import SessionState, parse_time
+from .errors import UsageError
+from .models import parse_time
 from .paths import SessionRef
 
-PENDING_GUARD_S = 600
 _AGE = re.compile(r"^\s*(\d{1,9})\s*([mhdw])\s*$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -36,42 +35,6 @@ def format_age(seconds: float) -> str:
         if seconds >= size * (2 if unit == "w" else 1):
             return f"{int(seconds // size)}{unit}"
     return f"{int(seconds)}s"
-
-
-# --- the running-agent guard ---------------------------------------------------------------------
-
-def running_pending_turn(state: SessionState, *, mtime: float | None, now: float) -> str | None:
-    """The id of a pending turn started less than 10 minutes ago (its agent is likely running).
-
-    A pending turn's time is its history entry's `updated_at` (else `created_at`); without a
-    readable one, the file's modification time stands in.
-    """
-    pending = [turn.turn_id for turn in state.turns if turn.agent is None]
-    pending += [entry.turn_id for entry in state.history if entry.status == "pending"]
-    if not pending:
-        return None
-    times = {}
-    for entry in state.history:
-        moment = parse_time(entry.updated_at) or parse_time(entry.created_at)
-        if moment is not None:
-            times[entry.turn_id] = moment.timestamp()
-    for turn_id in pending:
-        started = times.get(turn_id, mtime)
-        if started is None or now - started < PENDING_GUARD_S:
-            return turn_id
-    return None
-
-
-def check_not_running(state: SessionState, *, mtime: float | None, now: float, force: bool, action: str) -> None:
-    """Raise PendingTurnError when an agent is probably writing this session, unless forced."""
-    if force:
-        return
-    turn_id = running_pending_turn(state, mtime=mtime, now=now)
-    if turn_id is not None:
-        raise PendingTurnError(
-            f"Session {state.session_id} has a pending turn ({turn_id}) from the last 10 minutes; "
-            f"an agent is probably still running, so it was not {action}.",
-            hint="wait for the turn to finish, or pass --force")
 
 
 # --- prune selection -------------------------------------------------------------------------------
@@ -132,8 +95,12 @@ def _activity(row: SessionRow) -> tuple[float | None, float]:
     return turn_time, turn_time if turn_time is not None else max(row.mtime_ns, 0) / 1e9
 
 
-def select_prune(rows: Iterable[SessionRow], options: PruneOptions, *, now: float) -> PruneSelection:
-    """Which of these listing rows `prune` would move to the trash, and which it protects, with reasons."""
+def select_prune(rows: Iterable[SessionRow], options: PruneOptions, *, now: float,
+                 running: Callable[[SessionRef], str | None] | None = None) -> PruneSelection:
+    """Which of these listing rows `prune` would move to the trash, and which it protects, with reasons.
+
+    `running(ref)` names the live pending turn of a session whose row has one (None: none is
+    live); the service passes liveness.py's rule. Without it, every pending turn is presumed live."""
     rows = [row for row in rows]
     newest: dict[str, set[str]] = {}
     by_key: dict[str, list[SessionRow]] = {}
@@ -146,7 +113,8 @@ def select_prune(rows: Iterable[SessionRow], options: PruneOptions, *, now: floa
     selection = PruneSelection(options)
     for row in sorted(rows, key=lambda r: (r.workspace_key, r.file_id)):
         ref = row.ref
-        verdict = _judge(row, options, now, newest.get(row.workspace_key, set())) if ref is not None else None
+        verdict = _judge(row, options, now, newest.get(row.workspace_key, set()), running) \
+            if ref is not None else None
         if verdict is not None:
             bucket, reason = verdict
             getattr(selection, bucket).append(
@@ -154,7 +122,8 @@ def select_prune(rows: Iterable[SessionRow], options: PruneOptions, *, now: floa
     return selection
 
 
-def _judge(row: SessionRow, options: PruneOptions, now: float, newest: set[str]) -> tuple[str, str] | None:
+def _judge(row: SessionRow, options: PruneOptions, now: float, newest: set[str],
+           running: Callable[[SessionRef], str | None] | None) -> tuple[str, str] | None:
     """("selected" | "protected" | "skipped", why) for a row the criteria reach, else None."""
     if row.problem_code is not None:
         return "skipped", f"unreadable file ({row.problem_code})"
@@ -165,8 +134,10 @@ def _judge(row: SessionRow, options: PruneOptions, now: float, newest: set[str])
         return "skipped", reason[5:]
     if row.pinned:
         return "protected", "pinned"
-    if row.pending and not options.force:
-        return "protected", "has a pending turn"
+    if row.pending and not options.force and row.ref is not None:
+        why = "a pending turn" if running is None else running(row.ref)
+        if why is not None:
+            return "protected", f"has {why}"
     if row.file_id in newest:
         return "protected", ("the newest in its workspace" if options.keep_last == 1
                              else f"among the newest {options.keep_last} in its workspace")

@@ -329,8 +329,11 @@ class Root:
         """The folder and any missing parents (mode 0700), no link followed."""
         os.close(self._open_dir(self.parts(path), create=True))
 
-    def write_atomic(self, path: Path | str, data: bytes, *, temp_stem: str | None = None) -> None:
-        """Readers see the old file or the new one: a temp file beside it, fsync, rename, fsync of the folder."""
+    def write_atomic(self, path: Path | str, data: bytes, *, temp_stem: str | None = None,
+                     durable: bool = True) -> None:
+        """Readers see the old file or the new one: a temp file beside it, fsync, rename, fsync of the
+        folder. `durable=False` skips the fsyncs and the fault points, for records that matter only
+        while the process that wrote them lives (a crash of the machine ends both)."""
         with self.parent(path, create=True) as (fd, name):
             with contextlib.suppress(FileNotFoundError):
                 info = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -345,19 +348,22 @@ class Root:
             try:
                 try:
                     _write_all(file_fd, data)
-                    faults.point("after_temp_write")
-                    os.fsync(file_fd)
+                    if durable:
+                        faults.point("after_temp_write")
+                        os.fsync(file_fd)
                 finally:
                     os.close(file_fd)
-                faults.point("after_fsync")
-                faults.point("before_replace")
+                if durable:
+                    faults.point("after_fsync")
+                    faults.point("before_replace")
                 os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
             except BaseException:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(temp, dir_fd=fd)
                 raise
-            faults.point("after_replace")
-            _fsync_fd(fd)
+            if durable:
+                faults.point("after_replace")
+                _fsync_fd(fd)
 
     def append(self, path: Path | str, line: bytes) -> None:
         """Append one line durably (O_APPEND, fsync; the folder too when the file is new). A torn last

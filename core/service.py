@@ -7,6 +7,7 @@ store, the archive and the catalog and never hands out paths built from raw stri
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -34,8 +35,10 @@ from .errors import (
     RepriseError,
     UsageError,
 )
+from .liveness import pending_turns as judge_pending
+from .liveness import reprise_run, running_turn, stale_turns
 from .meter import Meter, MeterResult, PreparedMeter, agents_md_section, spec_for
-from .models import SessionState, TurnUsage, parse_time, usage_totals, utc_now_iso
+from .models import SessionState, TurnUsage, usage_totals, utc_now_iso
 from .paths import (
     SessionRef,
     cache_dir,
@@ -49,7 +52,7 @@ from .retention import PruneOptions, select_prune
 from .trash import PruneResult, PurgeResult, RelinkResult, Trash, TrashEntry, relink
 from .trim import TrimMeter, TrimOptions, TrimResult, trim_session
 from .store import SessionMeta, Store
-from .turns import TurnOutcome, begin_turn, cap_history, finish_turn, mark_interrupted, pending_age, pending_turns
+from .turns import TurnOutcome, begin_turn, cap_history, finish_turn, mark_interrupted
 from .summary import render_summary
 
 SORTS = ("updated", "turns", "size", "context", "cost")
@@ -154,6 +157,16 @@ class ResumePlan:
                 "snapshot": self.snapshot.digest if self.snapshot else None,
                 "resume_cost": self.meter.total if self.meter else None,
                 "window": self.meter.window if self.meter else None, "over_window": self.over_window}
+
+
+def _as_reprise_run(send):
+    """Hold a run record (core/liveness.py) while a turn is sent, so that its pending turn counts as
+    live exactly while this process runs it."""
+    @functools.wraps(send)
+    def sending(self: Service, ref: SessionRef, *args, **kwargs):
+        with reprise_run(self.store.paths, ref, timeout=self.settings.agent.timeout):
+            return send(self, ref, *args, **kwargs)
+    return sending
 
 
 class Service:
@@ -433,9 +446,9 @@ class Service:
         loaded = self.store.load(ref)
         if loaded.warnings:
             raise ProblemFileError(loaded.warnings[0], hint="Reprise will not rewrite this file; fix it or use Fractal")
-        age = pending_age(loaded.state, time.time())
-        if age is not None and age < self.settings.agent.timeout:
-            raise PendingTurnError(f"A turn of session {ref.session_id} is still running (started {age:.0f} s ago).",
+        running = running_turn(self.store, loaded, now=time.time())
+        if running is not None:
+            raise PendingTurnError(f"A turn of session {ref.session_id} is still running ({running.why}).",
                                    hint="wait for it, or interrupt it")
         result = self.meter.measure(loaded.state, self._meter_workspace(ref), message)
         if result.state == "over" and not confirm_over:
@@ -443,6 +456,7 @@ class Service:
                              f"window of {result.model}.", hint="trim the session first, or confirm to send anyway")
         return result
 
+    @_as_reprise_run
     def send_turn(self, ref: SessionRef, message: str, *, agent: str | None = None, confirm_over: bool = False,
                   cancel: threading.Event | None = None, on_begin=lambda turn_id: None) -> SendResult:
         """Run one turn with the chosen backend and record it in Fractal's format."""
@@ -469,7 +483,7 @@ class Service:
             outcome = backend.run(request, cancel)
             turn_id = self._after_agent_wrote(ref, before, outcome)
         else:
-            turn_id = self._record(ref, lambda state: self._begin_if_idle(state, message))
+            turn_id = self._record(ref, lambda state: self._begin_if_idle(ref, state, message))
             outcome = TurnOutcome("failed", error="Reprise stopped before the agent finished.")
             try:
                 on_begin(turn_id)
@@ -487,10 +501,12 @@ class Service:
             self._remember_estimate(ref, turn_id, estimate)
         return SendResult(ref, backend.name, turn_id, outcome, estimate)
 
-    def _begin_if_idle(self, state: SessionState, message: str) -> str:
+    def _begin_if_idle(self, ref: SessionRef, state: SessionState, message: str) -> str:
         """Under the session's lock: refuse if another turn started since the checks."""
-        age = pending_age(state, time.time())
-        if age is not None and age < self.settings.agent.timeout:
+        version = self.store.current_version(self.store.paths.session_file(ref))
+        judged = judge_pending(self.store, ref, state, mtime=version.mtime_ns / 1e9 if version else None,
+                               now=time.time())
+        if any(turn.live for turn in judged):
             raise PendingTurnError("Another turn of this session started a moment ago.", hint="wait for it")
         return begin_turn(state, message, utc_now_iso())
 
@@ -541,15 +557,9 @@ class Service:
         return pairs
 
     def stale_pending(self, ref: SessionRef) -> list[tuple[int, str, str | None]]:
-        """Pending turns older than the agent timeout: their agent is gone."""
-        state = self.store.load(ref).state
-        now = time.time()
-        stale = []
-        for number, turn_id, created in pending_turns(state):
-            moment = parse_time(created)
-            if moment is None or now - moment.timestamp() > self.settings.agent.timeout:
-                stale.append((number, turn_id, created))
-        return stale
+        """(turn number, turn id, created_at) of the pending turns whose agent is gone (liveness.py)."""
+        stale = stale_turns(self.store, self.store.load(ref), now=time.time())
+        return [(turn.number or 0, turn.turn_id, turn.created_at) for turn in stale]
 
     def mark_stale_interrupted(self, ref: SessionRef) -> list[str]:
         stale = [turn_id for _, turn_id, _ in self.stale_pending(ref)]
@@ -624,7 +634,16 @@ class Service:
 
     def prune(self, options: PruneOptions, *, all_workspaces: bool = False, confirmed: bool = False) -> PruneResult:
         rows = self.catalog.refresh(None if all_workspaces else [self.workspace_key])
-        selection = select_prune(rows, options, now=time.time())
+        now = time.time()
+
+        def running(ref: SessionRef) -> str | None:
+            try:
+                turn = running_turn(self.store, self.store.load(ref), now=now)
+            except RepriseError:
+                return None  # unreadable now: the move itself reports it
+            return f"a live pending turn ({turn.turn_id}: {turn.why})" if turn else None
+
+        selection = select_prune(rows, options, now=now, running=running)
         return self.trash.prune(selection, confirmed=confirmed)
 
     def relink(self, old: str, new_dir: str, *, force: bool = False) -> RelinkResult:

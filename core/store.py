@@ -25,7 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import faults
 from .codec import Decoded, Problem, decode, decode_text, encode, text_of
-from .errors import ChangedOnDiskError, LockedError, NotFoundError, ProblemFileError, RepriseError
+from .errors import (
+    ChangedOnDiskError,
+    LockedError,
+    NotFoundError,
+    ProblemFileError,
+    RepriseError,
+)
 from .models import SessionState
 from .paths import SessionRef, StorePaths, is_temp_name, validate_workspace_key
 from .rooted import Root

@@ -21,9 +21,21 @@ from typing import Any
 
 from . import faults
 from .audit import AuditLog, iso_time
-from .errors import ConflictError, NotFoundError, ProblemFileError, RepriseError, UsageError
-from .paths import SessionRef, validate_session_id, validate_workspace_key, workspace_key
-from .retention import PruneSelection, check_not_running
+from .errors import (
+    ConflictError,
+    NotFoundError,
+    ProblemFileError,
+    RepriseError,
+    UsageError,
+)
+from .liveness import check_not_running
+from .paths import (
+    SessionRef,
+    validate_session_id,
+    validate_workspace_key,
+    workspace_key,
+)
+from .retention import PruneSelection
 from .rooted import Root
 from .store import MAX_META_BYTES, MAX_RECORD_BYTES, Store
 
@@ -213,8 +225,7 @@ class Trash:
         except ProblemFileError:
             loaded = None  # a broken file has no pending turn to protect
         if loaded is not None:
-            check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force,
-                              action="removed")
+            check_not_running(self.store, loaded, now=now, force=force, action="removed")
         if self.root.exists(target):
             raise ConflictError(f"A session {ref.session_id} is already in the trash.",
                                 hint="restore or purge that one first", path=target)
@@ -471,8 +482,7 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
     counts = {"sessions": len(sessions), "trashed": len(trashed), "archives": len(archives)}
     with _SessionLocks(store, old_key, sessions) as loaded_states:
         for loaded in loaded_states:
-            check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force,
-                              action="relinked")
+            check_not_running(store, loaded, now=now, force=force, action="relinked")
         journal = Journal(root)
         audited: list[str] = []
         try:

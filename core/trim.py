@@ -24,10 +24,10 @@ from .archive import Archive
 from .audit import AuditLog, iso_time
 from .codec import decode, encode, join_ascii, json_view
 from .errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
+from .liveness import check_not_running, running_turn
 from .meter import Meter, as_instructions, spec_for
 from .models import AgentTurn, SessionState, SummaryTurn, UserTurn
 from .paths import SessionRef
-from .retention import check_not_running, running_pending_turn
 from .store import Loaded, SessionMeta, Store, digest
 from .summary import EMPTY_SUMMARY, SUMMARY_HEADER, render_summary, turn_block
 
@@ -624,8 +624,8 @@ def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimO
     """Load, plan, and (unless `dry_run`) archive then write: in place, or as a new session with `fork`.
 
     Refused without `force`: files with codec warnings (a rewrite would change values) and
-    sessions whose agent is probably running (a pending turn from the last 10 minutes). A
-    dry run is never refused; its notes say what applying would need.
+    sessions whose agent is probably running (liveness.py's rule). A dry run is never refused;
+    its notes say what applying would need.
     """
     loaded = store.load(ref)
     now = time.time() if now is None else now
@@ -638,8 +638,9 @@ def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimO
     if plan.changed and not force:
         if loaded.warnings:
             plan.notes.append("the file has warnings (a rewrite would change values); applying needs --force")
-        if running_pending_turn(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now):
-            plan.notes.append("a pending turn is less than 10 minutes old (an agent may be running); "
+        running = running_turn(store, loaded, now=now)
+        if running is not None:
+            plan.notes.append(f"pending turn {running.turn_id} may still be running ({running.why}); "
                               "applying needs --force")
     target = SessionRef(ref.workspace_key, target_id) if target_id else ref
     return TrimResult(plan, ref, target, False, dry_run, fork)
@@ -675,7 +676,7 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
     if loaded.warnings and not force:
         raise ProblemFileError(loaded.warnings[0], hint="a rewrite would change values Fractal reads; "
                                                         "--force trims anyway (the original is archived)")
-    check_not_running(loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now, force=force, action="trimmed")
+    check_not_running(store, loaded, now=now, force=force, action="trimmed")
     if not plan.changed:
         return TrimResult(plan, ref, ref, False, False, fork_id is not None)
     target = SessionRef(ref.workspace_key, fork_id) if fork_id else ref

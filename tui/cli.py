@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", choices=("fractal", "command", "echo"), help="backend (default: [agent] backend)")
     p.add_argument("--yes", action="store_true", help="send even when the context is over the window")
 
-    p = add("recover", "mark pending turns whose agent is gone (older than [agent] timeout) as interrupted")
+    p = add("recover", "mark pending turns whose agent is gone as interrupted")
     p.add_argument("id")
 
     p = add("trim", "trim a session without losing anything (the removed text is archived)")

@@ -6,10 +6,10 @@ import pytest
 
 from reprise.core.audit import AuditLog
 from reprise.core.catalog import Catalog, SessionRow
-from reprise.core.errors import PendingTurnError, UsageError
+from reprise.core.errors import UsageError
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.retention import (PruneOptions, check_not_running, format_age, parse_age, running_pending_turn,
-                                    select_prune)
+from reprise.core.liveness import pending_turns
+from reprise.core.retention import PruneOptions, format_age, parse_age, select_prune
 from reprise.core.store import SessionMeta, Store
 from reprise.core.trash import Trash
 
@@ -123,18 +123,21 @@ def test_prune_without_confirmation_only_lists_and_with_it_moves_to_the_trash(tm
     assert line.op == "prune" and line.sessions == [old.session_id] and line.counts["moved"] == 1
 
 
-def test_a_pending_turn_counts_as_running_for_ten_minutes_after_its_last_update():
+def live(state, *, mtime, now, tmp_path) -> list[str]:
+    store = Store(tmp_path / "state")
+    ref = SessionRef(KEY, state.session_id)
+    return [turn.turn_id for turn in pending_turns(store, ref, state, mtime=mtime, now=now) if turn.live]
+
+
+def test_a_pending_turn_not_started_by_reprise_counts_as_running_for_24_hours_after_it_started(tmp_path):
     state = build_state(3, pending_last=True)
-    updated = (BASE + timedelta(minutes=2, seconds=30)).timestamp()
-    assert running_pending_turn(state, mtime=None, now=updated + 599) == state.turns[-1].turn_id
-    assert running_pending_turn(state, mtime=None, now=updated + 601) is None
-    with pytest.raises(PendingTurnError, match="pending turn"):
-        check_not_running(state, mtime=None, now=updated + 60, force=False, action="trimmed")
-    check_not_running(state, mtime=None, now=updated + 60, force=True, action="trimmed")
+    created = (BASE + timedelta(minutes=2)).timestamp()
+    assert live(state, mtime=None, now=created + DAY - 1, tmp_path=tmp_path) == [state.turns[-1].turn_id]
+    assert live(state, mtime=None, now=created + DAY + 1, tmp_path=tmp_path) == []
 
 
-def test_a_pending_turn_without_a_history_time_falls_back_to_the_file_time():
+def test_a_pending_turn_without_a_history_time_falls_back_to_the_file_time(tmp_path):
     state = build_state(3, pending_last=True, history_limit=0)
-    assert running_pending_turn(state, mtime=NOW - 60, now=NOW) is not None
-    assert running_pending_turn(state, mtime=NOW - 3600, now=NOW) is None
-    assert running_pending_turn(build_state(3), mtime=NOW, now=NOW) is None
+    assert live(state, mtime=NOW - 60, now=NOW, tmp_path=tmp_path) != []
+    assert live(state, mtime=NOW - DAY - 1, now=NOW, tmp_path=tmp_path) == []
+    assert live(build_state(3), mtime=NOW, now=NOW, tmp_path=tmp_path) == []

@@ -568,11 +568,13 @@ class MainScreen(ReportsWorkerErrors, Screen):
             if yes:
                 self.last_undo = None
                 path = self.service.session_path(ref)
-                self.run_service(call, lambda _: self._after_undo(path), done)
+                self.run_service(call, lambda result: self._after_undo(path, getattr(result, "notes", None)), done)
 
         self.app.push_screen(ConfirmDialog(question, yes="Undo"), answered)
 
-    def _after_undo(self, path: str) -> None:
+    def _after_undo(self, path: str, notes: list[str] | None = None) -> None:
+        for note in notes or []:  # e.g. history beyond what Fractal keeps, and where it is archived
+            self.app.notify(safe_text(note), severity="warning", timeout=15, markup=False)
         self.load_rows(select=path)
         row = self.query_one(SessionList).current
         if row is not None and row.path == path:

@@ -1,0 +1,378 @@
+"""Whether a session's pending turn is still being worked on: the one rule that send, recover
+(the TUI's `x` and its "agent is gone" banner), trim, restore, rm, prune and relink all ask,
+one rule per agent source.
+
+Fractal's rule (`FractalLiveness`). Fractal saves a turn as pending (summary `agent: null`,
+history `status: "pending"`) before its model call and fills it in after, so a crash leaves it
+pending forever. A pending turn's start is its history entry's `created_at` (its `updated_at`
+when that is unreadable), or, when the file holds no entry for it, the copy of the entry that
+a Reprise trim or history cap archived; a start over a day in the future counts as none. A
+pending turn is live:
+
+1. when Reprise started it (its send path holds a run record in `reprise/runs/<session id>/`
+   with Reprise's pid, that process's start time, the host and the `[agent] timeout`; a record
+   claims the pending turns started after it was written): while that Reprise process is
+   alive, however old the turn; once it has ended, or when it ran on another host and cannot
+   be checked, while the turn is younger than min(`[agent] timeout`, 24 h);
+2. otherwise (Fractal's own TUI, which no Reprise timeout bounds): while it is younger than
+   24 h.
+3. A pending turn with no start anywhere is dead when a later turn's history entry, or the
+   file itself, is older than 24 h (it started before either); else it is live while the file
+   is younger than 24 h.
+
+The file's modification time counts in case 3 only, so Reprise's own writes (trim, restore,
+rename) and plain copies never make an old pending turn look running, unless nothing but the
+file's time dates it at all.
+
+A source without a pending marker (Claude Code, Codex: "its newest record is a few minutes old,
+or a process holds the file open") adds its own class with the same `judge` method and an entry
+in `RULES`; guards call the module functions, never a rule directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from .archive import Archive
+from .errors import PendingTurnError, RepriseError
+from .models import SessionState, parse_time
+from .paths import SessionRef, StorePaths
+from .rooted import Root
+from .store import Loaded, Store
+
+CAP_S = 24 * 3600
+CLOCK_SLACK_S = 1.0
+MAX_RECORD_BYTES = 4096
+RUN_RECORD_FORMAT = "reprise.run/1"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    """One pending turn and the verdict on it; `why` says what the verdict rests on."""
+
+    turn_id: str
+    number: int | None  # its position in the summary from 1 (None: only the history marks it pending)
+    created_at: str | None
+    live: bool
+    why: str
+
+
+class LivenessRule(Protocol):
+    source: str
+
+    def judge(self, store: Store, ref: SessionRef, state: SessionState, *, mtime: float | None,
+              now: float) -> list[PendingTurn]:
+        """Every pending turn of the session, each judged live or not."""
+        ...
+
+
+# --- Reprise's own runs ----------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    pid: int
+    host: str
+    boot_id: str | None
+    start_ticks: int | None
+    started_ts: float
+    timeout: float
+
+    def process_alive(self) -> bool | None:
+        """Whether the Reprise process that wrote the record still runs (None: not checkable here)."""
+        if self.host != socket.gethostname():
+            return None
+        boot = _boot_id()
+        if self.boot_id and boot and self.boot_id != boot:
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass  # alive, another user's
+        except (OSError, OverflowError):
+            return None
+        state, ticks = _proc_stat(self.pid)
+        if state == "Z":
+            return False
+        return self.start_ticks is None or ticks is None or ticks == self.start_ticks  # else the pid was reused
+
+
+@contextlib.contextmanager
+def reprise_run(paths: StorePaths, ref: SessionRef, *, timeout: float) -> Iterator[None]:
+    """Mark the pending turns of `ref` created while this block runs as Reprise's own."""
+    ticks = _proc_stat(os.getpid())[1]
+    record = {"format": RUN_RECORD_FORMAT, "pid": os.getpid(), "host": socket.gethostname(),
+              "boot_id": _boot_id(), "start_ticks": ticks, "started_ts": time.time(), "timeout": timeout}
+    root = Root(paths.root)
+    directory = paths.runs_dir(ref)
+    path = directory / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.json"
+    written = False
+    try:
+        _drop_ended_runs(root, directory)
+        # Whole or absent for readers, but not fsynced and outside the session write path's fault
+        # points: a record matters only while its process lives, and a crash of the machine ends both.
+        root.write_atomic(path, (json.dumps(record, indent=2) + "\n").encode("ascii"), durable=False)
+        written = True
+    except (OSError, RepriseError):
+        pass  # without a record (a link in the way, a full disk) the turn is judged by the 24 h rule, which only refuses longer
+    try:
+        yield
+    finally:
+        if written:
+            with contextlib.suppress(OSError, RepriseError):
+                root.unlink(path)
+
+
+def run_records(paths: StorePaths, ref: SessionRef) -> list[RunRecord]:
+    """The run records of a session; a record that is not one (hostile, torn, foreign, behind a
+    link out of the state root) is ignored."""
+    root = Root(paths.root)
+    records = []
+    for path in _record_files(root, paths.runs_dir(ref)):
+        record = _read_record(root, path)
+        if record is not None:
+            records.append(record)
+    return records
+
+
+def _record_files(root: Root, directory: Path) -> list[Path]:
+    try:
+        return [directory / name for name, is_dir in root.names(directory)
+                if not is_dir and name.endswith(".json") and not name.startswith(".")]
+    except (OSError, RepriseError):
+        return []
+
+
+def _read_record(root: Root, path: Path) -> RunRecord | None:
+    try:
+        item = json.loads(root.read(path, MAX_RECORD_BYTES))
+    except (OSError, ValueError, RepriseError):
+        return None
+    if not isinstance(item, dict) or item.get("format") != RUN_RECORD_FORMAT:
+        return None
+    pid, started, timeout = item.get("pid"), _number(item.get("started_ts")), _number(item.get("timeout"))
+    if type(pid) is not int or not 0 < pid < 1 << 31 or started is None or timeout is None:
+        return None
+    ticks, boot_id = item.get("start_ticks"), item.get("boot_id")
+    return RunRecord(pid, str(item.get("host")), boot_id if isinstance(boot_id, str) else None,
+                     ticks if type(ticks) is int else None, started, timeout)
+
+
+def _number(value: Any) -> float | None:
+    if type(value) not in (int, float) or not math.isfinite(value) or abs(value) >= 1e12:
+        return None
+    return float(value)
+
+
+def _drop_ended_runs(root: Root, directory: Path) -> None:
+    """Remove records left by Reprise processes that died more than the cap ago (they judge nothing now)."""
+    now = time.time()
+    for path in _record_files(root, directory):
+        record = _read_record(root, path)
+        if record is not None and now - record.started_ts > CAP_S and record.process_alive() is False:
+            with contextlib.suppress(OSError, RepriseError):
+                root.unlink(path)
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _proc_stat(pid: int) -> tuple[str | None, int | None]:
+    """(state letter, start time in clock ticks since boot) of a process, from /proc where there is one."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        fields = text[text.rindex(")") + 2:].split()
+        return fields[0], int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None, None
+
+
+# --- Fractal's rule ----------------------------------------------------------------------------------
+
+class FractalLiveness:
+    source = "fractal"
+
+    def judge(self, store: Store, ref: SessionRef, state: SessionState, *, mtime: float | None,
+              now: float) -> list[PendingTurn]:
+        numbers = {turn.turn_id: number for number, turn in enumerate(state.turns, start=1)}
+        pending = [turn.turn_id for turn in state.turns if turn.agent is None]
+        pending += [entry.turn_id for entry in state.history
+                    if entry.status == "pending" and entry.turn_id not in pending]
+        if not pending:
+            return []
+        runs = run_records(store.paths, ref)
+        return [self._judge_one(store, ref, state, turn_id, numbers.get(turn_id), runs, mtime, now)
+                for turn_id in pending]
+
+    def _judge_one(self, store: Store, ref: SessionRef, state: SessionState, turn_id: str, number: int | None,
+                   runs: list[RunRecord], mtime: float | None, now: float) -> PendingTurn:
+        entry = next((h for h in state.history if h.turn_id == turn_id), None)
+        created_at = entry.created_at if entry is not None else None
+        started = _plausible(_entry_start(entry), now)
+        if started is None:
+            dead = _older_than_the_cap(state, turn_id, mtime, now)
+            if dead is not None:
+                return PendingTurn(turn_id, number, None, False, dead)
+            archived, created_at = _archived_start(store, ref, turn_id)
+            started = _plausible(archived, now)
+        if started is None:
+            why = "the file's time is unknown" if mtime is None else f"the file changed {_age(now - mtime)} ago"
+            return PendingTurn(turn_id, number, None, True,
+                               f"no start time and {why}; presumed running for {_age(CAP_S)}")
+        age = now - started
+        run = _claiming_run(runs, started)
+        if run is None:
+            return PendingTurn(turn_id, number, created_at, age < CAP_S,
+                               f"started {_age(age)} ago by an agent Reprise did not start, "
+                               f"presumed running for {_age(CAP_S)}")
+        alive = run.process_alive()
+        if alive:
+            return PendingTurn(turn_id, number, created_at, True, f"Reprise process {run.pid} is running it")
+        limit = min(run.timeout, CAP_S)
+        whose = "a Reprise process that has ended" if alive is False else f"Reprise on {run.host}"
+        return PendingTurn(turn_id, number, created_at, age < limit,
+                           f"started {_age(age)} ago by {whose}, presumed running for its {_age(limit)} timeout")
+
+
+def _older_than_the_cap(state: SessionState, turn_id: str, mtime: float | None, now: float) -> str | None:
+    """Why an undated pending turn is surely older than the cap (a later turn, or the file, is), else None."""
+    later = _later_bound(state, turn_id)
+    if later is not None and now - later >= CAP_S:
+        return f"no start time, but a later turn started {_age(now - later)} ago"
+    if mtime is not None and now - mtime >= CAP_S:
+        return f"no start time, and the file last changed {_age(now - mtime)} ago"
+    return None
+
+
+def _plausible(start: float | None, now: float) -> float | None:
+    """A start more than a day in the future is no start (a wrong clock, or a hostile file)."""
+    return start if start is not None and start - now <= CAP_S else None
+
+
+def _entry_start(entry) -> float | None:
+    if entry is None:
+        return None
+    moment = parse_time(entry.created_at) or parse_time(entry.updated_at)
+    return moment.timestamp() if moment is not None else None
+
+
+def _later_bound(state: SessionState, turn_id: str) -> float | None:
+    """The earliest start of a turn recorded after `turn_id` (which therefore started before it)."""
+    order = [turn.turn_id for turn in state.turns]
+    if turn_id in order:
+        later = set(order[order.index(turn_id) + 1:])
+    else:
+        ids = [entry.turn_id for entry in state.history]
+        later = set(ids[ids.index(turn_id) + 1:]) if turn_id in ids else set()
+    starts = [start for entry in state.history if entry.turn_id in later
+              if (start := _entry_start(entry)) is not None]
+    return min(starts) if starts else None
+
+
+def _archived_start(store: Store, ref: SessionRef, turn_id: str) -> tuple[float | None, str | None]:
+    """The start of `turn_id` from a copy of its history entry that a Reprise trim or history cap
+    archived (newest first). Whole-file entries are not read: an entry Fractal's own cap evicted
+    leaves 20 later, dated entries behind, which date the turn already."""
+    archive = Archive(store.paths)
+    try:
+        entries = archive.entries(ref)
+    except (OSError, RepriseError):
+        return None, None
+    for item in reversed(entries):
+        if item.op != "trim" and not (item.op == "evict" and turn_id in item.anchors):
+            continue
+        try:
+            data = json.loads(archive.read(ref, item.digest))
+        except (OSError, ValueError, RepriseError):
+            continue
+        for candidate in _history_entries(data):
+            if isinstance(candidate, dict) and candidate.get("turn_id") == turn_id:
+                text = candidate.get("created_at") if isinstance(candidate.get("created_at"), str) else None
+                moment = parse_time(text) if text else None
+                if moment is not None:
+                    return moment.timestamp(), text
+    return None, None
+
+
+def _history_entries(data: Any) -> list:
+    """History entries in an archived file: a whole session, an eviction, or a trim's records."""
+    if not isinstance(data, dict) or not isinstance(data.get("history"), list):
+        return []
+    history = data["history"]
+    return [item["turn"] if isinstance(item, dict) and isinstance(item.get("turn"), dict) else item
+            for item in history]
+
+
+def _claiming_run(runs: list[RunRecord], started: float | None) -> RunRecord | None:
+    """The newest run record written before the turn started (the run that made the turn)."""
+    if started is None:
+        return None
+    claiming = [run for run in runs if run.started_ts - CLOCK_SLACK_S <= started]
+    return max(claiming, key=lambda run: run.started_ts) if claiming else None
+
+
+def _age(seconds: float) -> str:
+    """A short duration: 45s, 12m, 5h, 24h, 3d."""
+    seconds = max(0.0, seconds)
+    for unit, size, least in (("d", 86400, 2 * 86400), ("h", 3600, 3600), ("m", 60, 60)):
+        if seconds >= least:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+# --- what the guards call ----------------------------------------------------------------------------
+
+FRACTAL = FractalLiveness()
+RULES: dict[str, LivenessRule] = {FRACTAL.source: FRACTAL}
+
+
+def rule_for(ref: SessionRef) -> LivenessRule:
+    """The rule of the session's source (every session Reprise reads today is Fractal's)."""
+    return FRACTAL
+
+
+def pending_turns(store: Store, ref: SessionRef, state: SessionState, *, mtime: float | None,
+                  now: float) -> list[PendingTurn]:
+    return rule_for(ref).judge(store, ref, state, mtime=mtime, now=now)
+
+
+def judged(store: Store, loaded: Loaded, *, now: float) -> list[PendingTurn]:
+    """The pending turns of a loaded session, judged."""
+    return pending_turns(store, loaded.ref, loaded.state, mtime=loaded.version.mtime_ns / 1e9, now=now)
+
+
+def running_turn(store: Store, loaded: Loaded, *, now: float) -> PendingTurn | None:
+    """The first live pending turn, if any: its agent is probably still writing the session."""
+    return next((turn for turn in judged(store, loaded, now=now) if turn.live), None)
+
+
+def stale_turns(store: Store, loaded: Loaded, *, now: float) -> list[PendingTurn]:
+    """Pending summary turns whose agent is gone: what recover may mark interrupted."""
+    return [turn for turn in judged(store, loaded, now=now) if not turn.live and turn.number is not None]
+
+
+def check_not_running(store: Store, loaded: Loaded, *, now: float, force: bool, action: str) -> None:
+    """Raise PendingTurnError when an agent is probably writing this session, unless forced."""
+    if force:
+        return
+    turn = running_turn(store, loaded, now=now)
+    if turn is not None:
+        raise PendingTurnError(
+            f"Session {loaded.ref.session_id} has a pending turn ({turn.turn_id}: {turn.why}); an agent is "
+            f"probably still running, so it was not {action}.",
+            hint="wait for the turn to finish, or pass --force", path=loaded.path)
