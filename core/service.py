@@ -657,6 +657,10 @@ class Service:
     def audit_records(self, *, all_workspaces: bool = True) -> list[AuditRecord]:
         return self.audit.read(self._keys(all_workspaces))
 
+    def audit_problems(self) -> list[Problem]:
+        """The lines and logs the last `audit_records` skipped, each named by file and line."""
+        return list(self.audit.problems)
+
     # --- health --------------------------------------------------------------------------
 
     def doctor(self, *, clean: bool = False) -> DoctorReport:

@@ -641,9 +641,13 @@ def cmd_relink(service: Service, args, as_json: bool) -> int:
 
 def cmd_audit(service: Service, args, as_json: bool) -> int:
     records = service.audit_records(all_workspaces=not args.here)
+    problems = service.audit_problems()
     if as_json:
-        _emit({"audit": [record.as_dict() for record in records]})
+        _emit({"audit": [record.as_dict() for record in records],
+               "problems": [problem.as_dict() for problem in problems]})
         return 0
+    for problem in problems:
+        print(f"reprise: {safe_line(problem.message)}", file=sys.stderr)
     for record in records:
         target = record.session_id or ", ".join(record.sessions) or "-"
         counts = ", ".join(f"{k} {v}" for k, v in record.counts.items())

@@ -270,3 +270,24 @@ def test_streamed_lines_are_the_files_lines_with_each_over_the_cap_blanked(tmp_p
     if pieces[-1]:
         expected.append((len(pieces), pieces[-1] if len(pieces[-1]) <= cap else None, False))
     assert [(line.number, line.data, line.terminated) for line in got] == expected
+
+
+def test_reprise_audit_names_the_lines_it_skipped_on_stderr_and_in_json(tmp_path, monkeypatch, capsys):
+    from reprise.tui import cli
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    store = Store(tmp_path / "state")
+    path = store.paths.audit_file(workspace_key(folder))
+    path.parent.mkdir(parents=True)
+    path.write_text(good_audit_line() + "\n[1, 2]\n")
+    state = ["--state-dir", str(tmp_path / "state")]
+    assert cli.main(["audit", *state]) == 0
+    out, err = capsys.readouterr()
+    assert "rm" in out and f"{path} line 2: " in err
+    assert cli.main(["audit", "--json", *state]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert len(document["audit"]) == 1
+    assert [problem["code"] for problem in document["problems"]] == ["bad_audit_line"]
+    assert f"{path} line 2: " in document["problems"][0]["message"]
