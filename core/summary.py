@@ -28,7 +28,16 @@ def turn_block(number: int, turn: SummaryTurn) -> str:
 
 
 def render_summary(summary: SessionSummary) -> str:
-    if not summary.turns:
-        return EMPTY_SUMMARY
+    return render_summary_head(summary) if summary.turns else EMPTY_SUMMARY
+
+
+def render_summary_head(summary: SessionSummary) -> str:
+    """The header and every turn block, but never the empty-session sentence: the text a new
+    turn's block is appended to (after a blank line)."""
     return SUMMARY_HEADER + "".join("\n\n" + turn_block(number, turn)
                                     for number, turn in enumerate(summary.turns, start=1))
+
+
+def pending_block(number: int, turn_id: str, message: str) -> str:
+    """The block of a turn just added by Fractal's `add_user_message`: no agent yet."""
+    return f"Turn {number} ({turn_id})\nUser: {message}\nAgent status: pending"
