@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from . import paths
 from .errors import ConfigError
 
-DEFAULT_OVERHEAD = 13_610  # Fractal 0.1.1's fixed prompt text, measured on a live gpt-5 turn (README)
+DEFAULT_OVERHEAD = 13_631  # Fractal 0.1.1's fixed prompt text, measured on a live gpt-5 turn (README)
 DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
 
 
