@@ -268,11 +268,13 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
         message_part = keys["message_part"]
         section.note(f"Keystrokes: each text is the previous one plus one typed character at the end of a "
                      f"{len(message):,}-character message ({message_tokens:,} tokens); ours is "
-                     "`PreparedMeter.with_message(text)` on a meter prepared once (the message part counts the "
-                     f"variable block the agent sees: {message_part['chars']:,} characters, a ~1,000-character "
-                     "preview of the message); the baseline is a fresh `Meter(...).measure(state, workspace, text)` "
-                     "per keystroke (summary rendered and counted, history dumped and previewed, message block "
-                     "counted, no cache). Both totals agree with a fresh count.")
+                     "`PreparedMeter.with_message(text)` on a meter prepared once: per keystroke it counts the "
+                     "draft's three appearances, the pending turn that ends the summary (the whole draft), the "
+                     "`session_history` preview (its tail the pending entry) and the `user_message` preview "
+                     f"({message_part['chars']:,} characters), and reuses the summary's head counted once; the "
+                     "baseline is a fresh `Meter(...).measure(state, workspace, text)` per keystroke (summary "
+                     "rendered and counted, history dumped and previewed, message block counted, no cache). Both "
+                     "totals agree with a fresh count.")
         section.note("Rounds (median / p95): ours "
                      + "; ".join(f"{fmt(m)} / {fmt(p)}" for m, p in zip(medians, p95s))
                      + "; baseline " + "; ".join(f"{fmt(m)} / {fmt(p)}" for m, p in zip(base_medians, base_p95s))

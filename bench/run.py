@@ -3,6 +3,7 @@
     python -m bench.run            # every benchmark on the full scale store; writes docs/benchmarks.md
     python -m bench.run --quick    # a small store, a quick look (docs untouched unless --write-docs)
     python -m bench.run --only listing
+    python -m bench.run --only meter --merge-docs   # replace only that section of docs/benchmarks.md
 
 It builds the scale stores once (bench/.stores/, git-ignored, reused while the generator's
 parameters are unchanged), runs each benchmark module's `run(store, report)` and prints one
@@ -35,6 +36,7 @@ BENCHMARKS = {
     "meter": "bench.meter",
     "trim": "bench.trim",
     "tui": "bench.tui",
+    "live_meter": "bench.live_meter",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 
@@ -61,6 +63,7 @@ class Section:
     notes: list[str] = field(default_factory=list)
     profile: str | None = None
     data: dict = field(default_factory=dict)   # raw figures, for whoever wants them
+    headers: tuple[str, ...] = HEADERS         # a section may name its six columns itself
 
     def row(self, what: str, ours: str, baseline: str = "", ratio: str = "", target: str = "",
             met: bool | None = None) -> Row:
@@ -72,8 +75,8 @@ class Section:
         self.notes.append(text)
 
     def text_table(self) -> str:
-        cells = [list(HEADERS)] + [row.cells() for row in self.rows]
-        widths = [max(len(line[i]) for line in cells) for i in range(len(HEADERS))]
+        cells = [list(self.headers)] + [row.cells() for row in self.rows]
+        widths = [max(len(line[i]) for line in cells) for i in range(len(self.headers))]
         out = []
         for index, line in enumerate(cells):
             out.append("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width) if i < 4 else cell.ljust(width)
@@ -83,7 +86,7 @@ class Section:
         return "\n".join(out)
 
     def markdown_table(self) -> str:
-        lines = ["| " + " | ".join(h or "measure" for h in HEADERS) + " |",
+        lines = ["| " + " | ".join(h or "measure" for h in self.headers) + " |",
                  "|---|---:|---:|---:|---|:---:|"]
         for row in self.rows:
             lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row.cells()) + " |")
@@ -171,7 +174,7 @@ def machine() -> dict[str, str]:
         "Memory": memory,
         "OS": f"{platform.system()} {platform.release()}",
         "Python": f"{platform.python_implementation()} {platform.python_version()}",
-        "Date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "Date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "Commit": commit,
     }
 
@@ -203,14 +206,34 @@ def write_docs(report: Report, store: stores.ScaleStore, command: str, elapsed: 
         "",
     ]
     for section in report.sections:
-        lines += [f"## {section.title}", "", section.markdown_table(), ""]
-        lines += [f"- {note}" for note in section.notes]
-        if section.profile:
-            lines += ["", "A target was missed; where the time goes (cProfile, top functions by own time):",
-                      "", "```", section.profile, "```"]
-        lines.append("")
+        lines += section_markdown(section)
     DOCS.parent.mkdir(parents=True, exist_ok=True)
     DOCS.write_text("\n".join(lines))
+
+
+def section_markdown(section: Section) -> list[str]:
+    lines = [f"## {section.title}", "", section.markdown_table(), ""]
+    lines += [f"- {note}" for note in section.notes]
+    if section.profile:
+        lines += ["", "A target was missed; where the time goes (cProfile, top functions by own time):",
+                  "", "```", section.profile, "```"]
+    lines.append("")
+    return lines
+
+
+def merge_docs(report: Report, command: str) -> None:
+    """Replace only the sections this run measured (matched by title) in docs/benchmarks.md,
+    appending new ones; every other section stays as its own run wrote it."""
+    chunks = DOCS.read_text().split("\n## ")
+    for section in report.sections:
+        text = "\n".join(section_markdown(section))[3:].rstrip("\n") + "\n"
+        text = text.replace("\n\n", f"\n\nUpdated alone by `{command}`.\n\n", 1)
+        index = next((i for i, chunk in enumerate(chunks) if i and chunk.split("\n", 1)[0] == section.title), None)
+        if index is None:
+            chunks.append(text)
+        else:
+            chunks[index] = text
+    DOCS.write_text("\n## ".join(chunk.rstrip("\n") + "\n" for chunk in chunks).rstrip("\n") + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild", action="store_true", help="rebuild the store even if cached")
     parser.add_argument("--write-docs", action="store_true", help="write docs/benchmarks.md even for --quick/--only")
     parser.add_argument("--no-docs", action="store_true", help="do not write docs/benchmarks.md")
+    parser.add_argument("--merge-docs", action="store_true",
+                        help="with --only: replace just these sections in docs/benchmarks.md")
     args = parser.parse_args(argv)
     command = "python -m bench.run" + (" " + shlex.join(sys.argv[1:] if argv is None else argv)
                                        if (sys.argv[1:] if argv is None else argv) else "")
@@ -253,7 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     print("targets missed: " + "; ".join(missed) if missed else "all targets met")
     print(f"whole run: {elapsed:.1f} s")
     partial = args.quick or bool(args.only)
-    if not args.no_docs and (args.write_docs or not partial):
+    if args.merge_docs and DOCS.exists():
+        merge_docs(report, command)
+        print(f"updated {', '.join(s.title for s in report.sections)} in {DOCS.relative_to(PROJECT)}")
+    elif not args.no_docs and (args.write_docs or not partial):
         write_docs(report, store, command, elapsed, info)
         print(f"wrote {DOCS.relative_to(PROJECT)}")
     elif partial and not args.no_docs:

@@ -8,21 +8,13 @@ import os
 
 import pytest
 
-from .harness import (
-    LiveFractal,
-    LiveUnavailable,
-    check_namespaces,
-    ensure_sandbox_python,
-    make_root,
-    remove_root,
-)
+from .harness import LiveFractal, LiveUnavailable, make_root, prepare, remove_root
 
 
 @pytest.fixture(scope="session")
 def sandbox_python(fractal_python):
     try:
-        check_namespaces()
-        return ensure_sandbox_python(fractal_python)
+        return prepare(fractal_python)
     except LiveUnavailable as exc:
         if os.environ.get("REPRISE_REQUIRE_COMPAT"):
             pytest.fail(f"live Fractal tests cannot run: {exc}")

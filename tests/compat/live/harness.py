@@ -56,6 +56,15 @@ def ensure_sandbox_python(base_python: Path) -> Path:
     return python
 
 
+def prepare(fractal_python: Path | None) -> Path:
+    """Everything a live run needs before its namespace: the real Fractal, namespaces, the
+    sandbox venv (returned: its python). Raises LiveUnavailable with what is missing."""
+    if fractal_python is None:
+        raise LiveUnavailable("the real Fractal is not installed (set REPRISE_FRACTAL_PYTHON)")
+    check_namespaces()
+    return ensure_sandbox_python(fractal_python)
+
+
 def check_namespaces() -> None:
     done = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "true"], check=False,
                           capture_output=True, text=True)
