@@ -272,7 +272,7 @@ class Meter:
             as_instructions(render_summary_head(state.summary) + "\n\n") + "\n", None, None))
         head_text = head.text if head.basis == COUNTED else None
         kept = state.history[-(FRACTAL_MAX_HISTORY - 1):]  # the pending entry makes it 20 again
-        kept_history = _attempt(lambda: history_json(kept) if kept else "")
+        kept_history = _attempt(lambda: _ends(history_json(kept)[:-2] + ",") if kept else None)
         measured = last_measured_context(state)
         if stated_window:
             window, window_source = stated_window, "stated in the session file"
@@ -311,12 +311,19 @@ def _part_or_failure(name: str, build: Callable[[], Part], full_chars: int | Non
     return _failure(name, result, full_chars) if isinstance(result, Exception) else result
 
 
-def _joined_ends(first: str, second: str, size: int) -> tuple[int, str, str]:
-    """(length, first `size` characters, last `size` characters) of `first + second`, without
-    building it: the kept history can be megabytes, and this runs on every keystroke."""
-    head = first[:size] if len(first) >= size else first + second[:size - len(first)]
-    tail = second[-size:] if len(second) >= size else first[max(0, len(first) - (size - len(second))):] + second
-    return len(first) + len(second), head, tail
+def _ends(text: str, size: int = PREVIEW_CHARS) -> tuple[int, str, str]:
+    """(length, first `size` characters, last `size` characters) of a text."""
+    return len(text), text[:size], text[-size:]
+
+
+def _joined_ends(first: tuple[int, str, str], second: str, size: int = PREVIEW_CHARS) -> tuple[int, str, str]:
+    """`_ends(whole + second)` from `_ends(whole)`: the kept history can be megabytes, and this
+    runs on every keystroke."""
+    length, head, tail = first
+    if length <= size:  # head is the whole text
+        return _ends(head + second, size)
+    joined_tail = second[-size:] if len(second) >= size else tail[len(tail) - (size - len(second)):] + second
+    return length + len(second), head, joined_tail
 
 
 @dataclass(slots=True)
@@ -336,7 +343,7 @@ class PreparedMeter:
     turn_number: int
     summary_head: Part
     summary_head_text: str | None
-    kept_history: str | Exception
+    kept_history: tuple[int, str, str] | Exception | None  # `_ends` of the kept entries' JSON, open
     _last: tuple[str, MeterResult] | None = field(default=None, repr=False)
     _empty: MeterResult | None = field(default=None, repr=False)
 
@@ -377,9 +384,9 @@ class PreparedMeter:
 
         def count() -> Part:
             pending = pending_history_json(message)
-            # json.dumps of the kept entries plus the pending one, joined without re-dumping the kept
-            first, second = (kept[:-2] + ",", pending[1:]) if kept else ("", pending)
-            length, head, tail = _joined_ends(first, second, PREVIEW_CHARS)
+            # json.dumps of the kept entries plus the pending one: the kept list's JSON without its
+            # closing "\n]", a comma, then the pending entry's list JSON without its opening "["
+            length, head, tail = _joined_ends(kept, pending[1:]) if kept else _ends(pending)
             block = _variable_block("session_history", "list", HISTORY_DESC, length, head, tail)
             return Part("history", self._count(block), COUNTED, len(block), length,
                         "only a preview enters the prompt, its tail the pending turn; the full history is "

@@ -290,3 +290,11 @@ def test_an_echo_turn_records_no_measured_context(tmp_path):
     state = make_state(1)
     state.turns[0].agent.usage = outcome.usage
     assert Meter(MeterSettings()).measure(state, tmp_path).measured is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(first=st.text(max_size=2_500), second=st.text(max_size=2_500))
+def test_the_history_preview_ends_are_those_of_the_joined_text(first, second):
+    """The keystroke path never joins the kept history (megabytes) to the pending entry: it
+    derives the joined text's length and ends from the kept text's ends."""
+    assert meter_module._joined_ends(meter_module._ends(first), second) == meter_module._ends(first + second)
