@@ -49,6 +49,7 @@ PREVIEW_CHARS = 1000
 PENDING_TURN_ID = "turn-89e2c1cc57204dc799bca14e543d8057"
 PENDING_TIME = "2026-01-01T12:00:00.000000+00:00"
 _WHITESPACE_ONLY_LINE = re.compile(r"^[ \t]+$", re.MULTILINE)  # textwrap.dedent's
+_UNMERGED_BREAK = re.compile(r"\n(?=[^\S\n]*\S)")
 # The agent's prompt adapter indents every line of the instructions (AGENTS.md and summary
 # included) by eight spaces; a compat test checks the parts against the prompt Fractal builds.
 INSTRUCTION_INDENT = " " * 8
@@ -293,6 +294,16 @@ class Meter:
         return self.prepare(state, workspace, model=model, stated_window=stated_window).with_message(message)
 
 
+def split_at_token_boundaries(text: str) -> list[str]:
+    """Instruction text (as `as_instructions` makes it) cut after each line break that the
+    tokenizer's pre-split never merges with what follows: a break whose next line is not blank.
+    (Both encodings' patterns end a whitespace run that holds line breaks at its last break.)
+    The pieces' counts add up to the whole's; unchanged lines of a draft come from the cache,
+    so a keystroke tokenizes only the line it changes."""
+    starts = [0, *(match.end() for match in _UNMERGED_BREAK.finditer(text))]
+    return [text[start:end] for start, end in zip(starts, [*starts[1:], len(text)], strict=True)]
+
+
 def _attempt(build: Callable[[], Any]) -> Any:
     """build(), or the exception it raised: a part that cannot be counted reports why on itself,
     and the other parts still count."""
@@ -372,7 +383,8 @@ class PreparedMeter:
 
         def count() -> Part:
             tail = self._pending_text(message)
-            return Part("summary", head_tokens + self._count(tail), COUNTED, len(head_text) + len(tail), None,
+            tokens = head_tokens + sum(self._count(line) for line in split_at_token_boundaries(tail))
+            return Part("summary", tokens, COUNTED, len(head_text) + len(tail), None,
                         "ends with the draft in full, as the pending turn Fractal adds before it builds the prompt")
 
         return _part_or_failure("summary", count)

@@ -298,3 +298,30 @@ def test_the_history_preview_ends_are_those_of_the_joined_text(first, second):
     """The keystroke path never joins the kept history (megabytes) to the pending entry: it
     derives the joined text's length and ends from the kept text's ends."""
     assert meter_module._joined_ends(meter_module._ends(first), second) == meter_module._ends(first + second)
+
+
+draft_text = st.lists(st.sampled_from(["word", " ", "  ", ".", "/", "\n", "\n\n", "\r\n", "\t", "\u00a0", "\u2028",
+                                       "  \n", "é", "1234", "'s", "```", "\x0b"]), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(draft=draft_text)
+def test_instruction_text_split_at_token_boundaries_counts_as_the_whole(draft):
+    text = meter_module.as_instructions(f"Turn 3 ({PENDING_TURN_ID})\nUser: {draft}\nAgent status: pending")
+    pieces = meter_module.split_at_token_boundaries(text)
+    assert "".join(pieces) == text
+    for encoding in ("o200k_base", "cl100k_base"):
+        assert sum(tokens.count_tokens(piece, encoding) for piece in pieces) == tokens.count_tokens(text, encoding)
+
+
+def test_a_keystroke_in_a_long_draft_tokenizes_only_the_line_it_changes(meter, tmp_path, monkeypatch):
+    prepared = meter.prepare(make_state(5), tmp_path)
+    draft = "\n".join(f"line {i}: " + "the parser reports the column of a bad token " * 4 for i in range(60))
+    prepared.with_message(draft)
+    seen = []
+    original = tokens.count_tokens
+    monkeypatch.setattr(tokens, "count_tokens", lambda text, enc: seen.append(len(text)) or original(text, enc))
+    result = prepared.with_message(draft + "x")
+    assert max(seen) < 1_600 < len(draft)  # the changed line and the two previews, never the whole draft
+    fresh = Meter(MeterSettings()).prepare(make_state(5), tmp_path).with_message(draft + "x")
+    assert result.total == fresh.total
