@@ -278,7 +278,7 @@ class Meter:
         if stated_window:
             window, window_source = stated_window, "stated in the session file"
         else:
-            window, window_source = spec.input_budget, f"model table ({spec.pattern})"
+            window, window_source = spec.input_budget, f"model table, pattern {spec.pattern}"
         return PreparedMeter(self, name, source, spec, fixed, Measured(*measured) if measured else None,
                              window, window_source, len(state.summary.turns) + 1, head, head_text, kept_history)
 

@@ -265,7 +265,7 @@ def test_the_window_is_the_input_budget_context_minus_reserved_output(tmp_path):
 def test_a_window_the_session_states_wins_over_the_table(meter, tmp_path):
     result = meter.measure(make_state(1), tmp_path, stated_window=258_400)
     assert (result.window, result.window_source) == (258_400, "stated in the session file")
-    assert meter.measure(make_state(1), tmp_path).window_source == "model table (gpt-5*)"
+    assert meter.measure(make_state(1), tmp_path).window_source == "model table, pattern gpt-5*"
 
 
 def test_meter_models_in_the_config_file_take_context_window_and_max_output(tmp_path):
