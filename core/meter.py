@@ -34,6 +34,9 @@ from .models import (
 from .summary import pending_block, render_summary_head
 
 DEFAULT_MODEL = "gpt-5"
+# Part of every cached resume cost's key: a figure counted by an older meter is counted again.
+# 2: the draft counted as Fractal's pending turn.
+METER_VERSION = "meter2"
 AGENTS_MD_LIMIT = 20_000
 AGENTS_MD_NOTICE = "\n\n[AGENTS.md truncated — read the full file from the workspace.]"
 AGENTS_MD_HEADING = (

@@ -34,7 +34,7 @@ from .errors import (
     RepriseError,
     UsageError,
 )
-from .meter import Meter, MeterResult, PreparedMeter, agents_md_section, spec_for
+from .meter import METER_VERSION, Meter, MeterResult, PreparedMeter, agents_md_section, spec_for
 from .models import SessionState, TurnUsage, parse_time, usage_totals, utc_now_iso
 from .paths import (
     SessionRef,
@@ -386,7 +386,7 @@ class Service:
         spec = spec_for(name, self.settings.meter.models)
         agents = agents_md_section(workspace)[0] if workspace else ""
         agents_digest = hashlib.blake2b(agents.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-        return f"{name}|{spec.encoding}|{spec.overhead}|{agents_digest}"
+        return f"{METER_VERSION}|{name}|{spec.encoding}|{spec.overhead}|{agents_digest}"
 
     def fill_resume_costs(self, rows: list[SessionRow], *, should_stop=lambda: False,
                           progress=lambda: None) -> int:
