@@ -3,6 +3,7 @@
     python -m bench.run            # every benchmark on the full scale store; writes docs/benchmarks.md
     python -m bench.run --quick    # a small store, a quick look (docs untouched unless --write-docs)
     python -m bench.run --only listing
+    python -m bench.run --only meter --write-docs   # replace only that section of docs/benchmarks.md
 
 It builds the scale stores once (bench/.stores/, git-ignored, reused while the generator's
 parameters are unchanged), runs each benchmark module's `run(store, report)` and prints one
@@ -39,6 +40,7 @@ BENCHMARKS = {
     "meter": "bench.meter",
     "trim": "bench.trim",
     "tui": "bench.tui",
+    "live_meter": "bench.live_meter",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 
@@ -65,6 +67,7 @@ class Section:
     notes: list[str] = field(default_factory=list)
     profile: str | None = None
     data: dict = field(default_factory=dict)   # raw figures, for whoever wants them
+    headers: tuple[str, ...] = HEADERS         # a section may name its six columns itself
 
     def row(self, what: str, ours: str, baseline: str = "", ratio: str = "", target: str = "",
             met: bool | None = None) -> Row:
@@ -76,8 +79,8 @@ class Section:
         self.notes.append(text)
 
     def text_table(self) -> str:
-        cells = [list(HEADERS)] + [row.cells() for row in self.rows]
-        widths = [max(len(line[i]) for line in cells) for i in range(len(HEADERS))]
+        cells = [list(self.headers)] + [row.cells() for row in self.rows]
+        widths = [max(len(line[i]) for line in cells) for i in range(len(self.headers))]
         out = []
         for index, line in enumerate(cells):
             out.append("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width) if i < 4 else cell.ljust(width)
@@ -87,7 +90,7 @@ class Section:
         return "\n".join(out)
 
     def markdown_table(self) -> str:
-        lines = ["| " + " | ".join(h or "measure" for h in HEADERS) + " |",
+        lines = ["| " + " | ".join(h or "measure" for h in self.headers) + " |",
                  "|---|---:|---:|---:|---|:---:|"]
         for row in self.rows:
             lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row.cells()) + " |")
@@ -175,7 +178,7 @@ def machine() -> dict[str, str]:
         "Memory": memory,
         "OS": f"{platform.system()} {platform.release()}",
         "Python": f"{platform.python_implementation()} {platform.python_version()}",
-        "Date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "Date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "Commit": commit,
     }
 
@@ -247,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild", action="store_true", help="rebuild the store even if cached")
     parser.add_argument("--write-docs", action="store_true", help="write docs/benchmarks.md even for --quick/--only")
     parser.add_argument("--no-docs", action="store_true", help="do not write docs/benchmarks.md")
+    parser.add_argument("--merge-docs", dest="write_docs", action="store_true",
+                        help="the same as --write-docs: with --only, replace just these sections")
     args = parser.parse_args(argv)
     command = "python -m bench.run" + (" " + shlex.join(sys.argv[1:] if argv is None else argv)
                                        if (sys.argv[1:] if argv is None else argv) else "")

@@ -46,7 +46,8 @@ class Backend(Protocol):
 
 
 class EchoBackend:
-    """Replies from the message itself; reports usage as if the prompt were the meter's estimate."""
+    """Replies from the message itself. It is not a provider: it measures nothing, so the turns it
+    records carry no context size (`context_tokens` 0) and the meter shows no "measured" figure."""
 
     name = "echo"
     writes_session = False
@@ -56,7 +57,7 @@ class EchoBackend:
         reply = f"Echo: {' '.join(words[:60])}" + (" …" if len(words) > 60 else "")
         estimate = request.estimate or 0
         usage = TurnUsage(input_tokens=estimate, output_tokens=len(reply) // 4, cost=0.0, duration_ms=1,
-                          iterations=1, context_tokens=estimate + len(words) * 3)
+                          iterations=1, context_tokens=0)
         return TurnOutcome("succeeded", reply, files_read=["README.md", "AGENTS.md"][: 1 + len(words) % 2],
                            usage=usage)
 

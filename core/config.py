@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from . import paths, tokens
 from .errors import ConfigError
 from .models import FRACTAL_MAX_HISTORY
 
+DEFAULT_OVERHEAD = 13_631  # Fractal 0.1.1's fixed prompt text, measured on a live gpt-5 turn (README)
 DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
 MAX_TIMEOUT_S = 7 * 24 * 3600
 MAX_TOKENS = 100_000_000
@@ -63,24 +64,53 @@ class AgentSettings(_Section):
 
 
 class ModelSpec(_Section):
-    """How to count for models whose name matches `pattern` (fnmatch, first match wins)."""
+    """How to count for models whose name matches `pattern` (fnmatch, first match wins).
+
+    `window` is the input budget, what the prompt may hold. Given only `context_window` and
+    `max_output` (the output the model reserves), it is their difference.
+    """
 
     pattern: Text = Field(min_length=1)
     encoding: Annotated[Text, AfterValidator(_known_encoding)] = "o200k_base"
-    window: int = Field(gt=0, le=MAX_TOKENS)
-    overhead: int = Field(default=13_700, ge=0, le=MAX_TOKENS)
+    window: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
+    context_window: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
+    max_output: int | None = Field(default=None, ge=0, le=MAX_TOKENS)
+    overhead: int = Field(default=DEFAULT_OVERHEAD, ge=0, le=MAX_TOKENS)
     exact: bool = False
 
+    @model_validator(mode="after")
+    def _derive_window(self) -> ModelSpec:
+        if self.window is None:
+            if self.context_window is None or self.max_output is None:
+                raise ValueError("give window (the input budget), or context_window and max_output")
+            if self.max_output >= self.context_window:
+                raise ValueError("max_output must be smaller than context_window")
+            self.window = self.context_window - self.max_output
+        elif self.context_window is not None and self.window > self.context_window:
+            raise ValueError("window (the input budget) cannot exceed context_window")
+        return self
 
+    @property
+    def input_budget(self) -> int:
+        return self.window or 0
+
+
+def _table(pattern: str, encoding: str, context_window: int, max_output: int, exact: bool) -> ModelSpec:
+    return ModelSpec(pattern=pattern, encoding=encoding, context_window=context_window, max_output=max_output,
+                     exact=exact)
+
+
+# Context window and the output each model reserves (OpenAI's model pages; Claude's 200,000 includes
+# the `max_tokens` Claude Code asks for, 32,000).
 DEFAULT_MODELS = [
-    ModelSpec(pattern="gpt-5*", encoding="o200k_base", window=400_000, exact=True),
-    ModelSpec(pattern="gpt-4.1*", encoding="o200k_base", window=1_047_576, exact=True),
-    ModelSpec(pattern="gpt-4o*", encoding="o200k_base", window=128_000, exact=True),
-    ModelSpec(pattern="o[134]*", encoding="o200k_base", window=200_000, exact=True),
-    ModelSpec(pattern="gpt-4*", encoding="cl100k_base", window=128_000, exact=True),
-    ModelSpec(pattern="gpt-3.5*", encoding="cl100k_base", window=16_385, exact=True),
-    ModelSpec(pattern="*claude*", encoding="o200k_base", window=200_000, exact=False),
-    ModelSpec(pattern="*", encoding="o200k_base", window=200_000, exact=False),
+    _table("gpt-5*", "o200k_base", 400_000, 128_000, True),
+    _table("gpt-4.1*", "o200k_base", 1_047_576, 32_768, True),
+    _table("gpt-4o*", "o200k_base", 128_000, 16_384, True),
+    _table("o[134]*", "o200k_base", 200_000, 100_000, True),
+    _table("gpt-4*", "cl100k_base", 128_000, 4_096, True),
+    _table("gpt-3.5*", "cl100k_base", 16_385, 4_096, True),
+    _table("*claude*", "o200k_base", 200_000, 32_000, False),
+    _table("*", "o200k_base", 200_000, 32_000, False),
 ]
 
 

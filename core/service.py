@@ -11,8 +11,8 @@ import functools
 import hashlib
 import json
 import os
-import threading
 import shutil
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -26,8 +26,8 @@ from .catalog import Catalog, SearchHit, SessionRow
 from .codec import Problem, fractal_would_drop
 from .errors import (
     AgentError,
-    ChangedOnDiskError,
     AmbiguousError,
+    ChangedOnDiskError,
     NotFoundError,
     OverWindowError,
     PendingTurnError,
@@ -37,7 +37,14 @@ from .errors import (
 )
 from .liveness import pending_turns as judge_pending
 from .liveness import reprise_run, running_turn, stale_turns
-from .meter import Meter, MeterResult, PreparedMeter, agents_md_section, spec_for
+from .meter import (
+    METER_VERSION,
+    Meter,
+    MeterResult,
+    PreparedMeter,
+    agents_md_section,
+    spec_for,
+)
 from .models import SessionState, TurnUsage, usage_totals, utc_now_iso
 from .paths import (
     SessionRef,
@@ -49,11 +56,11 @@ from .paths import (
 )
 from .restore import RestoreResult, restore_session, unrestored_trims
 from .retention import PruneOptions, select_prune
+from .store import SessionMeta, Store
+from .summary import render_summary
 from .trash import PruneResult, PurgeResult, RelinkResult, Trash, TrashEntry, relink
 from .trim import TrimMeter, TrimOptions, TrimResult, trim_session
-from .store import SessionMeta, Store
 from .turns import TurnOutcome, begin_turn, cap_history, finish_turn, mark_interrupted
-from .summary import render_summary
 
 SORTS = ("updated", "turns", "size", "context", "cost")
 MIN_PREFIX = 4
@@ -404,7 +411,7 @@ class Service:
         spec = spec_for(name, self.settings.meter.models)
         agents = agents_md_section(workspace)[0] if workspace else ""
         agents_digest = hashlib.blake2b(agents.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-        return f"{name}|{spec.encoding}|{spec.overhead}|{agents_digest}"
+        return f"{METER_VERSION}|{name}|{spec.encoding}|{spec.overhead}|{agents_digest}"
 
     def fill_resume_costs(self, rows: list[SessionRow], *, should_stop=lambda: False,
                           progress=lambda: None) -> int:

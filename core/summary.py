@@ -34,15 +34,25 @@ def _block_parts(number: int, turn: SummaryTurn) -> list[str]:
 
 
 def render_summary(summary: SessionSummary) -> str:
-    return "".join(summary_parts(summary))
+    return render_summary_head(summary) if summary.turns else EMPTY_SUMMARY
 
 
-def summary_parts(summary: SessionSummary) -> list[str]:
-    """The rendered summary as pieces to join (long ones are the turns' own strings)."""
-    if not summary.turns:
-        return [EMPTY_SUMMARY]
+def render_summary_head(summary: SessionSummary) -> str:
+    """The header and every turn block, but never the empty-session sentence: the text a new
+    turn's block is appended to (after a blank line)."""
+    return "".join(summary_head_parts(summary))
+
+
+def summary_head_parts(summary: SessionSummary) -> list[str]:
+    """`render_summary_head` as pieces to join; the long ones are the turns' own strings, so a
+    huge summary is copied once, when it is joined."""
     parts = [SUMMARY_HEADER]
     for number, turn in enumerate(summary.turns, start=1):
         parts.append("\n\n")
         parts += _block_parts(number, turn)
     return parts
+
+
+def pending_block(number: int, turn_id: str, message: str) -> str:
+    """The block of a turn just added by Fractal's `add_user_message`: no agent yet."""
+    return f"Turn {number} ({turn_id})\nUser: {message}\nAgent status: pending"

@@ -472,7 +472,10 @@ def cmd_meter(service: Service, args, as_json: bool) -> int:
         if part.error:
             extra.append(f"error: {safe_line(part.error)}")
         print(f"  {part.name:10} {figure}  {part.basis:10} {'; '.join(extra)}")
-    print(f"  {'total':10} {result.total:>9,}  of {result.window:,} ({result.percent:.1f}%), {result.state}")
+    print(f"  {'total':10} {result.total:>9,}  of {result.window:,} ({result.percent:.1f}%), {result.state}; "
+          f"the window is the input budget ({result.window_source})")
+    if message:
+        print(f"  {'draft':10} {result.draft:>+9,}  the total with this message minus the total with none")
     if result.measured:
         print(f"  measured   {result.measured.tokens:>9,}  {result.measured.label} (reported by the provider)")
     return 0

@@ -16,7 +16,8 @@ it). Ops:
   list_sessions   workspace -> sessions [{session_id, turn_count, first_message}]
   turn_usage      trace -> usage (turn_usage_from_trace of the validated RunTrace)
   trace_dump      trace -> dump (RunTrace.model_validate(trace).model_dump(mode="json"))
-  context         workspace, session_id, message -> messages [{role, content}] of the next turn's first call
+  context         workspace, session_id, message, pending? -> messages [{role, content}] of the next turn's
+                  first call; with pending, after `add_user_message(message)`, as Fractal's runtime does
 A command that raises reports {"raised": "<Type>: <message>"}. Bytes travel as latin-1 text.
 """
 
@@ -121,11 +122,15 @@ def op_context(command: dict) -> dict:
     from fractal import context_meter
 
     session, caught = _load(command)
+    pending = None
+    if command.get("pending"):
+        turn_id = session.add_user_message(command.get("message", ""))
+        pending = {"turn_id": turn_id, "created_at": session.history[-1].created_at}
     runtime = SimpleNamespace(workspace_path=command["workspace"], included_paths=[], session=session,
                               model_label="gpt-5", agent=SimpleNamespace(max_iterations=30))
     messages = context_meter.build_next_context_messages(runtime, user_message=command.get("message", ""))
-    return {"warnings": caught, "messages": [{"role": m["role"], "content": context_meter._message_content_text(
-        m["content"])} for m in messages]}
+    return {"warnings": caught, "pending": pending, "messages": [
+        {"role": m["role"], "content": context_meter._message_content_text(m["content"])} for m in messages]}
 
 
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}

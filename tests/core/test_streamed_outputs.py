@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reprise.core import tokens
 from reprise.core.codec import UnencodableError, decode, encode, join_ascii
-from reprise.core.meter import HISTORY_DESC, history_block, history_text, variable_block
+from reprise.core import meter
+from reprise.core.meter import history_json
 from reprise.core.models import SessionState
 from reprise.core.summary import EMPTY_SUMMARY, render_summary
 from reprise.core.trim import TrimOptions, plan_trim
@@ -79,17 +80,34 @@ def test_encode_still_refuses_a_non_finite_float():
 
 
 @pytest.mark.parametrize("state", STATES, ids=range(len(STATES)))
-def test_the_history_block_is_the_block_of_the_whole_history_text(state):
-    full = history_text(state)
-    assert history_block(state) == (variable_block("session_history", "list", HISTORY_DESC, full), len(full))
+def test_the_kept_history_ends_are_the_ends_of_the_whole_history_json(state):
+    for kept in (state.history[-19:], state.history[-1:]):
+        if kept:
+            assert meter._open_list_ends(kept) == meter._ends(history_json(kept)[:-2] + ",")
 
 
-def test_the_history_block_writes_a_non_finite_float_as_pydantic_does():
+def test_the_kept_history_ends_write_a_non_finite_float_as_pydantic_does():
     data = session_bytes("c" * 32, turns=2).replace(b'"iterations": ', b'"overflow": 1e999, "iterations": ', 1)
     state = decode(data, path="t", expected_id=None).state
-    full = history_text(state)
+    full = history_json(state.history)
     assert "Infinity" not in full
-    assert history_block(state) == (variable_block("session_history", "list", HISTORY_DESC, full), len(full))
+    assert meter._open_list_ends(state.history) == meter._ends(full[:-2] + ",")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(["a", "x", "\t", " ", "\n", "\r", "\u2028", "\x0c", "é"]), max_size=60),
+       st.integers(min_value=1, max_value=8))
+def test_instructions_made_a_slice_at_a_time_are_the_whole_texts(text, chunk):
+    def whole(text: str) -> str:
+        lines = meter._WHITESPACE_ONLY_LINE.sub("", text.expandtabs()).splitlines()
+        return "\n".join(meter.INSTRUCTION_INDENT + line for line in lines or [""])
+
+    saved = meter._INSTRUCTION_CHUNK
+    try:
+        meter._INSTRUCTION_CHUNK = chunk
+        assert meter.as_instructions(text) == whole(text)
+    finally:
+        meter._INSTRUCTION_CHUNK = saved
 
 
 @pytest.mark.parametrize("state", STATES, ids=range(len(STATES)))
@@ -152,14 +170,9 @@ def test_a_long_summary_counts_the_same_in_slices():
                                                                       disallowed_special=()))
 
 
-def test_the_summary_is_indented_piece_by_piece_as_the_whole_rendering():
-    from reprise.core.meter import as_instructions, summary_instructions
+def test_the_summary_head_is_joined_from_pieces_as_the_whole_rendering():
+    from reprise.core.summary import render_summary_head
 
-    data = session_dict("e" * 32, turns=3, seed=5, pending_last=True)
-    data["summary"]["turns"][-1]["user"]["message"] = "last words \n\t "
-    ending_in_spaces = session_dict("e" * 32, turns=2, seed=6)
-    ending_in_spaces["summary"]["turns"][-1]["agent"]["error"] = " \n  "
-    extra = [decode((json.dumps(d, indent=2) + "\n").encode("ascii"), path="t", expected_id=None).state
-             for d in (data, ending_in_spaces)]
-    for state in [*STATES, *extra]:
-        assert summary_instructions(state) == as_instructions(render_summary(state.summary).strip() or EMPTY_SUMMARY)
+    for state in STATES:
+        if state.turns:
+            assert render_summary_head(state.summary) == render_summary(state.summary)

@@ -67,7 +67,9 @@ async def test_typing_updates_the_meter_with_the_messages_share_and_keeps_typing
         after = app.screen.meter_result
         assert after.part("message").full_chars == len("please write the migration guide for version two")
         assert after.total > before
-        assert "message +" in str(app.screen.query_one(MeterBar).render())
+        line = str(app.screen.query_one(MeterBar).render())
+        assert f"draft +{after.total - before}" in line and after.draft == after.total - before
+        assert "o200k_base" not in line and "estimate" not in line  # those are on the Context tab
         await pilot.press("enter")
         assert "\n" in app.screen.query_one(Composer).text  # Enter is a newline in the composer
         await pilot.press("escape")

@@ -235,9 +235,12 @@ def test_meter_prints_parts_total_state_and_the_measured_figure(capsys, workspac
     assert result["parts"][-1]["full_chars"] == 2100
     assert result["total"] == sum(p["tokens"] for p in result["parts"])
     assert (result["state"], result["exact"], result["encoding"]) == ("ok", False, "o200k_base")
-    assert set(result) >= {"window", "percent", "measured", "model"}
-    status, out, _ = run(capsys, "meter", "aaaa", "--model", "claude-sonnet-4-5")
+    assert set(result) >= {"window", "percent", "measured", "model", "draft", "window_source"}
+    assert (result["window"], result["window_source"]) == (272_000, "model table, pattern gpt-5*")
+    assert result["draft"] > 2100 // 4  # the message reaches the summary in full
+    status, out, _ = run(capsys, "meter", "aaaa", "--model", "claude-sonnet-4-5", "--message", "hi")
     assert status == 0 and "estimate" in out and "configured" in out
+    assert "input budget" in out and "draft" in out
 
 
 def test_list_sort_cost_fills_and_caches_resume_costs(capsys, workspace, isolated_paths):

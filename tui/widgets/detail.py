@@ -66,12 +66,17 @@ def context_renderable(result: MeterResult | None, note: str = "", width: int = 
     if result is None:
         return Text(note or "Counting…", style="dim")
     state_style = {"ok": "green", "warn": "yellow", "over": "bold red"}[result.state]
-    kind = "exact count" if result.exact else "estimate"
+    kind = ("exact: every part counted with the model's own tokenizer" if result.exact else
+            "estimate: a configured part, or a tokenizer that is not the model's own")
     lines: list[Text] = [
         Text.assemble(("Next turn: ", "bold"), f"{result.total:,} of {result.window:,} tokens ",
                       (f"({result.percent:.1f}%, {result.state})", state_style)),
+        Text(f"The window is the input budget: what the prompt may hold once the model's reserved output "
+             f"is set aside ({safe_line(result.window_source)}).", style="dim"),
         Text(f"{safe_line(result.model)} ({result.model_source}), counted with {result.encoding}: {kind}",
              style="dim"),
+        Text(f"The draft adds {result.draft:,} tokens: it enters the summary in full (as the pending turn) "
+             "and both previews.", style="dim"),
         Text(""),
     ]
     bar_width = max(width - 2, 10)
@@ -91,7 +96,8 @@ def context_renderable(result: MeterResult | None, note: str = "", width: int = 
             lines.append(Text(safe_line(detail), style="dim"))
     lines.append(Text(""))
     if result.measured is not None:
-        lines.append(Text.assemble(("Measured: ", "bold"), f"{result.measured.tokens:,} tokens, ",
+        lines.append(Text.assemble(("Measured: ", "bold"), f"{result.measured.tokens:,} tokens (the figures above "
+                                   "are the meter's; this one is not), ",
                                    (f"{result.measured.label} (reported by the provider; it includes "
                                     "that turn's own work, so it is not the same quantity)", "dim")))
     else:

@@ -1,5 +1,5 @@
-"""The one-line context meter above the composer: what the next turn will send, the typed
-message's share, the percentage of the window, coloured by state."""
+"""The one-line context meter above the composer: what the next turn will send, what the
+draft adds to it, the percentage of the input budget, coloured by state."""
 
 from __future__ import annotations
 
@@ -13,18 +13,18 @@ from ..text import safe_line
 
 
 def meter_line(result: MeterResult | None, *, status: str = "") -> Text:
+    """Total, window share and the draft's own cost; the tokenizer and how exact the figure is
+    are on the Context tab."""
     if result is None:
         return Text(safe_line(status) or "Context: select a session", style="dim")
     message = result.part("message")
     state_style = {"ok": "green", "warn": "bold yellow", "over": "bold red"}[result.state]
-    kind = "exact" if result.exact else "estimate"
     text = Text.assemble(
         ("Next turn ", "bold"),
         f"{result.total:,} / {tokens(result.window)} ",
         (f"{result.percent:.1f}% {result.state}", state_style),
-        f" · message +{tokens(message.tokens)}",
+        f" · draft +{tokens(result.draft)}",
         (f" ({message.full_chars:,} chars)" if message.full_chars else "", "dim"),
-        (f" · {kind}, {result.encoding}", "dim"),
     )
     if result.measured is not None:
         text.append(f" · last measured {tokens(result.measured.tokens)} (turn {result.measured.turn})", style="dim")
