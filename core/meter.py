@@ -40,6 +40,7 @@ DEFAULT_MODEL = "gpt-5"
 # 2: the draft counted as Fractal's pending turn.
 METER_VERSION = "meter2"
 AGENTS_MD_LIMIT = 20_000
+FRACTAL_CONFIG_CAP = 1 << 20
 AGENTS_MD_READ_CAP = 4 * 1024 * 1024
 AGENTS_MD_NOTICE = "\n\n[AGENTS.md truncated — read the full file from the workspace.]"
 AGENTS_MD_HEADING = (
@@ -232,8 +233,9 @@ def fractal_configured_model(workspace: Path | None, env: dict[str, str] | None 
     candidates = [workspace / ".fractal" / "config.toml"] if workspace else []
     for path in (*candidates, global_path):
         try:
-            model = tomllib.loads(path.read_text(encoding="utf-8")).get("active_model")
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            data, _ = read_regular(path, FRACTAL_CONFIG_CAP)  # a repository may be hostile: never a FIFO
+            model = tomllib.loads(data.decode("utf-8")).get("active_model")
+        except (OSError, FileProblem, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         if isinstance(model, str) and model:
             return model

@@ -291,3 +291,16 @@ def test_reprise_audit_names_the_lines_it_skipped_on_stderr_and_in_json(tmp_path
     assert len(document["audit"]) == 1
     assert [problem["code"] for problem in document["problems"]] == ["bad_audit_line"]
     assert f"{path} line 2: " in document["problems"][0]["message"]
+
+
+def test_the_meter_never_blocks_on_a_workspace_fractal_config_that_is_a_fifo(tmp_path):
+    from reprise.core.meter import fractal_configured_model
+
+    (tmp_path / ".fractal").mkdir()
+    fifo = tmp_path / ".fractal" / "config.toml"
+    os.mkfifo(fifo)
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "no-global-config")}
+    assert without_hanging(lambda: fractal_configured_model(tmp_path, env), fifo) is None
+    fifo.unlink()
+    fifo.write_text('active_model = "gpt-5-mini"\n')
+    assert fractal_configured_model(tmp_path, env) == "gpt-5-mini"
