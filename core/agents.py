@@ -10,19 +10,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import threading
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from .archive import Archive
 from .config import AgentSettings
-from .errors import AgentError, UsageError
+from .errors import AgentError, RepriseError, UsageError
 from .models import INTERRUPTED_ERROR, TurnUsage
-from .turns import TurnOutcome
+from .paths import SessionRef
+from .processes import Finished, run_agent
+from .turns import TurnOutcome, cut_reply, left_running_note
+from .rooted import Root
 
 STDERR_TAIL = 2000
 BACKENDS = ("fractal", "command", "echo")
@@ -36,6 +37,9 @@ class TurnRequest:
     summary_text: str
     timeout: float
     estimate: int | None = None
+    max_reply_bytes: int = field(default_factory=lambda: AgentSettings().max_reply_bytes)
+    spool_dir: Path | None = None  # where the whole of an over-long reply is written (the session's archive)
+    spool_root: Root | None = None  # the root that folder is reached through
 
 
 class Backend(Protocol):
@@ -68,50 +72,24 @@ def substitute(template: list[str], **values: str) -> list[str]:
             for item in template]
 
 
-def _run_process(argv: list[str], *, stdin: str, cwd: Path, env: dict[str, str], timeout: float,
-                 cancel: threading.Event) -> tuple[int | None, str, str, str | None]:
-    """(exit status, stdout, stderr, why it stopped early: "timeout" / "interrupted" / None)."""
+def _run_process(argv: list[str], request: TurnRequest, *, env: dict[str, str], cancel: threading.Event,
+                 spool: bool) -> Finished:
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   cwd=cwd, env=env, start_new_session=True)
+        return run_agent(argv, stdin=request.message, cwd=request.workspace, env=env, timeout=request.timeout,
+                         cancel=cancel, stdout_cap=request.max_reply_bytes,
+                         spool_dir=request.spool_dir if spool else None,
+                         spool_root=request.spool_root if spool else None)
     except FileNotFoundError:
         raise AgentError(f"The agent program {argv[0]!r} was not found.",
                          hint="set [agent] turn or install the program") from None
     except OSError as exc:
         raise AgentError(f"Cannot start {argv[0]!r}: {exc.strerror or exc}.") from None
-    deadline = time.monotonic() + timeout
-    data: bytes | None = stdin.encode("utf-8", "replace")
-    stopped = None
-    while True:
-        try:
-            out, err = process.communicate(data, timeout=0.1)
-            break
-        except subprocess.TimeoutExpired:
-            data = None
-            if cancel.is_set():
-                stopped = "interrupted"
-            elif time.monotonic() > deadline:
-                stopped = "timeout"
-            if stopped:
-                _stop(process)
-                out, err = process.communicate()
-                break
-    decode = lambda raw: raw.decode("utf-8", "replace")  # noqa: E731
-    return process.returncode, decode(out), decode(err), stopped
 
 
-def _stop(process: subprocess.Popen) -> None:
-    """SIGTERM the agent's process group, then SIGKILL if it lingers."""
-    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+def _held_note(finished: Finished) -> list[str]:
+    if not finished.output_held:
+        return []
+    return [left_running_note([process.describe() for process in finished.left_running])]
 
 
 def _tail(text: str) -> str:
@@ -136,16 +114,23 @@ class CommandBackend:
                               summary_file=str(summary_file))
             env = {**os.environ, "REPRISE_SESSION_ID": request.session_id,
                    "REPRISE_WORKSPACE": str(request.workspace), "REPRISE_SUMMARY_FILE": str(summary_file)}
-            status, out, err, stopped = _run_process(argv, stdin=request.message, cwd=request.workspace, env=env,
-                                                     timeout=request.timeout, cancel=cancel)
-        response = out[:-1] if out.endswith("\n") else out
+            finished = _run_process(argv, request, env=env, cancel=cancel, spool=True)
+        out, err, stopped = finished.stdout, finished.stderr, finished.stopped
+        notes = finished.notes + _held_note(finished)
+        if out.over:  # the service archives the whole output and adds the marker
+            response = out.head_text()
+        else:
+            response = out.text()
+            response = response.removesuffix("\n")
         if stopped == "interrupted":
-            return TurnOutcome("interrupted", response, error=INTERRUPTED_ERROR)
-        if stopped == "timeout":
-            return TurnOutcome("failed", response, error=f"Timed out after {request.timeout:g} s. {_tail(err)}".strip())
-        if status != 0:
-            return TurnOutcome("failed", response, error=f"Exit status {status}. {_tail(err)}".strip())
-        return TurnOutcome("succeeded", response)
+            status, error = "interrupted", INTERRUPTED_ERROR
+        elif stopped == "timeout":
+            status, error = "failed", f"Timed out after {request.timeout:g} s. {_tail(err)}".strip()
+        elif finished.status != 0:
+            status, error = "failed", f"Exit status {finished.status}. {_tail(err)}".strip()
+        else:
+            status, error = "succeeded", None
+        return TurnOutcome(status, response, error=error, notes=notes, output=out if out.over else None)
 
 
 class FractalBackend:
@@ -160,15 +145,24 @@ class FractalBackend:
     def run(self, request: TurnRequest, cancel: threading.Event) -> TurnOutcome:
         argv = [self.program, "--workspace", str(request.workspace), "--resume", request.session_id,
                 "-p", "-", "--json", "--quiet"]
-        status, out, err, stopped = _run_process(argv, stdin=request.message, cwd=request.workspace,
-                                                 env=dict(os.environ), timeout=request.timeout, cancel=cancel)
+        finished = _run_process(argv, request, env=dict(os.environ), cancel=cancel, spool=False)
+        status, err, stopped = finished.status, finished.stderr, finished.stopped
+        notes = finished.notes + _held_note(finished)
         if stopped == "interrupted":
-            return TurnOutcome("interrupted", error=INTERRUPTED_ERROR)
+            return TurnOutcome("interrupted", error=INTERRUPTED_ERROR, notes=notes)
         if stopped == "timeout":
-            return TurnOutcome("failed", error=f"Timed out after {request.timeout:g} s. {_tail(err)}".strip())
+            return TurnOutcome("failed", error=f"Timed out after {request.timeout:g} s. {_tail(err)}".strip(),
+                               notes=notes)
+        if finished.stdout.over:  # Fractal saved the reply itself; Reprise reads no more than the cap of it
+            notes.append(f"Fractal printed {finished.stdout.total_bytes:,} bytes, over [agent] max_reply_bytes; "
+                         "the outcome is the turn it saved.")
+            return TurnOutcome("failed", error=f"Exit status {status}; its output is over [agent] max_reply_bytes "
+                               "and it saved no turn.", notes=notes, unread=True)
+        out = finished.stdout.text()
         result = _last_json_object(out)
         if result is None:
-            return TurnOutcome("failed", out.strip(), error=f"Exit status {status}; no JSON result. {_tail(err)}".strip())
+            return TurnOutcome("failed", out.strip(), notes=notes,
+                               error=f"Exit status {status}; no JSON result. {_tail(err)}".strip())
         usage = result.get("usage")
         try:
             usage_model = TurnUsage.model_validate(usage) if isinstance(usage, dict) else None
@@ -181,7 +175,27 @@ class FractalBackend:
         if status != 0 and turn_status == "succeeded":
             turn_status, error = "failed", error or f"Exit status {status}. {_tail(err)}".strip()
         return TurnOutcome(turn_status, str(result.get("response") or ""), files_modified=changed, error=error,
-                           usage=usage_model)
+                           usage=usage_model, notes=notes)
+
+
+def recorded_reply(archive: Archive, ref: SessionRef, turn_id: str, outcome: TurnOutcome) -> TurnOutcome:
+    """The outcome of a backend whose reply Reprise records, as recorded: a reply over the cap
+    cut with a marker naming the archive entry that holds the whole output (or saying why none
+    could be written), and Reprise's notes on the run appended as marker lines."""
+    output = outcome.output
+    if output is not None:
+        outcome.output = None
+        archived, why = None, output.spool_error or "no folder to write it to"
+        if output.spool is not None:
+            try:
+                archived = archive.put_file(ref, output.spool, output.sha256, op="output", turn_id=turn_id,
+                                            bytes=output.total_bytes).digest
+            except RepriseError as exc:
+                why = exc.message
+        outcome.response = cut_reply(outcome.response, output.total_chars - len(outcome.response), archived, why)
+    for note in outcome.notes:
+        outcome.response += f"\n[reprise: {note}]"
+    return outcome
 
 
 def _last_json_object(text: str) -> dict | None:

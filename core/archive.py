@@ -7,6 +7,7 @@ archive entry without its trim, never a trim without its archive entry.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -97,6 +98,36 @@ class Archive:
         except RepriseError as exc:
             raise ArchiveError(f"Could not write the archive of session {ref.session_id}: {exc.message}",
                                hint="nothing in the session was changed", path=exc.path or directory) from None
+        faults.point("after_archive")
+        return entry
+
+    def put_file(self, ref: SessionRef, source: Path, name: str, *, op: str, **info: Any) -> ArchiveEntry:
+        """Adopt a file written in this session's archive folder and hashed as it was written
+        (an agent's whole output, too large to hold in memory): verified against `name`,
+        renamed to its entry, then indexed. The source is gone afterwards either way."""
+        faults.point("before_archive")
+        directory = self.directory(ref)
+        path = directory / f"{name}.json"
+        try:
+            if source.parent != directory:
+                raise ArchiveError(f"{source} is not in the archive folder {directory}.", path=source)
+            if self.root.sha256(source) != name:
+                raise ArchiveError(f"{source} does not match the digest it was written with.", path=source)
+            if self._verified(path, name):
+                self.root.unlink(source)
+            else:
+                self.root.move(source, path, replace=True)
+            entry = ArchiveEntry(name, op, utc_now_iso(), [], info)
+            self.root.append(directory / "index.jsonl",
+                             (json.dumps(entry.as_dict(), ensure_ascii=True) + "\n").encode("ascii"))
+        except (OSError, RepriseError) as exc:
+            with contextlib.suppress(OSError, RepriseError):
+                self.root.unlink(source)
+            if isinstance(exc, ArchiveError):
+                raise
+            reason = f"{exc.strerror or exc}." if isinstance(exc, OSError) else exc.message
+            raise ArchiveError(f"Could not write the archive of session {ref.session_id}: {reason}",
+                               path=directory) from None
         faults.point("after_archive")
         return entry
 

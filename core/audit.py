@@ -23,7 +23,7 @@ from .rooted import Root
 
 MAX_AUDIT_LINE_BYTES = 1024 * 1024
 
-OPS = ("trim", "restore", "rm", "trash-restore", "purge", "prune", "relink")
+OPS = ("trim", "restore", "rm", "trash-restore", "purge", "prune", "relink", "interrupt")
 
 
 @dataclass(frozen=True, slots=True)

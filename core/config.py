@@ -20,6 +20,7 @@ DEFAULT_OVERHEAD = 13_631  # Fractal 0.1.1's fixed prompt text, measured on a li
 DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
 MAX_TIMEOUT_S = 7 * 24 * 3600
 MAX_TOKENS = 100_000_000
+MAX_REPLY_BYTES = 256 * 1024 * 1024  # a reply this long still leaves a session Reprise opens
 
 
 def _no_nul(text: str) -> str:
@@ -61,6 +62,7 @@ class AgentSettings(_Section):
     resume: list[Text] = Field(default_factory=lambda: list(DEFAULT_RESUME), min_length=1)
     turn: list[Text] | None = Field(default=None, min_length=1)
     timeout: float = Field(default=600.0, gt=0, le=MAX_TIMEOUT_S)
+    max_reply_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=MAX_REPLY_BYTES)
 
 
 class ModelSpec(_Section):

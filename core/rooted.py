@@ -67,6 +67,8 @@ def _kind(mode: int) -> str:
         return "a device"
     if stat.S_ISSOCK(mode):
         return "a socket"
+    if stat.S_ISREG(mode):
+        return "a regular file"
     return "not a regular file"
 
 
@@ -328,6 +330,13 @@ class Root:
     def mkdir(self, path: Path | str) -> None:
         """The folder and any missing parents (mode 0700), no link followed."""
         os.close(self._open_dir(self.parts(path), create=True))
+
+    def create_exclusive(self, path: Path | str) -> int:
+        """A new regular file (mode 0600) opened for writing, its folders created, no link followed;
+        FileExistsError when anything is there."""
+        with self.parent(path, create=True) as (fd, name):
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                           dir_fd=fd)
 
     def write_atomic(self, path: Path | str, data: bytes, *, temp_stem: str | None = None,
                      durable: bool = True) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config as config_module
-from .agents import TurnRequest, choose_backend, substitute
+from .agents import TurnRequest, choose_backend, recorded_reply, substitute
 from .archive import Archive, ArchiveEntry
 from .audit import AuditLog, AuditRecord
 from .catalog import Catalog, SearchHit, SessionRow
@@ -54,13 +54,20 @@ from .paths import (
     validate_workspace_key,
     workspace_key,
 )
-from .restore import RestoreResult, restore_session, unrestored_trims
+from .restore import RestoreResult, find_entry, restore_session, unrestored_trims
 from .retention import PruneOptions, select_prune
 from .store import SessionMeta, Store
 from .summary import render_summary
 from .trash import PruneResult, PurgeResult, RelinkResult, Trash, TrashEntry, relink
 from .trim import TrimMeter, TrimOptions, TrimResult, trim_session
-from .turns import TurnOutcome, begin_turn, cap_history, finish_turn, mark_interrupted
+from .turns import (
+    TurnOutcome,
+    begin_turn,
+    cap_history,
+    finish_turn,
+    mark_interrupted,
+    outcome_from_saved_turn,
+)
 
 SORTS = ("updated", "turns", "size", "context", "cost")
 MIN_PREFIX = 4
@@ -486,7 +493,7 @@ class Service:
                 self.archive.put(ref, loaded.data, op="snapshot", reason="before a Fractal turn", drops=dropped)
             before = len(loaded.state.turns)
             request = TurnRequest(ref.session_id, workspace, message, render_summary(loaded.state.summary),
-                                  self.settings.agent.timeout, estimate)
+                                  self.settings.agent.timeout, estimate, self.settings.agent.max_reply_bytes)
             outcome = backend.run(request, cancel)
             turn_id = self._after_agent_wrote(ref, before, outcome)
         else:
@@ -496,8 +503,9 @@ class Service:
                 on_begin(turn_id)
                 state = self.store.load(ref).state
                 request = TurnRequest(ref.session_id, workspace, message, render_summary(state.summary),
-                                      self.settings.agent.timeout, estimate)
-                outcome = backend.run(request, cancel)
+                                      self.settings.agent.timeout, estimate, self.settings.agent.max_reply_bytes,
+                                      self.archive.directory(ref), self.archive.root)
+                outcome = recorded_reply(self.archive, ref, turn_id, backend.run(request, cancel))
             except Exception as exc:  # the turn is on disk as pending: it must end, whatever happened
                 outcome = TurnOutcome("failed", error=f"{type(exc).__name__}: {exc}")
                 if not isinstance(exc, RepriseError):
@@ -542,6 +550,8 @@ class Service:
         if len(state.turns) <= turns_before:
             return None
         newest = state.turns[-1]
+        if outcome.unread and newest.agent is not None:
+            outcome_from_saved_turn(outcome, state, newest.turn_id)
         if newest.agent is None and outcome.status in ("interrupted", "failed"):
             self._record(ref, lambda s: mark_interrupted(s, newest.turn_id, utc_now_iso()))
         return newest.turn_id
@@ -550,6 +560,12 @@ class Service:
         """Keep the estimate made before a turn, to compare with what the agent reports."""
         with contextlib.suppress(RepriseError, OSError):  # a comparison aid: the turn itself is saved
             self.store.update_meta(ref, lambda meta: meta.estimates.__setitem__(turn_id, estimate))
+
+    def record_signal(self, ref: SessionRef, signal_name: str, turn_id: str | None, status: str | None) -> None:
+        """The audit line of a turn ended by a signal to Reprise (the only trace when no terminal is left)."""
+        with contextlib.suppress(OSError, ValueError):
+            self.audit.append(ref.workspace_key, "interrupt", session_id=ref.session_id,
+                              options={"signal": signal_name, "turn_id": turn_id}, result=status or "not started")
 
     def estimates_vs_measured(self, ref: SessionRef) -> list[tuple[int, int, int]]:
         """(turn number, estimate before the turn, context the agent reported) for turns that have both."""
@@ -600,6 +616,12 @@ class Service:
 
     def archive_entries(self, ref: SessionRef) -> list[ArchiveEntry]:
         return self.archive.entries(ref)
+
+    def archive_bytes(self, ref: SessionRef, digest_text: str) -> tuple[ArchiveEntry, bytes]:
+        """An archive entry named by its digest or a prefix of it, and its verified bytes."""
+        prefix = digest_text.strip().lower()
+        entry = find_entry([e for e in self.archive.entries(ref) if e.digest.startswith(prefix)], digest_text)
+        return entry, self.archive.read(ref, entry.digest)
 
     def can_undo_trim(self, ref: SessionRef) -> bool:
         """Whether `restore` without options has a trim of this session to undo."""
@@ -715,7 +737,8 @@ class SendResult:
         return {"session_id": self.ref.session_id, "backend": self.backend, "turn_id": self.turn_id,
                 "status": o.status, "response": o.response, "files_read": o.files_read,
                 "files_modified": o.files_modified, "commands_run": o.commands_run, "error": o.error,
-                "usage": o.usage.model_dump(mode="json") if o.usage else None, "estimate_before_turn": self.estimate}
+                "usage": o.usage.model_dump(mode="json") if o.usage else None, "estimate_before_turn": self.estimate,
+                "notes": o.notes}
 
 
 def clean_title(title: str | None) -> str | None:

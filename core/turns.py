@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from .models import (
     INTERRUPTED_ERROR,
@@ -17,6 +18,7 @@ from .models import (
     UserTurn,
     parse_time,
 )
+from .trim import cap_marker
 
 
 @dataclass(slots=True)
@@ -30,6 +32,24 @@ class TurnOutcome:
     commands_run: list[str] = field(default_factory=list)
     error: str | None = None
     usage: TurnUsage | None = None
+    notes: list[str] = field(default_factory=list)
+    output: Any = None  # the whole reply when it was over the cap (a processes.CapturedOutput), to archive
+    unread: bool = False  # the agent's printed result was not read (over the cap): take the turn it saved
+
+
+def cut_reply(head: str, chars_cut: int, archive_digest: str | None, why_not_archived: str | None = None) -> str:
+    """A reply cut at the cap, with the marker trims leave; without an archive entry, the marker says why."""
+    if archive_digest is not None:
+        return head + cap_marker(chars_cut, archive_digest)
+    return head + (f"\n[reprise: {chars_cut:,} characters cut; the whole output could not be archived: "
+                   f"{why_not_archived}]")
+
+
+def left_running_note(processes: list[str]) -> str:
+    """The note on a turn whose agent exited while processes it started still held its output."""
+    held = ", ".join(processes) if processes else "a process it started"
+    return (f"The agent exited, but {held} still held its output; Reprise stopped reading "
+            "and left it running.")
 
 
 def begin_turn(state: SessionState, message: str, now: str) -> str:
@@ -58,6 +78,19 @@ def finish_turn(state: SessionState, turn_id: str, outcome: TurnOutcome, now: st
         entry.commands_run = list(outcome.commands_run)
         entry.error = outcome.error
         entry.updated_at = now
+
+
+def outcome_from_saved_turn(outcome: TurnOutcome, state: SessionState, turn_id: str) -> None:
+    """Fill in an outcome from the turn an agent saved itself (its printed result was not read)."""
+    turn = next(t for t in reversed(state.turns) if t.turn_id == turn_id)
+    entry = next((h for h in reversed(state.history) if h.turn_id == turn_id), None)
+    if turn.agent is None:
+        return
+    outcome.status, outcome.response = turn.agent.status, turn.agent.response
+    outcome.error, outcome.usage, outcome.unread = turn.agent.error, turn.agent.usage, False
+    if entry is not None:
+        outcome.files_read, outcome.files_modified = list(entry.files_read), list(entry.files_modified)
+        outcome.commands_run = list(entry.commands_run)
 
 
 def cap_history(state: SessionState, max_turns: int) -> list[HistoryTurn]:

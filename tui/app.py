@@ -4,6 +4,9 @@ the user chose (a handoff to the agent, or a picked session)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 import time
 from collections.abc import Callable
 from functools import partial
@@ -17,10 +20,11 @@ from reprise.core.errors import RepriseError
 from reprise.core.service import Service
 
 from reprise.core.paths import SessionRef
+from reprise.core.processes import SIGNAL_EXIT_STATUS, TurnSignals
 from reprise.core.retention import format_age
 
 from .screens.dialogs import ChoiceDialog, ReportScreen
-from .screens.main import MainScreen
+from .screens.main import MainScreen, TurnFinished
 from .text import clipped, safe_line, safe_text
 from .workers import ReportsWorkerErrors
 
@@ -82,9 +86,45 @@ class RepriseApp(ReportsWorkerErrors, App):
         self.agent = agent
         self.clock = clock
         self.follow_disk = follow_disk
+        self.exit_signal: int | None = None
+        self.signal_line: str | None = None
+        self._signal_ref: SessionRef | None = None
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen(self.service, mode=self.mode, agent=self.agent))
+        loop = asyncio.get_running_loop()
+        for sig in TurnSignals.SIGNALS:  # the loop removes them when it closes
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.on_signal, sig)
+
+    def on_signal(self, sig: int) -> None:
+        """SIGINT, SIGTERM or SIGHUP (a closed terminal): a running turn is interrupted, and the
+        app exits (128 + the signal) only once the turn is recorded and its processes are gone."""
+        if self.exit_signal is not None:
+            return
+        self.exit_signal = sig
+        main = self.main_screen
+        if main is not None and main.running is not None:
+            self._signal_ref = main.running.ref
+            main.running.cancel.set()
+            return  # the turn's TurnFinished, bubbling up from the main screen, ends the app
+        self._exit_on_signal(None)
+
+    def on_turn_finished(self, message: TurnFinished) -> None:
+        if self.exit_signal is not None:
+            self._exit_on_signal(message)
+
+    def _exit_on_signal(self, finished: TurnFinished | None) -> None:
+        name = signal.Signals(self.exit_signal).name
+        self.signal_line = f"reprise: {name}: Reprise was closed."
+        if self._signal_ref is not None:
+            result = finished.result if finished is not None else None
+            status = result.outcome.status if result is not None else None
+            turn_id = result.turn_id if result is not None else None
+            self.service.record_signal(self._signal_ref, name, turn_id, status)
+            self.signal_line = (f"reprise: {name}: turn {turn_id} was stopped and recorded {status}."
+                                if turn_id else f"reprise: {name}: the running turn was stopped.")
+        self.exit(None, return_code=SIGNAL_EXIT_STATUS.get(self.exit_signal, 128 + self.exit_signal))
 
     @property
     def main_screen(self) -> MainScreen | None:

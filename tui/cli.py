@@ -7,10 +7,12 @@ Without a subcommand it opens the TUI. Exit status: 0 success, 1 failure, 2 usag
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import shlex
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -115,6 +117,16 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--all", action="store_true", help="every trim not yet restored")
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--force", action="store_true")
+
+    p = add("archive", "list a session's archive entries, or show or export one")
+    archive = p.add_subparsers(dest="archive_command", parser_class=_Parser, metavar="ACTION", required=True)
+    q = archive.add_parser("list", parents=[common], help="the archive entries of a session, oldest first")
+    q.add_argument("id")
+    q = archive.add_parser("show", parents=[common],
+                           help="an entry's exact bytes (a reply's whole output, trimmed records, a snapshot)")
+    q.add_argument("id")
+    q.add_argument("digest", help="the entry's digest or a prefix of it (at least 6 hex digits)")
+    q.add_argument("--output", metavar="FILE", help="export: write the bytes to FILE (a new file) instead")
 
     p = add("rm", "move a session to the trash")
     p.add_argument("id")
@@ -404,32 +416,36 @@ def _message(args) -> str:
 
 
 def cmd_send(service: Service, args, as_json: bool) -> int:
+    """The turn runs in a thread; this thread only waits on a queue, so SIGINT, SIGTERM and
+    SIGHUP reach their handlers at once (an interrupted `Thread.join` would return early)."""
+    import queue
     import threading
+
+    from reprise.core.processes import TurnSignals
 
     message = _message(args)
     ref = service.resolve(args.id)
     cancel = threading.Event()
-    outcome: dict = {}
+    done: queue.Queue = queue.Queue()
 
     def run() -> None:
         try:
-            outcome["result"] = service.send_turn(ref, message, agent=args.agent, confirm_over=args.yes,
-                                                  cancel=cancel)
-        except BaseException as exc:  # handed to the main thread, which raises it
-            outcome["error"] = exc
+            done.put((service.send_turn(ref, message, agent=args.agent, confirm_over=args.yes, cancel=cancel), None))
+        except BaseException as exc:  # handed to this thread, which raises it
+            done.put((None, exc))
 
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.2)
-    except KeyboardInterrupt:
-        cancel.set()
-        print("reprise: interrupting the turn…", file=sys.stderr)
-        worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    result = outcome["result"]
+    with TurnSignals(cancel) as signals:
+        threading.Thread(target=run, name="reprise-turn", daemon=True).start()
+        while True:
+            try:
+                result, error = done.get(timeout=0.5)
+                break
+            except queue.Empty:
+                continue
+    if signals.received is not None:
+        return _after_signal(service, ref, signals, result, error, as_json)
+    if error is not None:
+        raise error
     if as_json:
         _emit(result.as_dict())
     else:
@@ -439,7 +455,37 @@ def cmd_send(service: Service, args, as_json: bool) -> int:
             print(safe_text(o.response))
         if o.error:
             print(f"Error: {safe_text(o.error)}", file=sys.stderr)
+        for note in o.notes:
+            if note not in o.response:  # Fractal writes its own reply: Reprise's notes are not in it
+                print(f"reprise: {safe_text(note)}", file=sys.stderr)
     return 0 if result.outcome.status == "succeeded" else 1
+
+
+def _after_signal(service: Service, ref, signals, result, error, as_json: bool) -> int:
+    """One line for a turn ended by a signal: on stderr, and in the audit log (the only place
+    it can go when the terminal is gone)."""
+    name = signals.name
+    status = result.outcome.status if result is not None else None
+    service.record_signal(ref, name, result.turn_id if result is not None else None, status)
+    if error is not None:
+        line = f"reprise: {name}: {error}"
+    elif result.turn_id is None:
+        line = f"reprise: {name}: the turn did not start."
+    else:
+        line = f"reprise: {name}: turn {result.turn_id} was stopped and recorded {status}."
+    if not (signals.received == signal.SIGHUP and _isatty(sys.stderr)):
+        with contextlib.suppress(OSError, ValueError):
+            if as_json and result is not None:
+                _emit(result.as_dict())
+            print(safe_text(line), file=sys.stderr)
+    return signals.exit_status
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 def cmd_recover(service: Service, args, as_json: bool) -> int:
@@ -548,6 +594,42 @@ def cmd_restore(service: Service, args, as_json: bool) -> int:
     verb = "Would restore" if result.dry_run else "Restored"
     print(f"{verb} {len(result.steps)} archive entr{'y' if len(result.steps) == 1 else 'ies'}: "
           f"{human_size(result.size_before)} -> {human_size(result.size_after)}")
+    return 0
+
+
+def cmd_archive(service: Service, args, as_json: bool) -> int:
+    ref = service.resolve(args.id)
+    if args.archive_command == "list":
+        entries = service.archive_entries(ref)
+        if as_json:
+            _emit({"session_id": ref.session_id, "entries": [entry.as_dict() for entry in entries]})
+            return 0
+        for entry in entries:
+            print(f"{entry.digest[:12]}  {one_line(entry.time, 32):32}  {entry.op}")
+        print(f"{len(entries)} archive entries of {ref.session_id}")
+        return 0
+    entry, data = service.archive_bytes(ref, args.digest)
+    if args.output:
+        try:
+            with open(args.output, "xb") as out:
+                out.write(data)
+        except OSError as exc:
+            raise RepriseError(f"{args.output}: cannot export the archive entry: {exc.strerror or exc}.",
+                               path=args.output) from None
+        if as_json:
+            _emit({"session_id": ref.session_id, "digest": entry.digest, "op": entry.op, "bytes": len(data),
+                   "output": args.output})
+        else:
+            print(f"Wrote {human_size(len(data))} ({entry.op} {entry.digest[:12]}) to {args.output}", file=sys.stderr)
+        return 0
+    if as_json:
+        _emit({"session_id": ref.session_id, "digest": entry.digest, "op": entry.op,
+               "text": data.decode("utf-8", "replace")})
+    elif sys.stdout.isatty():
+        sys.stdout.write(safe_text(data.decode("utf-8", "replace")) + "\n")
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
     return 0
 
 
@@ -748,8 +830,14 @@ def _open_tui(args) -> int:
         print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
     agent = args.agent or ("echo" if args.demo else None)
     service = Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
+    app = make_app(service, agent=agent)
     with on_terminal("reprise"):
-        result = make_app(service, agent=agent).run()
+        result = app.run()
+    if app.exit_signal is not None:  # after a closed terminal's SIGHUP, the audit log has the line
+        if app.signal_line and not (app.exit_signal == signal.SIGHUP and _isatty(sys.stderr)):
+            with contextlib.suppress(OSError, ValueError):
+                print(safe_line(app.signal_line), file=sys.stderr)
+        return app.return_code or 1
     if isinstance(result, Handoff):
         for note in result.notes:
             print(f"reprise: {safe_line(note)}", file=sys.stderr)
@@ -784,7 +872,7 @@ COMMANDS: dict[str, Callable] = {
     "pick": cmd_pick, "search": cmd_search, "send": cmd_send, "recover": cmd_recover,
     "trim": cmd_trim, "restore": cmd_restore, "rm": cmd_rm, "trash": cmd_trash, "prune": cmd_prune,
     "relink": cmd_relink, "audit": cmd_audit, "config": cmd_config,
-    "doctor": cmd_doctor,
+    "doctor": cmd_doctor, "archive": cmd_archive,
 }
 
 

@@ -27,7 +27,7 @@ from .test_store import make_state
 RECORDER = textwrap.dedent("""
     import json, os, sys
     message = sys.stdin.read()
-    record = {"argv": sys.argv[1:], "cwd": os.getcwd(), "message": message,
+    record = {"argv": sys.argv[1:], "cwd": os.getcwd(), "message": message, "pid": os.getpid(),
               "env": {k: v for k, v in os.environ.items() if k.startswith("REPRISE_")},
               "summary": open(os.environ["REPRISE_SUMMARY_FILE"]).read()}
     with open(os.environ["RECORD_TO"], "w") as out:
@@ -181,7 +181,7 @@ def test_no_backend_says_how_to_configure_one(tmp_path, workspace, monkeypatch):
 
 def test_a_pending_turn_left_by_a_killed_reprise_is_reported_and_can_be_marked_interrupted(
         tmp_path, workspace, recorder, monkeypatch):
-    toml, _ = recorder
+    toml, record = recorder
     toml = toml.replace("timeout = 2", "timeout = 1")
     service = make_service(tmp_path, workspace, toml)
     ref = new_session(service)
@@ -195,6 +195,12 @@ def test_a_pending_turn_left_by_a_killed_reprise_is_reported_and_can_be_marked_i
             break
     child.send_signal(signal.SIGKILL)
     child.wait()
+    for _ in range(100):  # the agent outlives a SIGKILLed Reprise: end it, by its pid
+        try:
+            os.kill(json.loads(record.read_text())["pid"], signal.SIGKILL)
+            break
+        except (OSError, ValueError):  # not written yet, or half written
+            time.sleep(0.05)
     state = service.store.load(ref).state
     assert state.turns[-1].agent is None  # left pending
     time.sleep(1.2)
@@ -224,6 +230,22 @@ FAKE_FRACTAL = textwrap.dedent('''\
     state = json.loads(path.read_text())
     turn_id = "turn-" + uuid.uuid4().hex
     now = datetime.now(timezone.utc).isoformat()
+    if "hang" in message:  # like headless Fractal: the pending turn in place, no lock; SIGINT exits 130
+        import signal, time
+        def save_pending():
+            state["summary"]["turns"].append({{"turn_id": turn_id, "user": {{"message": message}}, "agent": None}})
+            state["history"].append({{"turn_id": turn_id, "user_message": message, "status": "pending",
+                "files_read": [], "files_modified": [], "commands_run": [], "trace": None, "error": None,
+                "created_at": now, "updated_at": now}})
+            path.write_text(json.dumps(state, indent=2) + "\\n")
+        def interrupted(*_):
+            time.sleep(1)  # still saving when the interrupt came: the file is written again, still pending
+            path.write_text(json.dumps(state, indent=2) + "\\n")
+            os._exit(130)
+        signal.signal(signal.SIGINT, interrupted)
+        save_pending()
+        Path(os.environ.get("FAKE_FRACTAL_PIDS", os.devnull)).write_text(str(os.getpid()))
+        time.sleep(300)
     usage = {{"input_tokens": 900, "output_tokens": 50, "cost": 0.01, "duration_ms": 10, "iterations": 2, "context_tokens": 15000}}
     status = "failed" if "fail" in message else "succeeded"
     error = "model refused" if status == "failed" else None
@@ -234,6 +256,9 @@ FAKE_FRACTAL = textwrap.dedent('''\
         "files_modified": ["a.py"], "commands_run": [], "trace": None, "error": error, "created_at": now, "updated_at": now}})
     state["history"] = state["history"][-20:]
     path.write_text(json.dumps(state, indent=2) + "\\n")
+    if "flood" in message:  # the turn saved, then far more on stdout than [agent] max_reply_bytes
+        sys.stdout.write("x" * (12 * 1024 * 1024) + "\\n")
+        sys.exit(0)
     print(json.dumps({{"session_id": session_id, "workspace": str(workspace), "status": status, "response": "did it",
                       "changed_files": ["a.py"], "usage": usage, "error": error}}))
     sys.exit(0 if status == "succeeded" else 1)
