@@ -4,7 +4,7 @@ one namespace, against the fake model server."""
 
 from __future__ import annotations
 
-import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from reprise.core import config
@@ -50,8 +50,19 @@ def assert_continued(fractal, result, service: Service, ref: SessionRef, before:
     assert loaded["warnings"] == [] and loaded["turns"] == len(after.turns), f"{label}: {loaded}"
 
 
+def died_long_ago(service: Service, ref: SessionRef) -> None:
+    """Date the pending turn two days back: a turn Reprise did not start is live for 24 h from its
+    own `created_at` (core/liveness.py), so only an old one is stale."""
+    loaded = service.store.load(ref)
+    when = (datetime.now(UTC) - timedelta(days=2)).isoformat()
+    pending = [entry for entry in loaded.state.history if entry.status == "pending"]
+    assert pending
+    for entry in pending:
+        entry.created_at = entry.updated_at = when
+    service.store.save(ref, loaded.state, expected=loaded.version)
+
+
 def test_fractal_continues_every_session_reprise_writes(fractal, live, isolated_paths, tmp_path):
-    (tmp_path / "config.toml").write_text("[agent]\ntimeout = 1\n")  # a pending turn older than 1 s is stale
     workspace = live.root / "ws-main"
     workspace.mkdir()
     service = Service(config.load(), workspace=workspace)
@@ -79,7 +90,7 @@ def test_fractal_continues_every_session_reprise_writes(fractal, live, isolated_
     assert service.send_turn(sent, "a turn Reprise records itself", agent="echo").outcome.status == "succeeded"
     targets["send"] = (sent, workspace)
     stale = fixture(pending=True)
-    time.sleep(1.2)
+    died_long_ago(service, stale)
     assert service.mark_stale_interrupted(stale)
     targets["recover"] = (stale, workspace)
     old, new = live.root / "ws-old", live.root / "ws-new"  # same length: the same fixed prompt text
