@@ -15,7 +15,7 @@ from pathlib import Path
 
 ENV = "REPRISE_FAULTS"
 
-POINTS = (
+WRITE_PATH_POINTS = (  # a session rewritten (trim, restore, a turn), its archive entry first
     "before_archive",
     "after_archive",
     "after_temp_write",
@@ -23,8 +23,9 @@ POINTS = (
     "before_replace",
     "after_replace",
     "after_index_append",
-    "after_tombstone",
 )
+PURGE_POINTS = ("after_tombstone",)  # a trashed session renamed into its tombstone, not yet deleted
+POINTS = WRITE_PATH_POINTS + PURGE_POINTS
 
 
 def point(name: str) -> None:

@@ -175,7 +175,7 @@ def check_after_kill(writer: Writer, service: Service, lines: list[str], what: s
 
 def summary(kills: Counter, random_phases: Counter, temp_files: int) -> str:
     lines = ["kills per fault point:"]
-    lines += [f"  {point:20} {kills[point]:4}" for point in faults.POINTS]
+    lines += [f"  {point:20} {kills[point]:4}" for point in faults.WRITE_PATH_POINTS]
     lines.append(f"  {'random moment':20} {kills['random']:4}  (landed: "
                  + ", ".join(f"{phase} {count}" for phase, count in sorted(random_phases.items())) + ")")
     lines.append(f"  {'total':20} {sum(kills.values()):4}; temp files left behind by the kills: {temp_files}")
@@ -210,7 +210,7 @@ def test_sigkill_at_every_fault_point_and_at_random_moments_never_tears_a_sessio
     writer.log.touch()
 
     rng = random.Random(SEED)
-    schedule = [point for point in faults.POINTS for _ in range(KILLS_PER_POINT)] + ["random"] * RANDOM_KILLS
+    schedule = [point for point in faults.WRITE_PATH_POINTS for _ in range(KILLS_PER_POINT)] + ["random"] * RANDOM_KILLS
     rng.shuffle(schedule)
     kills, random_phases = Counter(), Counter()
     temp_files = 0
@@ -254,7 +254,7 @@ def test_sigkill_at_every_fault_point_and_at_random_moments_never_tears_a_sessio
     report = summary(kills, random_phases, temp_files)
     print("\n" + report)
     assert sum(kills.values()) >= 200, report
-    assert all(kills[point] == KILLS_PER_POINT for point in faults.POINTS), report
+    assert all(kills[point] == KILLS_PER_POINT for point in faults.WRITE_PATH_POINTS), report
     assert temp_files, "no kill left a temp file behind, so the listing check proved nothing\n" + report
     ops = Counter(entry.op for entry in service.archive_entries(ref))
     assert ops["trim"] >= 20 and ops["restore"] >= 10 and ops["evict"] >= 50, (ops, report)
