@@ -10,16 +10,17 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import faults
 from .codec import Problem
-from .errors import ArchiveError, RepriseError
+from .errors import ArchiveError, ChangedOnDiskError, RepriseError
 from .models import utc_now_iso
 from .paths import SessionRef, StorePaths
-from .rooted import Root
+from .rooted import ContentMismatch, Root
 from .store import MAX_SESSION_BYTES, digest
 
 MAX_INDEX_LINE_BYTES = 1024 * 1024
@@ -76,14 +77,24 @@ class Archive:
     def put(self, ref: SessionRef, data: bytes, *, op: str, anchors: list[str] | None = None,
             **info: Any) -> ArchiveEntry:
         """Store bytes (deduplicated by digest), verify them, then append an index line."""
+        return self._put(ref, digest(data), data, op=op, anchors=anchors, info=info)
+
+    def put_copy(self, ref: SessionRef, name: str, chunks: Iterable[bytes], *, op: str,
+                 anchors: list[str] | None = None, **info: Any) -> ArchiveEntry:
+        """Store a file's bytes copied a chunk at a time (a large session is never held whole) as the
+        entry `name`, the SHA-256 they must have: ChangedOnDiskError, and nothing stored, when they
+        do not (the file changed since it was read). Otherwise as `put`."""
+        return self._put(ref, name, chunks, op=op, anchors=anchors, info=info, streamed=True)
+
+    def _put(self, ref: SessionRef, name: str, data: bytes | Iterable[bytes], *, op: str,
+             anchors: list[str] | None, info: dict[str, Any], streamed: bool = False) -> ArchiveEntry:
         faults.point("before_archive")
-        name = digest(data)
         directory = self.directory(ref)
         path = directory / f"{name}.json"
         try:
             self.root.mkdir(directory)
             if not self._verified(path, name):
-                self.root.write_atomic(path, data, temp_stem=name)
+                self.root.write_atomic(path, data, temp_stem=name, sha256=name if streamed else None)
                 if not self._verified(path, name):
                     raise ArchiveError(f"Archive entry {path} does not read back as written.", path=path)
             entry = ArchiveEntry(name, op, utc_now_iso(), list(anchors or []), info)
@@ -93,6 +104,10 @@ class Archive:
         except OSError as exc:
             raise ArchiveError(f"Could not write the archive of session {ref.session_id}: {exc.strerror or exc}.",
                                hint="nothing in the session was changed", path=directory) from None
+        except ContentMismatch:
+            raise ChangedOnDiskError(f"Session {ref.session_id} changed on disk while Reprise archived it; "
+                                     "nothing was archived or written.", hint="reload and try again",
+                                     path=directory) from None
         except ArchiveError:
             raise
         except RepriseError as exc:

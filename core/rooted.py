@@ -17,7 +17,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +44,13 @@ class FileProblem(RepriseError):
         super().__init__(f"{path}: {reason}.", path=path)
         self.code = code
         self.reason = reason
+
+
+class ContentMismatch(RepriseError):
+    """A streamed write did not have the digest it was meant to have (its source changed while it was
+    copied); nothing replaced the target."""
+
+    code = "changed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,11 +345,14 @@ class Root:
             return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                            dir_fd=fd)
 
-    def write_atomic(self, path: Path | str, data: bytes, *, temp_stem: str | None = None,
-                     durable: bool = True) -> None:
+    def write_atomic(self, path: Path | str, data: bytes | Iterable[bytes], *, temp_stem: str | None = None,
+                     durable: bool = True, sha256: str | None = None) -> None:
         """Readers see the old file or the new one: a temp file beside it, fsync, rename, fsync of the
         folder. `durable=False` skips the fsyncs and the fault points, for records that matter only
-        while the process that wrote them lives (a crash of the machine ends both)."""
+        while the process that wrote them lives (a crash of the machine ends both).
+
+        `data` may be chunks (a large file copied a chunk at a time, never held whole); with `sha256`,
+        what was written must have that digest, else ContentMismatch and nothing is replaced."""
         with self.parent(path, create=True) as (fd, name):
             with contextlib.suppress(FileNotFoundError):
                 info = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -356,7 +366,11 @@ class Root:
                               dir_fd=fd)
             try:
                 try:
-                    _write_all(file_fd, data)
+                    written = _write_chunks(file_fd, data, hashed=sha256 is not None)
+                    if written != sha256:
+                        raise ContentMismatch(f"{self.path.joinpath(*self.parts(path))}: what was copied does not "
+                                              "have the digest it was meant to have; nothing was written",
+                                              path=self.path.joinpath(*self.parts(path)))
                     if durable:
                         faults.point("after_temp_write")
                         os.fsync(file_fd)
@@ -493,6 +507,16 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+def _write_chunks(fd: int, data: bytes | Iterable[bytes], *, hashed: bool) -> str | None:
+    """Write bytes or chunks of bytes; with `hashed`, the SHA-256 of what was written."""
+    hasher = hashlib.sha256() if hashed else None
+    for chunk in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
+        if hasher is not None:
+            hasher.update(chunk)
+        _write_all(fd, chunk)
+    return hasher.hexdigest() if hasher is not None else None
 
 
 def _copy_entry(src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result) -> None:

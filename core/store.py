@@ -43,6 +43,7 @@ LOCK_TIMEOUT_S = 10.0
 _SETTLE_TRIES = 6
 _SETTLE_PAUSE_S = 0.05
 _RECENT_NS = 2_000_000_000
+_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +61,7 @@ class Loaded:
     path: Path
     state: SessionState
     version: FileVersion
-    data: bytes
+    data: bytes | None   # None when loaded without its bytes (`load(..., keep_data=False)`)
     warnings: list[Problem] = field(default_factory=list)
 
 
@@ -74,6 +75,7 @@ class Inspected:
     decoded: Decoded
     data: bytes | None = None
     content_digest: str | None = None
+    sha256: str | None = None   # with keep_data: the SHA-256 of the bytes that were parsed
 
 
 class SessionMeta(BaseModel):
@@ -165,8 +167,9 @@ def _inside(real_path: str, root: Path) -> bool:
     return real_path == real_root or real_path.startswith(real_root.rstrip("/") + "/")
 
 
-def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
-    """Read a file only if it is a regular file inside the root (after symlinks); never opens a FIFO."""
+@contextlib.contextmanager
+def _opened_regular_file(path: Path, root: Path) -> Iterator[tuple[int, os.stat_result]]:
+    """An fd of a regular file inside the root (after symlinks), opened without blocking (never a FIFO)."""
     try:
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
@@ -197,21 +200,58 @@ def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise _ReadProblem("not_regular", "it is not a regular file")
-        chunks = []
-        while True:
-            # The whole size in one read: one bytes object, which the join returns as it is (chunks
-            # of a large file joined would hold it twice).
-            chunk = os.read(fd, max(info.st_size + 1 - sum(map(len, chunks)), 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            if sum(map(len, chunks)) > MAX_SESSION_BYTES:
-                raise _ReadProblem("too_large", f"it grew over the {MAX_SESSION_BYTES:,}-byte limit while read")
-        return b"".join(chunks), info
-    except OSError as exc:
-        raise _ReadProblem("unreadable", exc.strerror or str(exc)) from None
+        yield fd, info
     finally:
         os.close(fd)
+
+
+def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
+    """Read a file only if it is a regular file inside the root (after symlinks); never opens a FIFO."""
+    with _opened_regular_file(path, root) as (fd, info):
+        try:
+            chunks = []
+            while True:
+                # The whole size in one read: one bytes object, which the join returns as it is (chunks
+                # of a large file joined would hold it twice).
+                chunk = os.read(fd, max(info.st_size + 1 - sum(map(len, chunks)), 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                if sum(map(len, chunks)) > MAX_SESSION_BYTES:
+                    raise _ReadProblem("too_large", f"it grew over the {MAX_SESSION_BYTES:,}-byte limit while read")
+            return b"".join(chunks), info
+        except OSError as exc:
+            raise _ReadProblem("unreadable", exc.strerror or str(exc)) from None
+
+
+def _chunks_of(fd: int) -> Iterator[bytes]:
+    """An open file's bytes a chunk at a time, refusing more than the session limit."""
+    total = 0
+    try:
+        while chunk := os.read(fd, _CHUNK):
+            total += len(chunk)
+            if total > MAX_SESSION_BYTES:
+                raise _ReadProblem("too_large", f"it grew over the {MAX_SESSION_BYTES:,}-byte limit while read")
+            yield chunk
+    except OSError as exc:
+        raise _ReadProblem("unreadable", exc.strerror or str(exc)) from None
+
+
+def hash_regular_file(path: Path, root: Path) -> tuple[str, int, os.stat_result]:
+    """The SHA-256 and length of a file `read_regular_file` would read, hashed as it is read (never held whole)."""
+    with _opened_regular_file(path, root) as (fd, info):
+        hasher, length = hashlib.sha256(), 0
+        for chunk in _chunks_of(fd):
+            hasher.update(chunk)
+            length += len(chunk)
+        return hasher.hexdigest(), length, info
+
+
+def _problems_named(path: Path, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    try:
+        yield from chunks
+    except _ReadProblem as exc:
+        raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
 
 
 class Store:
@@ -224,8 +264,13 @@ class Store:
 
     # --- reading -------------------------------------------------------------------------
 
-    def inspect(self, path: Path, expected_id: str | None, *, keep_data: bool = False) -> Inspected:
-        """Read and decode one file for listing; a file caught mid-write is retried before it is a problem."""
+    def inspect(self, path: Path, expected_id: str | None, *, keep_data: bool = False,
+                digest_only: bool = False) -> Inspected:
+        """Read and decode one file for listing; a file caught mid-write is retried before it is a problem.
+        With `keep_data` the bytes come back too (read again after the parse and checked by SHA-256);
+        with `digest_only` as well, the file is only hashed again after the parse (streamed, so its
+        bytes are not held beside the parsed state) and `data` is b"" (None when it changed)."""
+        sha256 = None
         for attempt in range(_SETTLE_TRIES):
             try:
                 data, info = read_regular_file(path, self.root)
@@ -240,7 +285,10 @@ class Store:
                 decoded = (Decoded(None, text) if isinstance(text, Problem)
                            else decode_text(text, path=str(path), expected_id=expected_id))
                 del text
-                data = self._read_again(path, sha256)
+                if digest_only:
+                    data = b"" if self._hashes_to(path, sha256, info.st_size) else None
+                else:
+                    data = self._read_again(path, sha256)
                 if data is None:
                     decoded = Decoded(None, Problem(str(path), "changed", "the file changed while it was read"))
                     if attempt < _SETTLE_TRIES - 1:
@@ -256,9 +304,10 @@ class Store:
             time.sleep(_SETTLE_PAUSE_S)
         # The digest tells a re-read of a recently written file (same size and mtime tick) from a change;
         # older files are never re-read unchanged, so they skip the hashing.
-        recent = time.time_ns() - info.st_mtime_ns < _RECENT_NS
+        recent = time.time_ns() - info.st_mtime_ns < _RECENT_NS and not digest_only
         return Inspected(path, info.st_size, info.st_mtime_ns, decoded, data if keep_data else None,
-                         hashlib.blake2b(data, digest_size=16).hexdigest() if recent else None)
+                         hashlib.blake2b(data, digest_size=16).hexdigest() if recent else None,
+                         sha256 if keep_data else None)
 
     def _read_again(self, path: Path, sha256: str) -> bytes | None:
         """The file's bytes if they still have this digest, else None."""
@@ -267,6 +316,14 @@ class Store:
         except (_ReadProblem, FileNotFoundError):
             return None
         return data if digest(data) == sha256 else None
+
+    def _hashes_to(self, path: Path, sha256: str, size: int) -> bool:
+        """Whether the file still has this digest, and as many bytes as its stat said (hashed as it is read)."""
+        try:
+            again, length, _ = hash_regular_file(path, self.root)
+        except (_ReadProblem, FileNotFoundError):
+            return False
+        return again == sha256 and length == size
 
     @staticmethod
     def _maybe_in_flight(path: Path, info: os.stat_result) -> bool:
@@ -280,28 +337,41 @@ class Store:
     def exists(self, ref: SessionRef) -> bool:
         return os.path.lexists(self.paths.session_file(ref))
 
-    def load(self, ref: SessionRef) -> Loaded:
-        """The session as a model, or NotFoundError / ProblemFileError."""
+    def load(self, ref: SessionRef, *, keep_data: bool = True) -> Loaded:
+        """The session as a model, or NotFoundError / ProblemFileError. Without `keep_data`, `data`
+        is None: the file's bytes are not kept (a trim copies the file itself into the archive,
+        checked by `version.sha256`; `version.size` is then the length of the bytes parsed)."""
         path = self.paths.session_file(ref)
         try:
-            inspected = self.inspect(path, ref.session_id, keep_data=True)
+            inspected = self.inspect(path, ref.session_id, keep_data=True, digest_only=not keep_data)
         except FileNotFoundError:
             raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.", path=path) from None
         decoded = inspected.decoded
         if decoded.state is None:
             raise ProblemFileError(decoded.problem)
-        data = inspected.data
-        version = FileVersion(inspected.size, inspected.mtime_ns, digest(data))
-        return Loaded(ref, path, decoded.state, version, data, decoded.warnings)
+        assert inspected.sha256 is not None
+        version = FileVersion(inspected.size, inspected.mtime_ns, inspected.sha256)
+        return Loaded(ref, path, decoded.state, version, inspected.data if keep_data else None, decoded.warnings)
 
     def current_version(self, path: Path) -> FileVersion | None:
+        """The file's version now (hashed as it is read: a large file is never held whole), None when missing."""
         try:
-            data, info = read_regular_file(path, self.root)
+            sha256, _, info = hash_regular_file(path, self.root)
         except FileNotFoundError:
             return None
         except _ReadProblem as exc:
             raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
-        return FileVersion(info.st_size, info.st_mtime_ns, digest(data))
+        return FileVersion(info.st_size, info.st_mtime_ns, sha256)
+
+    @contextlib.contextmanager
+    def chunks(self, path: Path) -> Iterator[Iterator[bytes]]:
+        """A session file's bytes a chunk at a time, through the checks of `read_regular_file`
+        (FileNotFoundError, or ProblemFileError naming what is wrong)."""
+        try:
+            with _opened_regular_file(path, self.root) as (fd, _):
+                yield _problems_named(path, _chunks_of(fd))
+        except _ReadProblem as exc:
+            raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
 
     # --- writing -------------------------------------------------------------------------
 

@@ -133,6 +133,21 @@ class TrimMeter:
 # --- the plan ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
+class Original:
+    """The file a trim is planned from: its size and SHA-256, and its bytes when they are held
+    (None when it is planned from a loaded state and the file stays on disk: applying copies the
+    file itself into the archive, checked by this digest)."""
+
+    size: int
+    sha256: str
+    data: bytes | None = None
+
+    @classmethod
+    def of(cls, data: bytes) -> Original:
+        return cls(len(data), digest(data), data)
+
+
+@dataclass(frozen=True, slots=True)
 class TurnChange:
     number: int
     turn_id: str
@@ -160,14 +175,14 @@ class FitOutcome:
 
 @dataclass(slots=True)
 class TrimPlan:
-    """Everything a preview shows and an apply writes; `data` is `original` when nothing changes.
-    `state` is the trimmed state (once `trim_session` has applied the plan, without its history
-    traces: they are in `data`)."""
+    """Everything a preview shows and an apply writes; `data` is `original` when nothing changes
+    (None then, when the original's bytes are not held). `state` is the trimmed state (once
+    `trim_session` has applied the plan, without its history traces: they are in `data`)."""
 
     session_id: str
     options: TrimOptions
-    original: bytes
-    data: bytes
+    source: Original
+    data: bytes | None
     state: SessionState
     records: bytes | None
     records_digest: str | None
@@ -184,20 +199,25 @@ class TrimPlan:
         return self.records is not None
 
     @property
+    def original(self) -> bytes | None:
+        """The original file's bytes, when the plan holds them (see `Original`)."""
+        return self.source.data
+
+    @property
     def size_before(self) -> int:
-        return len(self.original)
+        return self.source.size
 
     @property
     def size_after(self) -> int:
-        return len(self.data)
+        return len(self.data) if self.data is not None else self.source.size
 
     @property
     def original_digest(self) -> str:
-        return digest(self.original)
+        return self.source.sha256
 
     @property
     def result_digest(self) -> str:
-        return digest(self.data)
+        return digest(self.data) if self.data is not None else self.source.sha256
 
     def counts(self) -> dict[str, int]:
         count = {"capped": 0, "folded": 0, "dropped": 0}
@@ -241,23 +261,28 @@ class _Realized:
 
 # --- planning ----------------------------------------------------------------------------------------
 
-def plan_trim(source: bytes | SessionState, options: TrimOptions, meter: TrimMeter | None = None, *,
+def plan_trim(source: bytes | SessionState | Original, options: TrimOptions, meter: TrimMeter | None = None, *,
               fork_id: str | None = None, state: SessionState | None = None) -> TrimPlan:
     """The trim of this file (or state) with these options; pure and deterministic.
 
     With `fork_id` the new bytes carry that session id (the original's id everywhere else).
-    `state`, with file bytes: the state the store decoded from exactly those bytes, so that a
-    large file is not decoded (and held) twice.
+    `state`, with file bytes or an `Original`: the state the store decoded from exactly that
+    file, so that a large file is not decoded (and held) twice; with an `Original` without its
+    bytes, the plan does not hold them at all.
     """
     if isinstance(source, SessionState):
-        state, original = source, encode(source)
-    elif state is not None:
+        state, original = source, Original.of(encode(source))
+    elif isinstance(source, Original):
+        if state is None:
+            raise ValueError("planning from a file's size and digest needs the state decoded from it")
         original = source
+    elif state is not None:
+        original = Original.of(source)
     else:
         decoded = decode(source, path="(trim input)", expected_id=None)
         if decoded.state is None:
             raise ProblemFileError(decoded.problem)
-        state, original = decoded.state, source
+        state, original = decoded.state, Original.of(source)
         del decoded
     base = _resolve(state, options)
     before = meter.total(state) if meter is not None else None
@@ -288,13 +313,13 @@ def plan_trim(source: bytes | SessionState, options: TrimOptions, meter: TrimMet
                     realized.digest, anchors, changes, history_removed, before, realized.total, fit, [])
 
 
-def _unchanged(state: SessionState, options: TrimOptions, original: bytes, before: int | None,
+def _unchanged(state: SessionState, options: TrimOptions, original: Original, before: int | None,
                fit: FitOutcome | None, note: str) -> TrimPlan:
-    return TrimPlan(state.session_id, options, original, original, state, None, None, [], [], [], before, before,
-                    fit, [note])
+    return TrimPlan(state.session_id, options, original, original.data, state, None, None, [], [], [], before,
+                    before, fit, [note])
 
 
-def _realize(state: SessionState, original: bytes, steps: _Steps, selection: _Selection,
+def _realize(state: SessionState, original: Original, steps: _Steps, selection: _Selection,
              meter: TrimMeter | None) -> _Realized:
     """The records (and so the digest) first, then the new state that names them, and its meter total."""
     records = _records(state, original, steps, selection)
@@ -379,7 +404,7 @@ def _select(state: SessionState, steps: _Steps) -> _Selection:
     return _Selection(sorted(steps.drop), folded, kept, capped, sorted(removed))
 
 
-def _records(state: SessionState, original: bytes, steps: _Steps, selection: _Selection) -> bytes:
+def _records(state: SessionState, original: Original, steps: _Steps, selection: _Selection) -> bytes:
     """The archived records: every summary and history turn the trim removes or replaces, with
     its anchor (the turn id it followed, null at the start) and the original orders."""
     turns = state.turns
@@ -395,7 +420,7 @@ def _records(state: SessionState, original: bytes, steps: _Steps, selection: _Se
     payload = {
         "format": RECORDS_FORMAT,
         "session_id": state.session_id,
-        "original_sha256": digest(original),
+        "original_sha256": original.sha256,
         "steps": steps.as_dict(),
         "digest_turn": bool(selection.folded),
         "summary_order": [turn.turn_id for turn in turns],
@@ -532,7 +557,7 @@ def _ladder(spare: int, base: _Steps) -> list[_Steps]:
     return rungs
 
 
-def _choose_fit(state: SessionState, original: bytes, base: _Steps, target: int, meter: TrimMeter,
+def _choose_fit(state: SessionState, original: Original, base: _Steps, target: int, meter: TrimMeter,
                 before: int) -> tuple[_Realized | None, FitOutcome]:
     """The first ladder rung whose meter total is at most `target` (after any drop/keep-history).
 
@@ -627,10 +652,12 @@ def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimO
     sessions whose agent is probably running (liveness.py's rule). A dry run is never refused;
     its notes say what applying would need.
     """
-    loaded = store.load(ref)
+    # Without the file's bytes: applying copies the file itself into the archive, checked by digest.
+    loaded = store.load(ref, keep_data=False)
     now = time.time() if now is None else now
     target_id = (fork_id or uuid.uuid4().hex) if fork else None
-    plan = plan_trim(loaded.data, options, meter, fork_id=target_id, state=_hand_over(loaded))
+    original = Original(loaded.version.size, loaded.version.sha256, loaded.data)
+    plan = plan_trim(original, options, meter, fork_id=target_id, state=_hand_over(loaded))
     if not dry_run and plan.changed:
         # Its bytes are in plan.data: the traces' objects are freed before the writes.
         plan.state = without_traces(plan.state)
@@ -666,10 +693,12 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
 
     If the archive cannot be written, nothing else happens. A fork (`fork_id`, which the plan
     must have been made with) gets its own archive, file and meta; the original is untouched.
+    When the plan does not hold the original's bytes, the file is copied into the archive a chunk
+    at a time and must still have the digest it was planned from.
     """
     ref = loaded.ref
     now = time.time() if now is None else now
-    if plan.original != loaded.data:
+    if plan.original_digest != loaded.version.sha256 or plan.size_before != loaded.version.size:
         raise RepriseError("This trim plan was made from other bytes than the loaded session.")
     if fork_id and plan.state.session_id != fork_id:
         raise RepriseError("A fork must be planned with its new session id.")
@@ -692,8 +721,7 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
                 raise ChangedOnDiskError(
                     f"Session {ref.session_id} changed on disk since Reprise read it; nothing was archived "
                     "or written.", hint="reload and try again", path=loaded.path)
-            archive.put(target, plan.original, op="trim-original", records=plan.records_digest,
-                        source_session_id=ref.session_id)
+            _archive_original(store, archive, loaded, target, plan)
             archive.put(target, plan.records, op="trim", anchors=plan.anchors,
                         original_sha256=plan.original_digest, result_sha256=plan.result_digest, **info)
             store.save_bytes(target, plan.data, expected=None if fork_id else loaded.version, locked=True,
@@ -708,6 +736,19 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
     audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options, digests=digests,
                  counts=plan.counts(), result=f"forked to {fork_id}" if fork_id else "ok", now=now)
     return TrimResult(plan, ref, target, True, False, fork_id is not None, digests)
+
+
+def _archive_original(store: Store, archive: Archive, loaded: Loaded, target: SessionRef, plan: TrimPlan) -> None:
+    info = {"records": plan.records_digest, "source_session_id": loaded.ref.session_id}
+    if plan.original is not None:
+        archive.put(target, plan.original, op="trim-original", **info)
+        return
+    try:
+        with store.chunks(loaded.path) as chunks:
+            archive.put_copy(target, plan.original_digest, chunks, op="trim-original", **info)
+    except FileNotFoundError:
+        raise ChangedOnDiskError(f"Session {loaded.ref.session_id} was removed since Reprise read it; nothing was "
+                                 "archived or written.", hint="reload and try again", path=loaded.path) from None
 
 
 def fork_title(state: SessionState, title: str | None) -> str:

@@ -88,7 +88,7 @@ def test_turns_added_since_the_trim_are_kept_and_the_records_go_back_at_their_an
 def test_records_already_back_in_the_session_make_restore_refuse_and_change_nothing(store, archive, ref):
     write(store, ref, build_state(8, response_chars=900))
     result = trim_session(store, archive, ref, TrimOptions(drop=("2",)), now=OLD_NOW)
-    undone = json.loads(result.plan.original)
+    undone = json.loads(archive.read(ref, result.plan.original_digest))
     undone["summary"]["turns"].append({"turn_id": "turn-later", "user": {"message": "later"}, "agent": None})
     store.paths.session_file(ref).write_bytes((json.dumps(undone, indent=2) + "\n").encode())
     before = store.paths.session_file(ref).read_bytes()

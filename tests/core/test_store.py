@@ -180,3 +180,17 @@ def test_archive_write_failure_is_an_archive_error(store, ref):
     archive.directory(ref).write_bytes(b"a file where the folder should be")
     with pytest.raises(ArchiveError, match="nothing in the session was changed"):
         archive.put(ref, b"data", op="trim")
+
+
+def test_a_load_without_the_bytes_has_the_same_version_and_current_version_hashes_the_file(tmp_path):
+    store = Store(tmp_path / "state")
+    ref = SessionRef(workspace_key("/home/dev/project"), "0123456789abcdef0123456789abcdef")
+    state = SessionState.model_validate({"schema_version": 1, "session_id": ref.session_id,
+                                         "summary": {"turns": []}, "history": [], "x": "y" * 3_000_000})
+    store.save(ref, state, expected=None)
+    full, light = store.load(ref), store.load(ref, keep_data=False)
+    assert light.data is None and full.data == store.paths.session_file(ref).read_bytes()
+    assert light.version == full.version == store.current_version(store.paths.session_file(ref))
+    assert full.version.sha256 == digest(full.data) and full.version.size == len(full.data)
+    with store.chunks(store.paths.session_file(ref)) as chunks:
+        assert b"".join(chunks) == full.data

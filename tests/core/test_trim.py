@@ -454,3 +454,65 @@ def test_a_dry_run_is_never_refused_but_says_what_applying_needs(store, archive,
     soon = (BASE + timedelta(minutes=6)).timestamp()
     result = trim_session(store, archive, ref, TrimOptions(cap_replies=10), dry_run=True, now=soon)
     assert not result.applied and any("--force" in note for note in result.plan.notes)
+
+
+# --- large files: the original is copied into the archive, never held --------------------------------
+
+def test_a_trim_does_not_hold_the_files_bytes_and_archives_the_file_itself(store, archive, ref):
+    original = write(store, ref, build_state(8, response_chars=600))
+    result = trim_session(store, archive, ref, TrimOptions(cap_replies=100, spare=0), dry_run=True, now=OLD_NOW)
+    assert result.plan.original is None
+    assert (result.plan.size_before, result.plan.original_digest) == (len(original), hashlib.sha256(original).hexdigest())
+    applied = trim_session(store, archive, ref, TrimOptions(cap_replies=100, spare=0), now=OLD_NOW)
+    assert applied.plan.data == result.plan.data and applied.plan.records == result.plan.records
+    assert archive.read(ref, archive.entries(ref)[0].digest) == original
+
+
+def test_a_session_file_changed_while_it_is_copied_into_the_archive_stops_the_trim(store, archive, ref, monkeypatch):
+    """Another writer replaces the file between the version check and the archive copy: the copy does
+    not have the digest the plan was made from, so nothing is archived or written."""
+    write(store, ref, build_state(8, response_chars=600))
+    changed = encode(build_state(9, response_chars=600))
+    checked = store.current_version
+
+    def then_changed(path):
+        version = checked(path)
+        store.paths.session_file(ref).write_bytes(changed)
+        monkeypatch.setattr(store, "current_version", checked)
+        return version
+
+    monkeypatch.setattr(store, "current_version", then_changed)
+    with pytest.raises(ChangedOnDiskError, match="changed on disk while Reprise archived it"):
+        trim_session(store, archive, ref, TrimOptions(cap_replies=100, spare=0), now=OLD_NOW)
+    assert store.paths.session_file(ref).read_bytes() == changed
+    assert archive.entries(ref) == []
+    assert [p.name for p in archive.directory(ref).iterdir()] == []   # no entry, no temp file
+    lines = AuditLog(store.paths).read([ref.workspace_key])
+    assert [(line.op, line.result) for line in lines] == [("trim", "failed: changed_on_disk")]
+
+
+def test_a_fork_of_a_session_removed_after_loading_is_refused_with_nothing_written(store, archive, ref, monkeypatch):
+    write(store, ref, build_state(8, response_chars=600))
+    load = store.load
+
+    def then_removed(*args, **kwargs):
+        loaded = load(*args, **kwargs)
+        store.paths.session_file(ref).unlink()
+        return loaded
+
+    monkeypatch.setattr(store, "load", then_removed)
+    with pytest.raises(ChangedOnDiskError, match="was removed since Reprise read it"):
+        trim_session(store, archive, ref, TrimOptions(fold=2), fork=True, fork_id="f" * 32, now=OLD_NOW)
+    fork = SessionRef(ref.workspace_key, "f" * 32)
+    assert not store.exists(fork) and archive.entries(fork) == []
+
+
+def test_a_session_file_linked_inside_the_state_root_is_archived_through_its_link(store, archive, ref):
+    original = write(store, ref, build_state(8, response_chars=600))
+    path = store.paths.session_file(ref)
+    real = path.parent / "elsewhere" / "real.json"
+    real.parent.mkdir()
+    path.rename(real)
+    path.symlink_to(real)
+    trim_session(store, archive, ref, TrimOptions(cap_replies=100, spare=0), now=OLD_NOW)
+    assert archive.read(ref, archive.entries(ref)[0].digest) == original

@@ -152,12 +152,12 @@ def test_fractal_write_while_a_trim_is_at_before_archive_makes_the_trim_write_no
     assert result == {"ok": False, "error": "changed_on_disk", "message": result.get("message")}
     assert path.read_bytes() == fractal_bytes, "the session file is exactly what Fractal wrote"
     assert fractal_turn in [t["turn_id"] for t in json.loads(fractal_bytes)["summary"]["turns"]]
-    # What was written: both archive entries (they come before the final check); harmless extras,
-    # since no file points at them and no entry claims the current bytes as its result.
+    # Nothing archived either: the original is copied into the archive from the file itself, and the
+    # copy no longer has the digest the trim was planned from (no entry, no temp file).
     archive = Archive(Service(config.load(state_dir=str(root)), workspace=workspace).store.paths)
-    entries = archive.entries(ref)
-    assert [entry.op for entry in entries] == ["trim-original", "trim"]
-    assert all(entry.info.get("result_sha256") != digest(fractal_bytes) for entry in entries)
+    assert archive.entries(ref) == []
+    folder = archive.directory(ref)
+    assert not folder.exists() or list(folder.iterdir()) == []
     audit = [json.loads(line) for line in
              (root / "workspaces" / ref.workspace_key / "reprise" / "audit.jsonl").read_text().splitlines()]
     assert audit[-1]["op"] == "trim" and audit[-1]["result"] == "failed: changed_on_disk"

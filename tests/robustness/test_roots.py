@@ -219,3 +219,24 @@ def test_the_cli_purge_of_a_linked_archive_names_the_link_in_one_line_and_keeps_
     error = json_of(result, "trash purge")["error"]
     assert result.returncode == 1 and str(linked) in error["message"], error
     assert tree(outside) == before
+
+
+def test_a_streamed_write_replaces_only_with_the_digest_it_was_meant_to_have(tmp_path):
+    import hashlib
+
+    from reprise.core.rooted import ContentMismatch, Root
+
+    root = Root(tmp_path / "root")
+    target = tmp_path / "root" / "entries" / "entry.json"
+    chunks = [b"a" * 1000, b"b" * 10, b"c"]
+    good = hashlib.sha256(b"".join(chunks)).hexdigest()
+    root.write_atomic(target, iter(chunks), sha256=good)
+    assert target.read_bytes() == b"".join(chunks)
+    with pytest.raises(ContentMismatch, match="does not have the digest"):
+        root.write_atomic(target, iter([b"other"]), sha256=good)
+    assert target.read_bytes() == b"".join(chunks)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["entry.json"]   # no temp file left
+    (tmp_path / "root" / "linked").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(RepriseError):
+        root.write_atomic(tmp_path / "root" / "linked" / "x.json", iter([b"x"]), sha256=good)
+    assert not (tmp_path / "x.json").exists()
