@@ -283,31 +283,33 @@ class Root:
         finally:
             os.close(file_fd)
 
-    def sha256(self, path: Path | str) -> str:
-        """The SHA-256 of a regular file reached without links, hashed as it is read (never held whole)."""
+    @contextlib.contextmanager
+    def _regular(self, path: Path | str) -> Iterator[int]:
+        """An fd of a regular file reached without links, closed when the block ends."""
         with self.parent(path) as (fd, name):
             file_fd = self._open_read(fd, name, path)
         try:
             info = os.fstat(file_fd)
             if not stat.S_ISREG(info.st_mode):
                 raise FileProblem(path, "not_regular", f"it is {_kind(info.st_mode)}, not a regular file")
-            hasher = hashlib.sha256()
-            while chunk := os.read(file_fd, _CHUNK):
-                hasher.update(chunk)
-            return hasher.hexdigest()
-        except OSError as exc:
-            raise FileProblem(path, "unreadable", exc.strerror or str(exc)) from None
+            yield file_fd
         finally:
             os.close(file_fd)
 
+    def sha256(self, path: Path | str) -> str:
+        """The SHA-256 of a regular file reached without links, hashed as it is read (never held whole)."""
+        with self._regular(path) as file_fd:
+            try:
+                hasher = hashlib.sha256()
+                while chunk := os.read(file_fd, _CHUNK):
+                    hasher.update(chunk)
+                return hasher.hexdigest()
+            except OSError as exc:
+                raise FileProblem(path, "unreadable", exc.strerror or str(exc)) from None
+
     def lines(self, path: Path | str, line_cap: int) -> Iterator[Line]:
         """Stream a log's lines, whatever the file's size; a line over `line_cap` bytes comes as None."""
-        with self.parent(path) as (fd, name):
-            file_fd = self._open_read(fd, name, path)
-        try:
-            info = os.fstat(file_fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise FileProblem(path, "not_regular", f"it is {_kind(info.st_mode)}, not a regular file")
+        with self._regular(path) as file_fd:
             number, buffer, over = 0, b"", False
             while True:
                 try:
@@ -329,8 +331,6 @@ class Root:
                     buffer += tail
             if buffer or over:
                 yield Line(number + 1, None if over else buffer, False)
-        finally:
-            os.close(file_fd)
 
     # --- writing -------------------------------------------------------------------------------------
 
