@@ -47,6 +47,7 @@ from .archive import Archive
 from .errors import PendingTurnError, RepriseError
 from .models import SessionState, parse_time
 from .paths import SessionRef, StorePaths
+from .processes import process_stat
 from .rooted import Root
 from .store import Loaded, Store
 
@@ -102,7 +103,8 @@ class RunRecord:
             pass  # alive, another user's
         except (OSError, OverflowError):
             return None
-        state, ticks = _proc_stat(self.pid)
+        info = process_stat(self.pid)
+        state, ticks = (info[1], info[2]) if info else (None, None)
         if state == "Z":
             return False
         return self.start_ticks is None or ticks is None or ticks == self.start_ticks  # else the pid was reused
@@ -111,7 +113,8 @@ class RunRecord:
 @contextlib.contextmanager
 def reprise_run(paths: StorePaths, ref: SessionRef, *, timeout: float) -> Iterator[None]:
     """Mark the pending turns of `ref` created while this block runs as Reprise's own."""
-    ticks = _proc_stat(os.getpid())[1]
+    info = process_stat(os.getpid())
+    ticks = info[2] if info else None
     record = {"format": RUN_RECORD_FORMAT, "pid": os.getpid(), "host": socket.gethostname(),
               "boot_id": _boot_id(), "start_ticks": ticks, "started_ts": time.time(), "timeout": timeout}
     root = Root(paths.root)
@@ -190,16 +193,6 @@ def _boot_id() -> str | None:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
     except OSError:
         return None
-
-
-def _proc_stat(pid: int) -> tuple[str | None, int | None]:
-    """(state letter, start time in clock ticks since boot) of a process, from /proc where there is one."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-        fields = text[text.rindex(")") + 2:].split()
-        return fields[0], int(fields[19])
-    except (OSError, ValueError, IndexError):
-        return None, None
 
 
 # --- Fractal's rule ----------------------------------------------------------------------------------

@@ -109,7 +109,7 @@ class ProcessInfo:
         return f"pid {self.pid} ({self.command})" if self.command else f"pid {self.pid}"
 
 
-def _stat(pid: int) -> tuple[int, str, int] | None:
+def process_stat(pid: int) -> tuple[int, str, int] | None:
     """(parent pid, state letter, start time in clock ticks), or None when the process is gone."""
     try:
         raw = (_PROC / str(pid) / "stat").read_bytes()
@@ -167,7 +167,7 @@ class ProcessTree:
         self.known: dict[int, int] = {}   # pid -> start time (guards against a reused pid)
 
     def _same(self, pid: int) -> tuple[int, str, int] | None:
-        info = _stat(pid)
+        info = process_stat(pid)
         if info is None or (pid in self.known and info[2] != self.known[pid]):
             return None
         return info
@@ -255,7 +255,7 @@ def reap_left_running() -> None:
     me = os.getpid()
     with _LEFT_LOCK:
         for pid, start in list(_LEFT_RUNNING.items()):
-            info = _stat(pid)
+            info = process_stat(pid)
             if info is None or info[2] != start or info[0] != me:
                 _LEFT_RUNNING.pop(pid)
             elif info[1] == "Z":
