@@ -37,10 +37,10 @@ def _mirror():
     from datetime import datetime, timezone
 
     from pydantic import BaseModel, Field
-
-    from reprise.core.fractal_trace import RunTrace
-    from reprise.core.models import HistoryTurn, SessionState as ReprisesState
     from reprise.core.paths import fractal_state_root, workspace_key
+    from reprise.core.sources.fractal.models import HistoryTurn
+    from reprise.core.sources.fractal.models import SessionState as ReprisesState
+    from reprise.core.sources.fractal.trace import RunTrace
 
     class SessionHistoryTurn(HistoryTurn):
         trace: RunTrace | None = None

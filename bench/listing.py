@@ -165,7 +165,7 @@ def _profile(call, top: int = 12) -> str:
 
 def _profile_cold(store, workspace_key: str) -> str:
     from reprise.core.catalog import Catalog
-    from reprise.core.store import Store
+    from reprise.core.sources.fractal.store import Store
 
     with tempfile.TemporaryDirectory(prefix="reprise-bench-prof-") as cache:
         catalog = Catalog(Store(store.root), Path(cache))

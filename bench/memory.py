@@ -187,7 +187,7 @@ def baseline_source(log) -> Path:
         (package / "__init__.py").write_text("")
         (folder / "done").write_text(commit + "\n")
         log(f"memory: baseline {commit[:12]} extracted to {folder}")
-    found = subprocess.run([sys.executable, "-c", "import reprise.core.codec as c; print(c.__file__)"],
+    found = subprocess.run([sys.executable, "-c", "import reprise.core.sources.fractal.codec as c; print(c.__file__)"],
                            env={**os.environ, "PYTHONPATH": str(folder)}, capture_output=True, text=True,
                            check=True).stdout.strip()
     if not found.startswith(str(folder)):

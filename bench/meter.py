@@ -59,7 +59,7 @@ class LongSession:
     def __init__(self, **options):
         from reprise.core.config import LoadedSettings, MeterSettings, Settings
         from reprise.core.paths import SessionRef
-        from reprise.core.store import Store
+        from reprise.core.sources.fractal.store import Store
 
         from . import stores
 
@@ -81,7 +81,7 @@ class LongSession:
         return Service(self.loaded, workspace=self.workspace, cache=cache or self.dir / "cache")
 
     def summary_chars(self) -> int:
-        from reprise.core.summary import render_summary
+        from reprise.core.sources.fractal.summary import render_summary
 
         return len(render_summary(self.state.summary))
 
@@ -149,7 +149,7 @@ def _time_each(call, items, cpu: list[float] | None = None) -> list[float]:
 
 
 def measure_keystrokes(session: LongSession, message: str) -> dict:
-    from reprise.core.meter import Meter
+    from reprise.core.sources.fractal.meter import Meter
 
     rounds, base_rounds, cpu = [], [], []
     for index in range(ROUNDS):
@@ -173,7 +173,7 @@ def measure_keystrokes(session: LongSession, message: str) -> dict:
 
 
 def measure_full(session: LongSession) -> dict:
-    from reprise.core.meter import Meter
+    from reprise.core.sources.fractal.meter import Meter
 
     runs = []
     for _ in range(FULL_REPEATS):
@@ -221,7 +221,7 @@ def measure_loads(repeats: int = LOAD_REPEATS) -> dict:
 
 def run(store, report, *, quick: bool = False, log=print) -> None:
     from reprise.core import tokens
-    from reprise.core.meter import Meter
+    from reprise.core.sources.fractal.meter import Meter
 
     section = report.section("meter", "Context meter (60-turn session, 300,000-character summary)")
     log("  encoding load, fresh subprocesses ...")

@@ -369,7 +369,7 @@ def build(params: StoreParams = FULL, *, force: bool = False, processes: int | N
           log=print) -> ScaleStore:
     """The store for these parameters: reused from bench/.stores/ when already built."""
     from reprise.core.paths import workspace_key
-    from reprise.core.store import Store
+    from reprise.core.sources.fractal.store import Store
 
     directory = STORES_DIR / f"{params.name}-{params.digest}"
     manifest = directory / "manifest.json"
@@ -657,7 +657,7 @@ def write_long_session(root: Path, workspace: Path, seed: int = 20250901, **opti
     """Write the long session under state root `root` for workspace folder `workspace` (recorded);
     return (workspace key, session id, file path). The bytes are what Fractal writes."""
     from reprise.core.paths import workspace_key
-    from reprise.core.store import Store
+    from reprise.core.sources.fractal.store import Store
 
     state = make_long_session(seed, **options)
     key = workspace_key(workspace)

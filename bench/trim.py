@@ -30,8 +30,8 @@ def naive_fit(service, ref, workspace: Path, target: int):
     Each rung is `plan_trim(state, TrimOptions(cap_replies=cap, fold=fold))`: the trimmed state is
     built and the meter renders and counts its whole summary from scratch (the text differs per
     rung, so no cache helps). Returns (label of the rung that fits or None, its meter total)."""
-    from reprise.core.meter import Meter
-    from reprise.core.trim import (
+    from reprise.core.sources.fractal.meter import Meter
+    from reprise.core.sources.fractal.trim import (
         DEFAULT_SPARE,
         FIT_CAPS,
         FIT_FOLDS,
@@ -62,8 +62,8 @@ def _label(cap: int, fold: int | None) -> str:
 
 def rung_totals(session) -> dict[tuple[int, int | None], int]:
     """The meter total after each rung of the ladder, planned for real (to pick the targets)."""
-    from reprise.core.meter import Meter
-    from reprise.core.trim import (
+    from reprise.core.sources.fractal.meter import Meter
+    from reprise.core.sources.fractal.trim import (
         DEFAULT_SPARE,
         FIT_CAPS,
         FIT_FOLDS,
@@ -82,7 +82,7 @@ def rung_totals(session) -> dict[tuple[int, int | None], int]:
 
 def choose_targets(totals: dict) -> list[tuple[str, int, str | None]]:
     """(what, target, expected rung label) for a cap, a fold and a miss."""
-    from reprise.core.trim import FIT_CAPS, FIT_FOLDS
+    from reprise.core.sources.fractal.trim import FIT_CAPS, FIT_FOLDS
 
     def between(upper: int, lower: int) -> int:
         return (upper + lower) // 2 // 500 * 500
@@ -99,7 +99,7 @@ def choose_targets(totals: dict) -> list[tuple[str, int, str | None]]:
 
 def run(store, report, *, quick: bool = False, log=print) -> None:
     from reprise.core import tokens
-    from reprise.core.trim import TrimOptions
+    from reprise.core.sources.fractal.trim import TrimOptions
 
     from .meter import LongSession, fine_seconds, profile
 

@@ -19,11 +19,11 @@ from typing import Protocol
 from .archive import Archive
 from .config import AgentSettings
 from .errors import AgentError, RepriseError, UsageError
-from .models import INTERRUPTED_ERROR, TurnUsage
 from .paths import SessionRef
 from .processes import Finished, run_agent
-from .turns import TurnOutcome, cut_reply, left_running_note
 from .rooted import Root
+from .sources.fractal.models import INTERRUPTED_ERROR, TurnUsage
+from .sources.fractal.turns import TurnOutcome, cut_reply, left_running_note
 
 STDERR_TAIL = 2000
 BACKENDS = ("fractal", "command", "echo")

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from . import faults
-from .codec import Problem
 from .errors import ArchiveError, ChangedOnDiskError, RepriseError
-from .models import utc_now_iso
-from .paths import SessionRef, StorePaths
+from .paths import OwnPaths, SessionRef
+from .problems import Problem
 from .rooted import ContentMismatch, Root
-from .store import MAX_SESSION_BYTES, digest
+from .sources.fractal.models import utc_now_iso
+from .sources.fractal.store import MAX_SESSION_BYTES, digest
 
 MAX_INDEX_LINE_BYTES = 1024 * 1024
 _DIGEST = re.compile(r"\A[0-9a-f]{64}\Z")
@@ -67,7 +67,7 @@ def parse_index_line(data: bytes) -> ArchiveEntry:
 
 
 class Archive:
-    def __init__(self, paths: StorePaths):
+    def __init__(self, paths: OwnPaths):
         self.paths = paths
         self.root = Root(paths.root)
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .codec import Problem
 from .errors import RepriseError
-from .paths import StorePaths
+from .paths import OwnPaths
+from .problems import Problem
 from .rooted import Root
 
 MAX_AUDIT_LINE_BYTES = 1024 * 1024
@@ -72,7 +72,7 @@ def _record(item: object, key: str) -> AuditRecord:
 class AuditLog:
     """`<key>/reprise/audit.jsonl` of every workspace under one state root."""
 
-    def __init__(self, paths: StorePaths):
+    def __init__(self, paths: OwnPaths):
         self.paths = paths
         self.root = Root(paths.root)
         self.problems: list[Problem] = []

@@ -25,11 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .catalog_db import CacheDatabase, rollback
-from .codec import Problem
 from .errors import RepriseError
-from .models import SessionState, last_measured_context, parse_time, usage_totals
 from .paths import SessionRef, is_temp_name
-from .store import SessionMeta, Store
+from .problems import Problem
+from .sources.fractal.models import (
+    SessionState,
+    last_measured_context,
+    parse_time,
+    usage_totals,
+)
+from .sources.fractal.store import SessionMeta, Store
 
 SCHEMA = 7
 PREVIEW_CHARS = 400

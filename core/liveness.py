@@ -45,11 +45,11 @@ from typing import Any, Protocol
 
 from .archive import Archive
 from .errors import PendingTurnError, RepriseError
-from .models import SessionState, parse_time
-from .paths import SessionRef, StorePaths
+from .paths import OwnPaths, SessionRef
 from .processes import process_stat
 from .rooted import Root
-from .store import Loaded, Store
+from .sources.fractal.models import SessionState, parse_time
+from .sources.fractal.store import Loaded, Store
 
 CAP_S = 24 * 3600
 CLOCK_SLACK_S = 1.0
@@ -111,7 +111,7 @@ class RunRecord:
 
 
 @contextlib.contextmanager
-def reprise_run(paths: StorePaths, ref: SessionRef, *, timeout: float) -> Iterator[None]:
+def reprise_run(paths: OwnPaths, ref: SessionRef, *, timeout: float) -> Iterator[None]:
     """Mark the pending turns of `ref` created while this block runs as Reprise's own."""
     info = process_stat(os.getpid())
     ticks = info[2] if info else None
@@ -137,7 +137,7 @@ def reprise_run(paths: StorePaths, ref: SessionRef, *, timeout: float) -> Iterat
                 root.unlink(path)
 
 
-def run_records(paths: StorePaths, ref: SessionRef) -> list[RunRecord]:
+def run_records(paths: OwnPaths, ref: SessionRef) -> list[RunRecord]:
     """The run records of a session; a record that is not one (hostile, torn, foreign, behind a
     link out of the state root) is ignored."""
     root = Root(paths.root)

@@ -1,8 +1,9 @@
-"""Every path Reprise reads or writes, computed from a state root and validated ids.
+"""Reprise's folders, session identity, and the paths of Reprise's own files, from validated ids.
 
 Nothing here touches the disk at import time; no other module builds a path from a raw
-string. The layout under the state root is Fractal's (`workspaces/<key>/sessions/`), and
-Reprise's own files live beside it in `workspaces/<key>/reprise/`, which Fractal ignores.
+string. A session is (source, workspace key, id); the workspace key is a neutral hash of the
+resolved folder (Fractal's `workspace_key`), so one folder's sessions of every agent meet.
+Each source's own layout lives in its folder under `core/sources/`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from .errors import InvalidIdError
 
 MAX_ID_LENGTH = 128
+SOURCE_NAMES = ("fractal",)
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _KEY_SHAPE = re.compile(r"^[A-Za-z0-9._-]{1,80}--[0-9a-f]{16}$")
 
@@ -39,6 +41,16 @@ def config_file(env: dict[str, str] | None = None) -> Path:
     import platformdirs
 
     return platformdirs.user_config_path("reprise") / "config.toml"
+
+
+def data_dir(env: dict[str, str] | None = None) -> Path:
+    """Reprise's own data folder, for what it keeps about other agents' sessions (REPRISE_DATA_DIR overrides)."""
+    environment = os.environ if env is None else env
+    if environment.get("REPRISE_DATA_DIR"):
+        return Path(environment["REPRISE_DATA_DIR"]).expanduser()
+    import platformdirs
+
+    return platformdirs.user_data_path("reprise")
 
 
 def cache_dir(env: dict[str, str] | None = None) -> Path:
@@ -88,21 +100,28 @@ def validate_workspace_key(key: str) -> str:
 
 @dataclass(frozen=True, slots=True, order=True)
 class SessionRef:
-    """A validated (workspace key, session id) pair: the only way code below the CLI names a session."""
+    """A validated (workspace key, session id) of one source: the only way code below the CLI names a session."""
 
     workspace_key: str
     session_id: str
+    source: str = "fractal"
 
     def __post_init__(self) -> None:
         validate_workspace_key(self.workspace_key)
         validate_session_id(self.session_id)
+        if self.source not in SOURCE_NAMES:
+            raise InvalidIdError(f"{self.source[:40]!r} is not a session source ({', '.join(SOURCE_NAMES)}).")
 
 
 @dataclass(frozen=True, slots=True)
-class StorePaths:
-    """The layout under one state root."""
+class OwnPaths:
+    """Where Reprise keeps its own files for one source's sessions: `workspaces/<key>/reprise/` under
+    `root`. For Fractal that root is Fractal's state root (the files Reprise always kept there); for
+    another agent it is Reprise's data folder, with each kind of file in a folder named after the
+    source, so that Reprise never writes into another agent's store."""
 
     root: Path
+    source: str = "fractal"
 
     @property
     def workspaces(self) -> Path:
@@ -111,32 +130,30 @@ class StorePaths:
     def workspace(self, key: str) -> Path:
         return self.workspaces / validate_workspace_key(key)
 
-    def sessions(self, key: str) -> Path:
-        return self.workspace(key) / "sessions"
-
-    def session_file(self, ref: SessionRef) -> Path:
-        return self.sessions(ref.workspace_key) / f"{ref.session_id}.json"
-
     def reprise_dir(self, key: str) -> Path:
         return self.workspace(key) / "reprise"
+
+    def _own(self, key: str, kind: str) -> Path:
+        folder = self.reprise_dir(key) / kind
+        return folder if self.source == "fractal" else folder / self.source
 
     def workspace_record(self, key: str) -> Path:
         return self.reprise_dir(key) / "workspace.json"
 
     def meta_dir(self, key: str) -> Path:
-        return self.reprise_dir(key) / "meta"
+        return self._own(key, "meta")
 
     def meta_file(self, ref: SessionRef) -> Path:
         return self.meta_dir(ref.workspace_key) / f"{ref.session_id}.json"
 
     def lock_file(self, ref: SessionRef) -> Path:
-        return self.reprise_dir(ref.workspace_key) / "locks" / f"{ref.session_id}.lock"
+        return self._own(ref.workspace_key, "locks") / f"{ref.session_id}.lock"
 
     def archive_dir(self, ref: SessionRef) -> Path:
-        return self.reprise_dir(ref.workspace_key) / "archive" / ref.session_id
+        return self._own(ref.workspace_key, "archive") / ref.session_id
 
     def trash_dir(self, key: str) -> Path:
-        return self.reprise_dir(key) / "trash"
+        return self._own(key, "trash")
 
     def trash_file(self, ref: SessionRef) -> Path:
         return self.trash_dir(ref.workspace_key) / f"{ref.session_id}.json"
@@ -153,7 +170,7 @@ class StorePaths:
 
     def runs_dir(self, ref: SessionRef) -> Path:
         """Records of the turns Reprise itself is running on a session (see core/liveness.py)."""
-        return self.reprise_dir(ref.workspace_key) / "runs" / ref.session_id
+        return self._own(ref.workspace_key, "runs") / ref.session_id
 
 
 def is_temp_name(name: str) -> bool:

@@ -23,7 +23,6 @@ from .agents import TurnRequest, choose_backend, recorded_reply, substitute
 from .archive import Archive, ArchiveEntry
 from .audit import AuditLog, AuditRecord
 from .catalog import Catalog, SearchHit, SessionRow
-from .codec import Problem, fractal_would_drop
 from .errors import (
     AgentError,
     AmbiguousError,
@@ -37,15 +36,6 @@ from .errors import (
 )
 from .liveness import pending_turns as judge_pending
 from .liveness import reprise_run, running_turn, stale_turns
-from .meter import (
-    METER_VERSION,
-    Meter,
-    MeterResult,
-    PreparedMeter,
-    agents_md_section,
-    spec_for,
-)
-from .models import SessionState, TurnUsage, usage_totals, utc_now_iso
 from .paths import (
     SessionRef,
     cache_dir,
@@ -54,13 +44,29 @@ from .paths import (
     validate_workspace_key,
     workspace_key,
 )
-from .restore import RestoreResult, find_entry, restore_session, unrestored_trims
+from .problems import Problem
 from .retention import PruneOptions, select_prune
-from .store import SessionMeta, Store
-from .summary import render_summary
-from .trash import PruneResult, PurgeResult, RelinkResult, Trash, TrashEntry, relink
-from .trim import TrimMeter, TrimOptions, TrimResult, trim_session
-from .turns import (
+from .sources.fractal.codec import fractal_would_drop
+from .sources.fractal.meter import (
+    METER_VERSION,
+    Meter,
+    MeterResult,
+    PreparedMeter,
+    agents_md_section,
+    spec_for,
+)
+from .sources.fractal.models import SessionState, TurnUsage, usage_totals, utc_now_iso
+from .sources.fractal.restore import (
+    RestoreResult,
+    find_entry,
+    restore_session,
+    unrestored_trims,
+)
+from .sources.fractal.store import SessionMeta, Store
+from .sources.fractal.summary import render_summary
+from .sources.fractal.transcript import transcript_of
+from .sources.fractal.trim import TrimMeter, TrimOptions, TrimResult, trim_session
+from .sources.fractal.turns import (
     TurnOutcome,
     begin_turn,
     cap_history,
@@ -68,6 +74,8 @@ from .turns import (
     mark_interrupted,
     outcome_from_saved_turn,
 )
+from .transcript import Transcript
+from .trash import PruneResult, PurgeResult, RelinkResult, Trash, TrashEntry, relink
 
 SORTS = ("updated", "turns", "size", "context", "cost")
 MIN_PREFIX = 4
@@ -98,6 +106,7 @@ class SessionDetail:
     totals: TurnUsage
     size: int
     warnings: list[Problem]
+    transcript: Transcript
 
     def as_dict(self) -> dict:
         history = self.state.history
@@ -328,7 +337,7 @@ class Service:
         loaded.data = b""  # not needed here: a large file's bytes are freed before its summary is rendered
         return SessionDetail(ref, loaded.path, state, self.store.read_meta(ref),
                              self.workspace_path_of(ref.workspace_key)[0], render_summary(state.summary),
-                             usage_totals(state), size, loaded.warnings)
+                             usage_totals(state), size, loaded.warnings, transcript_of(state))
 
     def new_session(self, title: str | None = None) -> SessionRef:
         """Write a valid 0-turn session in the current workspace (Fractal resumes it)."""

@@ -37,7 +37,7 @@ from .paths import (
 )
 from .retention import PruneSelection
 from .rooted import Root
-from .store import MAX_META_BYTES, MAX_RECORD_BYTES, Store
+from .sources.fractal.store import MAX_META_BYTES, MAX_RECORD_BYTES, Store
 
 TOMBSTONE_PREFIX = ".purge-"
 

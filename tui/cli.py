@@ -542,7 +542,7 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
 
 
 def cmd_trim(service: Service, args, as_json: bool) -> int:
-    from reprise.core.trim import TrimOptions
+    from reprise.core.sources.fractal.trim import TrimOptions
 
     options = TrimOptions(keep_history=args.keep_history, cap_replies=args.cap_replies, spare=args.spare,
                           fold=args.fold, drop=TrimOptions.parse_drop(args.drop) if args.drop else (), fit=args.fit)

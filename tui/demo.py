@@ -9,7 +9,8 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from reprise.core.models import (
+from reprise.core.paths import SessionRef, workspace_key
+from reprise.core.sources.fractal.models import (
     INTERRUPTED_ERROR,
     MAX_ITERATIONS_ERROR,
     AgentTurn,
@@ -19,8 +20,7 @@ from reprise.core.models import (
     TurnUsage,
     UserTurn,
 )
-from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.store import SessionMeta, Store
+from reprise.core.sources.fractal.store import SessionMeta, Store
 
 PROJECTS = {
     "webapp": "# AGENTS.md\n\nUse pnpm. Run `pnpm test` before committing. Keep components small.\n",

@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-
 from reprise.core import paths
-from reprise.core.codec import decode, encode, fractal_would_drop
-from reprise.core.models import SessionState
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
-from reprise.core.store import Store
-from reprise.core.summary import render_summary
+from reprise.core.sources.fractal.codec import decode, encode, fractal_would_drop
+from reprise.core.sources.fractal.models import SessionState
+from reprise.core.sources.fractal.store import Store
+from reprise.core.sources.fractal.summary import render_summary
+
 from tests import factories
 
 pytestmark = pytest.mark.compat

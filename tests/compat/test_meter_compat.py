@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 from reprise.core import tokens
-from reprise.core.codec import decode
 from reprise.core.config import MeterSettings
-from reprise.core.meter import PENDING_TIME, PENDING_TURN_ID, Meter
+from reprise.core.sources.fractal.codec import decode
+from reprise.core.sources.fractal.meter import PENDING_TIME, PENDING_TURN_ID, Meter
 
 from tests import factories
 

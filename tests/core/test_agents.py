@@ -15,12 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from reprise.core import config
 from reprise.core.errors import AgentError, PendingTurnError, UsageError
-from reprise.core.models import INTERRUPTED_ERROR
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
+from reprise.core.sources.fractal.models import INTERRUPTED_ERROR
 
 from .test_store import make_state
 

@@ -5,12 +5,11 @@ import threading
 import time
 
 import pytest
-
 from reprise.core.catalog import Catalog
-from reprise.core.codec import encode
-from reprise.core.models import TurnUsage
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.store import SessionMeta, Store
+from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.models import TurnUsage
+from reprise.core.sources.fractal.store import SessionMeta, Store
 
 from .test_store import make_state
 

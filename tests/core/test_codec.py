@@ -1,4 +1,4 @@
-"""reprise.core.codec: every way a session file can be wrong becomes a typed problem, the file
+"""reprise.core.sources.fractal.codec: every way a session file can be wrong becomes a typed problem, the file
 is never touched, and files Fractal loads come back out exactly as they went in."""
 
 from __future__ import annotations
@@ -12,13 +12,18 @@ import time
 from pathlib import Path
 
 import pytest
+from reprise.core.errors import ProblemFileError
+from reprise.core.paths import SessionRef
+from reprise.core.sources.fractal.codec import (
+    UnencodableError,
+    decode,
+    encode,
+    fractal_would_drop,
+)
+from reprise.core.sources.fractal.models import SessionState
+from reprise.core.sources.fractal.store import Store
 
 from tests import factories
-from reprise.core.codec import UnencodableError, decode, encode, fractal_would_drop
-from reprise.core.errors import ProblemFileError
-from reprise.core.models import SessionState
-from reprise.core.paths import SessionRef
-from reprise.core.store import Store
 
 SID = factories.session_id_for("codec")
 KEY = "home-dev-project--0123456789abcdef"

@@ -5,18 +5,24 @@ import threading
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reprise.core import meter as meter_module
 from reprise.core import tokens
 from reprise.core.config import DEFAULT_OVERHEAD, ConfigError, MeterSettings, ModelSpec
-from reprise.core.meter import (
+from reprise.core.sources.fractal import meter as meter_module
+from reprise.core.sources.fractal.meter import (
     AGENTS_MD_NOTICE,
     PENDING_TIME,
     PENDING_TURN_ID,
     Meter,
     variable_block,
 )
-from reprise.core.models import AgentTurn, HistoryTurn, SummaryTurn, TurnUsage, UserTurn
-from reprise.core.summary import render_summary
+from reprise.core.sources.fractal.models import (
+    AgentTurn,
+    HistoryTurn,
+    SummaryTurn,
+    TurnUsage,
+    UserTurn,
+)
+from reprise.core.sources.fractal.summary import render_summary
 
 from .test_store import make_state
 

@@ -7,16 +7,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from reprise.core.errors import InvalidIdError
 from reprise.core.paths import (
     SessionRef,
-    StorePaths,
     fractal_state_root,
     guess_workspace_path,
     validate_session_id,
     workspace_key,
 )
+from reprise.core.sources.fractal.layout import StorePaths
 
 
 def test_state_root_follows_fractal_resolution_order(tmp_path):

@@ -8,15 +8,23 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from reprise.core.archive import Archive
-from reprise.core.codec import decode, encode
 from reprise.core.errors import ArchiveError, ConflictError, NotFoundError
-from reprise.core.models import AgentTurn, HistoryTurn, SummaryTurn, UserTurn
 from reprise.core.paths import SessionRef
-from reprise.core.restore import reinsert, restore_session, unrestored_trims
-from reprise.core.store import Store
-from reprise.core.trim import TrimOptions, plan_trim, trim_session
+from reprise.core.sources.fractal.codec import decode, encode
+from reprise.core.sources.fractal.models import (
+    AgentTurn,
+    HistoryTurn,
+    SummaryTurn,
+    UserTurn,
+)
+from reprise.core.sources.fractal.restore import (
+    reinsert,
+    restore_session,
+    unrestored_trims,
+)
+from reprise.core.sources.fractal.store import Store
+from reprise.core.sources.fractal.trim import TrimOptions, plan_trim, trim_session
 
 from .test_trim import BASE, ID, OLD_NOW, build_state, write
 

@@ -8,13 +8,24 @@ import sys
 import textwrap
 
 import pytest
-
 from reprise.core.archive import Archive
-from reprise.core.codec import encode
-from reprise.core.errors import ArchiveError, ChangedOnDiskError, LockedError, NotFoundError, ProblemFileError
-from reprise.core.models import AgentTurn, HistoryTurn, SessionState, SummaryTurn, UserTurn
+from reprise.core.errors import (
+    ArchiveError,
+    ChangedOnDiskError,
+    LockedError,
+    NotFoundError,
+    ProblemFileError,
+)
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.store import Store, digest
+from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.models import (
+    AgentTurn,
+    HistoryTurn,
+    SessionState,
+    SummaryTurn,
+    UserTurn,
+)
+from reprise.core.sources.fractal.store import Store, digest
 
 ID = "0123456789abcdef0123456789abcdef"
 
@@ -111,7 +122,7 @@ def test_a_second_process_waits_for_the_lock_and_gives_up_with_a_clear_error(sto
     holder = textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
-        from reprise.core.store import Store
+        from reprise.core.sources.fractal.store import Store
         from reprise.core.paths import SessionRef
         store = Store(Path({str(store.root)!r}))
         with store.lock(SessionRef({ref.workspace_key!r}, {ref.session_id!r})):
@@ -135,9 +146,9 @@ def test_killed_after_temp_write_leaves_the_old_file_and_only_a_hidden_temp(stor
     old = store.paths.session_file(ref).read_bytes()
     child = textwrap.dedent(f"""
         from pathlib import Path
-        from reprise.core.store import Store
+        from reprise.core.sources.fractal.store import Store
         from reprise.core.paths import SessionRef
-        from reprise.core.codec import decode
+        from reprise.core.sources.fractal.codec import decode
         store = Store(Path({str(store.root)!r}))
         ref = SessionRef({ref.workspace_key!r}, {ref.session_id!r})
         loaded = store.load(ref)

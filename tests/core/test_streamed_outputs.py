@@ -9,12 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reprise.core import tokens
-from reprise.core.codec import UnencodableError, decode, encode, join_ascii
-from reprise.core import meter
-from reprise.core.meter import history_json
-from reprise.core.models import SessionState
-from reprise.core.summary import EMPTY_SUMMARY, render_summary
-from reprise.core.trim import TrimOptions, plan_trim
+from reprise.core.sources.fractal import meter as meter
+from reprise.core.sources.fractal.codec import (
+    UnencodableError,
+    decode,
+    encode,
+    join_ascii,
+)
+from reprise.core.sources.fractal.meter import history_json
+from reprise.core.sources.fractal.models import SessionState
+from reprise.core.sources.fractal.summary import EMPTY_SUMMARY, render_summary
+from reprise.core.sources.fractal.trim import TrimOptions, plan_trim
 
 from tests.factories import session_bytes, session_dict
 
@@ -171,7 +176,7 @@ def test_a_long_summary_counts_the_same_in_slices():
 
 
 def test_the_summary_head_is_joined_from_pieces_as_the_whole_rendering():
-    from reprise.core.summary import render_summary_head
+    from reprise.core.sources.fractal.summary import render_summary_head
 
     for state in STATES:
         if state.turns:

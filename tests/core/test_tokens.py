@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from reprise.core import tokens
 
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "tokens_golden.json"

@@ -4,14 +4,18 @@ import json
 from datetime import timedelta
 
 import pytest
-
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
-from reprise.core.errors import ConflictError, NotFoundError, PendingTurnError, UsageError
+from reprise.core.errors import (
+    ConflictError,
+    NotFoundError,
+    PendingTurnError,
+    UsageError,
+)
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.store import SessionMeta, Store
+from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 from reprise.core.trash import Trash, relink
-from reprise.core.trim import TrimOptions, trim_session
 
 from .test_trim import BASE, OLD_NOW, build_state, write
 

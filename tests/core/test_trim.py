@@ -9,25 +9,36 @@ import textwrap
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.catalog import Catalog
-from reprise.core.codec import decode, encode
 from reprise.core.config import MeterSettings
-from reprise.core.errors import (ArchiveError, ChangedOnDiskError, PendingTurnError, ProblemFileError,
-                                 UsageError)
-from reprise.core.meter import Meter
-from reprise.core.models import SessionState
+from reprise.core.errors import (
+    ArchiveError,
+    ChangedOnDiskError,
+    PendingTurnError,
+    ProblemFileError,
+    UsageError,
+)
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.restore import restore_session
 from reprise.core.retention import PruneOptions, select_prune
-from reprise.core.store import SessionMeta, Store
-from reprise.core.summary import render_summary
+from reprise.core.sources.fractal.codec import decode, encode
+from reprise.core.sources.fractal.meter import Meter
+from reprise.core.sources.fractal.models import SessionState
+from reprise.core.sources.fractal.restore import restore_session
+from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.sources.fractal.summary import render_summary, turn_block
+from reprise.core.sources.fractal.trim import (
+    FIT_CAPS,
+    TrimMeter,
+    TrimOptions,
+    apply_trim,
+    is_digest_turn,
+    plan_trim,
+    summary_text,
+    trim_session,
+)
 from reprise.core.trash import Trash, relink
-from reprise.core.trim import (FIT_CAPS, TrimMeter, TrimOptions, apply_trim, is_digest_turn, plan_trim,
-                               summary_text, trim_session)
-from reprise.core.summary import turn_block
 
 ID = "0123456789abcdef0123456789abcdef"
 BASE = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -343,8 +354,8 @@ def test_killed_after_the_first_archive_entry_leaves_the_session_untouched(store
         from pathlib import Path
         from reprise.core.archive import Archive
         from reprise.core.paths import SessionRef
-        from reprise.core.store import Store
-        from reprise.core.trim import TrimOptions, trim_session
+        from reprise.core.sources.fractal.store import Store
+        from reprise.core.sources.fractal.trim import TrimOptions, trim_session
         store = Store(Path({str(store.root)!r}))
         ref = SessionRef({ref.workspace_key!r}, {ref.session_id!r})
         trim_session(store, Archive(store.paths), ref, TrimOptions(cap_replies=10, spare=0), now={OLD_NOW})

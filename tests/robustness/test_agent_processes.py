@@ -14,10 +14,9 @@ import sys
 import threading
 
 import pytest
-
 from reprise.core import config, processes
-from reprise.core.agents import TurnRequest, CommandBackend
-from reprise.core.store import MAX_SESSION_BYTES
+from reprise.core.agents import CommandBackend, TurnRequest
+from reprise.core.sources.fractal.store import MAX_SESSION_BYTES
 
 from ..core.test_agents import fake_fractal  # noqa: F401  (a fixture)
 from .agents_at_hand import AGENT, alive, pids_in, setup

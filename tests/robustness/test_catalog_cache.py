@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
-from reprise.core import store as store_module
 from reprise.core.catalog import SCHEMA, Catalog
-from reprise.core.codec import encode
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.store import Store
+from reprise.core.sources.fractal import store as store_module
+from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.store import Store
 
 from ..core.test_store import make_state
 from .test_hostile import environment, run

@@ -14,13 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from reprise.core import config
 from reprise.core.archive import Archive
-from reprise.core.codec import decode
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
-from reprise.core.store import digest
+from reprise.core.sources.fractal.codec import decode
+from reprise.core.sources.fractal.store import digest
 from reprise.tui.screens.main import RowsLoaded
 from reprise.tui.widgets.session_list import SessionList
 

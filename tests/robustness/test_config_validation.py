@@ -10,9 +10,9 @@ import annotated_types
 import pytest
 from pydantic import BaseModel
 from reprise.core import config
-from reprise.core.codec import encode
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.store import Store
+from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.store import Store
 from reprise.tui import cli
 
 from ..core.test_store import make_state

@@ -21,14 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from reprise.core import config, faults
 from reprise.core.archive import Archive
-from reprise.core.codec import decode
 from reprise.core.errors import ArchiveError
 from reprise.core.paths import SessionRef, is_temp_name, workspace_key
 from reprise.core.service import Service
-from reprise.core.trim import TrimOptions
+from reprise.core.sources.fractal.codec import decode
+from reprise.core.sources.fractal.trim import TrimOptions
 
 from .. import factories
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from reprise.core import config
 from reprise.core.paths import workspace_key
 from reprise.core.service import Service

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pytest
 from reprise.core import config, liveness
-from reprise.core.codec import encode
 from reprise.core.errors import PendingTurnError
-from reprise.core.models import SessionState
 from reprise.core.paths import SessionRef
 from reprise.core.retention import PruneOptions
 from reprise.core.service import Service
-from reprise.core.trim import TrimOptions
+from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.models import SessionState
+from reprise.core.sources.fractal.trim import TrimOptions
 
 from ..tui.conftest import build_app, settle
 

@@ -13,16 +13,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.errors import ArchiveError, RepriseError
-from reprise.core.meter import agents_md_section
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.restore import restore_session
-from reprise.core.store import SessionMeta, Store
+from reprise.core.sources.fractal.meter import agents_md_section
+from reprise.core.sources.fractal.restore import restore_session
+from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 from reprise.core.trash import Trash
-from reprise.core.trim import TrimOptions, trim_session
 
 from ..core.test_trim import OLD_NOW, build_state, write
 
@@ -294,7 +293,7 @@ def test_reprise_audit_names_the_lines_it_skipped_on_stderr_and_in_json(tmp_path
 
 
 def test_the_meter_never_blocks_on_a_workspace_fractal_config_that_is_a_fifo(tmp_path):
-    from reprise.core.meter import fractal_configured_model
+    from reprise.core.sources.fractal.meter import fractal_configured_model
 
     (tmp_path / ".fractal").mkdir()
     fifo = tmp_path / ".fractal" / "config.toml"

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from reprise.core import config, faults
-from reprise.core.codec import encode
-from reprise.core.models import FRACTAL_MAX_HISTORY
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
-from reprise.core.trim import TrimOptions
+from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.models import FRACTAL_MAX_HISTORY
+from reprise.core.sources.fractal.trim import TrimOptions
 from reprise.tui import cli
 
 from ..core.test_trim import build_state

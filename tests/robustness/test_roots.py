@@ -9,13 +9,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from reprise.core.archive import Archive
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.store import SessionMeta, Store
+from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 from reprise.core.trash import Trash
-from reprise.core.trim import TrimOptions, trim_session
 
 from ..core.test_trim import OLD_NOW, build_state, write
 

@@ -17,13 +17,23 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from reprise.core import config
 from reprise.core.errors import InvalidIdError, RepriseError
-from reprise.core.models import AgentTurn, HistoryTurn, SessionState, SummaryTurn, UserTurn
-from reprise.core.paths import SessionRef, StorePaths, validate_workspace_key, workspace_key
+from reprise.core.paths import (
+    SessionRef,
+    validate_workspace_key,
+    workspace_key,
+)
 from reprise.core.service import Service
-from reprise.core.store import SessionMeta
+from reprise.core.sources.fractal.layout import StorePaths
+from reprise.core.sources.fractal.models import (
+    AgentTurn,
+    HistoryTurn,
+    SessionState,
+    SummaryTurn,
+    UserTurn,
+)
+from reprise.core.sources.fractal.store import SessionMeta
 
 from .. import factories
 from ..tui.conftest import build_app, settle

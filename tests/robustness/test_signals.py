@@ -11,8 +11,7 @@ import os
 import signal
 
 import pytest
-
-from reprise.core.models import INTERRUPTED_ERROR
+from reprise.core.sources.fractal.models import INTERRUPTED_ERROR
 
 from ..core.test_agents import fake_fractal  # noqa: F401  (a fixture)
 from .agents_at_hand import alive, pids_in, setup, wait_for

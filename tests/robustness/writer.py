@@ -27,11 +27,11 @@ import sys
 from pathlib import Path
 
 from reprise.core import config, faults
-from reprise.core import store as store_module
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
-from reprise.core.trim import TrimOptions
+from reprise.core.sources.fractal import store as store_module
+from reprise.core.sources.fractal.trim import TrimOptions
 
 MAX_OPS = 400
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
-
 from reprise.core import config
 from reprise.core.service import Service
 from reprise.tui.app import make_app

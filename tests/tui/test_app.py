@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 
-
 from reprise.core import config
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service

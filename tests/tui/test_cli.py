@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from reprise.core.codec import encode
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.store import Store
-from reprise.core.summary import render_summary
+from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.store import Store
+from reprise.core.sources.fractal.summary import render_summary
 from reprise.tui import cli
 
 from ..core.test_store import make_state

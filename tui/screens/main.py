@@ -11,6 +11,11 @@ import threading
 import time
 from dataclasses import dataclass
 
+from reprise.core.catalog import SearchHit, SessionRow
+from reprise.core.errors import OverWindowError, RepriseError
+from reprise.core.paths import SessionRef
+from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
+from reprise.core.sources.fractal.meter import MeterResult, PreparedMeter
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,22 +26,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
-from reprise.core.catalog import SearchHit, SessionRow
-from reprise.core.errors import OverWindowError, RepriseError
-from reprise.core.meter import MeterResult, PreparedMeter
-from reprise.core.paths import SessionRef
-from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
-
 from ..format import human_size
 from ..text import clipped, safe_line, safe_text
 from ..widgets.composer import Composer
 from ..widgets.detail import DetailPane
 from ..widgets.meter import MeterBar
 from ..widgets.session_list import SessionList, header_text
+from ..workers import ReportsWorkerErrors
 from .dialogs import ChoiceDialog, ConfirmDialog, TextDialog
 from .search import SearchScreen
 from .trim import TrimDialog, TrimRequest
-from ..workers import ReportsWorkerErrors
 
 REFRESH_SECONDS = 1.0
 METER_DEBOUNCE_SECONDS = 0.05

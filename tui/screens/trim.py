@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reprise.core.errors import RepriseError
+from reprise.core.paths import SessionRef
+from reprise.core.sources.fractal.trim import TrimOptions, TrimResult
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,14 +18,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 from textual.worker import get_current_worker
 
-from reprise.core.errors import RepriseError
-from reprise.core.paths import SessionRef
-from reprise.core.trim import TrimOptions, TrimResult
-
 from ..format import human_size
 from ..text import safe_line, safe_text
-from .dialogs import DIALOG_CSS
 from ..workers import ReportsWorkerErrors
+from .dialogs import DIALOG_CSS
 
 OPERATIONS = (
     ("fit", "Fit the context to N tokens (cap replies, then fold)"),

@@ -5,14 +5,13 @@ interpret markup."""
 
 from __future__ import annotations
 
+from reprise.core.service import SessionDetail
+from reprise.core.sources.fractal.meter import MeterResult
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
-
-from reprise.core.meter import MeterResult
-from reprise.core.service import SessionDetail
 
 from ..format import human_size
 from ..text import safe_line, safe_text

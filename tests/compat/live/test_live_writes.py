@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from reprise.core import config
-from reprise.core.codec import decode
-from reprise.core.models import SessionState
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
-from reprise.core.trim import TrimOptions
+from reprise.core.sources.fractal.codec import decode
+from reprise.core.sources.fractal.models import SessionState
+from reprise.core.sources.fractal.trim import TrimOptions
 
 from . import sessions
 from .harness import Turn

@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import tokens
+from ... import tokens
+from ...config import DEFAULT_MODELS, MeterSettings, ModelSpec
+from ...rooted import FileProblem, read_regular
 from .codec import json_view
-from .config import DEFAULT_MODELS, MeterSettings, ModelSpec
 from .models import (
     FRACTAL_MAX_HISTORY,
     HistoryTurn,
     SessionState,
     last_measured_context,
 )
-from .rooted import FileProblem, read_regular
 from .summary import pending_block, render_summary_head
 
 DEFAULT_MODEL = "gpt-5"

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .archive import Archive
-from .audit import AuditLog, iso_time
+from ...archive import Archive
+from ...audit import AuditLog, iso_time
+from ...errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
+from ...liveness import check_not_running, running_turn
+from ...paths import SessionRef
 from .codec import decode, encode, join_ascii, json_view
-from .errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
-from .liveness import check_not_running, running_turn
 from .meter import Meter, as_instructions, spec_for
 from .models import AgentTurn, SessionState, SummaryTurn, UserTurn
-from .paths import SessionRef
 from .store import Loaded, SessionMeta, Store, digest
 from .summary import EMPTY_SUMMARY, SUMMARY_HEADER, render_summary, turn_block
 

@@ -14,13 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .archive import Archive, ArchiveEntry
-from .audit import AuditLog
+from ...archive import Archive, ArchiveEntry
+from ...audit import AuditLog
+from ...errors import (
+    ArchiveError,
+    ChangedOnDiskError,
+    ConflictError,
+    NotFoundError,
+    ProblemFileError,
+    RepriseError,
+)
+from ...liveness import check_not_running
+from ...paths import SessionRef
 from .codec import decode, encode_data
-from .errors import ArchiveError, ChangedOnDiskError, ConflictError, NotFoundError, ProblemFileError, RepriseError
-from .liveness import check_not_running
 from .models import FRACTAL_MAX_HISTORY
-from .paths import SessionRef
 from .store import Store, digest
 from .trim import RECORDS_FORMAT
 

@@ -17,26 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import RepriseError
-from .fractal_trace import trace_losses
+from ...errors import RepriseError
+from ...problems import Problem
 from .models import FRACTAL_MAX_HISTORY, SCHEMA_VERSION, SessionState
+from .trace import trace_losses
 
 BOM = b"\xef\xbb\xbf"
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """Why a file cannot be used (severity "error") or should not be rewritten ("warning")."""
-
-    path: str
-    code: str
-    message: str
-    field: str | None = None
-    severity: str = "error"
-
-    def as_dict(self) -> dict[str, str | None]:
-        return {"path": self.path, "code": self.code, "message": self.message,
-                "field": self.field, "severity": self.severity}
 
 
 @dataclass(slots=True)

@@ -23,18 +23,20 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import faults
-from .codec import Decoded, Problem, decode, decode_text, encode, text_of
-from .errors import (
+from ... import faults
+from ...errors import (
     ChangedOnDiskError,
     LockedError,
     NotFoundError,
     ProblemFileError,
     RepriseError,
 )
+from ...paths import SessionRef, is_temp_name, validate_workspace_key
+from ...problems import Problem
+from ...rooted import Root
+from .codec import Decoded, decode, decode_text, encode, text_of
+from .layout import StorePaths
 from .models import SessionState
-from .paths import SessionRef, StorePaths, is_temp_name, validate_workspace_key
-from .rooted import Root
 
 MAX_SESSION_BYTES = 512 * 1024 * 1024
 MAX_META_BYTES = 1024 * 1024
