@@ -40,7 +40,7 @@ def naive_fit(service, ref, workspace: Path, target: int):
         plan_trim,
     )
 
-    loaded = service.store.load(ref)
+    loaded = service.sources["fractal"].store.load(ref)
     meter = TrimMeter.from_meter(Meter(service.settings.meter), workspace)
     before = meter.total(loaded.state)
     if before <= target:

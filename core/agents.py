@@ -19,11 +19,10 @@ from typing import Protocol
 from .archive import Archive
 from .config import AgentSettings
 from .errors import AgentError, RepriseError, UsageError
+from .outcome import INTERRUPTED_ERROR, TurnOutcome, cut_reply, left_running_note
 from .paths import SessionRef
 from .processes import Finished, run_agent
 from .rooted import Root
-from .sources.fractal.models import INTERRUPTED_ERROR, TurnUsage
-from .sources.fractal.turns import TurnOutcome, cut_reply, left_running_note
 
 STDERR_TAIL = 2000
 BACKENDS = ("fractal", "command", "echo")
@@ -60,8 +59,8 @@ class EchoBackend:
         words = request.message.split()
         reply = f"Echo: {' '.join(words[:60])}" + (" …" if len(words) > 60 else "")
         estimate = request.estimate or 0
-        usage = TurnUsage(input_tokens=estimate, output_tokens=len(reply) // 4, cost=0.0, duration_ms=1,
-                          iterations=1, context_tokens=0)
+        usage = {"input_tokens": estimate, "output_tokens": len(reply) // 4, "cost": 0.0, "duration_ms": 1,
+                 "iterations": 1, "context_tokens": 0}
         return TurnOutcome("succeeded", reply, files_read=["README.md", "AGENTS.md"][: 1 + len(words) % 2],
                            usage=usage)
 
@@ -164,10 +163,6 @@ class FractalBackend:
             return TurnOutcome("failed", out.strip(), notes=notes,
                                error=f"Exit status {status}; no JSON result. {_tail(err)}".strip())
         usage = result.get("usage")
-        try:
-            usage_model = TurnUsage.model_validate(usage) if isinstance(usage, dict) else None
-        except ValueError:
-            usage_model = None
         turn_status = result.get("status") if result.get("status") in ("succeeded", "failed", "max_iterations",
                                                                        "interrupted") else "failed"
         changed = [f for f in result.get("changed_files") or [] if isinstance(f, str)]
@@ -175,7 +170,7 @@ class FractalBackend:
         if status != 0 and turn_status == "succeeded":
             turn_status, error = "failed", error or f"Exit status {status}. {_tail(err)}".strip()
         return TurnOutcome(turn_status, str(result.get("response") or ""), files_modified=changed, error=error,
-                           usage=usage_model, notes=notes)
+                           usage=usage if isinstance(usage, dict) else None, notes=notes)
 
 
 def recorded_reply(archive: Archive, ref: SessionRef, turn_id: str, outcome: TurnOutcome) -> TurnOutcome:

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from . import faults
-from .errors import ArchiveError, ChangedOnDiskError, RepriseError
+from .errors import ArchiveError, ChangedOnDiskError, NotFoundError, RepriseError
 from .paths import OwnPaths, SessionRef
 from .problems import Problem
 from .rooted import ContentMismatch, Root
-from .sources.fractal.models import utc_now_iso
-from .sources.fractal.store import MAX_SESSION_BYTES, digest
+from .session_files import MAX_SESSION_BYTES, digest
+
+MIN_DIGEST_PREFIX = 6
+from .times import utc_now_iso
 
 MAX_INDEX_LINE_BYTES = 1024 * 1024
 _DIGEST = re.compile(r"\A[0-9a-f]{64}\Z")
@@ -240,3 +242,22 @@ class Archive:
         if digest(data) != name:
             raise ArchiveError(f"Archive entry {path} is corrupt: its content does not match its digest.", path=path)
         return data
+
+
+def find_entry(entries: list[ArchiveEntry], text: str) -> ArchiveEntry:
+    """The newest entry whose digest starts with `text`; a trim's original resolves to the trim."""
+    wanted = text.strip().lower()
+    if len(wanted) < MIN_DIGEST_PREFIX or any(ch not in "0123456789abcdef" for ch in wanted):
+        raise ArchiveError(f"{text[:70]!r} is not an archive digest.",
+                           hint=f"at least {MIN_DIGEST_PREFIX} hex digits of a digest from `reprise archive`")
+    matches = [entry for entry in entries if entry.digest.startswith(wanted)]
+    if len({entry.digest for entry in matches}) > 1:
+        raise ArchiveError(f"Archive digest {wanted} is ambiguous; give more digits.")
+    if not matches:
+        raise NotFoundError(f"No archive entry {wanted} for this session.")
+    entry = matches[-1]
+    if entry.op == "trim-original" and entry.info.get("records"):
+        trims = [e for e in entries if e.op == "trim" and e.digest == entry.info["records"]]
+        if trims:
+            return trims[-1]
+    return entry

@@ -21,7 +21,9 @@ from pydantic import (
 
 from . import paths, tokens
 from .errors import ConfigError
-from .sources.fractal.models import FRACTAL_MAX_HISTORY
+
+# The history entries a session keeps: Fractal keeps its newest 20, and Reprise never keeps more.
+HISTORY_KEPT = 20
 
 DEFAULT_OVERHEAD = 13_631  # Fractal 0.1.1's fixed prompt text, measured on a live gpt-5 turn (README)
 DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
@@ -130,7 +132,7 @@ class MeterSettings(_Section):
 
 
 class HistorySettings(_Section):
-    max_turns: int = Field(default=20, ge=1, le=FRACTAL_MAX_HISTORY)
+    max_turns: int = Field(default=HISTORY_KEPT, ge=1, le=HISTORY_KEPT)
 
 
 class Settings(_Section):

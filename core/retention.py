@@ -13,7 +13,7 @@ from typing import Any
 from .catalog import SessionRow
 from .errors import UsageError
 from .paths import SessionRef
-from .sources.fractal.models import parse_time
+from .times import parse_time
 
 _AGE = re.compile(r"^\s*(\d{1,9})\s*([mhdw])\s*$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

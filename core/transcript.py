@@ -27,6 +27,7 @@ class Usage:
     cost: float | None = None
     context_tokens: int | None = None
     duration_ms: int | None = None
+    iterations: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ class Transcript:
 
     def totals(self) -> Usage:
         """Sums over the turns, with `context_tokens` the newest recorded figure."""
-        input_tokens = output_tokens = cache_read = cache_creation = duration = 0
+        input_tokens = output_tokens = cache_read = cache_creation = duration = iterations = 0
         cost: float | None = None
         context: int | None = None
         for turn in self.turns:
@@ -99,7 +100,8 @@ class Transcript:
             cache_read += usage.cache_read_tokens
             cache_creation += usage.cache_creation_tokens
             duration += usage.duration_ms or 0
+            iterations += usage.iterations or 0
             if usage.cost is not None:
                 cost = (cost or 0.0) + usage.cost
             context = usage.context_tokens or context
-        return Usage(input_tokens, output_tokens, cache_read, cache_creation, cost, context, duration)
+        return Usage(input_tokens, output_tokens, cache_read, cache_creation, cost, context, duration, iterations)

@@ -304,7 +304,7 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
         if as_json:
             _emit({"session_id": detail.ref.session_id, "summary": detail.summary_text})
         else:
-            sys.stdout.write(detail.summary_text if not sys.stdout.isatty() else safe_text(detail.summary_text))
+            sys.stdout.write((detail.summary_text or "") if not sys.stdout.isatty() else safe_text(detail.summary_text or ""))
             sys.stdout.write("\n")
         return 0
     if as_json:
@@ -314,26 +314,28 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
     print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
           f"{'  [pinned]' if detail.meta.pinned else ''}")
     print(f"Workspace {safe_line(detail.workspace_path or detail.ref.workspace_key)}")
-    print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {len(detail.state.turns)} turns")
+    print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {len(detail.transcript.turns)} turns")
     for warning in detail.warnings:
         print(f"Warning: {safe_line(warning.message)}")
     print()
-    _print_safe(detail.summary_text)
+    _print_safe(detail.summary_text or "")
     print()
-    print(f"History (last {len(detail.state.history)} turns kept in the file):")
-    for entry in detail.state.history:
-        print(f"- {clipped(entry.turn_id, 60)} [{clipped(entry.status, 20)}] {clipped(entry.updated_at, 40)}")
-        print(f"  user: {_short(entry.user_message, 100)}")
-        for label, items in (("read", entry.files_read), ("modified", entry.files_modified),
-                             ("commands", entry.commands_run)):
+    history = detail.history or []
+    print(f"History (last {len(history)} turns kept in the file):")
+    for entry in history:
+        print(f"- {clipped(entry['turn_id'], 60)} [{clipped(entry['status'], 20)}] {clipped(entry['updated_at'], 40)}")
+        print(f"  user: {_short(entry['user_message'], 100)}")
+        for label, items in (("read", entry["files_read"]), ("modified", entry["files_modified"]),
+                             ("commands", entry["commands_run"])):
             if items:
                 print(f"  {label}: {clipped(', '.join(map(safe_line, items)), 100)}")
-        if entry.error:
-            print(f"  error: {_short(entry.error, 100)}")
+        if entry["error"]:
+            print(f"  error: {_short(entry['error'], 100)}")
     t = detail.totals
     print()
-    print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, cost {t.cost:.4f}, "
-          f"{t.iterations} iterations, {t.duration_ms / 1000:.1f} s; last context {t.context_tokens:,} tokens")
+    print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, cost {t.cost or 0.0:.4f}, "
+          f"{t.iterations or 0} iterations, {(t.duration_ms or 0) / 1000:.1f} s; "
+          f"last context {t.context_tokens or 0:,} tokens")
     return 0
 
 
@@ -542,7 +544,7 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
 
 
 def cmd_trim(service: Service, args, as_json: bool) -> int:
-    from reprise.core.sources.fractal.trim import TrimOptions
+    from reprise.core.trimming import TrimOptions
 
     options = TrimOptions(keep_history=args.keep_history, cap_replies=args.cap_replies, spare=args.spare,
                           fold=args.fold, drop=TrimOptions.parse_drop(args.drop) if args.drop else (), fit=args.fit)

@@ -10,14 +10,24 @@ Nothing above the sources knows a store's file format.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from ..paths import SessionRef
+from ..archive import Archive, ArchiveEntry
+from ..audit import AuditLog
+from ..errors import UsageError
+from ..liveness import PendingTurn
+from ..meter import LiveMeter, MeterResult
+from ..outcome import TurnOutcome
+from ..own_files import SessionMeta
+from ..paths import OwnPaths, SessionRef
 from ..problems import Problem
+from ..retention import PruneSelection
 from ..transcript import Status, Transcript, Usage
+from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
+from ..trimming import RestoreResult, TrimOptions, TrimResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +111,9 @@ class SessionSource(ABC):
     name: ClassVar[str]
     label: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+    own_paths: OwnPaths   # where Reprise keeps its own files of this source's sessions
+    archive: Archive      # Reprise's archive of them (trimmed and replaced bytes, long outputs)
+    audit: AuditLog       # the log of what Reprise changed in them
 
     @abstractmethod
     def workspace_keys(self) -> list[str]:
@@ -121,3 +134,131 @@ class SessionSource(ABC):
     @abstractmethod
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
         """The command that continues this session in its agent."""
+
+    @abstractmethod
+    def exists(self, ref: SessionRef) -> bool: ...
+
+    @abstractmethod
+    def session_path(self, ref: SessionRef) -> Path: ...
+
+    @abstractmethod
+    def has_sessions(self, key: str) -> bool:
+        """Whether this store holds any session of the workspace."""
+
+    @abstractmethod
+    def workspace_path(self, key: str) -> str | None:
+        """The folder recorded for a workspace key, or None."""
+
+    @abstractmethod
+    def record_workspace(self, key: str, folder: Path) -> None: ...
+
+    @abstractmethod
+    def read_meta(self, ref: SessionRef) -> SessionMeta:
+        """Reprise's own facts about the session (title, pin), kept outside the agent's files."""
+
+    @abstractmethod
+    def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta: ...
+
+    def summary_text(self, opened: OpenedSession) -> str | None:
+        """The agent's own rendered summary of the session, when its format has one."""
+        return None
+
+    def history(self, opened: OpenedSession) -> list[dict[str, object]] | None:
+        """The agent's own per-turn history records, when its format keeps them."""
+        return None
+
+    def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
+        """(problems of Reprise's own files, leftover temp files, the ones cleaned, notes) for `doctor`."""
+        return [], [], [], []
+
+    # --- the actions `capabilities` names: each source that offers one overrides it ----------------
+
+    def _unsupported(self, action: str) -> UsageError:
+        return UsageError(f"{self.label} sessions cannot be {action} by Reprise.")
+
+    def before_handoff(self, ref: SessionRef, *, for_exec: bool) -> tuple[list[str], ArchiveEntry | None]:
+        return [], None
+
+    def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
+                model: str | None = None) -> MeterResult:
+        raise self._unsupported("metered")
+
+    def prepare_meter(self, opened: OpenedSession, workspace: Path | None) -> LiveMeter:
+        raise self._unsupported("metered")
+
+    def context_window(self, workspace: Path, model: str | None = None) -> int:
+        raise self._unsupported("metered")
+
+    def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
+        raise self._unsupported("metered")
+
+    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int) -> int | None:
+        return None
+
+    def check_sendable(self, ref: SessionRef, message: str, workspace: Path | None, *,
+                       confirm_over: bool) -> MeterResult:
+        raise self._unsupported("sent a turn")
+
+    def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
+        raise self._unsupported("sent a turn")
+
+    def begin_turn(self, ref: SessionRef, message: str) -> str:
+        raise self._unsupported("sent a turn")
+
+    def turn_summary(self, ref: SessionRef) -> str:
+        raise self._unsupported("sent a turn")
+
+    def finish_turn(self, ref: SessionRef, turn_id: str, outcome: TurnOutcome) -> None:
+        raise self._unsupported("sent a turn")
+
+    def after_agent_wrote(self, ref: SessionRef, turns_before: int, outcome: TurnOutcome) -> str | None:
+        raise self._unsupported("sent a turn")
+
+    def remember_estimate(self, ref: SessionRef, turn_id: str, estimate: int) -> None:
+        return None
+
+    def estimates_vs_measured(self, opened: OpenedSession, meta: SessionMeta) -> list[tuple[int, int, int]]:
+        return []
+
+    def running(self, ref: SessionRef, *, now: float) -> PendingTurn | None:
+        """The turn an agent is writing now, if any: its liveness rule."""
+        return None
+
+    def stale_pending(self, opened: OpenedSession) -> list[PendingTurn]:
+        """Pending turns whose agent is gone: what recover may mark interrupted."""
+        return []
+
+    def mark_interrupted(self, ref: SessionRef, turn_ids: list[str]) -> list[str]:
+        raise self._unsupported("changed")
+
+    def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
+        raise self._unsupported("created")
+
+    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+             force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
+        raise self._unsupported("trimmed")
+
+    def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
+                force: bool) -> RestoreResult:
+        raise self._unsupported("restored")
+
+    def can_undo_trim(self, ref: SessionRef) -> bool:
+        return False
+
+    def remove(self, ref: SessionRef, *, force: bool) -> TrashEntry:
+        raise self._unsupported("moved to the trash")
+
+    def trash_entries(self, keys: Iterable[str]) -> list[TrashEntry]:
+        return []
+
+    def trash_restore(self, ref: SessionRef) -> TrashEntry:
+        raise self._unsupported("restored from the trash")
+
+    def purge(self, keys: Iterable[str], *, confirmed: bool, older_than: float | None) -> PurgeResult:
+        return PurgeResult()
+
+    def prune(self, selection: PruneSelection, *, confirmed: bool) -> PruneResult:
+        raise self._unsupported("pruned")
+
+    def relink(self, old_key: str, new_dir: str, *, force: bool) -> RelinkResult:
+        raise self._unsupported("relinked")

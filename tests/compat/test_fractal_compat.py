@@ -53,7 +53,7 @@ def test_new_session_from_reprise_loads_in_fractal_without_warning_and_resaves_i
                                                                                           isolated_paths):
     service = Service.from_environment(workspace=str(workspace))
     ref = service.new_session(title="compat")
-    written = service.store.paths.session_file(ref).read_bytes()
+    written = service.sources["fractal"].store.paths.session_file(ref).read_bytes()
     result = fractal.one("save", workspace=str(workspace), session_id=ref.session_id)
     assert result["warnings"] == [] and result["turns"] == 0
     assert fractal_bytes(result) == written

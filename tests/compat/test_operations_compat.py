@@ -10,7 +10,7 @@ from reprise.core.paths import SessionRef
 from reprise.core.service import Service
 from reprise.core.sources.fractal.codec import decode
 from reprise.core.sources.fractal.summary import render_summary
-from reprise.core.sources.fractal.trim import TrimOptions
+from reprise.core.trimming import TrimOptions
 
 from tests import factories
 
@@ -34,7 +34,7 @@ def setup(fractal, tmp_path, isolated_paths):
 
 
 def assert_fractal_loads_it_cleanly(fractal, service: Service, ref: SessionRef, workspace) -> None:
-    data = service.store.paths.session_file(ref).read_bytes()
+    data = service.sources["fractal"].store.paths.session_file(ref).read_bytes()
     loaded = fractal.one("load", workspace=str(workspace), session_id=ref.session_id)
     assert "raised" not in loaded, loaded.get("traceback")
     assert loaded["warnings"] == []
@@ -55,12 +55,12 @@ def assert_fractal_loads_it_cleanly(fractal, service: Service, ref: SessionRef, 
 ], ids=["cap", "fold", "drop", "keep-history", "fit"])
 def test_each_trim_writes_a_file_fractal_loads_and_restore_gives_it_back(fractal, setup, options):
     service, ref, workspace = setup
-    original = service.store.paths.session_file(ref).read_bytes()
+    original = service.sources["fractal"].store.paths.session_file(ref).read_bytes()
     result = service.trim(ref, options)
     assert result.applied
     assert_fractal_loads_it_cleanly(fractal, service, ref, workspace)
     service.restore(ref)
-    assert service.store.paths.session_file(ref).read_bytes() == original
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original
 
 
 def test_folding_twice_and_a_fork_load_in_fractal(fractal, setup):
@@ -76,12 +76,12 @@ def test_turns_reprise_records_load_in_fractal_and_fractal_continues_them(fracta
     service, ref, workspace = setup
     for message in ("first from reprise", "second from reprise"):
         assert service.send_turn(ref, message, agent="echo").outcome.status == "succeeded"
-    assert len(service.store.load(ref).state.history) == 20  # 26 turns, evictions archived
+    assert len(service.sources["fractal"].store.load(ref).state.history) == 20  # 26 turns, evictions archived
     assert_fractal_loads_it_cleanly(fractal, service, ref, workspace)
     more = fractal.one("write_turns", workspace=str(workspace), session_id=ref.session_id,
                        turns=[{"message": "back in fractal", "status": "succeeded", "response": "ok"}])
     assert "raised" not in more
-    state = service.store.load(ref).state
+    state = service.sources["fractal"].store.load(ref).state
     assert [t.user.message for t in state.turns[-3:]] == ["first from reprise", "second from reprise",
                                                           "back in fractal"]
 

@@ -70,8 +70,8 @@ def recorder(tmp_path, monkeypatch):
 def new_session(service: Service, turns: int = 0) -> SessionRef:
     ref = service.new_session("t")
     if turns:
-        loaded = service.store.load(ref)
-        service.store.save(ref, make_state(turns, ref.session_id), expected=loaded.version)
+        loaded = service.sources["fractal"].store.load(ref)
+        service.sources["fractal"].store.save(ref, make_state(turns, ref.session_id), expected=loaded.version)
     return ref
 
 
@@ -81,7 +81,7 @@ def test_command_turn_succeeds_and_is_recorded_like_fractal(tmp_path, workspace,
     ref = new_session(service, 2)
     result = service.send_turn(ref, "hello agent")
     assert result.outcome.status == "succeeded" and result.outcome.response == "reply to: hello agent"
-    state = service.store.load(ref).state
+    state = service.sources["fractal"].store.load(ref).state
     assert [t.status for t in state.turns] == ["succeeded"] * 3
     assert state.turns[-1].agent.response == "reply to: hello agent"
     assert state.history[-1].status == "succeeded" and state.history[-1].user_message == "hello agent"
@@ -92,7 +92,7 @@ def test_command_turn_succeeds_and_is_recorded_like_fractal(tmp_path, workspace,
     assert seen["cwd"] == str(workspace) and not (workspace / "pwned").exists()
     assert seen["env"]["REPRISE_SESSION_ID"] == ref.session_id
     assert seen["summary"].startswith("## Session Summary") and "Turn 3" in seen["summary"]
-    assert service.store.read_meta(ref).estimates[result.turn_id] == result.estimate
+    assert service.sources["fractal"].store.read_meta(ref).estimates[result.turn_id] == result.estimate
 
 
 def test_the_pending_turn_is_on_disk_while_the_program_runs(tmp_path, workspace, recorder, monkeypatch):
@@ -104,13 +104,13 @@ def test_the_pending_turn_is_on_disk_while_the_program_runs(tmp_path, workspace,
     seen = {}
 
     def on_begin(turn_id):
-        seen["state"] = service.store.load(ref).state
+        seen["state"] = service.sources["fractal"].store.load(ref).state
         cancel.set()
 
     result = service.send_turn(ref, "wait", cancel=cancel, on_begin=on_begin)
     assert seen["state"].turns[-1].agent is None and seen["state"].history[-1].status == "pending"
     assert result.outcome.status == "interrupted" and result.outcome.error == INTERRUPTED_ERROR
-    assert service.store.load(ref).state.turns[-1].agent.status == "interrupted"
+    assert service.sources["fractal"].store.load(ref).state.turns[-1].agent.status == "interrupted"
 
 
 def test_a_failing_program_records_a_failed_turn_with_exit_status_and_stderr(tmp_path, workspace, recorder, monkeypatch):
@@ -121,7 +121,7 @@ def test_a_failing_program_records_a_failed_turn_with_exit_status_and_stderr(tmp
     result = service.send_turn(ref, "break it")
     assert result.outcome.status == "failed"
     assert "Exit status 3" in result.outcome.error and "something broke" in result.outcome.error
-    turn = service.store.load(ref).state.turns[-1]
+    turn = service.sources["fractal"].store.load(ref).state.turns[-1]
     assert turn.agent.status == "failed" and "something broke" in turn.agent.error
 
 
@@ -139,13 +139,13 @@ def test_a_program_over_its_timeout_is_stopped_and_the_turn_fails(tmp_path, work
 def test_history_evictions_go_to_the_archive(tmp_path, workspace):
     service = make_service(tmp_path, workspace, "[history]\nmax_turns = 3\n")
     ref = new_session(service, 3)
-    evicted_id = service.store.load(ref).state.history[0].turn_id
+    evicted_id = service.sources["fractal"].store.load(ref).state.history[0].turn_id
     service.send_turn(ref, "one more", agent="echo")
-    state = service.store.load(ref).state
+    state = service.sources["fractal"].store.load(ref).state
     assert len(state.history) == 3 and len(state.turns) == 4
-    entries = [e for e in service.archive.entries(ref) if e.op == "evict"]
+    entries = [e for e in service.sources["fractal"].archive.entries(ref) if e.op == "evict"]
     assert entries and entries[0].anchors == [evicted_id]
-    archived = json.loads(service.archive.read(ref, entries[0].digest))
+    archived = json.loads(service.sources["fractal"].archive.read(ref, entries[0].digest))
     assert archived["history"][0]["turn_id"] == evicted_id
 
 
@@ -154,12 +154,12 @@ def test_sending_is_refused_while_a_turn_runs_when_empty_and_when_over_the_windo
     ref = new_session(service, 1)
     with pytest.raises(UsageError, match="empty"):
         service.send_turn(ref, "   ", agent="echo")
-    loaded = service.store.load(ref)
+    loaded = service.sources["fractal"].store.load(ref)
     state = loaded.state
     state.turns[-1].agent = None
     state.history[-1].status = "pending"
     state.history[-1].created_at = state.history[-1].updated_at = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
-    service.store.save(ref, state, expected=loaded.version)
+    service.sources["fractal"].store.save(ref, state, expected=loaded.version)
     with pytest.raises(PendingTurnError, match="still running"):
         service.send_turn(ref, "hi", agent="echo")
     small = make_service(tmp_path, workspace, '[meter]\nmodel = "m"\n[[meter.models]]\npattern = "m"\nwindow = 100\n')
@@ -175,7 +175,7 @@ def test_no_backend_says_how_to_configure_one(tmp_path, workspace, monkeypatch):
     ref = new_session(service)
     with pytest.raises(AgentError, match="No agent backend"):
         service.send_turn(ref, "hi")
-    assert len(service.store.load(ref).state.turns) == 0
+    assert len(service.sources["fractal"].store.load(ref).state.turns) == 0
 
 
 def test_a_pending_turn_left_by_a_killed_reprise_is_reported_and_can_be_marked_interrupted(
@@ -190,7 +190,7 @@ def test_a_pending_turn_left_by_a_killed_reprise_is_reported_and_can_be_marked_i
                              env=env, cwd=workspace)
     for _ in range(100):
         time.sleep(0.05)
-        if service.store.load(ref).state.turns:
+        if service.sources["fractal"].store.load(ref).state.turns:
             break
     child.send_signal(signal.SIGKILL)
     child.wait()
@@ -200,13 +200,13 @@ def test_a_pending_turn_left_by_a_killed_reprise_is_reported_and_can_be_marked_i
             break
         except (OSError, ValueError):  # not written yet, or half written
             time.sleep(0.05)
-    state = service.store.load(ref).state
+    state = service.sources["fractal"].store.load(ref).state
     assert state.turns[-1].agent is None  # left pending
     time.sleep(1.2)
     stale = service.stale_pending(ref)
     assert [number for number, _, _ in stale] == [1]
     assert service.mark_stale_interrupted(ref) == [stale[0][1]]
-    assert service.store.load(ref).state.turns[-1].agent.status == "interrupted"
+    assert service.sources["fractal"].store.load(ref).state.turns[-1].agent.status == "interrupted"
 
 
 FAKE_FRACTAL = textwrap.dedent('''\
@@ -281,8 +281,8 @@ def test_fractal_backend_runs_headless_and_reloads_what_fractal_saved(tmp_path, 
     ref = new_session(service, 2)
     result = service.send_turn(ref, "refactor the parser")
     assert result.backend == "fractal" and result.outcome.status == "succeeded"
-    assert result.outcome.files_modified == ["a.py"] and result.outcome.usage.context_tokens == 15000
-    state = service.store.load(ref).state
+    assert result.outcome.files_modified == ["a.py"] and result.outcome.usage["context_tokens"] == 15000
+    state = service.sources["fractal"].store.load(ref).state
     assert len(state.turns) == 3 and state.turns[-1].turn_id == result.turn_id
     assert service.estimates_vs_measured(ref) == [(3, result.estimate, 15000)]
     failed = service.send_turn(ref, "please fail")
@@ -292,8 +292,8 @@ def test_fractal_backend_runs_headless_and_reloads_what_fractal_saved(tmp_path, 
 def test_fractal_backend_snapshots_a_file_whose_save_would_drop_data(tmp_path, workspace, fake_fractal):
     service = make_service(tmp_path, workspace)
     ref = new_session(service, 22)
-    path = service.store.paths.session_file(ref)
+    path = service.sources["fractal"].store.paths.session_file(ref)
     original = path.read_bytes()
     service.send_turn(ref, "go")
-    snapshots = [e for e in service.archive.entries(ref) if e.op == "snapshot"]
-    assert len(snapshots) == 1 and service.archive.read(ref, snapshots[0].digest) == original
+    snapshots = [e for e in service.sources["fractal"].archive.entries(ref) if e.op == "snapshot"]
+    assert len(snapshots) == 1 and service.sources["fractal"].archive.read(ref, snapshots[0].digest) == original

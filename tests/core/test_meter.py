@@ -292,9 +292,9 @@ def test_an_echo_turn_records_no_measured_context(tmp_path):
 
     outcome = EchoBackend().run(TurnRequest("a" * 32, tmp_path, "hello there", "", 5.0, estimate=14_000),
                                 threading.Event())
-    assert outcome.status == "succeeded" and outcome.usage.context_tokens == 0
+    assert outcome.status == "succeeded" and outcome.usage["context_tokens"] == 0
     state = make_state(1)
-    state.turns[0].agent.usage = outcome.usage
+    state.turns[0].agent.usage = TurnUsage.model_validate(outcome.usage)
     assert Meter(MeterSettings()).measure(state, tmp_path).measured is None
 
 

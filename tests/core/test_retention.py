@@ -6,11 +6,11 @@ import pytest
 from reprise.core.audit import AuditLog
 from reprise.core.catalog import Catalog, SessionRow
 from reprise.core.errors import UsageError
-from reprise.core.liveness import pending_turns
+from reprise.core.sources.fractal.liveness import pending_turns
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.retention import PruneOptions, format_age, parse_age, select_prune
 from reprise.core.sources.fractal.store import SessionMeta, Store
-from reprise.core.trash import Trash
+from reprise.core.sources.fractal.trash import Trash
 
 from .test_trim import BASE, build_state, write
 

@@ -15,7 +15,7 @@ from reprise.core.errors import (
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.store import SessionMeta, Store
 from reprise.core.sources.fractal.trim import TrimOptions, trim_session
-from reprise.core.trash import Trash, relink
+from reprise.core.sources.fractal.trash import Trash, relink
 
 from .test_trim import BASE, OLD_NOW, build_state, write
 

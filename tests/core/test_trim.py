@@ -38,7 +38,7 @@ from reprise.core.sources.fractal.trim import (
     summary_text,
     trim_session,
 )
-from reprise.core.trash import Trash, relink
+from reprise.core.sources.fractal.trash import Trash, relink
 
 ID = "0123456789abcdef0123456789abcdef"
 BASE = datetime(2026, 1, 1, tzinfo=timezone.utc)

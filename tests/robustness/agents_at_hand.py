@@ -127,7 +127,7 @@ class Setup:
         return child
 
     def last_turn(self):
-        state = self.service.store.load(self.ref).state
+        state = self.service.sources["fractal"].store.load(self.ref).state
         return state.turns[-1], state.history[-1]
 
     def cleanup(self) -> None:

@@ -28,7 +28,7 @@ from reprise.core import config
 from reprise.core.errors import LockedError, PendingTurnError, RepriseError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
-from reprise.core.sources.fractal.trim import TrimOptions
+from reprise.core.trimming import TrimOptions
 
 APPEND_DEADLINE_S = 300
 

@@ -64,7 +64,7 @@ def test_a_reply_over_max_reply_bytes_is_cut_with_a_marker_and_its_whole_output_
         assert int(marker.group(1).replace(",", "")) == len(FLOOD) - len(kept)
         digest = marker.group(2)
         assert digest == hashlib.sha256(FLOOD.encode()).hexdigest()
-        assert at.service.store.paths.session_file(at.ref).stat().st_size < 2 * cap
+        assert at.service.sources["fractal"].store.paths.session_file(at.ref).stat().st_size < 2 * cap
 
         exported = tmp_path / "whole-output.txt"
         status, _, err = at.reprise("archive", "show", at.ref.session_id, digest[:12], "--output", str(exported))
@@ -77,15 +77,15 @@ def test_a_reply_over_max_reply_bytes_is_cut_with_a_marker_and_its_whole_output_
 
         status, _, err = at.reprise("restore", at.ref.session_id, "--archive", digest[:12])
         assert status != 0 and "cannot be restored" in err and "Traceback" not in err
-        assert at.service.store.load(at.ref).state.turns[-1].agent.response == response
-        leftovers = [p.name for p in at.service.archive.directory(at.ref).iterdir() if ".tmp-" in p.name]
+        assert at.service.sources["fractal"].store.load(at.ref).state.turns[-1].agent.response == response
+        leftovers = [p.name for p in at.service.sources["fractal"].archive.directory(at.ref).iterdir() if ".tmp-" in p.name]
         assert leftovers == []
 
 
 def test_when_the_archive_cannot_be_written_the_cut_reply_is_still_recorded_with_a_note(tmp_path):
     cap = 64 * 1024
     with setup(tmp_path, max_reply_bytes=cap) as at:
-        blocker = at.service.archive.directory(at.ref)
+        blocker = at.service.sources["fractal"].archive.directory(at.ref)
         blocker.parent.mkdir(parents=True, exist_ok=True)
         blocker.write_text("not a folder")
         status, _, err = at.finish(at.start_send("print a lot", "flood"))
@@ -139,7 +139,7 @@ def test_an_over_long_reply_is_never_spooled_through_a_link_out_of_the_state_roo
     outside = tmp_path / "outside"
     outside.mkdir()
     with setup(tmp_path, max_reply_bytes=cap) as at:
-        link = at.service.archive.directory(at.ref).parent  # reprise/archive
+        link = at.service.sources["fractal"].archive.directory(at.ref).parent  # reprise/archive
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(outside)
         status, _, err = at.finish(at.start_send("print a lot", "flood"))

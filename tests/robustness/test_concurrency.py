@@ -124,7 +124,7 @@ def test_two_processes_appending_100_turns_each_lose_none_and_archive_every_evic
     ids = [turn.turn_id for turn in state.turns]
     assert [entry.turn_id for entry in state.history] == ids[-20:]
 
-    archive = Archive(Service(config.load(state_dir=str(root)), workspace=workspace).store.paths)
+    archive = Archive(Service(config.load(state_dir=str(root)), workspace=workspace).sources["fractal"].own_paths)
     evicts = [entry for entry in archive.entries(ref) if entry.op == "evict"]
     anchors = [anchor for entry in evicts for anchor in entry.anchors]
     assert sorted(anchors) == sorted(ids[:180]), "every evicted history turn is archived exactly once"
@@ -153,7 +153,7 @@ def test_fractal_write_while_a_trim_is_at_before_archive_makes_the_trim_write_no
     assert fractal_turn in [t["turn_id"] for t in json.loads(fractal_bytes)["summary"]["turns"]]
     # Nothing archived either: the original is copied into the archive from the file itself, and the
     # copy no longer has the digest the trim was planned from (no entry, no temp file).
-    archive = Archive(Service(config.load(state_dir=str(root)), workspace=workspace).store.paths)
+    archive = Archive(Service(config.load(state_dir=str(root)), workspace=workspace).sources["fractal"].own_paths)
     assert archive.entries(ref) == []
     folder = archive.directory(ref)
     assert not folder.exists() or list(folder.iterdir()) == []
@@ -178,7 +178,7 @@ def test_fractal_write_while_a_turn_evicts_history_at_before_archive_makes_the_t
     assert result["ok"] is False and result["error"] == "changed_on_disk", result
     assert path.read_bytes() == fractal_bytes
     assert json.loads(fractal_bytes)["summary"]["turns"][-1]["turn_id"] == fractal_turn
-    archive = Archive(Service(config.load(state_dir=str(root)), workspace=workspace).store.paths)
+    archive = Archive(Service(config.load(state_dir=str(root)), workspace=workspace).sources["fractal"].own_paths)
     assert [entry.op for entry in archive.entries(ref)] == ["evict"]  # an extra copy of a turn still in the file
 
 

@@ -27,7 +27,7 @@ from reprise.core.errors import ArchiveError
 from reprise.core.paths import SessionRef, is_temp_name, workspace_key
 from reprise.core.service import Service
 from reprise.core.sources.fractal.codec import decode
-from reprise.core.sources.fractal.trim import TrimOptions
+from reprise.core.trimming import TrimOptions
 
 from .. import factories
 
@@ -119,8 +119,8 @@ def read_entry(archive: Archive, ref: SessionRef, name: str, what: str) -> bytes
 
 def check_after_kill(writer: Writer, service: Service, lines: list[str], what: str) -> list[str]:
     """Every invariant a kill must leave intact; returns the temp files present (they may stay)."""
-    ref, archive = writer.ref, Archive(service.store.paths)
-    path = service.store.paths.session_file(ref)
+    ref, archive = writer.ref, Archive(service.sources["fractal"].store.paths)
+    path = service.sources["fractal"].store.paths.session_file(ref)
     data = path.read_bytes()
     current = sha(data)
     allowed = allowed_versions(writer.settled, lines)
@@ -166,7 +166,7 @@ def check_after_kill(writer: Writer, service: Service, lines: list[str], what: s
     assert [row.file_id for row in listing.rows] == [ref.session_id], (what, [r.file_id for r in listing.rows])
     assert not any(is_temp_name(Path(row.path).name) for row in listing.rows)
     assert listing.rows[0].problem_code is None, (what, listing.rows[0].problem_code)
-    with service.store.lock(ref, timeout=2.0):
+    with service.sources["fractal"].store.lock(ref, timeout=2.0):
         pass
     writer.settled = current
     return [p.name for p in path.parent.iterdir() if is_temp_name(p.name)]
@@ -204,8 +204,8 @@ def test_sigkill_at_every_fault_point_and_at_random_moments_never_tears_a_sessio
                       workspace=workspace, cache=tmp_path / "test-cache")
     ref = service.new_session("crash target")
     assert ref.workspace_key == workspace_key(workspace)
-    writer = Writer(service.store.root, workspace, ref, tmp_path / "writer.log", env,
-                    sha(service.store.paths.session_file(ref).read_bytes()))
+    writer = Writer(service.sources["fractal"].store.root, workspace, ref, tmp_path / "writer.log", env,
+                    sha(service.sources["fractal"].store.paths.session_file(ref).read_bytes()))
     writer.log.touch()
 
     rng = random.Random(SEED)
@@ -266,7 +266,7 @@ def trimmed_session(tmp_path):
     workspace.mkdir()
     service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=workspace, cache=tmp_path / "cache")
     ref = SessionRef(service.workspace_key, "e" * 32)
-    path = service.store.paths.session_file(ref)
+    path = service.sources["fractal"].store.paths.session_file(ref)
     path.parent.mkdir(parents=True)
     path.write_bytes(factories.session_bytes(ref.session_id, turns=4, statuses=("succeeded",), response_chars=300))
     original = path.read_bytes()
@@ -285,16 +285,16 @@ def kill_child_at(service: Service, ref: SessionRef, op: str, point: str, nth: i
 def test_undo_after_a_trim_killed_before_its_write_still_undoes_the_applied_trim(trimmed_session):
     service, ref, original, trimmed = trimmed_session
     kill_child_at(service, ref, "trim", "after_index_append", 2)  # after the records' index line
-    assert service.store.paths.session_file(ref).read_bytes() == trimmed, "the killed trim never wrote the file"
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == trimmed, "the killed trim never wrote the file"
     assert [entry.op for entry in service.archive_entries(ref)][-2:] == ["trim-original", "trim"]
     service.restore(ref)
-    assert service.store.paths.session_file(ref).read_bytes() == original
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original
 
 
 def test_undo_after_a_restore_killed_before_its_write_still_undoes_the_trim(trimmed_session):
     service, ref, original, trimmed = trimmed_session
     kill_child_at(service, ref, "restore", "after_index_append", 1)  # after the restore entry's index line
-    assert service.store.paths.session_file(ref).read_bytes() == trimmed, "the killed restore never wrote the file"
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == trimmed, "the killed restore never wrote the file"
     assert service.archive_entries(ref)[-1].op == "restore"
     service.restore(ref)
-    assert service.store.paths.session_file(ref).read_bytes() == original
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original

@@ -19,7 +19,7 @@ from reprise.core.errors import ArchiveError, RepriseError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.store import SessionMeta, Store
 from reprise.core.sources.fractal.trim import TrimOptions, trim_session
-from reprise.core.trash import Trash, relink
+from reprise.core.sources.fractal.trash import Trash, relink
 
 from ..core.test_trim import OLD_NOW, build_state, write
 
@@ -155,7 +155,7 @@ def test_a_purge_killed_after_the_tombstone_leaves_the_session_wholly_gone_and_i
     archive = Archive(store.paths)
     trim_session(store, archive, ref, TrimOptions(keep_history=1), now=OLD_NOW)
     Trash(store).remove(ref, now=OLD_NOW)
-    script = ("import sys; from reprise.core.sources.fractal.store import Store; from reprise.core.trash import Trash; "
+    script = ("import sys; from reprise.core.sources.fractal.store import Store; from reprise.core.sources.fractal.trash import Trash; "
               "Trash(Store(sys.argv[1])).purge([sys.argv[2]], confirmed=True)")
     child = subprocess.run([sys.executable, "-c", script, str(store.root), KEY], timeout=60, check=False,
                            env={**os.environ, "REPRISE_FAULTS": "after_tombstone=kill"})

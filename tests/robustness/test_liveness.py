@@ -22,13 +22,14 @@ from pathlib import Path
 
 import pytest
 from reprise.core import config, liveness
+from reprise.core.sources.fractal import liveness as fractal_liveness
 from reprise.core.errors import PendingTurnError
 from reprise.core.paths import SessionRef
 from reprise.core.retention import PruneOptions
 from reprise.core.service import Service
 from reprise.core.sources.fractal.codec import encode
 from reprise.core.sources.fractal.models import SessionState
-from reprise.core.sources.fractal.trim import TrimOptions
+from reprise.core.trimming import TrimOptions
 
 from ..tui.conftest import build_app, settle
 
@@ -73,11 +74,11 @@ def make_service(tmp_path: Path, toml: str = "") -> Service:
 
 def put(service: Service, state: SessionState, *, mtime: float) -> SessionRef:
     ref = SessionRef(service.workspace_key, state.session_id)
-    path = service.store.paths.session_file(ref)
+    path = service.sources["fractal"].store.paths.session_file(ref)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(encode(state))
     os.utime(path, (mtime, mtime))
-    service.store.record_workspace(ref.workspace_key, service.workspace)
+    service.sources["fractal"].store.record_workspace(ref.workspace_key, service.workspace)
     return ref
 
 
@@ -97,7 +98,7 @@ def stale_ids(service: Service, ref: SessionRef) -> list[str]:
 # --- a months-old pending turn stays dead -------------------------------------------------------------
 
 def copy_in_place(service: Service, ref: SessionRef) -> None:
-    path = service.store.paths.session_file(ref)
+    path = service.sources["fractal"].store.paths.session_file(ref)
     spare = path.with_name("copy.bak")
     shutil.copyfile(path, spare)  # a plain copy: the file's time is now
     shutil.copyfile(spare, path)
@@ -119,13 +120,13 @@ def test_a_months_old_pending_turn_is_not_live_after_reprise_rewrites_renames_or
     service = make_service(tmp_path)
     ref = months_old(service)
     service.trim(ref, TrimOptions(keep_history=keep_history))  # drops the pending turn's history entry
-    assert PENDING_ID not in {entry.turn_id for entry in service.store.load(ref).state.history}
+    assert PENDING_ID not in {entry.turn_id for entry in service.sources["fractal"].store.load(ref).state.history}
     AFTER[operation](service, ref)
-    assert time.time() - service.store.load(ref).version.mtime_ns / 1e9 < 3600, "the file is freshly written"
+    assert time.time() - service.sources["fractal"].store.load(ref).version.mtime_ns / 1e9 < 3600, "the file is freshly written"
     result = service.trim(ref, TrimOptions(cap_replies=10, spare=0))  # not refused
     assert result.applied
     assert stale_ids(service, ref) == [PENDING_ID]
-    verdicts = liveness.judged(service.store, service.store.load(ref), now=time.time())
+    verdicts = fractal_liveness.judged(service.sources["fractal"].store, service.sources["fractal"].store.load(ref), now=time.time())
     assert [(turn.turn_id, turn.live) for turn in verdicts] == [(PENDING_ID, False)], verdicts
 
 
@@ -142,7 +143,7 @@ def test_every_guard_lets_a_months_old_pending_turn_through_after_a_reprise_trim
     service.remove(ref)  # rm
     service.trash_restore(ref)
     assert service.mark_stale_interrupted(ref) == [PENDING_ID]  # recover / the TUI's x
-    assert service.store.load(ref).state.turns[2].agent.status == "interrupted"
+    assert service.sources["fractal"].store.load(ref).state.turns[2].agent.status == "interrupted"
 
 
 # --- a pending turn Fractal's own TUI started an hour ago is live ----------------------------------
@@ -156,7 +157,7 @@ def test_every_guard_treats_a_pending_turn_fractal_started_an_hour_ago_as_runnin
     service = make_service(tmp_path)
     ref = an_hour_old(service)
     other = months_old(service, "c" * 32)
-    before = service.store.paths.session_file(ref).read_bytes()
+    before = service.sources["fractal"].store.paths.session_file(ref).read_bytes()
     with pytest.raises(PendingTurnError):
         service.check_sendable(ref, "next message")  # send
     with pytest.raises(PendingTurnError):
@@ -174,7 +175,7 @@ def test_every_guard_treats_a_pending_turn_fractal_started_an_hour_ago_as_runnin
     assert "live pending turn" in protected.reason
     with pytest.raises(PendingTurnError):
         service.relink(str(service.workspace), str(tmp_path))  # relink
-    assert service.store.paths.session_file(ref).read_bytes() == before
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == before
     assert service.trim(ref, TrimOptions(cap_replies=10, spare=0), force=True).applied
     with pytest.raises(PendingTurnError):
         service.restore(ref)  # restore
@@ -183,10 +184,10 @@ def test_every_guard_treats_a_pending_turn_fractal_started_an_hour_ago_as_runnin
 def test_the_same_turn_is_live_for_24_hours_from_its_own_start_and_not_after(tmp_path):
     service = make_service(tmp_path, "[agent]\ntimeout = 60\n")
     ref = an_hour_old(service)
-    loaded = service.store.load(ref)
+    loaded = service.sources["fractal"].store.load(ref)
     started = datetime.fromisoformat(loaded.state.history[-1].created_at).timestamp()
-    assert [t.live for t in liveness.judged(service.store, loaded, now=started + DAY - 60)] == [True]
-    assert [t.live for t in liveness.judged(service.store, loaded, now=started + DAY + 60)] == [False]
+    assert [t.live for t in fractal_liveness.judged(service.sources["fractal"].store, loaded, now=started + DAY - 60)] == [True]
+    assert [t.live for t in fractal_liveness.judged(service.sources["fractal"].store, loaded, now=started + DAY + 60)] == [False]
 
 
 async def test_the_tui_neither_calls_an_hour_old_fractal_turn_gone_nor_marks_it_with_x(tmp_path):
@@ -199,7 +200,7 @@ async def test_the_tui_neither_calls_an_hour_old_fractal_turn_gone_nor_marks_it_
         assert "agent is gone" not in str(app.screen.query_one("#detail-banner").render())
         await pilot.press("x")
         await settle(pilot)
-    assert service.store.load(ref).state.turns[-1].agent is None
+    assert service.sources["fractal"].store.load(ref).state.turns[-1].agent is None
 
 
 # --- a turn Reprise runs is live while its process is -----------------------------------------------
@@ -222,12 +223,12 @@ def test_a_turn_reprise_runs_is_live_while_its_process_lives_then_for_its_timeou
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while not service.store.load(ref).state.turns and time.monotonic() < deadline:
+        while not service.sources["fractal"].store.load(ref).state.turns and time.monotonic() < deadline:
             time.sleep(0.05)
-        loaded = service.store.load(ref)
+        loaded = service.sources["fractal"].store.load(ref)
         assert loaded.state.turns[-1].agent is None
         far = time.time() + 3 * DAY  # past the timeout and the 24 h cap: the process still runs it
-        (verdict,) = liveness.judged(service.store, loaded, now=far)
+        (verdict,) = fractal_liveness.judged(service.sources["fractal"].store, loaded, now=far)
         assert verdict.live and f"Reprise process {child.pid}" in verdict.why
         assert service.stale_pending(ref) == []
         with pytest.raises(PendingTurnError):
@@ -235,11 +236,11 @@ def test_a_turn_reprise_runs_is_live_while_its_process_lives_then_for_its_timeou
     finally:
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
-    loaded = service.store.load(ref)
+    loaded = service.sources["fractal"].store.load(ref)
     assert loaded.state.turns[-1].agent is None  # left pending by the killed Reprise
-    (young,) = liveness.judged(service.store, loaded, now=time.time())
+    (young,) = fractal_liveness.judged(service.sources["fractal"].store, loaded, now=time.time())
     assert young.live and "ended" in young.why  # its agent may linger until the timeout
-    (late,) = liveness.judged(service.store, loaded, now=time.time() + 31)
+    (late,) = fractal_liveness.judged(service.sources["fractal"].store, loaded, now=time.time() + 31)
     assert not late.live
 
 
@@ -253,7 +254,7 @@ def test_a_run_record_whose_pid_now_belongs_to_another_process_does_not_keep_a_t
 def test_a_hostile_run_record_is_ignored(tmp_path):
     service = make_service(tmp_path)
     ref = an_hour_old(service)
-    runs = service.store.paths.runs_dir(ref)
+    runs = service.sources["fractal"].store.paths.runs_dir(ref)
     runs.mkdir(parents=True)
     (runs / "1-x.json").write_text('{"format": "reprise.run/1", "pid": 0, "started_ts": 1, "timeout": 1}')
     (runs / "2-x.json").write_text("{torn")
@@ -261,8 +262,8 @@ def test_a_hostile_run_record_is_ignored(tmp_path):
                                                "started_ts": time.time() - 2 * 3600, "timeout": 30}))
     (runs / "3-x.json").symlink_to("/etc/passwd")
     os.mkfifo(runs / "4-x.json")
-    assert liveness.run_records(service.store.paths, ref) == []
-    (verdict,) = liveness.judged(service.store, service.store.load(ref), now=time.time())
+    assert liveness.run_records(service.sources["fractal"].store.paths, ref) == []
+    (verdict,) = fractal_liveness.judged(service.sources["fractal"].store, service.sources["fractal"].store.load(ref), now=time.time())
     assert verdict.live and "Reprise did not start" in verdict.why
 
 
@@ -274,11 +275,11 @@ def test_a_runs_folder_leading_out_of_the_state_root_is_neither_read_nor_written
     victim = outside / "1-old.json"
     victim.write_text(json.dumps({"format": "reprise.run/1", "pid": 4194303, "host": socket.gethostname(),
                                   "started_ts": 1, "timeout": 1}))  # long dead: Reprise would tidy it away
-    runs = service.store.paths.runs_dir(ref)
+    runs = service.sources["fractal"].store.paths.runs_dir(ref)
     runs.parent.mkdir(parents=True)
     runs.symlink_to(outside)
-    assert liveness.run_records(service.store.paths, ref) == []
-    with liveness.reprise_run(service.store.paths, ref, timeout=30):
+    assert liveness.run_records(service.sources["fractal"].store.paths, ref) == []
+    with liveness.reprise_run(service.sources["fractal"].store.paths, ref, timeout=30):
         assert sorted(p.name for p in outside.iterdir()) == ["1-old.json"]
     assert victim.exists()
 
@@ -289,6 +290,6 @@ def test_a_pending_turn_dated_in_the_far_future_is_judged_by_the_other_evidence(
     state = fractal_state("e" * 32, turns=3, pending=2, started=started)
     state.history[-1].created_at = state.history[-1].updated_at = "9999-01-01T00:00:00+00:00"
     ref = put(service, state, mtime=started + 3600)
-    (verdict,) = liveness.judged(service.store, service.store.load(ref), now=time.time())
+    (verdict,) = fractal_liveness.judged(service.sources["fractal"].store, service.sources["fractal"].store.load(ref), now=time.time())
     assert not verdict.live and "the file last changed" in verdict.why
     assert service.trim(ref, TrimOptions(cap_replies=10, spare=0)).applied  # not refused until the year 9999

@@ -21,7 +21,7 @@ from reprise.core.sources.fractal.meter import agents_md_section
 from reprise.core.sources.fractal.restore import restore_session
 from reprise.core.sources.fractal.store import SessionMeta, Store
 from reprise.core.sources.fractal.trim import TrimOptions, trim_session
-from reprise.core.trash import Trash
+from reprise.core.sources.fractal.trash import Trash
 
 from ..core.test_trim import OLD_NOW, build_state, write
 
@@ -236,10 +236,10 @@ def test_doctor_names_each_damaged_line_of_the_audit_log_and_the_archive_index(t
     workspace = tmp_path / "project"
     workspace.mkdir()
     service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=workspace, cache=tmp_path / "cache")
-    store = service.store
+    store = service.sources["fractal"].store
     ref = SessionRef(service.workspace_key, "s1")
     write(store, ref, build_state(4, session_id="s1"))
-    trim_session(store, service.archive, ref, TrimOptions(keep_history=1), now=OLD_NOW)
+    trim_session(store, service.sources["fractal"].archive, ref, TrimOptions(keep_history=1), now=OLD_NOW)
     audit, index = store.paths.audit_file(ref.workspace_key), store.paths.archive_dir(ref) / "index.jsonl"
     with audit.open("a") as handle:
         handle.write("[1]\n")

@@ -17,7 +17,7 @@ from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from reprise.core.sources.fractal.codec import encode
 from reprise.core.sources.fractal.models import FRACTAL_MAX_HISTORY
-from reprise.core.sources.fractal.trim import TrimOptions
+from reprise.core.trimming import TrimOptions
 from reprise.tui import cli
 
 from ..core.test_trim import build_state
@@ -34,10 +34,10 @@ def workspace(tmp_path):
 def session(workspace: Path, tmp_path: Path, turns: int = 8, **kwargs) -> tuple[Service, SessionRef, bytes]:
     service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=workspace)
     ref = SessionRef(workspace_key(workspace), "0123456789abcdef0123456789abcdef")
-    path = service.store.paths.session_file(ref)
+    path = service.sources["fractal"].store.paths.session_file(ref)
     path.parent.mkdir(parents=True)
     path.write_bytes(encode(build_state(turns, response_chars=600, **kwargs)))
-    service.store.record_workspace(ref.workspace_key, workspace)
+    service.sources["fractal"].store.record_workspace(ref.workspace_key, workspace)
     return service, ref, path.read_bytes()
 
 
@@ -51,7 +51,7 @@ def test_restore_all_after_trim_restore_and_the_same_trim_again_undoes_the_newes
     assert service.can_undo_trim(ref)
     result = service.restore(ref, all_trims=True)
     assert [step.mode for step in result.steps] == ["exact"]
-    assert service.store.paths.session_file(ref).read_bytes() == original
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original
     assert not service.can_undo_trim(ref)
 
 
@@ -65,7 +65,7 @@ def test_the_cli_restore_all_of_a_repeated_trim_succeeds(workspace, tmp_path, ca
     assert cli.main([*state, "restore", ref.session_id, "--all"]) == 0
     out, err = capsys.readouterr()
     assert "undone already" not in out + err and "Restored 1 archive entry" in out
-    assert service.store.paths.session_file(ref).read_bytes() == original
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original
 
 
 def test_a_trim_killed_before_its_write_then_made_again_is_undone_once(workspace, tmp_path):
@@ -75,25 +75,25 @@ def test_a_trim_killed_before_its_write_then_made_again_is_undone_once(workspace
     child = subprocess.run([sys.executable, str(RACE_CHILD), str(service.state_root), str(workspace), ref.session_id,
                             "trim"], env=env, capture_output=True, timeout=120, check=False)
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
-    assert service.store.paths.session_file(ref).read_bytes() == original  # the killed trim never wrote
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original  # the killed trim never wrote
     killed = [entry.op for entry in service.archive_entries(ref)]
     assert killed[-2:] == ["trim-original", "trim"]
     service.trim(ref, TrimOptions(cap_replies=20, spare=0))  # race_child's trim, made again
     assert service.archive_entries(ref)[-1].digest == service.archive_entries(ref)[len(killed) - 1].digest
     result = service.restore(ref, all_trims=True)
     assert len(result.steps) == 1
-    assert service.store.paths.session_file(ref).read_bytes() == original
+    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original
 
 
 def grown_past_fractal(workspace: Path, tmp_path: Path) -> tuple[Service, SessionRef, list[str]]:
     """25 turns (Fractal's 20 history entries), trimmed to 5 entries, then 10 turns more."""
     service, ref, _ = session(workspace, tmp_path, turns=25)
-    before = [entry.turn_id for entry in service.store.load(ref).state.history]
+    before = [entry.turn_id for entry in service.sources["fractal"].store.load(ref).state.history]
     assert len(before) == FRACTAL_MAX_HISTORY
     service.trim(ref, TrimOptions(keep_history=5))
     for number in range(10):
         service.send_turn(ref, f"turn {number} after the trim", agent="echo")
-    assert len(service.store.load(ref).state.history) == 15
+    assert len(service.sources["fractal"].store.load(ref).state.history) == 15
     return service, ref, before
 
 
@@ -104,7 +104,7 @@ def test_a_restore_leaving_more_history_than_fractal_keeps_says_so_and_where_the
     assert any("would hold 30 history entries" in note for note in preview.notes)
 
     result = service.restore(ref)
-    history = service.store.load(ref).state.history
+    history = service.sources["fractal"].store.load(ref).state.history
     assert len(history) == 30
     beyond = result.beyond_fractal
     dropped = [entry.turn_id for entry in history[:-FRACTAL_MAX_HISTORY]]
@@ -116,7 +116,7 @@ def test_a_restore_leaving_more_history_than_fractal_keeps_says_so_and_where_the
 
     kept = json.loads(Path(beyond.kept_in).read_bytes())
     original = {entry.turn_id: entry.model_dump(mode="json") for entry in history}
-    path = service.store.paths.session_file(ref)
+    path = service.sources["fractal"].store.paths.session_file(ref)
     fractal_save = json.loads(path.read_bytes())
     fractal_save["history"] = fractal_save["history"][-FRACTAL_MAX_HISTORY:]  # what Fractal's next save keeps
     path.write_text(json.dumps(fractal_save, indent=2) + "\n")
@@ -133,7 +133,7 @@ def test_the_cli_says_a_restore_leaves_history_fractal_will_drop_and_names_the_a
     out = capsys.readouterr().out
     (line,) = [line for line in out.splitlines() if "history entries" in line]
     kept = line.split("kept in the archive at ")[1].split(" (entry")[0]
-    assert Path(kept).is_file() and Path(kept).parent == service.archive.directory(ref)
+    assert Path(kept).is_file() and Path(kept).parent == service.sources["fractal"].archive.directory(ref)
     assert "drops the 10 oldest" in line
 
 
@@ -157,9 +157,9 @@ async def test_the_tuis_undo_says_the_restore_leaves_history_fractal_will_drop(w
         await pilot.click("#yes")
         await settle(pilot)
         shown = [str(notice.message) for notice in app._notifications]
-    assert len(service.store.load(ref).state.history) == 30
+    assert len(service.sources["fractal"].store.load(ref).state.history) == 30
     (said,) = [text for text in shown if "history entries" in text]
-    assert "drops the 10 oldest" in said and str(service.archive.directory(ref)) in said
+    assert "drops the 10 oldest" in said and str(service.sources["fractal"].archive.directory(ref)) in said
 
 
 def test_an_exact_restore_past_fractals_history_names_the_trims_archived_original(workspace, tmp_path):

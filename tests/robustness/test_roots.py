@@ -14,7 +14,7 @@ from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.store import SessionMeta, Store
 from reprise.core.sources.fractal.trim import TrimOptions, trim_session
-from reprise.core.trash import Trash
+from reprise.core.sources.fractal.trash import Trash
 
 from ..core.test_trim import OLD_NOW, build_state, write
 
@@ -193,8 +193,8 @@ def test_doctor_clean_deletes_no_temp_file_outside_through_a_linked_workspace(tm
     stale.write_text("someone's file")
     os.utime(stale, (0, 0))
     key = workspace_key("/somewhere/else")
-    (service.store.paths.workspaces).mkdir(parents=True)
-    (service.store.paths.workspaces / key).symlink_to(outside, target_is_directory=True)
+    (service.sources["fractal"].store.paths.workspaces).mkdir(parents=True)
+    (service.sources["fractal"].store.paths.workspaces / key).symlink_to(outside, target_is_directory=True)
     service.doctor(clean=True)
     assert stale.read_text() == "someone's file"
 

@@ -130,7 +130,7 @@ def test_resolve_returns_only_existing_sessions_inside_the_root_or_raises_a_repr
     except RepriseError:
         return
     assert ref in known
-    path = service.store.paths.session_file(ref)
+    path = service.sources["fractal"].store.paths.session_file(ref)
     assert Path(os.path.normpath(path)).is_relative_to(service.state_root / "workspaces") and path.exists()
 
 
@@ -289,8 +289,8 @@ def hostile_state(session_id: str) -> SessionState:
 
 def save_hostile_session(service: Service) -> SessionRef:
     ref = SessionRef(service.workspace_key, "b" * 32)
-    service.store.save(ref, hostile_state(ref.session_id), expected=None)
-    service.store.write_meta(ref, SessionMeta(title=f"[b]title[/b] {HOSTILE}"))
+    service.sources["fractal"].store.save(ref, hostile_state(ref.session_id), expected=None)
+    service.sources["fractal"].store.write_meta(ref, SessionMeta(title=f"[b]title[/b] {HOSTILE}"))
     return ref
 
 

@@ -20,12 +20,12 @@ EXPECTED_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 
 def audit_lines(at) -> list[dict]:
-    path = at.service.store.paths.audit_file(at.ref.workspace_key)
+    path = at.service.sources["fractal"].store.paths.audit_file(at.ref.workspace_key)
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def pending_on_disk(at) -> bool:
-    state = at.service.store.load(at.ref).state
+    state = at.service.sources["fractal"].store.load(at.ref).state
     return bool(state.turns) and state.turns[-1].agent is None
 
 

@@ -31,7 +31,7 @@ from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from reprise.core.sources.fractal import store as store_module
-from reprise.core.sources.fractal.trim import TrimOptions
+from reprise.core.trimming import TrimOptions
 
 MAX_OPS = 400
 
@@ -98,7 +98,7 @@ def main() -> int:
     ref = SessionRef(workspace_key(workspace), session_id)
     service = Service(config.load(state_dir=state_dir), workspace=Path(workspace))
     install_fault_counter(log)
-    install_write_log(log, service.store.paths.session_file(ref))
+    install_write_log(log, service.sources["fractal"].store.paths.session_file(ref))
     rng = random.Random(seed)
     log("READY")
     operations = ("turn", "turn", "turn", "trim", "trim", "restore")

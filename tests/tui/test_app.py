@@ -133,13 +133,13 @@ async def test_pin_rename_and_new_change_the_files_on_disk(service):
         target = session_list.current.ref
         await pilot.press("p")
         await settle(pilot)
-        assert service.store.read_meta(target).pinned is True
+        assert service.sources["fractal"].store.read_meta(target).pinned is True
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(app.screen, TextDialog)
         await pilot.press(*"Renamed here", "enter")
         await settle(pilot)
-        assert service.store.read_meta(target).title == "Renamed here"
+        assert service.sources["fractal"].store.read_meta(target).title == "Renamed here"
         assert "Renamed here" in titles(app)
         await pilot.press("n")
         await pilot.pause()
@@ -147,7 +147,7 @@ async def test_pin_rename_and_new_change_the_files_on_disk(service):
         await settle(pilot)
         current = session_list.current
         assert current.title == "Fresh start" and current.turns == 0
-        assert service.store.exists(current.ref)
+        assert service.sources["fractal"].store.exists(current.ref)
 
 
 async def test_enter_resumes_by_exiting_with_the_agent_argv(service, monkeypatch):
@@ -213,9 +213,9 @@ async def test_pick_mode_exits_with_the_selection_or_nothing(service):
 
 async def test_full_text_search_finds_a_word_only_in_turn_30_and_opens_it_there(service):
     ref = next(r.ref for r in service.list_sessions().rows if r.turns == 60)
-    loaded = service.store.load(ref)
+    loaded = service.sources["fractal"].store.load(ref)
     loaded.state.turns[29].agent.response += " The quixotic flux capacitor was recalibrated."
-    service.store.save(ref, loaded.state, expected=loaded.version)
+    service.sources["fractal"].store.save(ref, loaded.state, expected=loaded.version)
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -248,7 +248,7 @@ async def test_the_list_follows_the_disk_keeping_selection_and_composer_text(ser
         selected = session_list.current.path
         await pilot.press("i", *"draft text")
         ref = SessionRef(service.workspace_key, "f" * 32)
-        service.store.save(ref, make_state(2, ref.session_id), expected=None)
+        service.sources["fractal"].store.save(ref, make_state(2, ref.session_id), expected=None)
         for _ in range(30):
             await asyncio.sleep(0.1)
             if len(session_list.rows) == 6:
@@ -274,7 +274,7 @@ async def test_a_large_session_opens_in_a_worker_with_a_warning(service):
     state = make_state(30, ref.session_id)
     for turn in state.history:
         turn.trace = {"steps": ["x" * 400_000]}
-    service.store.save(ref, state, expected=None)
+    service.sources["fractal"].store.save(ref, state, expected=None)
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -290,8 +290,8 @@ async def test_hostile_text_is_shown_literally(service):
     hostile = "[bold red]boom[/] [link=https://x.test]x[/link] \x1b[31mred\x1b[0m \x07bell"
     state.turns[0].user.message = hostile
     state.turns[0].agent.response = hostile
-    service.store.save(ref, state, expected=None)
-    service.store.write_meta(ref, service.store.read_meta(ref).model_copy(update={"title": "[b]title[/b]"}))
+    service.sources["fractal"].store.save(ref, state, expected=None)
+    service.sources["fractal"].store.write_meta(ref, service.sources["fractal"].store.read_meta(ref).model_copy(update={"title": "[b]title[/b]"}))
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -323,7 +323,7 @@ async def test_trim_dialog_previews_then_applies_and_u_undoes_it_exactly(service
         session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.turns == 60))
         await settle(pilot)
         ref = session_list.current.ref
-        original = service.store.paths.session_file(ref).read_bytes()
+        original = service.sources["fractal"].store.paths.session_file(ref).read_bytes()
         await pilot.press("t")
         await settle(pilot)
         dialog = app.screen
@@ -333,17 +333,17 @@ async def test_trim_dialog_previews_then_applies_and_u_undoes_it_exactly(service
         plan = dialog.result.plan
         assert plan.meter_before > 60_000 >= plan.meter_after
         assert "→" in str(dialog.query_one("#trim-preview").render())
-        assert service.store.paths.session_file(ref).read_bytes() == original  # preview writes nothing
+        assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original  # preview writes nothing
         await pilot.press("enter")
         await settle(pilot)
-        trimmed = service.store.paths.session_file(ref).read_bytes()
+        trimmed = service.sources["fractal"].store.paths.session_file(ref).read_bytes()
         assert len(trimmed) < len(original)
         assert any(e.op == "trim" for e in service.archive_entries(ref))
         await pilot.press("u")
         await settle(pilot)
         await pilot.click("#yes")
         await settle(pilot)
-        assert service.store.paths.session_file(ref).read_bytes() == original
+        assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original
 
 
 async def test_trim_dialog_can_fork_leaving_the_original_untouched(service):
@@ -351,7 +351,7 @@ async def test_trim_dialog_can_fork_leaving_the_original_untouched(service):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         ref = app.screen.query_one(SessionList).current.ref
-        original = service.store.paths.session_file(ref).read_bytes()
+        original = service.sources["fractal"].store.paths.session_file(ref).read_bytes()
         await pilot.press("t")
         await settle(pilot)
         await pilot.click("#op-drop")
@@ -360,7 +360,7 @@ async def test_trim_dialog_can_fork_leaving_the_original_untouched(service):
         await settle(pilot)
         await pilot.click("#fork")
         await settle(pilot)
-        assert service.store.paths.session_file(ref).read_bytes() == original
+        assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original
         titles_now = titles(app)
         assert "Dark mode (trimmed)" in titles_now
         fork = next(r for r in app.screen.query_one(SessionList).rows if r.title == "Dark mode (trimmed)")
@@ -379,19 +379,19 @@ async def test_d_moves_to_the_trash_after_confirming_and_u_brings_it_back(servic
         assert isinstance(app.screen, ConfirmDialog)
         await pilot.press("escape")
         await settle(pilot)
-        assert service.store.exists(ref)
+        assert service.sources["fractal"].store.exists(ref)
         await pilot.press("d")
         await settle(pilot)
         await pilot.click("#yes")
         await settle(pilot)
-        assert not service.store.exists(ref)
-        assert service.store.paths.trash_file(ref).exists()
+        assert not service.sources["fractal"].store.exists(ref)
+        assert service.sources["fractal"].store.paths.trash_file(ref).exists()
         assert "4 of 4" in header(app)
         await pilot.press("u")
         await settle(pilot)
         await pilot.click("#yes")
         await settle(pilot)
-        assert service.store.exists(ref) and "5 of 5" in header(app)
+        assert service.sources["fractal"].store.exists(ref) and "5 of 5" in header(app)
 
 
 async def test_palette_views_for_trash_and_audit(service):
@@ -408,4 +408,4 @@ async def test_palette_views_for_trash_and_audit(service):
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        assert service.store.exists(ref)
+        assert service.sources["fractal"].store.exists(ref)

@@ -71,7 +71,7 @@ def test_hostile_text_renders_literally(snap_compare, snap_service):
     state.turns[0].agent.response = hostile
     state.history[0].user_message = hostile
     state.history[0].files_read = ["[i]not italic[/i].py"]
-    snap_service.store.save(ref, state, expected=None)
+    snap_service.sources["fractal"].store.save(ref, state, expected=None)
     keys = ["slash", *"dddd", "enter"]
     assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled(*keys))
 

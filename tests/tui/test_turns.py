@@ -47,14 +47,14 @@ async def test_an_echo_turn_lands_in_history_clears_the_composer_and_updates_the
         before_total = app.screen.meter_result.total
         await type_and_send(pilot, "tell me about the cache")
         await wait_for(pilot, lambda: app.screen.running is None and app.screen.detail is not None
-                       and len(app.screen.detail.state.turns) == row.turns + 1)
+                       and len(app.screen.detail.transcript.turns) == row.turns + 1)
         await settle(pilot)
         assert app.screen.query_one(Composer).text == ""
         history = app.screen.query_one("#history-view").text
         assert "User: tell me about the cache" in history
         assert app.screen.meter_result.total > before_total
         # echo is not a provider: its turn has no measured context, so nothing to compare with
-        assert app.screen.detail.state.turns[-1].agent.usage.context_tokens == 0
+        assert app.screen.detail.transcript.turns[-1].usage.context_tokens is None
         assert all(turn != row.turns + 1 for turn, _, _ in app.screen.comparisons)
         assert app.is_running
 
@@ -69,7 +69,7 @@ async def test_a_failed_command_turn_shows_its_error_and_keeps_the_app(demo, tmp
             "failed" in n.message for n in app._notifications))
         await settle(pilot)
         assert any("something broke" in n.message for n in app._notifications)
-        assert app.screen.detail.state.turns[-1].agent.status == "failed"
+        assert app.screen.detail.transcript.turns[-1].status == "failed"
         assert app.is_running
 
 
@@ -86,7 +86,7 @@ async def test_ctrl_c_interrupts_a_running_turn_instead_of_quitting(demo, tmp_pa
         await wait_for(pilot, lambda: app.screen.running is None)
         await settle(pilot)
         assert app.is_running
-        assert app.screen.detail.state.turns[-1].agent.status == "interrupted"
+        assert app.screen.detail.transcript.turns[-1].status == "interrupted"
 
 
 async def test_sending_is_refused_with_a_reason_on_a_broken_row(service):

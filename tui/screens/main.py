@@ -15,7 +15,7 @@ from reprise.core.catalog import SearchHit, SessionRow
 from reprise.core.errors import OverWindowError, RepriseError
 from reprise.core.paths import SessionRef
 from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
-from reprise.core.sources.fractal.meter import MeterResult, PreparedMeter
+from reprise.core.meter import LiveMeter, MeterResult
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -95,7 +95,7 @@ class RunningTurn:
 
 
 class MeterPrepared(Message):
-    def __init__(self, path: str, prepared: PreparedMeter | None, error: str | None = None):
+    def __init__(self, path: str, prepared: LiveMeter | None, error: str | None = None):
         super().__init__()
         self.path = path
         self.prepared = prepared
@@ -162,7 +162,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self.filter_text = ""
         self.sort = "updated"
         self.detail: SessionDetail | None = None
-        self.prepared: PreparedMeter | None = None
+        self.prepared: LiveMeter | None = None
         self.meter_result: MeterResult | None = None
         self.pending_turn: tuple[str, int] | None = None
         self._meter_timer = None
@@ -338,8 +338,8 @@ class MainScreen(ReportsWorkerErrors, Screen):
             return
         try:
             detail = self.service.show(ref)
-            comparisons = self.service.estimates_vs_measured(ref)
-            stale = self.service.stale_pending(ref)
+            comparisons = self.service.estimates_vs_measured(detail)
+            stale = self.service.stale_pending(detail)
             window = self.service.context_window(ref)
         except RepriseError as exc:
             self.post_message(DetailLoaded(row.path, None, str(exc)))
@@ -348,7 +348,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
             return
         self.post_message(DetailLoaded(row.path, detail, comparisons=comparisons, stale=stale, window=window))
         try:
-            prepared = self.service.prepare_meter(ref, detail.state)
+            prepared = self.service.prepare_meter(detail)
         except Exception as exc:  # the meter reports per part; anything else is shown, not raised
             self.post_message(MeterPrepared(row.path, None, f"{type(exc).__name__}: {exc}"))
             return
@@ -401,7 +401,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
                                  self.query_one(Composer).text)
 
     @work(thread=True, exclusive=True, group="meter", exit_on_error=False)
-    def measure_message(self, prepared: PreparedMeter, path: str | None, text: str) -> None:
+    def measure_message(self, prepared: LiveMeter, path: str | None, text: str) -> None:
         result = prepared.with_message(text)
         if not get_current_worker().is_cancelled:
             self.post_message(MeterUpdated(path, text, result))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef
-from reprise.core.sources.fractal.trim import TrimOptions, TrimResult
+from reprise.core.trimming import TrimOptions, TrimResult
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult

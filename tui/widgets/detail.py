@@ -6,7 +6,7 @@ interpret markup."""
 from __future__ import annotations
 
 from reprise.core.service import SessionDetail
-from reprise.core.sources.fractal.meter import MeterResult
+from reprise.core.meter import MeterResult
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -36,26 +36,27 @@ def clip_long_lines(text: str, session_id: str) -> str:
 def history_text(detail: SessionDetail) -> str:
     """The bounded history turn by turn, as plain text."""
     lines: list[str] = []
-    usage_by_turn = {t.turn_id: t.agent.usage for t in detail.state.turns if t.agent and t.agent.usage}
-    kept = len(detail.state.history)
-    lines.append(f"{kept} turn(s) kept in the file (the summary has {len(detail.state.turns)}).")
-    for entry in detail.state.history:
+    turns = detail.transcript.turns
+    detailed = [turn for turn in turns if turn.detailed]
+    lines.append(f"{len(detailed)} turn(s) kept in the file (the summary has {len(turns)}).")
+    for turn in detailed:
         lines.append("")
-        lines.append(f"── {safe_line(entry.turn_id)}  [{safe_line(entry.status)}]  {safe_line(entry.created_at)} → "
-                     f"{safe_line(entry.updated_at)}")
-        lines.append(f"User: {entry.user_message}")
-        for label, items in (("Files read", entry.files_read), ("Files modified", entry.files_modified),
-                             ("Commands", entry.commands_run)):
+        lines.append(f"── {safe_line(turn.turn_id)}  [{safe_line(turn.status)}]  {safe_line(turn.started_at or '')} → "
+                     f"{safe_line(turn.ended_at or '')}")
+        lines.append(f"User: {turn.user_message}")
+        for label, items in (("Files read", [f.path for f in turn.files_read]),
+                             ("Files modified", [f.path for f in turn.files_modified]),
+                             ("Commands", [c.command for c in turn.commands])):
             if items:
                 lines.append(f"{label} ({len(items)}):")
                 lines.extend(f"  {safe_line(item)}" for item in items)
-        if entry.error:
-            lines.append(f"Error: {entry.error}")
-        usage = usage_by_turn.get(entry.turn_id)
+        if turn.error:
+            lines.append(f"Error: {turn.error}")
+        usage = turn.usage
         if usage is not None:
             lines.append(f"Usage: {usage.input_tokens:,} in, {usage.output_tokens:,} out, "
-                         f"context {usage.context_tokens:,}, {usage.iterations} iterations, "
-                         f"{usage.duration_ms / 1000:.1f} s, cost {usage.cost:.4f}")
+                         f"context {usage.context_tokens or 0:,}, {usage.iterations or 0} iterations, "
+                         f"{(usage.duration_ms or 0) / 1000:.1f} s, cost {usage.cost or 0.0:.4f}")
     return safe_text("\n".join(lines))
 
 
@@ -166,7 +167,7 @@ class DetailPane(Vertical):
 
     def show_detail(self, detail: SessionDetail, stale: list = ()) -> None:
         banner = self.query_one("#detail-banner", Static)
-        parts = [safe_line(detail.ref.session_id[:12]), human_size(detail.size), f"{len(detail.state.turns)} turns",
+        parts = [safe_line(detail.ref.session_id[:12]), human_size(detail.size), f"{len(detail.transcript.turns)} turns",
                  safe_line(detail.workspace_path or detail.ref.workspace_key)]
         text = " · ".join(parts)
         warnings = [safe_line(w.message) for w in detail.warnings]
@@ -179,7 +180,7 @@ class DetailPane(Vertical):
         banner.set_class(bool(warnings), "-warning")
         banner.update(Text(text + ("\n⚠ " + "; ".join(warnings) if warnings else "")))
         session_id = detail.ref.session_id
-        self.query_one("#summary-view", TextArea).load_text(clip_long_lines(safe_text(detail.summary_text), session_id))
+        self.query_one("#summary-view", TextArea).load_text(clip_long_lines(safe_text(detail.summary_text or ""), session_id))
         self.query_one("#history-view", TextArea).load_text(clip_long_lines(history_text(detail), session_id))
 
     def show_context(self, result: MeterResult | None, note: str = "",

@@ -3,7 +3,7 @@ draft adds to it, the percentage of the input budget, coloured by state."""
 
 from __future__ import annotations
 
-from reprise.core.sources.fractal.meter import MeterResult
+from reprise.core.meter import MeterResult
 from rich.text import Text
 from textual.widgets import Static
 

@@ -10,21 +10,26 @@ the message.
 
 from __future__ import annotations
 
-import fnmatch
-import hashlib
 import json
 import os
 import re
-import threading
 import tomllib
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import tokens
-from ...config import DEFAULT_MODELS, MeterSettings, ModelSpec
+from ...config import MeterSettings, ModelSpec
+from ...meter import (
+    CONFIGURED,
+    COUNTED,
+    FAILED,
+    Measured,
+    MeterResult,
+    Part,
+    TokenCounter,
+    spec_for,
+)
 from ...rooted import FileProblem, read_regular
 from .codec import json_view
 from .models import (
@@ -64,73 +69,6 @@ INSTRUCTION_INDENT = " " * 8
 MESSAGE_DESC = "The user's current request for this turn."
 HISTORY_DESC = ("Full prior Fractal turn history, including file, command, and PredictRLM trace "
                 "details for exact recall from Python.")
-CONFIGURED, COUNTED, FAILED = "configured", "counted", "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    name: str
-    tokens: int | None
-    basis: str
-    chars: int = 0
-    full_chars: int | None = None
-    note: str | None = None
-    error: str | None = None
-    text: str | None = field(default=None, repr=False, compare=False)  # the counted text, when kept
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "tokens": self.tokens, "basis": self.basis, "chars": self.chars,
-                "full_chars": self.full_chars, "note": self.note, "error": self.error}
-
-
-@dataclass(frozen=True, slots=True)
-class Measured:
-    turn: int
-    tokens: int
-
-    @property
-    def label(self) -> str:
-        return f"prompt size of the last model call of turn {self.turn}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"turn": self.turn, "tokens": self.tokens, "label": self.label}
-
-
-@dataclass(frozen=True, slots=True)
-class MeterResult:
-    model: str
-    model_source: str
-    encoding: str
-    parts: tuple[Part, ...]
-    window: int
-    warn_at: float
-    measured: Measured | None
-    exact: bool
-    window_source: str = "model table"
-    draft: int = 0  # the total with this draft minus the total with an empty composer
-
-    @property
-    def total(self) -> int:
-        return sum(part.tokens or 0 for part in self.parts)
-
-    @property
-    def percent(self) -> float:
-        return 100.0 * self.total / self.window
-
-    @property
-    def state(self) -> str:
-        ratio = self.total / self.window
-        return "over" if ratio > 1 else "warn" if ratio >= self.warn_at else "ok"
-
-    def part(self, name: str) -> Part:
-        return next(part for part in self.parts if part.name == name)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "model_source": self.model_source, "encoding": self.encoding,
-                "parts": [part.as_dict() for part in self.parts], "total": self.total, "window": self.window,
-                "window_source": self.window_source, "draft": self.draft,
-                "percent": round(self.percent, 2), "state": self.state, "exact": self.exact,
-                "measured": self.measured.as_dict() if self.measured else None}
 
 
 def variable_block(name: str, type_name: str, desc: str, value_str: str) -> str:
@@ -242,32 +180,12 @@ def fractal_configured_model(workspace: Path | None, env: dict[str, str] | None 
     return None
 
 
-def spec_for(model: str, specs: list[ModelSpec]) -> ModelSpec:
-    """The first spec whose pattern matches the model name, with or without its provider prefix."""
-    bare = model.rsplit("/", 1)[-1]
-    for spec in specs:
-        if fnmatch.fnmatchcase(bare, spec.pattern) or fnmatch.fnmatchcase(model, spec.pattern):
-            return spec
-    return DEFAULT_MODELS[-1]
-
-
-def _text_digest(text: str, chunk: int = 1 << 20) -> bytes:
-    """The cache key of a text: its UTF-8 (surrogates passed through) hashed a slice at a time,
-    so a huge text is not copied whole to be hashed."""
-    digest = hashlib.blake2b(digest_size=16)
-    for start in range(0, len(text), chunk):
-        digest.update(text[start:start + chunk].encode("utf-8", "surrogatepass"))
-    return digest.digest()
-
-
-class Meter:
-    """Counts with a digest-keyed cache shared by every session it measures (thread-safe)."""
+class Meter(TokenCounter):
+    """Fractal's next prompt, counted with the shared digest-keyed cache (thread-safe)."""
 
     def __init__(self, settings: MeterSettings, *, cache_size: int = 4096):
+        super().__init__(cache_size=cache_size)
         self.settings = settings
-        self._cache: OrderedDict[tuple[str, bytes], int] = OrderedDict()
-        self._cache_size = cache_size
-        self._lock = threading.Lock()
 
     def resolve_model(self, workspace: Path | None, override: str | None = None) -> tuple[str, str]:
         if override:
@@ -278,19 +196,6 @@ class Meter:
         if fractal:
             return fractal, "Fractal's configured model"
         return DEFAULT_MODEL, "default"
-
-    def count(self, text: str, encoding: str) -> int:
-        key = (encoding, _text_digest(text))
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
-        value = tokens.count_tokens(text, encoding)
-        with self._lock:
-            self._cache[key] = value
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return value
 
     def prepare(self, state: SessionState, workspace: Path | None, *, model: str | None = None,
                 stated_window: int | None = None) -> PreparedMeter:

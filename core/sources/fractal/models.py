@@ -7,18 +7,21 @@ written back loses nothing.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ...config import HISTORY_KEPT
+from ...outcome import INTERRUPTED_ERROR as INTERRUPTED_ERROR
+from ...times import parse_time as parse_time
+from ...times import utc_now_iso as utc_now_iso
 
 AgentStatus = Literal["succeeded", "failed", "max_iterations", "interrupted"]
 HistoryStatus = Literal["pending", "succeeded", "failed", "max_iterations", "interrupted"]
 STATUSES: tuple[str, ...] = ("pending", "succeeded", "failed", "max_iterations", "interrupted")
 SCHEMA_VERSION = 1
-FRACTAL_MAX_HISTORY = 20
+FRACTAL_MAX_HISTORY = HISTORY_KEPT
 MAX_ITERATIONS_ERROR = "Reached max iterations before SUBMIT; response came from fallback extraction."
-INTERRUPTED_ERROR = "Turn interrupted by user."
 
 
 class _Model(BaseModel):
@@ -95,22 +98,6 @@ class SessionState(_Model):
     @property
     def turns(self) -> list[SummaryTurn]:
         return self.summary.turns
-
-
-def utc_now_iso() -> str:
-    """A timestamp the way Fractal writes one."""
-    return datetime.now(timezone.utc).isoformat()
-
-
-def parse_time(value: str | None) -> datetime | None:
-    """Parse an ISO-8601 time from a history turn; None when absent or unreadable."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 def usage_totals(state: SessionState) -> TurnUsage:

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ...archive import Archive, ArchiveEntry
+from ...archive import Archive, ArchiveEntry, find_entry
 from ...audit import AuditLog
 from ...errors import (
     ArchiveError,
@@ -24,93 +22,16 @@ from ...errors import (
     ProblemFileError,
     RepriseError,
 )
-from ...liveness import check_not_running
 from ...paths import SessionRef
+from ...trimming import HistoryBeyondFractal, RestoreResult, RestoreStep
 from .codec import decode, encode_data
+from .liveness import check_not_running
 from .models import FRACTAL_MAX_HISTORY
 from .store import Store, digest
 from .trim import RECORDS_FORMAT
 
 WHOLE_FILE_OPS = ("trim-original", "snapshot", "restore")
-MIN_DIGEST_PREFIX = 6
 
-
-@dataclass(frozen=True, slots=True)
-class RestoreStep:
-    """One archive entry put back: `exact` (the original bytes) or `reinserted` (records at anchors)."""
-
-    digest: str
-    op: str
-    mode: str
-    summary_inserted: int = 0
-    summary_replaced: int = 0
-    history_inserted: int = 0
-    digest_turn_removed: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"digest": self.digest, "op": self.op, "mode": self.mode, "summary_inserted": self.summary_inserted,
-                "summary_replaced": self.summary_replaced, "history_inserted": self.history_inserted,
-                "digest_turn_removed": self.digest_turn_removed}
-
-
-@dataclass(slots=True)
-class RestoreResult:
-    ref: SessionRef
-    before: bytes
-    after: bytes
-    steps: list[RestoreStep]
-    applied: bool
-    dry_run: bool
-    archived: str | None = None
-    notes: list[str] = field(default_factory=list)
-    beyond_fractal: HistoryBeyondFractal | None = None
-
-    @property
-    def size_before(self) -> int:
-        return len(self.before)
-
-    @property
-    def size_after(self) -> int:
-        return len(self.after)
-
-    def counts(self) -> dict[str, int]:
-        return {"entries": len(self.steps),
-                "summary_inserted": sum(step.summary_inserted for step in self.steps),
-                "summary_replaced": sum(step.summary_replaced for step in self.steps),
-                "history_inserted": sum(step.history_inserted for step in self.steps)}
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
-                "steps": [step.as_dict() for step in self.steps], "counts": self.counts(),
-                "size_before": self.size_before, "size_after": self.size_after, "applied": self.applied,
-                "dry_run": self.dry_run, "archived": self.archived, "notes": self.notes,
-                "history_beyond_fractal": self.beyond_fractal.as_dict() if self.beyond_fractal else None}
-
-
-@dataclass(slots=True)
-class HistoryBeyondFractal:
-    """A restored file with more history entries than Fractal keeps: its next save drops the oldest,
-    which stay in the archive entry `kept_in` (a copy of the restored file, written before it)."""
-
-    entries: int
-    dropped: list[str]
-    kept_in: Path | None = None
-    archive_digest: str | None = None
-
-    def note(self) -> str:
-        span = self.dropped[0] if len(self.dropped) == 1 else f"{self.dropped[0]} to {self.dropped[-1]}"
-        said = (f"the session now holds {self.entries} history entries; Fractal keeps the newest "
-                f"{FRACTAL_MAX_HISTORY} on its next save and drops the {len(self.dropped)} oldest ({span})")
-        if self.kept_in is None:
-            return said.replace("now holds", "would hold") + "; applying copies the restored file to the archive first"
-        return f"{said}; they are kept in the archive at {self.kept_in} (entry {(self.archive_digest or '')[:12]})"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"entries": self.entries, "fractal_keeps": FRACTAL_MAX_HISTORY, "dropped_on_next_save": self.dropped,
-                "kept_in": str(self.kept_in) if self.kept_in else None, "archive_digest": self.archive_digest}
-
-
-# --- which entries ------------------------------------------------------------------------------------
 
 def unrestored_trims(entries: list[ArchiveEntry], current_sha256: str | None = None) -> list[ArchiveEntry]:
     """The trim entries that were written and that no later written restore undid, oldest first.
@@ -143,25 +64,6 @@ def _written(entries: list[ArchiveEntry], index: int, current_sha256: str | None
     entry = entries[index]
     seen = next((sha for later in entries[index + 1:] if (sha := _file_read(later)) is not None), current_sha256)
     return seen is None or seen != _file_read(entry) or seen == entry.info.get("result_sha256")
-
-
-def find_entry(entries: list[ArchiveEntry], text: str) -> ArchiveEntry:
-    """The newest entry whose digest starts with `text`; a trim's original resolves to the trim."""
-    wanted = text.strip().lower()
-    if len(wanted) < MIN_DIGEST_PREFIX or any(ch not in "0123456789abcdef" for ch in wanted):
-        raise ArchiveError(f"{text[:70]!r} is not an archive digest.",
-                           hint=f"at least {MIN_DIGEST_PREFIX} hex digits of a digest from `reprise archive`")
-    matches = [entry for entry in entries if entry.digest.startswith(wanted)]
-    if len({entry.digest for entry in matches}) > 1:
-        raise ArchiveError(f"Archive digest {wanted} is ambiguous; give more digits.")
-    if not matches:
-        raise NotFoundError(f"No archive entry {wanted} for this session.")
-    entry = matches[-1]
-    if entry.op == "trim-original" and entry.info.get("records"):
-        trims = [e for e in entries if e.op == "trim" and e.digest == entry.info["records"]]
-        if trims:
-            return trims[-1]
-    return entry
 
 
 # --- the pure part ------------------------------------------------------------------------------------
@@ -333,7 +235,8 @@ def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_t
     history = decoded.state.history
     if len(history) > FRACTAL_MAX_HISTORY:
         result.beyond_fractal = HistoryBeyondFractal(len(history),
-                                                     [entry.turn_id for entry in history[:-FRACTAL_MAX_HISTORY]])
+                                                     [entry.turn_id for entry in history[:-FRACTAL_MAX_HISTORY]],
+                                                     FRACTAL_MAX_HISTORY)
     if dry_run:
         if result.beyond_fractal:
             result.notes.append(result.beyond_fractal.note())

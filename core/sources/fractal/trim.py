@@ -16,23 +16,33 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ...archive import Archive
 from ...audit import AuditLog, iso_time
 from ...errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
-from ...liveness import check_not_running, running_turn
+from ...meter import spec_for
 from ...paths import SessionRef
+from ...trimming import (
+    DEFAULT_SPARE,
+    FitOutcome,
+    Original,
+    TrimOptions,
+    TrimPlan,
+    TrimResult,
+    TurnChange,
+    cap_marker,
+)
 from .codec import decode, encode, join_ascii, json_view
-from .meter import Meter, as_instructions, spec_for
+from .liveness import check_not_running, running_turn
+from .meter import Meter, as_instructions
 from .models import AgentTurn, SessionState, SummaryTurn, UserTurn
 from .store import Loaded, SessionMeta, Store, digest
 from .summary import EMPTY_SUMMARY, SUMMARY_HEADER, render_summary, turn_block
 
 RECORDS_FORMAT = "reprise.trim-records/1"
-DEFAULT_SPARE = 3
 FIT_CAPS = (4000, 2000, 1000, 500)
 FIT_FOLDS = (20, 10, 5, 3, 1)
 DIGEST_PREFIX = "[reprise] Condensed turn"
@@ -44,49 +54,6 @@ _LINE_NUMBER = re.compile(r"\A\d+\. ")
 
 
 # --- options -------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class TrimOptions:
-    keep_history: int | None = None
-    cap_replies: int | None = None
-    spare: int = DEFAULT_SPARE
-    fold: int | None = None
-    drop: tuple[str, ...] = ()
-    fit: int | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "drop", tuple(str(item).strip() for item in self.drop if str(item).strip()))
-        if self.keep_history is None and self.cap_replies is None and self.fold is None and not self.drop \
-                and self.fit is None:
-            raise UsageError("Nothing to trim.", hint="--keep-history, --cap-replies, --fold, --drop or --fit")
-        for name, low in (("keep_history", 0), ("cap_replies", 1), ("spare", 0), ("fold", 0), ("fit", 1)):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-                raise UsageError(f"--{name.replace('_', '-')} must be a whole number of at least {low}.")
-        if self.fit is not None and (self.cap_replies is not None or self.fold is not None):
-            raise UsageError("--fit chooses the cap and the fold itself; drop --cap-replies and --fold.")
-
-    @classmethod
-    def parse_drop(cls, text: str) -> tuple[str, ...]:
-        """`--drop 3,7,turn-ab12...` as a tuple of turn numbers and ids."""
-        return tuple(item.strip() for item in text.split(",") if item.strip())
-
-    def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {}
-        if self.keep_history is not None:
-            data["keep_history"] = self.keep_history
-        if self.cap_replies is not None:
-            data["cap_replies"] = self.cap_replies
-            data["spare"] = self.spare
-        if self.fold is not None:
-            data["fold"] = self.fold
-        if self.drop:
-            data["drop"] = list(self.drop)
-        if self.fit is not None:
-            data["fit"] = self.fit
-            data["spare"] = self.spare
-        return data
-
 
 @dataclass(frozen=True, slots=True)
 class _Steps:
@@ -131,109 +98,6 @@ class TrimMeter:
 
 
 # --- the plan ---------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Original:
-    """The file a trim is planned from: its size and SHA-256, and its bytes when they are held
-    (None when it is planned from a loaded state and the file stays on disk: applying copies the
-    file itself into the archive, checked by this digest)."""
-
-    size: int
-    sha256: str
-    data: bytes | None = None
-
-    @classmethod
-    def of(cls, data: bytes) -> Original:
-        return cls(len(data), digest(data), data)
-
-
-@dataclass(frozen=True, slots=True)
-class TurnChange:
-    number: int
-    turn_id: str
-    change: str
-    chars_cut: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        data = {"number": self.number, "turn_id": self.turn_id, "change": self.change}
-        if self.change == "capped":
-            data["chars_cut"] = self.chars_cut
-        return data
-
-
-@dataclass(frozen=True, slots=True)
-class FitOutcome:
-    target: int
-    chosen: str | None
-    fits: bool
-    tried: tuple[tuple[str, int], ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "chosen": self.chosen, "fits": self.fits,
-                "tried": [{"plan": label, "estimate": estimate} for label, estimate in self.tried]}
-
-
-@dataclass(slots=True)
-class TrimPlan:
-    """Everything a preview shows and an apply writes; `data` is `original` when nothing changes
-    (None then, when the original's bytes are not held). `state` is the trimmed state (once
-    `trim_session` has applied the plan, without its history traces: they are in `data`)."""
-
-    session_id: str
-    options: TrimOptions
-    source: Original
-    data: bytes | None
-    state: SessionState
-    records: bytes | None
-    records_digest: str | None
-    anchors: list[str]
-    turns: list[TurnChange]
-    history_removed: list[str]
-    meter_before: int | None = None
-    meter_after: int | None = None
-    fit: FitOutcome | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return self.records is not None
-
-    @property
-    def original(self) -> bytes | None:
-        """The original file's bytes, when the plan holds them (see `Original`)."""
-        return self.source.data
-
-    @property
-    def size_before(self) -> int:
-        return self.source.size
-
-    @property
-    def size_after(self) -> int:
-        return len(self.data) if self.data is not None else self.source.size
-
-    @property
-    def original_digest(self) -> str:
-        return self.source.sha256
-
-    @property
-    def result_digest(self) -> str:
-        return digest(self.data) if self.data is not None else self.source.sha256
-
-    def counts(self) -> dict[str, int]:
-        count = {"capped": 0, "folded": 0, "dropped": 0}
-        for change in self.turns:
-            count[change.change] += 1
-        count["history_removed"] = len(self.history_removed)
-        return count
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"session_id": self.session_id, "options": self.options.as_dict(), "changed": self.changed,
-                "size_before": self.size_before, "size_after": self.size_after,
-                "meter_before": self.meter_before, "meter_after": self.meter_after,
-                "archive_digest": self.records_digest, "turns": [change.as_dict() for change in self.turns],
-                "history_removed": self.history_removed, "counts": self.counts(),
-                "fit": self.fit.as_dict() if self.fit else None, "notes": self.notes}
-
 
 @dataclass(slots=True)
 class _Selection:
@@ -486,10 +350,6 @@ def _build(state: SessionState, selection: _Selection, records_digest: str, sess
     return state.model_copy(update={"session_id": session_id, "summary": summary, "history": history})
 
 
-def cap_marker(chars_cut: int, records_digest: str) -> str:
-    return f"\n[reprise: {chars_cut:,} characters cut; archive {records_digest}]"
-
-
 def capped_turn(turn: SummaryTurn, cap: int, records_digest: str) -> SummaryTurn:
     """The turn with its response cut to `cap` characters plus the marker (a previous marker is replaced)."""
     body = _MARKER.sub("", turn.agent.response)
@@ -626,22 +486,6 @@ class _Estimator:
 
 
 # --- applying -----------------------------------------------------------------------------------------------
-
-@dataclass(slots=True)
-class TrimResult:
-    plan: TrimPlan
-    source: SessionRef
-    ref: SessionRef
-    applied: bool
-    dry_run: bool
-    forked: bool
-    archived: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.plan.as_dict(), "source_session_id": self.source.session_id,
-                "session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
-                "applied": self.applied, "dry_run": self.dry_run, "forked": self.forked, "archived": self.archived}
-
 
 def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimOptions, *,
                  meter: TrimMeter | None = None, dry_run: bool = False, fork: bool = False, force: bool = False,

@@ -5,9 +5,9 @@ Pure functions on a SessionState; the caller archives what `cap_history` evicts 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
+from ...outcome import TurnOutcome
 from .models import (
     INTERRUPTED_ERROR,
     AgentTurn,
@@ -18,38 +18,14 @@ from .models import (
     UserTurn,
     parse_time,
 )
-from .trim import cap_marker
 
 
-@dataclass(slots=True)
-class TurnOutcome:
-    """What an agent did in one turn."""
-
-    status: str
-    response: str = ""
-    files_read: list[str] = field(default_factory=list)
-    files_modified: list[str] = field(default_factory=list)
-    commands_run: list[str] = field(default_factory=list)
-    error: str | None = None
-    usage: TurnUsage | None = None
-    notes: list[str] = field(default_factory=list)
-    output: Any = None  # the whole reply when it was over the cap (a processes.CapturedOutput), to archive
-    unread: bool = False  # the agent's printed result was not read (over the cap): take the turn it saved
-
-
-def cut_reply(head: str, chars_cut: int, archive_digest: str | None, why_not_archived: str | None = None) -> str:
-    """A reply cut at the cap, with the marker trims leave; without an archive entry, the marker says why."""
-    if archive_digest is not None:
-        return head + cap_marker(chars_cut, archive_digest)
-    return head + (f"\n[reprise: {chars_cut:,} characters cut; the whole output could not be archived: "
-                   f"{why_not_archived}]")
-
-
-def left_running_note(processes: list[str]) -> str:
-    """The note on a turn whose agent exited while processes it started still held its output."""
-    held = ", ".join(processes) if processes else "a process it started"
-    return (f"The agent exited, but {held} still held its output; Reprise stopped reading "
-            "and left it running.")
+def usage_model(usage: dict[str, Any] | None) -> TurnUsage | None:
+    """An agent's reported usage as Fractal records it; None when it is not a valid usage object."""
+    try:
+        return TurnUsage.model_validate(usage) if isinstance(usage, dict) else None
+    except ValueError:
+        return None
 
 
 def begin_turn(state: SessionState, message: str, now: str) -> str:
@@ -69,7 +45,7 @@ def finish_turn(state: SessionState, turn_id: str, outcome: TurnOutcome, now: st
     summary_turn.agent = AgentTurn(
         status=outcome.status, response=outcome.response, files_read_count=len(outcome.files_read),
         files_changed_count=len(outcome.files_modified), commands_run_count=len(outcome.commands_run),
-        error=outcome.error, usage=outcome.usage)
+        error=outcome.error, usage=usage_model(outcome.usage))
     entry = next((h for h in reversed(state.history) if h.turn_id == turn_id), None)
     if entry is not None:
         entry.status = outcome.status
@@ -87,7 +63,8 @@ def outcome_from_saved_turn(outcome: TurnOutcome, state: SessionState, turn_id: 
     if turn.agent is None:
         return
     outcome.status, outcome.response = turn.agent.status, turn.agent.response
-    outcome.error, outcome.usage, outcome.unread = turn.agent.error, turn.agent.usage, False
+    outcome.error, outcome.unread = turn.agent.error, False
+    outcome.usage = turn.agent.usage.model_dump(mode="json") if turn.agent.usage is not None else None
     if entry is not None:
         outcome.files_read, outcome.files_modified = list(entry.files_read), list(entry.files_modified)
         outcome.commands_run = list(entry.commands_run)

@@ -12,7 +12,7 @@ from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from reprise.core.sources.fractal.codec import decode
 from reprise.core.sources.fractal.models import SessionState
-from reprise.core.sources.fractal.trim import TrimOptions
+from reprise.core.trimming import TrimOptions
 
 from . import sessions
 from .harness import Turn
@@ -30,7 +30,7 @@ TRIMS = {
 
 
 def state_of(service: Service, ref: SessionRef) -> SessionState:
-    return service.store.load(ref).state
+    return service.sources["fractal"].store.load(ref).state
 
 
 def assert_continued(fractal, result, service: Service, ref: SessionRef, before: SessionState, label: str) -> None:
@@ -38,7 +38,7 @@ def assert_continued(fractal, result, service: Service, ref: SessionRef, before:
     assert result.returncode == 0 and result.output.get("status") == "succeeded", f"{label}: {result.describe()}"
     assert result.output["session_id"] == ref.session_id, label
     assert "warning" not in result.stderr.lower(), f"{label}: {result.stderr[-2000:]}"
-    path = service.store.paths.session_file(ref)
+    path = service.sources["fractal"].store.paths.session_file(ref)
     after = decode(path.read_bytes(), path=str(path), expected_id=ref.session_id).state
     assert len(after.turns) == len(before.turns) + 1, f"{label}: Fractal did not continue the session"
     assert [t.model_dump() for t in after.turns[:-1]] == [t.model_dump() for t in before.turns], label
@@ -53,13 +53,13 @@ def assert_continued(fractal, result, service: Service, ref: SessionRef, before:
 def died_long_ago(service: Service, ref: SessionRef) -> None:
     """Date the pending turn two days back: a turn Reprise did not start is live for 24 h from its
     own `created_at` (core/liveness.py), so only an old one is stale."""
-    loaded = service.store.load(ref)
+    loaded = service.sources["fractal"].store.load(ref)
     when = (datetime.now(UTC) - timedelta(days=2)).isoformat()
     pending = [entry for entry in loaded.state.history if entry.status == "pending"]
     assert pending
     for entry in pending:
         entry.created_at = entry.updated_at = when
-    service.store.save(ref, loaded.state, expected=loaded.version)
+    service.sources["fractal"].store.save(ref, loaded.state, expected=loaded.version)
 
 
 def test_fractal_continues_every_session_reprise_writes(fractal, live, isolated_paths, tmp_path):
@@ -120,6 +120,6 @@ def test_a_turn_that_reaches_max_iterations_takes_the_fallback_call_and_is_recor
     assert result.output["status"] == "max_iterations", result.describe()
     assert len(result.requests) == 3  # two action calls, then the fallback extraction
     service = Service(config.load(), workspace=workspace)
-    state = service.store.load(SessionRef(service.workspace_key, session_id)).state
+    state = service.sources["fractal"].store.load(SessionRef(service.workspace_key, session_id)).state
     assert state.turns[-1].agent.status == "max_iterations"
     assert "fallback" in state.turns[-1].agent.error

@@ -1,0 +1,135 @@
+"""What a context meter reports, the same for every source: the next turn's parts, each with
+its token figure and its basis (counted with a bundled tokenizer, configured, measured by the
+provider, or failed), the window they are measured against, and the shared digest-keyed token
+count cache. Each source builds its parts its own way (Fractal's: core/sources/fractal/meter.py).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from . import tokens
+from .config import DEFAULT_MODELS, ModelSpec
+
+CONFIGURED, COUNTED, FAILED, MEASURED = "configured", "counted", "failed", "measured"
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    name: str
+    tokens: int | None
+    basis: str
+    chars: int = 0
+    full_chars: int | None = None
+    note: str | None = None
+    error: str | None = None
+    text: str | None = field(default=None, repr=False, compare=False)  # the counted text, when kept
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "tokens": self.tokens, "basis": self.basis, "chars": self.chars,
+                "full_chars": self.full_chars, "note": self.note, "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    turn: int
+    tokens: int
+
+    @property
+    def label(self) -> str:
+        return f"prompt size of the last model call of turn {self.turn}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"turn": self.turn, "tokens": self.tokens, "label": self.label}
+
+
+@dataclass(frozen=True, slots=True)
+class MeterResult:
+    model: str
+    model_source: str
+    encoding: str
+    parts: tuple[Part, ...]
+    window: int
+    warn_at: float
+    measured: Measured | None
+    exact: bool
+    window_source: str = "model table"
+    draft: int = 0  # the total with this draft minus the total with an empty composer
+
+    @property
+    def total(self) -> int:
+        return sum(part.tokens or 0 for part in self.parts)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.total / self.window
+
+    @property
+    def state(self) -> str:
+        ratio = self.total / self.window
+        return "over" if ratio > 1 else "warn" if ratio >= self.warn_at else "ok"
+
+    def part(self, name: str) -> Part:
+        return next(part for part in self.parts if part.name == name)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "model_source": self.model_source, "encoding": self.encoding,
+                "parts": [part.as_dict() for part in self.parts], "total": self.total, "window": self.window,
+                "window_source": self.window_source, "draft": self.draft,
+                "percent": round(self.percent, 2), "state": self.state, "exact": self.exact,
+                "measured": self.measured.as_dict() if self.measured else None}
+
+
+class LiveMeter(Protocol):
+    """A session's meter with everything but the draft counted: a keystroke counts only what the draft changes."""
+
+    @property
+    def base_total(self) -> int: ...
+
+    def with_message(self, message: str) -> MeterResult: ...
+
+
+def spec_for(model: str, specs: list[ModelSpec]) -> ModelSpec:
+    """The first spec whose pattern matches the model name, with or without its provider prefix."""
+    bare = model.rsplit("/", 1)[-1]
+    for spec in specs:
+        if fnmatch.fnmatchcase(bare, spec.pattern) or fnmatch.fnmatchcase(model, spec.pattern):
+            return spec
+    return DEFAULT_MODELS[-1]
+
+
+def _text_digest(text: str, chunk: int = 1 << 20) -> bytes:
+    """The cache key of a text: its UTF-8 (surrogates passed through) hashed a slice at a time,
+    so a huge text is not copied whole to be hashed."""
+    digest = hashlib.blake2b(digest_size=16)
+    for start in range(0, len(text), chunk):
+        digest.update(text[start:start + chunk].encode("utf-8", "surrogatepass"))
+    return digest.digest()
+
+
+class TokenCounter:
+    """Counts texts with a digest-keyed cache shared by every session it measures (thread-safe)."""
+
+    def __init__(self, *, cache_size: int = 4096):
+        self._cache: OrderedDict[tuple[str, bytes], int] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def count(self, text: str, encoding: str) -> int:
+        key = (encoding, _text_digest(text))
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        value = tokens.count_tokens(text, encoding)
+        with self._lock:
+            self._cache[key] = value
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return value
+

@@ -1,0 +1,201 @@
+"""One session file of an agent's store, read and written safely: a regular file reached
+without a link out of its store's root, read whole or a chunk at a time, replaced atomically
+(a hidden temp file in the same folder, fsync, `os.replace`, fsync of the folder), and the
+version a write checks so that a change made by anyone else in between is detected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import faults
+from .errors import ProblemFileError
+from .problems import Problem
+
+MAX_SESSION_BYTES = 512 * 1024 * 1024
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class FileVersion:
+    """What a write checks before replacing: the file is still exactly what was read."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+class ReadProblem(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _ensure_dir(path: Path) -> None:
+    """Create a session folder and any missing parents with mode 0700."""
+    missing = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, 0o700)
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes, *, temp_stem: str | None = None) -> None:
+    """Write a session file so that readers see the old file or the new one, never a mix. (Reprise's
+    own files are written through `rooted.Root.write_atomic`, which follows no link.)"""
+    directory = path.parent
+    _ensure_dir(directory)
+    stem = temp_stem or path.stem
+    temp = directory / f".{stem}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            faults.point("after_temp_write")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        faults.point("after_fsync")
+        faults.point("before_replace")
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+    faults.point("after_replace")
+    fsync_dir(directory)
+
+
+def _symlink_between(directory: Path, root: Path) -> bool:
+    """Whether a folder between the state root and this one is a symlink (a few lstat calls;
+    the full realpath check runs only then)."""
+    current = directory
+    while current != root and current != current.parent:
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return True
+        except OSError:
+            return False
+        current = current.parent
+    return current != root
+
+
+def inside(real_path: str, root: Path) -> bool:
+    real_root = os.path.realpath(root)
+    return real_path == real_root or real_path.startswith(real_root.rstrip("/") + "/")
+
+
+@contextlib.contextmanager
+def opened_regular_file(path: Path, root: Path) -> Iterator[tuple[int, os.stat_result]]:
+    """An fd of a regular file inside the root (after symlinks), opened without blocking (never a FIFO)."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            try:
+                path.resolve(strict=True)
+            except (RuntimeError, OSError) as exc:
+                if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
+                    raise ReadProblem("symlink_loop", "the symlink loops") from None
+                raise ReadProblem("dangling_symlink", "the symlink points to nothing") from None
+            info = os.stat(path)
+        if stat.S_ISLNK(os.lstat(path).st_mode) or _symlink_between(path.parent, root):
+            target = os.path.realpath(path)
+            if not inside(target, root):
+                raise ReadProblem("symlink_outside", f"a symlink leads out of the state root (to {target})")
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "not a regular file"
+            raise ReadProblem("not_regular", f"it is {kind}, not a regular file")
+        if info.st_size > MAX_SESSION_BYTES:
+            raise ReadProblem("too_large", f"{info.st_size:,} bytes is over the {MAX_SESSION_BYTES:,}-byte limit")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except PermissionError:
+        raise ReadProblem("unreadable", "permission denied") from None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ReadProblem("unreadable", exc.strerror or str(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ReadProblem("not_regular", "it is not a regular file")
+        yield fd, info
+    finally:
+        os.close(fd)
+
+
+def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
+    """Read a file only if it is a regular file inside the root (after symlinks); never opens a FIFO."""
+    with opened_regular_file(path, root) as (fd, info):
+        try:
+            chunks = []
+            while True:
+                # The whole size in one read: one bytes object, which the join returns as it is (chunks
+                # of a large file joined would hold it twice).
+                chunk = os.read(fd, max(info.st_size + 1 - sum(map(len, chunks)), 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                if sum(map(len, chunks)) > MAX_SESSION_BYTES:
+                    raise ReadProblem("too_large", f"it grew over the {MAX_SESSION_BYTES:,}-byte limit while read")
+            return b"".join(chunks), info
+        except OSError as exc:
+            raise ReadProblem("unreadable", exc.strerror or str(exc)) from None
+
+
+def chunks_of(fd: int) -> Iterator[bytes]:
+    """An open file's bytes a chunk at a time, refusing more than the session limit."""
+    total = 0
+    try:
+        while chunk := os.read(fd, _CHUNK):
+            total += len(chunk)
+            if total > MAX_SESSION_BYTES:
+                raise ReadProblem("too_large", f"it grew over the {MAX_SESSION_BYTES:,}-byte limit while read")
+            yield chunk
+    except OSError as exc:
+        raise ReadProblem("unreadable", exc.strerror or str(exc)) from None
+
+
+def hash_regular_file(path: Path, root: Path) -> tuple[str, int, os.stat_result]:
+    """The SHA-256 and length of a file `read_regular_file` would read, hashed as it is read (never held whole)."""
+    with opened_regular_file(path, root) as (fd, info):
+        hasher, length = hashlib.sha256(), 0
+        for chunk in chunks_of(fd):
+            hasher.update(chunk)
+            length += len(chunk)
+        return hasher.hexdigest(), length, info
+
+
+def problems_named(path: Path, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    try:
+        yield from chunks
+    except ReadProblem as exc:
+        raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
+
+

@@ -1,0 +1,409 @@
+"""Fractal's store as a session source: everything Reprise does to a Fractal session, reached
+through the source protocol (`core/sources/base.py`). Reprise's own files of Fractal sessions
+stay where they always were, beside the sessions under Fractal's state root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ...agents import substitute
+from ...archive import Archive, ArchiveEntry
+from ...audit import AuditLog
+from ...config import Settings
+from ...errors import (
+    ChangedOnDiskError,
+    NotFoundError,
+    OverWindowError,
+    PendingTurnError,
+    ProblemFileError,
+    RepriseError,
+)
+from ...liveness import PendingTurn
+from ...meter import LiveMeter, MeterResult, spec_for
+from ...outcome import TurnOutcome
+from ...own_files import SessionMeta
+from ...paths import SessionRef
+from ...problems import Problem
+from ...retention import PruneSelection
+from ...times import utc_now_iso
+from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
+from ...trimming import RestoreResult, TrimOptions, TrimResult
+from ..base import Capabilities, OpenedSession, SearchRecord, SessionFile, SessionSource
+from .codec import fractal_would_drop
+from .liveness import pending_turns, running_turn, stale_turns
+from .meter import METER_VERSION, Meter, agents_md_section
+from .models import SessionState
+from .restore import restore_session, unrestored_trims
+from .store import Loaded, Store
+from .summary import render_summary
+from .transcript import transcript_of
+from .trash import Trash, relink
+from .trim import TrimMeter, trim_session
+from .turns import (
+    begin_turn,
+    cap_history,
+    finish_turn,
+    mark_interrupted,
+    outcome_from_saved_turn,
+    usage_model,
+)
+
+T = TypeVar("T")
+NAME = "fractal"
+
+
+class FractalSource(SessionSource):
+    name = NAME
+    label = "Fractal"
+    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, new=True, send=True,
+                                trim_in_place=True, trim_fork=True, trash=True)
+
+    def __init__(self, state_root: Path, settings: Settings):
+        self.settings = settings
+        self.store = Store(state_root)
+        self.own_paths = self.store.paths
+        self.archive = Archive(self.store.paths)
+        self.audit = AuditLog(self.store.paths)
+        self.trash = Trash(self.store, self.audit)
+        self.meter = Meter(settings.meter)
+
+    @property
+    def root(self) -> Path:
+        return self.store.root
+
+    # --- listing and reading ---------------------------------------------------------------
+
+    def workspace_keys(self) -> list[str]:
+        return self.store.workspace_keys()
+
+    def session_files(self, key: str | None = None) -> Iterator[SessionFile]:
+        for workspace in [key] if key is not None else self.workspace_keys():
+            with contextlib.suppress(OSError, RepriseError):  # an unreadable folder lists nothing (doctor names it)
+                for name, is_dir in self.store.rooted.names(self.store.paths.sessions(workspace)):
+                    if not is_dir and name.endswith(".json") and not name.startswith("."):
+                        path = self.store.paths.sessions(workspace) / name
+                        with contextlib.suppress(OSError):
+                            info = path.stat()
+                            yield SessionFile(workspace, name[:-5], str(path), info.st_size, info.st_mtime_ns)
+
+    def has_sessions(self, key: str) -> bool:
+        return self.store.paths.sessions(key).is_dir()
+
+    def exists(self, ref: SessionRef) -> bool:
+        return self.store.exists(ref)
+
+    def session_path(self, ref: SessionRef) -> Path:
+        return self.store.paths.session_file(ref)
+
+    def open(self, ref: SessionRef) -> OpenedSession:
+        loaded = self.store.load(ref)
+        size = len(loaded.data or b"")
+        loaded.data = None   # a large file's bytes are freed before anything is rendered from it
+        return OpenedSession(ref, loaded.path, size, loaded.version.sha256, transcript_of(loaded.state),
+                             list(loaded.warnings), loaded)
+
+    @staticmethod
+    def _loaded(opened: OpenedSession) -> Loaded:
+        assert isinstance(opened.native, Loaded)
+        return opened.native
+
+    def summary_text(self, opened: OpenedSession) -> str:
+        """Fractal's rendered summary, as Fractal shows it to its model."""
+        return render_summary(self._loaded(opened).state.summary)
+
+    def history(self, opened: OpenedSession) -> list[dict[str, Any]]:
+        """The history entries kept in the file, as `show --json` has always printed them."""
+        return [{"turn_id": h.turn_id, "status": h.status, "user_message": h.user_message,
+                 "files_read": h.files_read, "files_modified": h.files_modified, "commands_run": h.commands_run,
+                 "error": h.error, "created_at": h.created_at, "updated_at": h.updated_at}
+                for h in self._loaded(opened).state.history]
+
+    def search_records(self, opened: OpenedSession) -> Iterator[SearchRecord]:
+        yield from search_records_of(self._loaded(opened).state)
+
+    def read_meta(self, ref: SessionRef) -> SessionMeta:
+        return self.store.read_meta(ref)
+
+    def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta:
+        if not self.store.exists(ref):
+            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.")
+        return self.store.update_meta(ref, change)
+
+    def workspace_path(self, key: str) -> str | None:
+        return self.store.workspace_path(key)
+
+    def record_workspace(self, key: str, folder: Path) -> None:
+        self.store.record_workspace(key, folder)
+
+    # --- handing a session to the agent ----------------------------------------------------
+
+    def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
+        return substitute(self.settings.agent.resume, session_id=ref.session_id, workspace=workspace or "")
+
+    def before_handoff(self, ref: SessionRef, *, for_exec: bool) -> tuple[list[str], ArchiveEntry | None]:
+        """What Fractal's next save would drop, archived first for a real handoff: (notes, snapshot)."""
+        loaded = self.store.load(ref)
+        dropped = fractal_would_drop(loaded.state)
+        if not dropped:
+            return [], None
+        if not for_exec:
+            return [f"Fractal's next save would drop {' and '.join(dropped)}; resuming archives the file first."], None
+        assert loaded.data is not None
+        snapshot = self.archive.put(ref, loaded.data, op="snapshot", reason="before handing to Fractal", drops=dropped)
+        return [f"Fractal's next save would drop {' and '.join(dropped)}; the file was archived first "
+                f"(reprise restore {ref.session_id} --archive {snapshot.digest[:12]})."], snapshot
+
+    # --- the context meter -----------------------------------------------------------------
+
+    def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
+                model: str | None = None) -> MeterResult:
+        state = self.store.load(ref, keep_data=False).state
+        return self.meter.measure(state, workspace, message, model=model)
+
+    def prepare_meter(self, opened: OpenedSession, workspace: Path | None) -> LiveMeter:
+        return self.meter.prepare(self._loaded(opened).state, workspace)
+
+    def context_window(self, workspace: Path, model: str | None = None) -> int:
+        name, _ = self.meter.resolve_model(workspace, model)
+        return spec_for(name, self.settings.meter.models).window
+
+    def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
+        """What a cached resume cost depends on besides the file: model, counting and AGENTS.md."""
+        name, _ = self.meter.resolve_model(workspace or fallback, model)
+        spec = spec_for(name, self.settings.meter.models)
+        agents = agents_md_section(workspace)[0] if workspace else ""
+        agents_digest = hashlib.blake2b(agents.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        return f"{METER_VERSION}|{name}|{spec.encoding}|{spec.overhead}|{agents_digest}"
+
+    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int) -> int | None:
+        """The meter total of the next turn with an empty draft; None when the file is not the listed version."""
+        try:
+            loaded = self.store.load(ref, keep_data=False)
+        except RepriseError:
+            return None
+        if (loaded.version.size, loaded.version.mtime_ns) != (size, mtime_ns):
+            return None
+        return self.meter.prepare(loaded.state, workspace).base_total
+
+    # --- turns -------------------------------------------------------------------------------
+
+    def check_sendable(self, ref: SessionRef, message: str, workspace: Path | None, *,
+                       confirm_over: bool) -> MeterResult:
+        loaded = self.store.load(ref, keep_data=False)
+        if loaded.warnings:
+            raise ProblemFileError(loaded.warnings[0], hint="Reprise will not rewrite this file; fix it or use Fractal")
+        running = running_turn(self.store, loaded, now=time.time())
+        if running is not None:
+            raise PendingTurnError(f"A turn of session {ref.session_id} is still running ({running.why}).",
+                                   hint="wait for it, or interrupt it")
+        result = self.meter.measure(loaded.state, workspace, message)
+        if result.state == "over" and not confirm_over:
+            raise OverWindowError(f"The next turn would send {result.total:,} tokens, over the {result.window:,}-token "
+                                  f"window of {result.model}.",
+                                  hint="trim the session first, or confirm to send anyway")
+        return result
+
+    def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
+        """Before an agent that saves the session itself runs: archive what it would drop; (turns, summary)."""
+        loaded = self.store.load(ref)
+        dropped = fractal_would_drop(loaded.state)
+        if dropped:
+            assert loaded.data is not None
+            self.archive.put(ref, loaded.data, op="snapshot", reason="before a Fractal turn", drops=dropped)
+        return len(loaded.state.turns), render_summary(loaded.state.summary)
+
+    def begin_turn(self, ref: SessionRef, message: str) -> str:
+        """Record the message as a pending turn, unless another turn started since the checks."""
+        def begin(state: SessionState) -> str:
+            version = self.store.current_version(self.store.paths.session_file(ref))
+            judged = pending_turns(self.store, ref, state, mtime=version.mtime_ns / 1e9 if version else None,
+                                   now=time.time())
+            if any(turn.live for turn in judged):
+                raise PendingTurnError("Another turn of this session started a moment ago.", hint="wait for it")
+            return begin_turn(state, message, utc_now_iso())
+        return self._record(ref, begin)
+
+    def turn_summary(self, ref: SessionRef) -> str:
+        return render_summary(self.store.load(ref, keep_data=False).state.summary)
+
+    def finish_turn(self, ref: SessionRef, turn_id: str, outcome: TurnOutcome) -> None:
+        _as_recorded(outcome)
+        self._record(ref, lambda state: finish_turn(state, turn_id, outcome, utc_now_iso()))
+
+    def after_agent_wrote(self, ref: SessionRef, turns_before: int, outcome: TurnOutcome) -> str | None:
+        """The turn the agent saved; an interrupted agent's pending turn is marked interrupted."""
+        _as_recorded(outcome)
+        try:
+            state = self.store.load(ref, keep_data=False).state
+        except RepriseError:
+            return None
+        if len(state.turns) <= turns_before:
+            return None
+        newest = state.turns[-1]
+        if outcome.unread and newest.agent is not None:
+            outcome_from_saved_turn(outcome, state, newest.turn_id)
+        if newest.agent is None and outcome.status in ("interrupted", "failed"):
+            self._record(ref, lambda s: mark_interrupted(s, newest.turn_id, utc_now_iso()))
+        return newest.turn_id
+
+    def _record(self, ref: SessionRef, change: Callable[[SessionState], T]) -> T:
+        """Read, change and write a session under its lock; archive the history it evicts."""
+        with self.store.lock(ref):
+            loaded = self.store.load(ref)
+            if loaded.warnings:
+                raise ProblemFileError(loaded.warnings[0])
+            result = change(loaded.state)
+            evicted = cap_history(loaded.state, self.settings.history.max_turns)
+            if evicted:
+                payload = json.dumps({"session_id": ref.session_id,
+                                      "history": [turn.model_dump(mode="json") for turn in evicted]}, indent=2)
+                self.archive.put(ref, (payload + "\n").encode("ascii"), op="evict",
+                                 anchors=[turn.turn_id for turn in evicted], count=len(evicted))
+            self.store.save(ref, loaded.state, expected=loaded.version, locked=True)
+        return result
+
+    def remember_estimate(self, ref: SessionRef, turn_id: str, estimate: int) -> None:
+        """Keep the estimate made before a turn, to compare with what the agent reports."""
+        with contextlib.suppress(RepriseError, OSError):  # a comparison aid: the turn itself is saved
+            self.store.update_meta(ref, lambda meta: meta.estimates.__setitem__(turn_id, estimate))
+
+    def estimates_vs_measured(self, opened: OpenedSession, meta: SessionMeta) -> list[tuple[int, int, int]]:
+        """(turn number, estimate before the turn, context the agent reported) for turns that have both."""
+        estimates = meta.estimates
+        state = self._loaded(opened).state
+        pairs = []
+        for number, turn in enumerate(state.turns, start=1):
+            usage = turn.agent.usage if turn.agent else None
+            if usage and usage.context_tokens and turn.turn_id in estimates:
+                pairs.append((number, estimates[turn.turn_id], usage.context_tokens))
+        return pairs
+
+    def running(self, ref: SessionRef, *, now: float) -> PendingTurn | None:
+        """The session's live pending turn, if any (core/sources/fractal/liveness.py)."""
+        return running_turn(self.store, self.store.load(ref, keep_data=False), now=now)
+
+    def stale_pending(self, opened: OpenedSession) -> list[PendingTurn]:
+        return stale_turns(self.store, self._loaded(opened), now=time.time())
+
+    def mark_interrupted(self, ref: SessionRef, turn_ids: list[str]) -> list[str]:
+        def mark(state: SessionState) -> list[str]:
+            still_pending = {turn.turn_id for turn in state.turns if turn.agent is None}
+            marked = [turn_id for turn_id in turn_ids if turn_id in still_pending]  # one may have finished since
+            for turn_id in marked:
+                mark_interrupted(state, turn_id, utc_now_iso())
+            return marked
+        return self._record(ref, mark)
+
+    # --- new sessions, trimming and undoing ------------------------------------------------------
+
+    def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
+        """Write a valid 0-turn session (Fractal resumes it)."""
+        ref = SessionRef(key, uuid.uuid4().hex)
+        self.store.record_workspace(key, folder)
+        self.store.save(ref, SessionState(session_id=ref.session_id), expected=None)
+        self.store.write_meta(ref, meta)
+        return ref
+
+    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+             force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
+        if expected_sha256 is not None:
+            current = self.store.current_version(self.store.paths.session_file(ref))
+            if current is None:
+                raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.")
+            if current.sha256 != expected_sha256:
+                raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was trimmed.",
+                                         hint="open the trim dialog again")
+        meter = TrimMeter.from_meter(self.meter, workspace, model=model)
+        return trim_session(self.store, self.archive, ref, options, meter=meter, dry_run=dry_run, fork=fork,
+                            force=force, audit=self.audit)
+
+    def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
+                force: bool) -> RestoreResult:
+        return restore_session(self.store, self.archive, ref, digest_text=archive_digest, all_trims=all_trims,
+                               dry_run=dry_run, force=force, audit=self.audit)
+
+    def can_undo_trim(self, ref: SessionRef) -> bool:
+        current = self.store.current_version(self.store.paths.session_file(ref))
+        return current is not None and bool(unrestored_trims(self.archive.entries(ref), current.sha256))
+
+    # --- trash and moves ----------------------------------------------------------------------------
+
+    def remove(self, ref: SessionRef, *, force: bool) -> TrashEntry:
+        return self.trash.remove(ref, force=force)
+
+    def trash_entries(self, keys: Iterable[str]) -> list[TrashEntry]:
+        return self.trash.entries(keys)
+
+    def trash_restore(self, ref: SessionRef) -> TrashEntry:
+        return self.trash.restore(ref)
+
+    def purge(self, keys: Iterable[str], *, confirmed: bool, older_than: float | None) -> PurgeResult:
+        return self.trash.purge(keys, confirmed=confirmed, older_than=older_than)
+
+    def prune(self, selection: PruneSelection, *, confirmed: bool) -> PruneResult:
+        return self.trash.prune(selection, confirmed=confirmed)
+
+    def relink(self, old_key: str, new_dir: str, *, force: bool) -> RelinkResult:
+        return relink(self.store, old_key, new_dir, force=force, audit=self.audit)
+
+    # --- health --------------------------------------------------------------------------------------
+
+    def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
+        """(problems of Reprise's own files, leftover temp files, the ones cleaned, notes)."""
+        keys = self.store.workspace_keys()
+        self.audit.read(keys)
+        problems = [*self.audit.problems, *self.archive.problems(keys)]
+        temps: list[str] = []
+        cleaned: list[str] = []
+        now = time.time()
+        for temp in self.store.temp_files():
+            try:
+                age = now - self.store.rooted.lstat(temp).st_mtime
+            except (OSError, RepriseError):
+                continue
+            if clean and age > stale_after:
+                self.store.rooted.unlink(temp)
+                cleaned.append(str(temp))
+            else:
+                temps.append(str(temp))
+        notes = []
+        with contextlib.suppress(OSError):
+            mode = self.store.root.stat().st_mode & 0o777
+            if mode & 0o022:
+                notes.append(f"The state root {self.store.root} is writable by other users (mode {mode:o}).")
+        return problems, temps, cleaned, notes
+
+
+def _as_recorded(outcome: TurnOutcome) -> None:
+    """The outcome's usage as Fractal records it (every figure, unknown ones kept; None when invalid)."""
+    model = usage_model(outcome.usage)
+    outcome.usage = model.model_dump(mode="json") if model is not None else None
+
+
+def search_records_of(state: SessionState) -> Iterator[SearchRecord]:
+    """Every searchable text of a Fractal session: messages, replies and errors of every turn, and
+    the files and commands of the turns whose details the history keeps."""
+    numbers = {}
+    for number, turn in enumerate(state.turns, start=1):
+        numbers[turn.turn_id] = number
+        yield SearchRecord(number, "user", turn.user.message)
+        if turn.agent is not None:
+            if turn.agent.response:
+                yield SearchRecord(number, "response", turn.agent.response)
+            if turn.agent.error:
+                yield SearchRecord(number, "error", turn.agent.error)
+    for entry in state.history:
+        number = numbers.get(entry.turn_id, 0)
+        for field_name, items in (("files", entry.files_read + entry.files_modified), ("commands", entry.commands_run)):
+            if items:
+                yield SearchRecord(number, field_name, "\n".join(items))
+        if entry.error and number == 0:
+            yield SearchRecord(number, "error", entry.error)

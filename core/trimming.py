@@ -1,0 +1,264 @@
+"""What a trim asks for and what it gives back, the same for every source that trims: the
+options (keep the newest history, cap long replies, fold or drop turns, fit a target), the plan a
+preview shows and an apply writes, and the result. Planning is each source's own
+(Fractal's: core/sources/fractal/trim.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+from .paths import SessionRef
+from .session_files import digest
+
+DEFAULT_SPARE = 3
+
+
+def cap_marker(chars_cut: int, records_digest: str) -> str:
+    return f"\n[reprise: {chars_cut:,} characters cut; archive {records_digest}]"
+
+
+@dataclass(frozen=True, slots=True)
+class TrimOptions:
+    keep_history: int | None = None
+    cap_replies: int | None = None
+    spare: int = DEFAULT_SPARE
+    fold: int | None = None
+    drop: tuple[str, ...] = ()
+    fit: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "drop", tuple(str(item).strip() for item in self.drop if str(item).strip()))
+        if self.keep_history is None and self.cap_replies is None and self.fold is None and not self.drop \
+                and self.fit is None:
+            raise UsageError("Nothing to trim.", hint="--keep-history, --cap-replies, --fold, --drop or --fit")
+        for name, low in (("keep_history", 0), ("cap_replies", 1), ("spare", 0), ("fold", 0), ("fit", 1)):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+                raise UsageError(f"--{name.replace('_', '-')} must be a whole number of at least {low}.")
+        if self.fit is not None and (self.cap_replies is not None or self.fold is not None):
+            raise UsageError("--fit chooses the cap and the fold itself; drop --cap-replies and --fold.")
+
+    @classmethod
+    def parse_drop(cls, text: str) -> tuple[str, ...]:
+        """`--drop 3,7,turn-ab12...` as a tuple of turn numbers and ids."""
+        return tuple(item.strip() for item in text.split(",") if item.strip())
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.keep_history is not None:
+            data["keep_history"] = self.keep_history
+        if self.cap_replies is not None:
+            data["cap_replies"] = self.cap_replies
+            data["spare"] = self.spare
+        if self.fold is not None:
+            data["fold"] = self.fold
+        if self.drop:
+            data["drop"] = list(self.drop)
+        if self.fit is not None:
+            data["fit"] = self.fit
+            data["spare"] = self.spare
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    """The file a trim is planned from: its size and SHA-256, and its bytes when they are held
+    (None when it is planned from a loaded state and the file stays on disk: applying copies the
+    file itself into the archive, checked by this digest)."""
+
+    size: int
+    sha256: str
+    data: bytes | None = None
+
+    @classmethod
+    def of(cls, data: bytes) -> Original:
+        return cls(len(data), digest(data), data)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnChange:
+    number: int
+    turn_id: str
+    change: str
+    chars_cut: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {"number": self.number, "turn_id": self.turn_id, "change": self.change}
+        if self.change == "capped":
+            data["chars_cut"] = self.chars_cut
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class FitOutcome:
+    target: int
+    chosen: str | None
+    fits: bool
+    tried: tuple[tuple[str, int], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "chosen": self.chosen, "fits": self.fits,
+                "tried": [{"plan": label, "estimate": estimate} for label, estimate in self.tried]}
+
+
+@dataclass(slots=True)
+class TrimPlan:
+    """Everything a preview shows and an apply writes; `data` is `original` when nothing changes
+    (None then, when the original's bytes are not held). `state` is the trimmed state (once
+    `trim_session` has applied the plan, without its history traces: they are in `data`)."""
+
+    session_id: str
+    options: TrimOptions
+    source: Original
+    data: bytes | None
+    state: Any   # the trimmed session in its source's own model
+    records: bytes | None
+    records_digest: str | None
+    anchors: list[str]
+    turns: list[TurnChange]
+    history_removed: list[str]
+    meter_before: int | None = None
+    meter_after: int | None = None
+    fit: FitOutcome | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.records is not None
+
+    @property
+    def original(self) -> bytes | None:
+        """The original file's bytes, when the plan holds them (see `Original`)."""
+        return self.source.data
+
+    @property
+    def size_before(self) -> int:
+        return self.source.size
+
+    @property
+    def size_after(self) -> int:
+        return len(self.data) if self.data is not None else self.source.size
+
+    @property
+    def original_digest(self) -> str:
+        return self.source.sha256
+
+    @property
+    def result_digest(self) -> str:
+        return digest(self.data) if self.data is not None else self.source.sha256
+
+    def counts(self) -> dict[str, int]:
+        count = {"capped": 0, "folded": 0, "dropped": 0}
+        for change in self.turns:
+            count[change.change] += 1
+        count["history_removed"] = len(self.history_removed)
+        return count
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "options": self.options.as_dict(), "changed": self.changed,
+                "size_before": self.size_before, "size_after": self.size_after,
+                "meter_before": self.meter_before, "meter_after": self.meter_after,
+                "archive_digest": self.records_digest, "turns": [change.as_dict() for change in self.turns],
+                "history_removed": self.history_removed, "counts": self.counts(),
+                "fit": self.fit.as_dict() if self.fit else None, "notes": self.notes}
+
+
+@dataclass(slots=True)
+class TrimResult:
+    plan: TrimPlan
+    source: SessionRef
+    ref: SessionRef
+    applied: bool
+    dry_run: bool
+    forked: bool
+    archived: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.plan.as_dict(), "source_session_id": self.source.session_id,
+                "session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
+                "applied": self.applied, "dry_run": self.dry_run, "forked": self.forked, "archived": self.archived}
+
+
+# --- undoing trims -------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class RestoreStep:
+    """One archive entry put back: `exact` (the original bytes) or `reinserted` (records at anchors)."""
+
+    digest: str
+    op: str
+    mode: str
+    summary_inserted: int = 0
+    summary_replaced: int = 0
+    history_inserted: int = 0
+    digest_turn_removed: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"digest": self.digest, "op": self.op, "mode": self.mode, "summary_inserted": self.summary_inserted,
+                "summary_replaced": self.summary_replaced, "history_inserted": self.history_inserted,
+                "digest_turn_removed": self.digest_turn_removed}
+
+
+@dataclass(slots=True)
+class RestoreResult:
+    ref: SessionRef
+    before: bytes
+    after: bytes
+    steps: list[RestoreStep]
+    applied: bool
+    dry_run: bool
+    archived: str | None = None
+    notes: list[str] = field(default_factory=list)
+    beyond_fractal: HistoryBeyondFractal | None = None
+
+    @property
+    def size_before(self) -> int:
+        return len(self.before)
+
+    @property
+    def size_after(self) -> int:
+        return len(self.after)
+
+    def counts(self) -> dict[str, int]:
+        return {"entries": len(self.steps),
+                "summary_inserted": sum(step.summary_inserted for step in self.steps),
+                "summary_replaced": sum(step.summary_replaced for step in self.steps),
+                "history_inserted": sum(step.history_inserted for step in self.steps)}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
+                "steps": [step.as_dict() for step in self.steps], "counts": self.counts(),
+                "size_before": self.size_before, "size_after": self.size_after, "applied": self.applied,
+                "dry_run": self.dry_run, "archived": self.archived, "notes": self.notes,
+                "history_beyond_fractal": self.beyond_fractal.as_dict() if self.beyond_fractal else None}
+
+
+@dataclass(slots=True)
+class HistoryBeyondFractal:
+    """A restored file with more history entries than Fractal keeps: its next save drops the oldest,
+    which stay in the archive entry `kept_in` (a copy of the restored file, written before it)."""
+
+    entries: int
+    dropped: list[str]
+    keeps: int   # how many history entries the agent keeps
+    kept_in: Path | None = None
+    archive_digest: str | None = None
+
+    def note(self) -> str:
+        span = self.dropped[0] if len(self.dropped) == 1 else f"{self.dropped[0]} to {self.dropped[-1]}"
+        said = (f"the session now holds {self.entries} history entries; Fractal keeps the newest "
+                f"{self.keeps} on its next save and drops the {len(self.dropped)} oldest ({span})")
+        if self.kept_in is None:
+            return said.replace("now holds", "would hold") + "; applying copies the restored file to the archive first"
+        return f"{said}; they are kept in the archive at {self.kept_in} (entry {(self.archive_digest or '')[:12]})"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"entries": self.entries, "fractal_keeps": self.keeps, "dropped_on_next_save": self.dropped,
+                "kept_in": str(self.kept_in) if self.kept_in else None, "archive_digest": self.archive_digest}
+
+
+# --- which entries ------------------------------------------------------------------------------------
