@@ -49,7 +49,8 @@ def transcript_of(state: SessionState) -> Transcript:
 
 def _usage(usage: TurnUsage) -> Usage:
     return Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cost=usage.cost,
-                 context_tokens=usage.context_tokens or None, duration_ms=usage.duration_ms)
+                 context_tokens=usage.context_tokens or None, duration_ms=usage.duration_ms,
+                 iterations=usage.iterations)
 
 
 def _add_details(turn: Turn, entry: HistoryTurn) -> None:
