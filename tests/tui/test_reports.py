@@ -6,13 +6,21 @@ from __future__ import annotations
 import json
 import os
 
+from reprise.core import config
 from reprise.core.paths import SessionRef, workspace_key
+from reprise.core.service import Service
 from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.meter import Measured, MeterResult, Part
 from reprise.core.sources.fractal.models import TurnUsage
 from reprise.core.sources.fractal.store import Store
+from reprise.core.transcript import Command, FileTouch, Transcript, Turn, Usage
+from reprise.tui.reports import plain_text
+from reprise.tui.reports.history import history_lines
+from reprise.tui.reports.meter import context_lines, meter_lines
 
 from ..core.test_store import make_state
 from . import test_cli
+from .conftest import build_app, settle
 from .test_cli import run
 
 SESSION_ID = "a" * 32
@@ -169,3 +177,84 @@ def test_meter_prints_each_part_the_total_the_draft_and_the_measured_figure_byte
         capsys, workspace, isolated_paths):
     put_worked_session(isolated_paths, workspace)
     assert run(capsys, "meter", "aaaa", "--message", "hello") == (0, METER, "")
+
+
+# --- the TUI shows the same reports ------------------------------------------------------------
+
+def _service(state_root, folder) -> Service:
+    return Service(config.load(state_dir=str(state_root)), workspace=folder)
+
+
+async def _report_body(app, pilot, action: str) -> str:
+    await settle(pilot)
+    await app.run_action(action)
+    await settle(pilot)
+    return str(app.screen.query_one("#report-body").render())
+
+
+async def test_the_doctor_view_shows_the_lines_reprise_doctor_prints(capsys, workspace, isolated_paths):
+    put_doctor_findings(isolated_paths, workspace)
+    _, printed, _ = run(capsys, "doctor")
+    app = build_app(_service(isolated_paths, workspace))
+    async with app.run_test(size=(200, 40)) as pilot:
+        assert await _report_body(app, pilot, "show_doctor") == printed.rstrip("\n")
+
+
+async def test_the_audit_view_shows_the_lines_reprise_audit_prints_and_the_unreadable_line(capsys, workspace,
+                                                                                            isolated_paths):
+    log = put_audit_log(isolated_paths, workspace)
+    app = build_app(_service(isolated_paths, workspace))
+    async with app.run_test(size=(200, 40)) as pilot:
+        body = await _report_body(app, pilot, "show_audit")
+    assert body == f"{log} line 2: not JSON; skipped\n" + AUDIT.rstrip("\n")
+
+
+async def test_the_history_tab_labels_each_facts_provenance_and_shows_the_transcripts_notes(workspace,
+                                                                                           isolated_paths):
+    ref = put_worked_session(isolated_paths, workspace)
+    store = Store(isolated_paths)
+    loaded = store.load(ref)
+    del loaded.state.history[0]   # Fractal keeps the details of its newest turns only
+    store.save(ref, loaded.state, expected=loaded.version)
+    app = build_app(_service(isolated_paths, workspace))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        history = app.screen.query_one("#history-view").text
+    assert history.startswith("2 turn(s) kept in the file (the summary has 3).\n2 of 3 turns keep their details "
+                              "in the file (Fractal keeps the newest 20); the others have their message and reply only.")
+    assert ("User: message 1\nFiles read (2, observed):\n  src/app.py\n  README.md\n"
+            "Files modified (1, reported by the model):\n  src/app.py\nCommands (1, observed):\n  pytest -q\n"
+            "Usage: 12,345 in, 678 out, context 9,876, 3 iterations, 4.5 s, cost 0.0123\n") in history
+    assert f"User: {LONG_MESSAGE}\nError: the model gave up" in history
+    assert "turn-00000000000000000000000000000000" not in history
+
+
+def test_the_history_of_any_source_groups_facts_by_provenance_and_shows_only_recorded_figures():
+    turn = Turn("t1", "fix \x1b[31mit", "succeeded", started_at="10:00", ended_at="10:05",
+                files_read=[FileTouch("a.py", "observed")],
+                files_modified=[FileTouch("a.py", "observed"), FileTouch("b\n.py", "reported")],
+                commands=[Command("make", "reported")],
+                usage=Usage(input_tokens=10, output_tokens=2, cache_read_tokens=5, cost=None, context_tokens=None))
+    transcript = Transcript("other", "s1", [turn, Turn("t0", "old", "succeeded", detailed=False)],
+                            notes=["1 record skipped"])
+    assert plain_text(history_lines(transcript)) == (
+        "1 turn(s) kept in the file (the summary has 2).\n1 record skipped\n\n── t1  [succeeded]  10:00 → 10:05\n"
+        "User: fix ␛[31mit\nFiles read (1, observed):\n  a.py\nFiles modified (1, observed):\n  a.py\n"
+        "Files modified (1, reported by the model):\n  b\\n.py\nCommands (1, reported by the model):\n  make\n"
+        "Usage: 10 in, 2 out, cache 5 read, 0 written")
+
+
+def test_the_context_tab_says_of_each_part_what_reprise_meter_says():
+    parts = (Part("summary", 120, "counted", full_chars=None, note="ends with the draft"),
+             Part("history", None, "failed", full_chars=4_000, error="the tokenizer \x1b failed"))
+    result = MeterResult("gpt-5", "default", "o200k_base", parts, window=1_000, warn_at=0.8,
+                         measured=Measured(2, 300), exact=False)
+    printed = plain_text(meter_lines(SESSION_ID, result, with_draft=False)).split("\n")
+    assert printed[1:3] == ["  summary          120  counted    ends with the draft",
+                            "  history       failed  failed     4,000 characters in full; error: the tokenizer ␛ failed"]
+    shown = plain_text(context_lines(result, width=22)).split("\n")
+    assert shown[5:11] == ["summary         120 counted", "█" * 2 + "░" * 18, "ends with the draft",
+                           "history      failed failed", "░" * 20,
+                           "4,000 characters in full; error: the tokenizer ␛ failed"]
