@@ -258,9 +258,9 @@ def _emit(data: dict) -> None:
     sys.stdout.write("".join(pending))
 
 
-def _print_lines(lines: list[Line], file=None) -> None:
+def _print_lines(lines: list[Line]) -> None:
     for each in lines:
-        print(each.plain, file=file)
+        print(each.plain)
 
 
 def _has_non_finite(value) -> bool:
