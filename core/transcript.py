@@ -27,7 +27,7 @@ class Usage:
     cost: float | None = None
     context_tokens: int | None = None
     duration_ms: int | None = None
-    iterations: int | None = None
+    iterations: int | None = None   # the agent's model calls in the turn, where it counts them
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,15 +16,20 @@ from reprise.core.paths import SessionRef
 from reprise.core.processes import SIGNAL_EXIT_STATUS, TurnSignals
 from reprise.core.retention import format_age
 from reprise.core.service import Service
-from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 
+from .reports import line
+from .reports.audit import audit_lines, audit_problem_lines
+from .reports.doctor import doctor_lines
+from .reports.styled import styled_text
 from .screens.dialogs import ChoiceDialog, ReportScreen
 from .screens.main import MainScreen, TurnFinished
-from .text import clipped, safe_line, safe_text
+from .text import safe_line, safe_text
 from .workers import ReportsWorkerErrors
+
+AUDIT_SHOWN = 200   # the newest operations in the Audit log view
 
 
 class RepriseCommands(Provider):
@@ -169,15 +174,13 @@ class RepriseApp(ReportsWorkerErrors, App):
 
     def action_show_audit(self) -> None:
         def run() -> None:
-            body = Text()
-            for record in self.service.audit_records(all_workspaces=True)[-200:]:
-                target = record.session_id or ", ".join(record.sessions) or "-"
-                counts = ", ".join(f"{k} {v}" for k, v in record.counts.items())
-                body.append(f"{clipped(record.time, 19)}  {clipped(record.op, 13):13} {clipped(target, 12):12} "
-                            f"{safe_line(record.result)}  {safe_line(counts)}\n")
-            if not body:
-                body.append("No destructive operations recorded.")
-            self.call_from_thread(self.push_screen, ReportScreen("Audit log", body))
+            records = self.service.audit_records(all_workspaces=True)
+            lines = audit_problem_lines(self.service.audit_problems())
+            if len(records) > AUDIT_SHOWN:
+                lines.append(line(f"The newest {AUDIT_SHOWN} of {len(records):,} operations "
+                                  "(reprise audit prints them all):", style="dim"))
+            lines += audit_lines(records[-AUDIT_SHOWN:])
+            self.call_from_thread(self.push_screen, ReportScreen("Audit log", styled_text(lines)))
 
         self.run_worker(run, thread=True, group="audit", exit_on_error=False)
 
@@ -191,19 +194,7 @@ class RepriseApp(ReportsWorkerErrors, App):
             except RepriseError as exc:
                 self.call_from_thread(self.report_error, exc)
                 return
-            body = Text()
-            for problem in report.problems:
-                body.append(f"problem  {safe_line(problem.path)}\n         {problem.code}: "
-                            f"{safe_line(problem.message)}\n", style="red")
-            for warning in report.warnings:
-                body.append(f"warning  {safe_line(warning.path)}\n         {safe_line(warning.message)}\n",
-                            style="yellow")
-            for temp in report.temp_files:
-                body.append(f"tempfile {safe_line(temp)}\n")
-            for note in report.notes:
-                body.append(f"note     {safe_line(note)}\n")
-            if not body:
-                body.append(f"No problems under {safe_line(self.service.state_root)}.")
+            body = styled_text(doctor_lines(report, self.service.state_root))
             self.call_from_thread(self.push_screen, ReportScreen("Doctor", body))
 
         self.run_worker(run, thread=True, group="doctor", exit_on_error=False)

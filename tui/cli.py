@@ -22,6 +22,11 @@ from reprise.core.errors import AmbiguousError, RepriseError, UsageError
 from reprise.core.service import SORTS, Service, activity_time
 
 from .format import human_size, relative_time
+from .reports import Line
+from .reports.audit import audit_lines, audit_problem_lines
+from .reports.doctor import doctor_lines
+from .reports.history import history_digest_lines
+from .reports.meter import meter_lines
 from .stdio import CLOSED_PIPE_STATUS, closed_outputs, on_terminal, quiet_closed_outputs
 from .text import clipped, one_line, safe_line, safe_text
 
@@ -253,6 +258,11 @@ def _emit(data: dict) -> None:
     sys.stdout.write("".join(pending))
 
 
+def _print_lines(lines: list[Line]) -> None:
+    for each in lines:
+        print(each.plain)
+
+
 def _has_non_finite(value) -> bool:
     if isinstance(value, float):
         return not math.isfinite(value)
@@ -320,17 +330,7 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
     print()
     _print_safe(detail.summary_text or "")
     print()
-    history = detail.history or []
-    print(f"History (last {len(history)} turns kept in the file):")
-    for entry in history:
-        print(f"- {clipped(entry['turn_id'], 60)} [{clipped(entry['status'], 20)}] {clipped(entry['updated_at'], 40)}")
-        print(f"  user: {_short(entry['user_message'], 100)}")
-        for label, items in (("read", entry["files_read"]), ("modified", entry["files_modified"]),
-                             ("commands", entry["commands_run"])):
-            if items:
-                print(f"  {label}: {clipped(', '.join(map(safe_line, items)), 100)}")
-        if entry["error"]:
-            print(f"  error: {_short(entry['error'], 100)}")
+    _print_lines(history_digest_lines(detail.transcript))
     t = detail.totals
     print()
     print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, cost {t.cost or 0.0:.4f}, "
@@ -349,17 +349,6 @@ def _print_safe(text: str, chunk: int = 1 << 20) -> None:
         sys.stdout.write(safe_text(text[start:end]))
         start = end
     sys.stdout.write("\n")
-
-
-def _short(text: str, width: int) -> str:
-    """`one_line(text, width)` of only as much of the text as fills the width: the line keeps the
-    text's order, so once a start of the text is longer than the width, the rest cannot change it."""
-    size = 4 * width + 64
-    while size < len(text):
-        if len(one_line(text[:size], size)) > width:
-            return one_line(text[:size], width)
-        size *= 4
-    return one_line(text, width)
 
 
 def cmd_new(service: Service, args, as_json: bool) -> int:
@@ -507,25 +496,7 @@ def cmd_meter(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit({"session_id": ref.session_id, **result.as_dict()})
         return 0
-    kind = "exact" if result.exact else "estimate"
-    print(f"Next turn of {safe_line(ref.session_id)} with {safe_line(result.model)} ({result.model_source}), "
-          f"counted with {result.encoding}: {kind}")
-    for part in result.parts:
-        figure = f"{part.tokens:>9,}" if part.tokens is not None else "   failed"
-        extra = []
-        if part.full_chars is not None and part.name in ("history", "message"):
-            extra.append(f"{part.full_chars:,} characters in full")
-        if part.note:
-            extra.append(safe_line(part.note))
-        if part.error:
-            extra.append(f"error: {safe_line(part.error)}")
-        print(f"  {part.name:10} {figure}  {part.basis:10} {'; '.join(extra)}")
-    print(f"  {'total':10} {result.total:>9,}  of {result.window:,} ({result.percent:.1f}%), {result.state}; "
-          f"the window is the input budget ({result.window_source})")
-    if message:
-        print(f"  {'draft':10} {result.draft:>+9,}  the total with this message minus the total with none")
-    if result.measured:
-        print(f"  measured   {result.measured.tokens:>9,}  {result.measured.label} (reported by the provider)")
+    _print_lines(meter_lines(ref.session_id, result, with_draft=bool(message)))
     return 0
 
 
@@ -733,15 +704,9 @@ def cmd_audit(service: Service, args, as_json: bool) -> int:
         _emit({"audit": [record.as_dict() for record in records],
                "problems": [problem.as_dict() for problem in problems]})
         return 0
-    for problem in problems:
-        print(f"reprise: {safe_line(problem.message)}", file=sys.stderr)
-    for record in records:
-        target = record.session_id or ", ".join(record.sessions) or "-"
-        counts = ", ".join(f"{k} {v}" for k, v in record.counts.items())
-        print(f"{clipped(record.time, 32)}  {clipped(record.op, 13):13} {clipped(target, 32):32}  "
-              f"{clipped(record.result, 60)}  {clipped(counts, 80)}")
-    if not records:
-        print("No destructive operations recorded.")
+    for problem in audit_problem_lines(problems):
+        print(f"reprise: {problem.plain}", file=sys.stderr)
+    _print_lines(audit_lines(records))
     return 0
 
 
@@ -797,18 +762,7 @@ def cmd_doctor(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(report.as_dict())
         return 0 if report.ok else 1
-    for problem in report.problems:
-        print(f"problem  {safe_line(problem.path)}: {problem.code}: {safe_line(problem.message)}")
-    for warning in report.warnings:
-        print(f"warning  {safe_line(warning.path)}: {safe_line(warning.message)}")
-    for temp in report.temp_files:
-        print(f"tempfile {safe_line(temp)} (left by an interrupted write; `reprise doctor --clean` removes it)")
-    for temp in report.cleaned:
-        print(f"removed  {safe_line(temp)}")
-    for note in report.notes:
-        print(f"note     {safe_line(note)}")
-    if report.ok and not report.warnings:
-        print(f"No problems under {safe_line(service.state_root)}")
+    _print_lines(doctor_lines(report, service.state_root))
     return 0 if report.ok else 1
 
 

@@ -70,3 +70,14 @@ def one_line(text: str, width: int) -> str:
     """A body on one line: collapse whitespace to single spaces, make it safe, cut to width."""
     flat = " ".join(safe_text(text).split())
     return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
+
+
+def short_line(text: str, width: int) -> str:
+    """`one_line(text, width)` of only as much of the text as fills the width: the line keeps the
+    text's order, so once a start of the text is longer than the width, the rest cannot change it."""
+    size = 4 * width + 64
+    while size < len(text):
+        if len(one_line(text[:size], size)) > width:
+            return one_line(text[:size], width)
+        size *= 4
+    return one_line(text, width)

@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reprise.tui import cli
-from reprise.tui.text import one_line, safe_text
+from reprise.tui.text import one_line, safe_text, short_line
 
 
 def test_emit_prints_the_one_piece_json_document(capsys):
@@ -46,10 +46,10 @@ def test_the_summary_printed_in_slices_is_the_safe_text(text, chunk):
 @given(st.text(alphabet=st.sampled_from("ab \n\t\x0b\x00\x1b\x85é😀…"), max_size=3000),
        st.integers(min_value=1, max_value=120))
 def test_a_short_line_of_a_long_text_is_its_one_line(text, width):
-    assert cli._short(text, width) == one_line(text, width)
+    assert short_line(text, width) == one_line(text, width)
 
 
 def test_a_short_line_of_a_huge_text_is_its_one_line():
     text = "  word\x1b  " * 3_000_000
-    assert cli._short(text, 100) == one_line(text, 100)
-    assert cli._short("x" * 5000 + " end", 100) == one_line("x" * 5000 + " end", 100)
+    assert short_line(text, 100) == one_line(text, 100)
+    assert short_line("x" * 5000 + " end", 100) == one_line("x" * 5000 + " end", 100)

@@ -1,0 +1,260 @@
+"""The reports the CLI prints and the TUI shows (show's history, doctor, audit, meter): the CLI's
+text pinned byte for byte, and the TUI showing the same lines."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from reprise.core import config
+from reprise.core.paths import SessionRef, workspace_key
+from reprise.core.service import Service
+from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.meter import Measured, MeterResult, Part
+from reprise.core.sources.fractal.models import TurnUsage
+from reprise.core.sources.fractal.store import Store
+from reprise.core.transcript import Command, FileTouch, Transcript, Turn, Usage
+from reprise.tui.reports import plain_text
+from reprise.tui.reports.history import history_lines
+from reprise.tui.reports.meter import context_lines, meter_lines
+
+from ..core.test_store import make_state
+from . import test_cli
+from .conftest import build_app, settle
+from .test_cli import run
+
+SESSION_ID = "a" * 32
+workspace = test_cli.workspace  # the fixture: a project folder, the current directory
+LONG_MESSAGE = "line one\nline two " + "long " * 40
+
+
+def put_worked_session(state_root, folder) -> SessionRef:
+    """Three turns: one plain, one that read, modified and ran something (with usage), one failed."""
+    state = make_state(3, SESSION_ID)
+    state.turns[1].agent.usage = TurnUsage(input_tokens=12_345, output_tokens=678, cost=0.0123, duration_ms=4_500,
+                                           iterations=3, context_tokens=9_876)
+    state.turns[2].agent.status = state.history[2].status = "failed"
+    state.turns[2].agent.error = state.history[2].error = "the model gave up"
+    state.turns[2].user.message = state.history[2].user_message = LONG_MESSAGE
+    worked = state.history[1]
+    worked.files_read, worked.files_modified, worked.commands_run = ["src/app.py", "README.md"], ["src/app.py"], ["pytest -q"]
+    ref = SessionRef(workspace_key(folder), SESSION_ID)
+    path = Store(state_root).paths.session_file(ref)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(encode(state))
+    return ref
+
+
+SUMMARY = """## Session Summary
+
+Turn 1 (turn-00000000000000000000000000000000)
+User: message 0
+Agent status: succeeded
+Agent response: reply 0
+files_read_count: 0
+files_changed_count: 0
+commands_run_count: 0
+
+Turn 2 (turn-00000000000000000000000000000001)
+User: message 1
+Agent status: succeeded
+Agent response: reply 1
+files_read_count: 0
+files_changed_count: 0
+commands_run_count: 0
+
+Turn 3 (turn-00000000000000000000000000000002)
+User: line one
+line two long long long long long long long long long long long long long long long long long long long long long \
+long long long long long long long long long long long long long long long long long long long""" + " " + """
+Agent status: failed
+Agent response: reply 2
+files_read_count: 0
+files_changed_count: 0
+commands_run_count: 0
+Error: the model gave up
+"""
+
+SHOW_HISTORY = """History (last 3 turns kept in the file):
+- turn-00000000000000000000000000000000 [succeeded] 2026-01-01T00:00:00+00:00
+  user: message 0
+- turn-00000000000000000000000000000001 [succeeded] 2026-01-01T00:01:00+00:00
+  user: message 1
+  read: src/app.py, README.md
+  modified: src/app.py
+  commands: pytest -q
+- turn-00000000000000000000000000000002 [failed] 2026-01-01T00:02:00+00:00
+  user: line one line two long long long long long long long long long long long long long long long long l…
+  error: the model gave up
+
+Usage: 12,345 input, 678 output tokens, cost 0.0123, 3 iterations, 4.5 s; last context 9,876 tokens
+"""
+
+
+def test_show_prints_header_summary_history_and_usage_byte_for_byte(capsys, workspace, isolated_paths):
+    ref = put_worked_session(isolated_paths, workspace)
+    path = Store(isolated_paths).paths.session_file(ref)
+    status, out, err = run(capsys, "show", "aaaa")
+    assert (status, err) == (0, "")
+    assert out == (f"Session {SESSION_ID}  (untitled)\nWorkspace {workspace}\n"
+                   f"File {path} ({path.stat().st_size / 1024:.1f} KB), 3 turns\n\n{SUMMARY}\n{SHOW_HISTORY}")
+
+
+def put_doctor_findings(state_root, folder) -> tuple[str, str, str]:
+    """A file with a BOM (a problem), one with a duplicate key (a warning), a stale temp file,
+    and a state root others may write (a note)."""
+    ref = put_worked_session(state_root, folder)
+    sessions = Store(state_root).paths.sessions(ref.workspace_key)
+    bad, doubled = sessions / "bad.json", sessions / ("b" * 32 + ".json")
+    bad.write_bytes(b"\xef\xbb\xbf{}")
+    state = json.loads(encode(make_state(1, "b" * 32)))
+    doubled.write_text(json.dumps(state, indent=2)[:-2] + ',\n  "session_id": "' + "b" * 32 + '"\n}\n')
+    temp = sessions / f".{SESSION_ID}.tmp-1-abcd"
+    temp.write_bytes(b"partial")
+    for path in (bad, doubled, temp):
+        os.utime(path, (1, 1))
+    os.chmod(state_root, 0o777)
+    return str(bad), str(doubled), str(temp)
+
+
+def test_doctor_prints_problems_warnings_temp_files_and_notes_byte_for_byte(capsys, workspace,
+                                                                             isolated_paths):
+    bad, doubled, temp = put_doctor_findings(isolated_paths, workspace)
+    findings = (f"problem  {bad}: bom: the file starts with a UTF-8 byte order mark, which Fractal rejects\n"
+                f"warning  {doubled}: duplicate keys (session_id); Fractal keeps the last, a rewrite would drop "
+                "the others\n")
+    note = f"note     The state root {isolated_paths} is writable by other users (mode 777).\n"
+    assert run(capsys, "doctor") == (1, findings + f"tempfile {temp} (left by an interrupted write; `reprise doctor "
+                                                   "--clean` removes it)\n" + note, "")
+    assert run(capsys, "doctor", "--clean") == (1, findings + f"removed  {temp}\n" + note, "")
+
+
+def test_doctor_of_a_sound_store_says_so(capsys, workspace, isolated_paths):
+    put_worked_session(isolated_paths, workspace)
+    assert run(capsys, "doctor") == (0, f"No problems under {isolated_paths}\n", "")
+
+
+def put_audit_log(state_root, folder) -> str:
+    """Two records and a line that is not JSON."""
+    path = Store(state_root).paths.audit_file(workspace_key(folder))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = [{"time": "2026-01-02T03:04:05.123456+00:00", "op": "trim", "session_id": SESSION_ID,
+                "counts": {"capped": 2, "dropped": 1}, "digests": ["ab" * 32], "result": "ok"},
+               {"time": "2026-01-02T04:00:00+00:00", "op": "prune", "sessions": ["c" * 32, "d" * 32],
+                "result": "failed: disk full"}]
+    path.write_text(json.dumps(records[0]) + "\n{not json\n" + json.dumps(records[1]) + "\n")
+    return str(path)
+
+
+AUDIT = ("2026-01-02T03:04:05.123456+00:00  trim          aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  ok  capped 2, dropped 1\n"
+         "2026-01-02T04:00:00+00:00  prune         ccccccccccccccccccccccccccccccc…  failed: disk full  \n")
+
+
+def test_audit_prints_one_line_per_record_and_names_a_bad_line_on_stderr(capsys, workspace,
+                                                                          isolated_paths):
+    log = put_audit_log(isolated_paths, workspace)
+    assert run(capsys, "audit") == (0, AUDIT, f"reprise: {log} line 2: not JSON; skipped\n")
+
+
+def test_audit_of_an_empty_log_says_so(capsys, workspace):
+    assert run(capsys, "audit") == (0, "No destructive operations recorded.\n", "")
+
+
+METER = """Next turn of aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa with gpt-5 (default), counted with o200k_base: estimate
+  overhead      13,631  configured the agent's fixed instructions and tool descriptions, as configured
+  agents_md          0  counted    no AGENTS.md in the workspace
+  summary          284  counted    ends with the draft in full, as the pending turn Fractal adds before it builds the prompt
+  history          444  counted    1,634 characters in full; only a preview enters the prompt, its tail the pending \
+turn; the full history is available to the agent, not in the prompt
+  message           55  counted    5 characters in full
+  total         14,414  of 272,000 (5.3%), ok; the window is the input budget (model table, pattern gpt-5*)
+  draft             +4  the total with this message minus the total with none
+  measured       9,876  prompt size of the last model call of turn 2 (reported by the provider)
+"""
+
+
+def test_meter_prints_each_part_the_total_the_draft_and_the_measured_figure_byte_for_byte(
+        capsys, workspace, isolated_paths):
+    put_worked_session(isolated_paths, workspace)
+    assert run(capsys, "meter", "aaaa", "--message", "hello") == (0, METER, "")
+
+
+# --- the TUI shows the same reports ------------------------------------------------------------
+
+def _service(state_root, folder) -> Service:
+    return Service(config.load(state_dir=str(state_root)), workspace=folder)
+
+
+async def _report_body(app, pilot, action: str) -> str:
+    await settle(pilot)
+    await app.run_action(action)
+    await settle(pilot)
+    return str(app.screen.query_one("#report-body").render())
+
+
+async def test_the_doctor_view_shows_the_lines_reprise_doctor_prints(capsys, workspace, isolated_paths):
+    put_doctor_findings(isolated_paths, workspace)
+    _, printed, _ = run(capsys, "doctor")
+    app = build_app(_service(isolated_paths, workspace))
+    async with app.run_test(size=(200, 40)) as pilot:
+        assert await _report_body(app, pilot, "show_doctor") == printed.rstrip("\n")
+
+
+async def test_the_audit_view_shows_the_lines_reprise_audit_prints_and_the_unreadable_line(capsys, workspace,
+                                                                                            isolated_paths):
+    log = put_audit_log(isolated_paths, workspace)
+    app = build_app(_service(isolated_paths, workspace))
+    async with app.run_test(size=(200, 40)) as pilot:
+        body = await _report_body(app, pilot, "show_audit")
+    assert body == f"{log} line 2: not JSON; skipped\n" + AUDIT.rstrip("\n")
+
+
+async def test_the_history_tab_labels_each_facts_provenance_and_shows_the_transcripts_notes(workspace,
+                                                                                           isolated_paths):
+    ref = put_worked_session(isolated_paths, workspace)
+    store = Store(isolated_paths)
+    loaded = store.load(ref)
+    del loaded.state.history[0]   # Fractal keeps the details of its newest turns only
+    store.save(ref, loaded.state, expected=loaded.version)
+    app = build_app(_service(isolated_paths, workspace))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        history = app.screen.query_one("#history-view").text
+    assert history.startswith("2 turn(s) kept in the file (the summary has 3).\n2 of 3 turns keep their details "
+                              "in the file (Fractal keeps the newest 20); the others have their message and reply only.")
+    assert ("User: message 1\nFiles read (2, observed):\n  src/app.py\n  README.md\n"
+            "Files modified (1, reported by the model):\n  src/app.py\nCommands (1, observed):\n  pytest -q\n"
+            "Usage: 12,345 in, 678 out, context 9,876, 3 iterations, 4.5 s, cost 0.0123\n") in history
+    assert f"User: {LONG_MESSAGE}\nError: the model gave up" in history
+    assert "turn-00000000000000000000000000000000" not in history
+
+
+def test_the_history_of_any_source_groups_facts_by_provenance_and_shows_only_recorded_figures():
+    turn = Turn("t1", "fix \x1b[31mit", "succeeded", started_at="10:00", ended_at="10:05",
+                files_read=[FileTouch("a.py", "observed")],
+                files_modified=[FileTouch("a.py", "observed"), FileTouch("b\n.py", "reported")],
+                commands=[Command("make", "reported")],
+                usage=Usage(input_tokens=10, output_tokens=2, cache_read_tokens=5, cost=None, context_tokens=None))
+    transcript = Transcript("other", "s1", [turn, Turn("t0", "old", "succeeded", detailed=False)],
+                            notes=["1 record skipped"])
+    assert plain_text(history_lines(transcript)) == (
+        "1 turn(s) kept in the file (the summary has 2).\n1 record skipped\n\n── t1  [succeeded]  10:00 → 10:05\n"
+        "User: fix ␛[31mit\nFiles read (1, observed):\n  a.py\nFiles modified (1, observed):\n  a.py\n"
+        "Files modified (1, reported by the model):\n  b\\n.py\nCommands (1, reported by the model):\n  make\n"
+        "Usage: 10 in, 2 out, cache 5 read, 0 written")
+
+
+def test_the_context_tab_says_of_each_part_what_reprise_meter_says():
+    parts = (Part("summary", 120, "counted", full_chars=None, note="ends with the draft"),
+             Part("history", None, "failed", full_chars=4_000, error="the tokenizer \x1b failed"))
+    result = MeterResult("gpt-5", "default", "o200k_base", parts, window=1_000, warn_at=0.8,
+                         measured=Measured(2, 300), exact=False)
+    printed = plain_text(meter_lines(SESSION_ID, result, with_draft=False)).split("\n")
+    assert printed[1:3] == ["  summary          120  counted    ends with the draft",
+                            "  history       failed  failed     4,000 characters in full; error: the tokenizer ␛ failed"]
+    shown = plain_text(context_lines(result, width=22)).split("\n")
+    assert shown[5:11] == ["summary         120 counted", "█" * 2 + "░" * 18, "ends with the draft",
+                           "history      failed failed", "░" * 20,
+                           "4,000 characters in full; error: the tokenizer ␛ failed"]

@@ -1,0 +1,23 @@
+"""`reprise doctor` and the TUI's Doctor view: the store's problems, warnings, leftover temp
+files and notes, one line each."""
+
+from __future__ import annotations
+
+from reprise.core.service import DoctorReport
+
+from ..text import safe_line
+from . import Line, line
+
+
+def doctor_lines(report: DoctorReport, state_root: object) -> list[Line]:
+    lines = [line(f"problem  {safe_line(problem.path)}: {problem.code}: {safe_line(problem.message)}", style="red")
+             for problem in report.problems]
+    lines += [line(f"warning  {safe_line(warning.path)}: {safe_line(warning.message)}", style="yellow")
+              for warning in report.warnings]
+    lines += [line(f"tempfile {safe_line(temp)} (left by an interrupted write; `reprise doctor --clean` removes it)")
+              for temp in report.temp_files]
+    lines += [line(f"removed  {safe_line(temp)}") for temp in report.cleaned]
+    lines += [line(f"note     {safe_line(note)}") for note in report.notes]
+    if report.ok and not report.warnings:
+        lines.append(line(f"No problems under {safe_line(state_root)}", style="green"))
+    return lines
