@@ -185,7 +185,8 @@ def describe(exc: ValidationError, path: Path) -> str:
         message = _WANTED.get(kind) or message.replace("Input should be", "must be").replace(
             "less than or equal to", "at most").replace("greater than or equal to", "at least")
         message = f"{message} (got {_shown(first['input'])})"
-    more = f"; and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} in this file" if len(errors) > 1 else ""
+    more = (f"; and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} in this file"
+            if len(errors) > 1 else "")
     return f"{path}: {key}: {message}{more}"
 
 

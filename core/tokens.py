@@ -26,7 +26,8 @@ _FIM_MIDDLE = "<|fim_middle|>"
 _FIM_SUFFIX = "<|fim_suffix|>"
 _ENDOFPROMPT = "<|endofprompt|>"
 
-_CL100K_PAT_STR = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+_CL100K_PAT_STR = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+                   r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
 
 _O200K_PAT_STR = "|".join(
     [

@@ -11,15 +11,16 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from rich.text import Text
+from textual.app import App
+from textual.binding import Binding
+from textual.command import Hit, Hits, Provider
+
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef
 from reprise.core.processes import SIGNAL_EXIT_STATUS, TurnSignals
 from reprise.core.retention import format_age
 from reprise.core.service import Service
-from rich.text import Text
-from textual.app import App
-from textual.binding import Binding
-from textual.command import Hit, Hits, Provider
 
 from .screens.dialogs import ChoiceDialog, ReportScreen
 from .screens.main import MainScreen, TurnFinished

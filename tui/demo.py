@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from reprise.core.paths import SessionRef, workspace_key
@@ -45,7 +45,7 @@ def _session_id(rng: random.Random) -> str:
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat()
+    return moment.astimezone(UTC).isoformat()
 
 
 def _state(session_id: str, turns: int, statuses: list[str], start: datetime, rng: random.Random,
@@ -57,7 +57,8 @@ def _state(session_id: str, turns: int, statuses: list[str], start: datetime, rn
         message, reply = TOPICS[(index + rng.randrange(len(TOPICS))) % len(TOPICS)]
         status = statuses[index] if index < len(statuses) else "succeeded"
         if long_replies:
-            reply = reply + " " + " ".join(f"Step {n}: checked module_{n}.py and updated its tests." for n in range(120))
+            steps = (f"Step {n}: checked module_{n}.py and updated its tests." for n in range(120))
+            reply = reply + " " + " ".join(steps)
         files_read = [f"src/module_{rng.randrange(40)}.py" for _ in range(rng.randrange(1, 5))]
         files_modified = files_read[: rng.randrange(0, 3)]
         commands = ["pytest -q"] if rng.random() < 0.6 else []
@@ -85,7 +86,7 @@ def _state(session_id: str, turns: int, statuses: list[str], start: datetime, rn
 
 def build_demo(root: Path, *, now: datetime | None = None, seed: int = 7) -> Path:
     """Write the demo store under `root` and return the folder of its main project."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     rng = random.Random(seed)
     store = Store(root / "state")
     projects = root / "projects"
@@ -94,7 +95,8 @@ def build_demo(root: Path, *, now: datetime | None = None, seed: int = 7) -> Pat
             (3, ["succeeded"] * 3, timedelta(hours=2), "Dark mode", True, False),
             (60, ["succeeded"] * 55 + ["failed", "succeeded", "max_iterations", "succeeded", "succeeded"],
              timedelta(days=3), "Big refactor (60 turns)", False, True),
-            (5, ["succeeded", "succeeded", "failed", "succeeded", "pending"], timedelta(minutes=30), None, False, False),
+            (5, ["succeeded", "succeeded", "failed", "succeeded", "pending"], timedelta(minutes=30), None, False,
+             False),
             (2, ["succeeded", "interrupted"], timedelta(days=12), None, False, False),
             (0, [], timedelta(days=1), "Empty session", False, False),
         ],

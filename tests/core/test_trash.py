@@ -4,6 +4,7 @@ import json
 from datetime import timedelta
 
 import pytest
+
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.errors import (

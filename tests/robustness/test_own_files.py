@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.errors import ArchiveError, RepriseError

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from reprise.core.archive import Archive
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key
@@ -106,7 +107,8 @@ def test_trim_writes_no_archive_entry_outside_and_leaves_the_session(store, tmp_
     assert store.paths.session_file(ref).read_bytes() == data
 
 
-@pytest.mark.parametrize("where", ["reprise", "reprise/trash", "reprise/meta", "reprise/locks", "reprise/trash/records"])
+@pytest.mark.parametrize("where", ["reprise", "reprise/trash", "reprise/meta", "reprise/locks",
+                                   "reprise/trash/records"])
 def test_rm_moves_nothing_outside_and_names_the_link(store, tmp_path, where):
     ref = session(store, "s1")
     store.write_meta(ref, SessionMeta(title="mine"))
