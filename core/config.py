@@ -195,7 +195,7 @@ _WANTED = {"int_type": "must be an integer", "float_type": "must be a number", "
            "dict_type": "must be a table", "literal_error": None}
 
 
-def _model_at(loc: tuple) -> type[BaseModel]:
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel]:
     """The settings model that holds the key at `loc` (list indexes skipped)."""
     model: type[BaseModel] = Settings
     for part in loc:
