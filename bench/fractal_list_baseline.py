@@ -21,6 +21,7 @@ import os
 import sys
 import time
 import warnings
+from datetime import UTC
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -34,9 +35,10 @@ def _mirror():
     check against Fractal's, with `trace` typed as predict-rlm's RunTrace the way Fractal types
     it (Reprise's mirror of it). Reprise is imported only here: the side venv never calls this."""
     import types
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from pydantic import BaseModel, Field
+
     from reprise.core.paths import fractal_state_root, workspace_key
     from reprise.core.sources.fractal.models import HistoryTurn
     from reprise.core.sources.fractal.models import SessionState as ReprisesState
@@ -75,7 +77,7 @@ def _mirror():
             turns = state.summary.turns
             entries.append((mtime, SessionInfo(
                 session_id=state.session_id,
-                updated_at=datetime.fromtimestamp(mtime, timezone.utc).isoformat(),
+                updated_at=datetime.fromtimestamp(mtime, UTC).isoformat(),
                 turn_count=len(turns),
                 first_message=turns[0].user.message if turns else "")))
         entries.sort(key=lambda item: item[0], reverse=True)

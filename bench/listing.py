@@ -306,8 +306,9 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     section.note(f"Memory, each in a fresh process after the imports: RSS before {report.mb(rss['rss_before'])}, "
                  f"peak {report.mb(rss['peak_rss'])}; the {MEMORY_TARGET_MB} MB target is checked against the "
                  "RSS growth (it counts SQLite's and C extensions' memory, which tracemalloc does not see).")
-    section.data.update(baseline=baseline, baseline_one=baseline_one, cold_runs=cold_runs, cold_parallel_s=parallel_s, warm_runs=[t for t, _ in warm_runs],
-                        one_runs=one_runs, same_runs=same_runs, changed_s=changed_s, memory_rss=rss, memory_tracemalloc=traced)
+    section.data.update(baseline=baseline, baseline_one=baseline_one, cold_runs=cold_runs, cold_parallel_s=parallel_s,
+                        warm_runs=[t for t, _ in warm_runs], one_runs=one_runs, same_runs=same_runs,
+                        changed_s=changed_s, memory_rss=rss, memory_tracemalloc=traced)
 
     profiles = []
     if cold_s > base_s:

@@ -317,7 +317,8 @@ def run(store, report, *, quick: bool, log) -> None:
                  "baseline's (stdout of list and show, the trimmed file of the real trim, every exit status; meter "
                  "and trim print meter figures, which changed on purpose since the baseline: the meter now counts "
                  "the draft as Fractal's pending turn); the target counts as met only when they are the same. "
-                 "The session files are dated an hour back before the runs. The real trim runs on a hard-linked copy of the state root (the write replaces "
+                 "The session files are dated an hour back before the runs. The real trim runs on a hard-linked "
+                 "copy of the state root (the write replaces "
                  "the file, so the original is untouched), whose catalog `list --json` warms first, unmeasured: "
                  "the catalog is kept per root, and until then the real trim's `resolve` decoded the whole file "
                  "first (a cold listing alone peaks at about 4.1× the realistic session's size).")

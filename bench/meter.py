@@ -205,7 +205,8 @@ def measure_loads(repeats: int = LOAD_REPEATS) -> dict:
     for name in ("o200k_base", "cl100k_base"):
         runs = []
         for _ in range(repeats):
-            code = "import json, sys; from bench.meter import encoding_load; print(json.dumps(encoding_load(sys.argv[1])))"
+            code = ("import json, sys; from bench.meter import encoding_load; "
+                    "print(json.dumps(encoding_load(sys.argv[1])))")
             started = time.perf_counter()
             done = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, cwd=PROJECT,
                                   check=False)
@@ -283,8 +284,9 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                      "rendered and counted, history dumped and previewed, message block counted, no cache). Both "
                      "totals agree with a fresh count.")
         section.note("Rounds (median / p95): ours "
-                     + "; ".join(f"{fmt(m)} / {fmt(p)}" for m, p in zip(medians, p95s))
-                     + "; baseline " + "; ".join(f"{fmt(m)} / {fmt(p)}" for m, p in zip(base_medians, base_p95s))
+                     + "; ".join(f"{fmt(m)} / {fmt(p)}" for m, p in zip(medians, p95s, strict=True))
+                     + "; baseline "
+                     + "; ".join(f"{fmt(m)} / {fmt(p)}" for m, p in zip(base_medians, base_p95s, strict=True))
                      + ". Best of N throughout: the machine is shared (2 cores, others run tests).")
         section.note("Encoding loads: `tokens.get_encoding(name)` timed inside a fresh interpreter after the imports "
                      "(the sha256 check of the bundled file and the BPE build); whole subprocess wall time "

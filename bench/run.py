@@ -84,7 +84,7 @@ class Section:
         out = []
         for index, line in enumerate(cells):
             out.append("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width) if i < 4 else cell.ljust(width)
-                                 for i, (cell, width) in enumerate(zip(line, widths))).rstrip())
+                                 for i, (cell, width) in enumerate(zip(line, widths, strict=True))).rstrip())
             if index == 0:
                 out.append("  ".join("-" * width for width in widths))
         return "\n".join(out)
@@ -167,7 +167,7 @@ def machine() -> dict[str, str]:
         commit = "unknown"
     try:
         averages = os.getloadavg()
-        load = "%.2f %.2f %.2f (1/5/15 min) when the run started" % averages
+        load = "{:.2f} {:.2f} {:.2f} (1/5/15 min) when the run started".format(*averages)
         if averages[0] > 0.5:
             load += " — other work was running, so the figures (best of N) may be somewhat pessimistic"
     except OSError:
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(getattr(importlib.import_module(BENCHMARKS[name]), "USES_STORE", True) for name in selected):
         log(f"store: {params.name} ({params.sessions:,} sessions, {params.workspaces} workspaces)")
         store = stores.build(params, force=args.rebuild, log=log)
-        log(("built in %.1f s: " % store.build_seconds if store.build_seconds else "reused: ") + store.describe())
+        log((f"built in {store.build_seconds:.1f} s: " if store.build_seconds else "reused: ") + store.describe())
 
     report = Report()
     for name in selected:

@@ -21,14 +21,14 @@ import random
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 GENERATOR_VERSION = 1
 STORES_DIR = Path(__file__).resolve().parent / ".stores"
 MAX_ITERATIONS_ERROR = "Reached max iterations before SUBMIT; response came from fallback extraction."
 INTERRUPTED_ERROR = "Turn interrupted by user."
-_EPOCH = datetime(2025, 9, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(2025, 9, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,8 @@ def _step(text: _Text, index: int, budget: int) -> dict:
             })
         group_usage = {k: sum(c["usage"][k] for c in calls) for k in ("input_tokens", "output_tokens", "cache_hits")}
         group_usage = {"input_tokens": group_usage["input_tokens"], "output_tokens": group_usage["output_tokens"],
-                       "cost": round(sum(c["usage"]["cost"] for c in calls), 6), "cache_hits": group_usage["cache_hits"]}
+                       "cost": round(sum(c["usage"]["cost"] for c in calls), 6),
+                       "cache_hits": group_usage["cache_hits"]}
         predict_calls.append({
             "signature": "question -> answer",
             "instructions": "Answer from the given context only." if rng.random() < 0.5 else None,
@@ -301,12 +302,13 @@ def make_session(index: int, params: StoreParams, corpus: str) -> tuple[dict, fl
     history = history[-20:]
     base = len(json.dumps({"schema_version": 1, "session_id": session_id, "summary": {"turns": summary_turns},
                            "history": history}, indent=2)) + 1
-    with_trace = [h for h in history if h["status"] != "pending" and (h["status"] != "interrupted" or rng.random() < 0.5)]
+    with_trace = [h for h in history
+                  if h["status"] != "pending" and (h["status"] != "interrupted" or rng.random() < 0.5)]
     budget = max(0, target - base)
     if with_trace and budget:
         weights = [rng.random() + 0.3 for _ in with_trace]
         scale = budget / sum(weights)
-        for turn, weight in zip(with_trace, weights):
+        for turn, weight in zip(with_trace, weights, strict=True):
             turn["trace"] = _trace(text, turn["status"], int(weight * scale))
     state = {"schema_version": 1, "session_id": session_id, "summary": {"turns": summary_turns}, "history": history}
     mtime = datetime.fromisoformat(history[-1]["updated_at"]).timestamp() + rng.uniform(0.001, 0.5)
@@ -377,7 +379,7 @@ def build(params: StoreParams = FULL, *, force: bool = False, processes: int | N
     keys = [workspace_key(p) for p in paths]
     if manifest.exists() and not force:
         data = json.loads(manifest.read_text())
-        return ScaleStore(params, directory, directory / "state", list(zip(paths, keys)), data["sessions"],
+        return ScaleStore(params, directory, directory / "state", list(zip(paths, keys, strict=True)), data["sessions"],
                           data["total_bytes"], data["sizes"], data["statuses"], data["per_workspace"], None,
                           data.get("build_seconds"))
     # Other versions of the same store are stale: drop them (they are big).
@@ -389,7 +391,7 @@ def build(params: StoreParams = FULL, *, force: bool = False, processes: int | N
     for key in keys:
         (root / "workspaces" / key / "sessions").mkdir(parents=True, exist_ok=True)
     store = Store(root)
-    for i, (path, key) in enumerate(zip(paths, keys)):
+    for i, (path, key) in enumerate(zip(paths, keys, strict=True)):
         if i < round(params.workspaces * params.recorded_share):
             store.record_workspace(key, Path(path))
     processes = processes or os.cpu_count() or 1
@@ -418,7 +420,7 @@ def build(params: StoreParams = FULL, *, force: bool = False, processes: int | N
     manifest.write_text(json.dumps({"params": asdict(params), "sessions": n, "total_bytes": sum(sizes),
                                     "sizes": stats, "statuses": statuses, "per_workspace": per_workspace,
                                     "build_seconds": build_seconds}, indent=2) + "\n")
-    return ScaleStore(params, directory, root, list(zip(paths, keys)), n, sum(sizes), stats, statuses,
+    return ScaleStore(params, directory, root, list(zip(paths, keys, strict=True)), n, sum(sizes), stats, statuses,
                       per_workspace, build_seconds, build_seconds)
 
 
@@ -517,7 +519,8 @@ def _code_block(rng: random.Random) -> str:
             lines.append(f"    {_ident(rng)} = {arg}.{_ident(rng)}({rng.choice(_NOUNS)}, {rng.randrange(100)})")
         elif kind < 0.5:
             lines.append(f"    if {arg}.{rng.choice(_NOUNS)} is None or len({other}) > limit:")
-            lines.append(f"        raise {rng.choice(_NOUNS).capitalize()}Error(f\"{rng.choice(_ADJECTIVES)} {{{arg}!r}}\")")
+            error = f"{rng.choice(_NOUNS).capitalize()}Error"
+            lines.append(f"        raise {error}(f\"{rng.choice(_ADJECTIVES)} {{{arg}!r}}\")")
         elif kind < 0.7:
             lines.append(f"    for {rng.choice(_NOUNS)} in sorted({arg}.{_ident(rng)}, key=len):")
             lines.append(f"        yield_{rng.choice(_NOUNS)}.append({rng.choice(_NOUNS)}.strip())")
@@ -596,7 +599,7 @@ def make_long_session(seed: int = 20250901, *, turns: int = LONG_TURNS, summary_
     session_id = f"{rng.getrandbits(128):032x}"
     statuses = ["succeeded"] * turns
     for index, status in zip(rng.sample(range(turns - 1), 6), ["failed", "failed", "failed", "max_iterations",
-                                                                "max_iterations", "interrupted"]):
+                                                                "max_iterations", "interrupted"], strict=True):
         statuses[index] = status
     weights = [rng.lognormvariate(0, 0.55) for _ in range(turns)]
     now = _EPOCH - timedelta(days=3)

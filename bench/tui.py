@@ -281,17 +281,19 @@ async def _reprise_first_paint(service, expected: int, all_workspaces: bool) -> 
     timeline = [(round((t - started) * 1000), None if end is None or end > (painted or end) else
                  round((end - started) * 1000), text)
                 for t, end, text in sorted(PROBE.timeline, key=lambda entry: entry[0]) if t <= (painted or t)]
-    return {"painted_s": painted - started if painted else None, "rows_seen_s": rows_seen - started if rows_seen else None,
+    return {"painted_s": painted - started if painted else None,
+            "rows_seen_s": rows_seen - started if rows_seen else None,
             "ready_s": ready - started, "pressed_s": pressed - started if pressed else None, "rows": shown,
             "timeline": timeline}
 
 
 def _table_app(service, all_workspaces: bool):
-    from reprise.core.service import activity_time
-    from reprise.tui.format import human_size, relative_time
     from rich.text import Text
     from textual.app import App
     from textual.widgets import DataTable
+
+    from reprise.core.service import activity_time
+    from reprise.tui.format import human_size, relative_time
 
     probe = PROBE
 
@@ -502,7 +504,8 @@ def _keystroke_subprocess(runs: int) -> dict:
     import subprocess
     import sys
 
-    code = "import json, sys; from bench.tui import keystroke_probe; print(json.dumps(keystroke_probe(int(sys.argv[1]))))"
+    code = ("import json, sys; from bench.tui import keystroke_probe; "
+            "print(json.dumps(keystroke_probe(int(sys.argv[1]))))")
     done = subprocess.run([sys.executable, "-c", code, str(runs)], capture_output=True, text=True, cwd=PROJECT,
                           check=False)
     if done.returncode != 0:
@@ -645,7 +648,8 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                      + ", ".join(fmt(r["painted_s"]) for r in paint_one["baseline"]) + ".")
         section.note(f"Keystrokes: the long session (60 turns, 300,000-character summary; summary part "
                      f"{key_runs[0]['summary_tokens']:,} tokens), gpt-5 pinned; the meter first showed it "
-                     f"{fmt(ready)} after run_test was entered (load, detail, prepare). A key is timed from the start of "
+                     f"{fmt(ready)} after run_test was entered (load, detail, prepare). "
+                     "A key is timed from the start of "
                      "its `pilot.press` to the first MeterBar render after `MeterBar.show` got a result whose message "
                      "part has the composer's length (the screen's `meter_result` checked too). The screen debounces "
                      "the meter by 50 ms, included. Bursts: keys pressed back to back, timed from the start of the "
@@ -696,7 +700,8 @@ def profile_first_paint(store, cache: Path, workspace: str, repeats: int) -> str
             times = []
             for _ in range(repeats):
                 settle()
-                result = asyncio.run(_reprise_first_paint(_scale_service(store, cache, workspace), store.sessions, True))
+                service = _scale_service(store, cache, workspace)
+                result = asyncio.run(_reprise_first_paint(service, store.sessions, True))
                 times.append(result["painted_s"])
         finally:
             for name in switched_off:

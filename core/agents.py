@@ -163,10 +163,13 @@ class FractalBackend:
             return TurnOutcome("failed", out.strip(), notes=notes,
                                error=f"Exit status {status}; no JSON result. {_tail(err)}".strip())
         usage = result.get("usage")
-        turn_status = result.get("status") if result.get("status") in ("succeeded", "failed", "max_iterations",
-                                                                       "interrupted") else "failed"
-        changed = [f for f in result.get("changed_files") or [] if isinstance(f, str)]
-        error = result.get("error") if isinstance(result.get("error"), str) else None
+        reported = result.get("status")
+        turn_status = reported if isinstance(reported, str) and reported in (
+            "succeeded", "failed", "max_iterations", "interrupted") else "failed"
+        files = result.get("changed_files")
+        changed = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+        reported_error = result.get("error")
+        error = reported_error if isinstance(reported_error, str) else None
         if status != 0 and turn_status == "succeeded":
             turn_status, error = "failed", error or f"Exit status {status}. {_tail(err)}".strip()
         return TurnOutcome(turn_status, str(result.get("response") or ""), files_modified=changed, error=error,
@@ -193,7 +196,7 @@ def recorded_reply(archive: Archive, ref: SessionRef, turn_id: str, outcome: Tur
     return outcome
 
 
-def _last_json_object(text: str) -> dict | None:
+def _last_json_object(text: str) -> dict[str, object] | None:
     for line in reversed(text.strip().splitlines()):
         try:
             value = json.loads(line)

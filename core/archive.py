@@ -233,7 +233,8 @@ class Archive:
         try:
             data = self.root.read(path, MAX_SESSION_BYTES)
         except FileNotFoundError:
-            raise ArchiveError(f"Archive entry {name[:12]} of session {ref.session_id} is missing.", path=path) from None
+            raise ArchiveError(f"Archive entry {name[:12]} of session {ref.session_id} is missing.",
+                               path=path) from None
         except ArchiveError:
             raise
         except RepriseError as exc:

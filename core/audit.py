@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import RepriseError
@@ -46,7 +46,7 @@ class AuditRecord:
 
 def iso_time(now: float | None = None) -> str:
     """A UTC timestamp like Fractal's, for `now` (seconds since the epoch) or the current time."""
-    moment = datetime.now(timezone.utc) if now is None else datetime.fromtimestamp(now, timezone.utc)
+    moment = datetime.now(UTC) if now is None else datetime.fromtimestamp(now, UTC)
     return moment.isoformat()
 
 

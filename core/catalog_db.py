@@ -13,7 +13,7 @@ import fcntl
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .errors import RepriseError
@@ -246,7 +246,7 @@ class CacheDatabase:
             return aside
 
     @contextlib.contextmanager
-    def _opening_lock(self, kind: int):
+    def _opening_lock(self, kind: int) -> Iterator[None]:
         """Openers share this lock and moving aside takes it alone, so nobody opens a half-moved set
         of files; waiting is bounded like SQLite's own busy wait."""
         try:

@@ -187,7 +187,8 @@ def describe(exc: ValidationError, path: Path) -> str:
         message = _WANTED.get(kind) or message.replace("Input should be", "must be").replace(
             "less than or equal to", "at most").replace("greater than or equal to", "at least")
         message = f"{message} (got {_shown(first['input'])})"
-    more = f"; and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} in this file" if len(errors) > 1 else ""
+    more = (f"; and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} in this file"
+            if len(errors) > 1 else "")
     return f"{path}: {key}: {message}{more}"
 
 
@@ -196,7 +197,7 @@ _WANTED = {"int_type": "must be an integer", "float_type": "must be a number", "
            "dict_type": "must be a table", "literal_error": None}
 
 
-def _model_at(loc: tuple) -> type[BaseModel]:
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel]:
     """The settings model that holds the key at `loc` (list indexes skipped)."""
     model: type[BaseModel] = Settings
     for part in loc:

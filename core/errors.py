@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .problems import Problem
+
 
 class RepriseError(Exception):
     """Base of every error core raises on purpose."""
@@ -18,7 +20,7 @@ class RepriseError(Exception):
         self.hint = hint
         self.path = str(path) if path is not None else None
 
-    def as_dict(self) -> dict[str, str | None]:
+    def as_dict(self) -> dict[str, object]:
         return {"code": self.code, "message": self.message, "path": self.path, "hint": self.hint}
 
     def __str__(self) -> str:
@@ -52,11 +54,12 @@ class AmbiguousError(RepriseError):
     code = "ambiguous"
     exit_status = 3
 
-    def __init__(self, message: str, candidates: list[str], **kwargs):
-        super().__init__(message, **kwargs)
+    def __init__(self, message: str, candidates: list[str], *, hint: str | None = None,
+                 path: Path | str | None = None):
+        super().__init__(message, hint=hint, path=path)
         self.candidates = candidates
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {**super().as_dict(), "candidates": self.candidates}
 
 
@@ -65,7 +68,7 @@ class ProblemFileError(RepriseError):
 
     code = "problem_file"
 
-    def __init__(self, problem, *, hint: str | None = None):
+    def __init__(self, problem: Problem, *, hint: str | None = None):
         super().__init__(f"{problem.path}: {problem.message}", hint=hint, path=problem.path)
         self.problem = problem
 

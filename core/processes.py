@@ -23,9 +23,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
 
 from .errors import RepriseError
@@ -65,7 +67,8 @@ class _Subreaper:
             return False
         argument = ctypes.byref(value) if isinstance(value, ctypes.c_int) else ctypes.c_ulong(value)
         unused = ctypes.c_ulong(0)  # prctl is variadic: pass whole words
-        return self._libc.prctl(ctypes.c_int(option), argument, unused, unused, unused) == 0
+        status: int = self._libc.prctl(ctypes.c_int(option), argument, unused, unused, unused)  # restype c_int
+        return status == 0
 
     def acquire(self) -> bool:
         with self._lock:
@@ -88,7 +91,7 @@ _SUBREAPER = _Subreaper()
 
 
 @contextlib.contextmanager
-def subreaper():
+def subreaper() -> Iterator[bool]:
     """Be a child subreaper for the duration (True), or say it cannot be done here (False)."""
     acquired = _SUBREAPER.acquire()
     try:
@@ -159,7 +162,7 @@ class ProcessTree:
     """The agent and everything it started: its descendants, and the processes reparented to
     Reprise (the subreaper) that carry this run's token in their environment."""
 
-    def __init__(self, root: subprocess.Popen, token: str, *, subreaper: bool):
+    def __init__(self, root: subprocess.Popen[bytes], token: str, *, subreaper: bool):
         self.root = root
         self.marker = f"{TOKEN_VAR}={token}".encode()
         self.subreaper = subreaper
@@ -402,7 +405,7 @@ class Finished:
 class _Pipes:
     """Non-blocking reads of stdout and stderr and a write of stdin, multiplexed."""
 
-    def __init__(self, process: subprocess.Popen, stdin: bytes, out: _OutputSink, err: _TailSink):
+    def __init__(self, process: subprocess.Popen[bytes], stdin: bytes, out: _OutputSink, err: _TailSink):
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
         self.selector = selectors.DefaultSelector()
         self.inodes = {os.fstat(process.stdout.fileno()).st_ino, os.fstat(process.stderr.fileno()).st_ino}
@@ -503,7 +506,7 @@ def run_agent(argv: list[str], *, stdin: str, cwd: Path, env: dict[str, str], ti
     return Finished(None if stopped else process.returncode, out.finish(), err.text(), stopped, held, left, notes)
 
 
-def _supervise(process: subprocess.Popen, tree: ProcessTree, pipes: _Pipes, timeout: float,
+def _supervise(process: subprocess.Popen[bytes], tree: ProcessTree, pipes: _Pipes, timeout: float,
                cancel: threading.Event, linger: float) -> tuple[str | None, bool]:
     """(why Reprise must stop it, or None; whether its output was still held open after it exited)."""
     deadline = time.monotonic() + timeout
@@ -562,7 +565,7 @@ class TurnSignals:
         self.received: int | None = None
         self._previous: dict[int, Any] = {}
 
-    def handle(self, signum: int, _frame=None) -> None:
+    def handle(self, signum: int, _frame: FrameType | None = None) -> None:
         if self.received is None:
             self.received = signum
         self.cancel.set()
@@ -573,7 +576,7 @@ class TurnSignals:
                 self._previous[sig] = signal.signal(sig, self.handle)
         return self
 
-    def __exit__(self, *_exc) -> None:
+    def __exit__(self, *_exc: object) -> None:
         for sig, previous in self._previous.items():
             signal.signal(sig, previous)
         self._previous.clear()

@@ -86,7 +86,8 @@ def read_capped(fd: int, path: Path | str, cap: int) -> bytes:
         raise FileProblem(path, "not_regular", f"it is {_kind(info.st_mode)}, not a regular file")
     if info.st_size > cap:
         raise FileProblem(path, "too_large", f"{info.st_size:,} bytes is over the {cap:,}-byte limit")
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     while True:
         chunk = os.read(fd, min(_CHUNK, cap + 1 - total))
         if not chunk:
@@ -502,7 +503,7 @@ class Root:
             raise
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

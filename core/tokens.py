@@ -26,7 +26,8 @@ _FIM_MIDDLE = "<|fim_middle|>"
 _FIM_SUFFIX = "<|fim_suffix|>"
 _ENDOFPROMPT = "<|endofprompt|>"
 
-_CL100K_PAT_STR = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+_CL100K_PAT_STR = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+                   r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
 
 _O200K_PAT_STR = "|".join(
     [
@@ -146,11 +147,11 @@ def count_tokens(text: str, encoding: str) -> int:
     a token list the size of a 300 MB session's summary."""
     enc = get_encoding(encoding)
     text = _fix_surrogates(text)
-    core = getattr(enc, "_core_bpe", None)
-    if not hasattr(core, "encode_to_tiktoken_buffer"):
+    encode_to_buffer = getattr(getattr(enc, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
+    if encode_to_buffer is None:
         return len(enc.encode(text, allowed_special=set(), disallowed_special=()))
     # The same tokens as enc.encode(piece, allowed_special=set(), disallowed_special=()).
-    return sum(memoryview(core.encode_to_tiktoken_buffer(piece, set())).nbytes // 4 for piece in _slices(text))
+    return sum(memoryview(encode_to_buffer(piece, set())).nbytes // 4 for piece in _slices(text))
 
 
 _SLICE_CHARS = 1 << 20

@@ -12,7 +12,7 @@ import hashlib
 import json
 import random
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ FAILED_ERRORS = ("RuntimeError: sandbox exited with code 137",
                  "TimeoutError: the model call took longer than 600 s")
 TRACE_STATUS = {"succeeded": "completed", "max_iterations": "max_iterations",
                 "failed": "error", "interrupted": "error"}
-BASE_TIME = datetime(2025, 3, 14, 9, 26, 53, tzinfo=timezone.utc)
+BASE_TIME = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)
 MODEL = "openai/gpt-5"
 SUB_MODEL = "openai/gpt-5-mini"
 

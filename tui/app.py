@@ -11,14 +11,15 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from textual.app import App
+from textual.binding import Binding
+from textual.command import Hit, Hits, Provider
+
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef
 from reprise.core.processes import SIGNAL_EXIT_STATUS, TurnSignals
 from reprise.core.retention import format_age
 from reprise.core.service import Service
-from textual.app import App
-from textual.binding import Binding
-from textual.command import Hit, Hits, Provider
 
 from .reports import line
 from .reports.audit import audit_lines, audit_problem_lines
@@ -111,14 +112,15 @@ class RepriseApp(ReportsWorkerErrors, App):
             self._signal_ref = main.running.ref
             main.running.cancel.set()
             return  # the turn's TurnFinished, bubbling up from the main screen, ends the app
-        self._exit_on_signal(None)
+        self._exit_on_signal(sig, None)
 
     def on_turn_finished(self, message: TurnFinished) -> None:
         if self.exit_signal is not None:
-            self._exit_on_signal(message)
+            self._exit_on_signal(self.exit_signal, message)
 
-    def _exit_on_signal(self, finished: TurnFinished | None) -> None:
-        name = signal.Signals(self.exit_signal).name
+    def _exit_on_signal(self, signum: int, finished: TurnFinished | None) -> None:
+        sig = signal.Signals(signum)
+        name = sig.name
         self.signal_line = f"reprise: {name}: Reprise was closed."
         if self._signal_ref is not None:
             result = finished.result if finished is not None else None
@@ -127,13 +129,13 @@ class RepriseApp(ReportsWorkerErrors, App):
             self.service.record_signal(self._signal_ref, name, turn_id, status)
             self.signal_line = (f"reprise: {name}: turn {turn_id} was stopped and recorded {status}."
                                 if turn_id else f"reprise: {name}: the running turn was stopped.")
-        self.exit(None, return_code=SIGNAL_EXIT_STATUS.get(self.exit_signal, 128 + self.exit_signal))
+        self.exit(None, return_code=SIGNAL_EXIT_STATUS.get(sig, 128 + signum))
 
     @property
     def main_screen(self) -> MainScreen | None:
         return next((screen for screen in self.screen_stack if isinstance(screen, MainScreen)), None)
 
-    def report_error(self, error: Exception) -> None:
+    def report_error(self, error: BaseException) -> None:
         """Core errors end up here: a notification naming the file and the problem; the app runs on."""
         if isinstance(error, RepriseError):  # one sentence, naming files: on one line, whatever the names hold
             text = safe_line(str(error))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from reprise.core.paths import SessionRef, workspace_key
@@ -14,6 +14,7 @@ from reprise.core.sources.fractal.models import (
     INTERRUPTED_ERROR,
     MAX_ITERATIONS_ERROR,
     AgentTurn,
+    HistoryStatus,
     HistoryTurn,
     SessionState,
     SummaryTurn,
@@ -44,11 +45,19 @@ def _session_id(rng: random.Random) -> str:
     return uuid.UUID(int=rng.getrandbits(128), version=4).hex
 
 
+def _succeeded(turns: int) -> list[HistoryStatus]:
+    return ["succeeded"] * turns
+
+
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat()
+    return moment.astimezone(UTC).isoformat()
 
 
-def _state(session_id: str, turns: int, statuses: list[str], start: datetime, rng: random.Random,
+# Per project, its sessions: (turns, each turn's status, age, title, pinned, long replies).
+Plan = tuple[int, list[HistoryStatus], timedelta, str | None, bool, bool]
+
+
+def _state(session_id: str, turns: int, statuses: list[HistoryStatus], start: datetime, rng: random.Random,
            long_replies: bool = False) -> SessionState:
     state = SessionState(session_id=session_id)
     moment = start
@@ -57,7 +66,8 @@ def _state(session_id: str, turns: int, statuses: list[str], start: datetime, rn
         message, reply = TOPICS[(index + rng.randrange(len(TOPICS))) % len(TOPICS)]
         status = statuses[index] if index < len(statuses) else "succeeded"
         if long_replies:
-            reply = reply + " " + " ".join(f"Step {n}: checked module_{n}.py and updated its tests." for n in range(120))
+            steps = (f"Step {n}: checked module_{n}.py and updated its tests." for n in range(120))
+            reply = reply + " " + " ".join(steps)
         files_read = [f"src/module_{rng.randrange(40)}.py" for _ in range(rng.randrange(1, 5))]
         files_modified = files_read[: rng.randrange(0, 3)]
         commands = ["pytest -q"] if rng.random() < 0.6 else []
@@ -85,33 +95,35 @@ def _state(session_id: str, turns: int, statuses: list[str], start: datetime, rn
 
 def build_demo(root: Path, *, now: datetime | None = None, seed: int = 7) -> Path:
     """Write the demo store under `root` and return the folder of its main project."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     rng = random.Random(seed)
     store = Store(root / "state")
     projects = root / "projects"
-    plans = {
+    plans: dict[str, list[Plan]] = {
         "webapp": [
-            (3, ["succeeded"] * 3, timedelta(hours=2), "Dark mode", True, False),
-            (60, ["succeeded"] * 55 + ["failed", "succeeded", "max_iterations", "succeeded", "succeeded"],
+            (3, _succeeded(3), timedelta(hours=2), "Dark mode", True, False),
+            (60, _succeeded(55) + ["failed", "succeeded", "max_iterations", "succeeded", "succeeded"],
              timedelta(days=3), "Big refactor (60 turns)", False, True),
-            (5, ["succeeded", "succeeded", "failed", "succeeded", "pending"], timedelta(minutes=30), None, False, False),
+            (5, ["succeeded", "succeeded", "failed", "succeeded", "pending"], timedelta(minutes=30), None, False,
+             False),
             (2, ["succeeded", "interrupted"], timedelta(days=12), None, False, False),
             (0, [], timedelta(days=1), "Empty session", False, False),
         ],
         "cli-tool": [
-            (8, ["succeeded"] * 6 + ["max_iterations", "succeeded"], timedelta(days=1), None, False, False),
+            (8, _succeeded(6) + ["max_iterations", "succeeded"], timedelta(days=1), None, False, False),
             (1, ["failed"], timedelta(days=40), None, False, False),
         ],
         "data-pipeline": [
-            (25, ["succeeded"] * 24 + ["interrupted"], timedelta(hours=6), "Polars migration", True, False),
-            (4, ["succeeded"] * 4, timedelta(days=90), None, False, False),
+            (25, _succeeded(24) + ["interrupted"], timedelta(hours=6), "Polars migration", True, False),
+            (4, _succeeded(4), timedelta(days=90), None, False, False),
         ],
     }
     for project, sessions in plans.items():
         folder = projects / project
         folder.mkdir(parents=True, exist_ok=True)
-        if PROJECTS[project]:
-            (folder / "AGENTS.md").write_text(PROJECTS[project], encoding="utf-8")
+        instructions = PROJECTS[project]
+        if instructions:
+            (folder / "AGENTS.md").write_text(instructions, encoding="utf-8")
         key = workspace_key(folder)
         store.record_workspace(key, folder.resolve())
         for turns, statuses, age, title, pinned, long_replies in sessions:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from reprise.core import paths
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
@@ -15,7 +16,6 @@ from reprise.core.sources.fractal.codec import decode, encode, fractal_would_dro
 from reprise.core.sources.fractal.models import SessionState
 from reprise.core.sources.fractal.store import Store
 from reprise.core.sources.fractal.summary import render_summary
-
 from tests import factories
 
 pytestmark = pytest.mark.compat
@@ -164,7 +164,7 @@ def fractal_sessions(fractal, workspace, isolated_paths) -> dict[str, tuple[str,
     results = fractal.run([{"op": "write_turns", "workspace": str(workspace), "turns": turns}
                            for turns in FRACTAL_SESSIONS.values()])
     return {name: (result["session_id"], fractal_bytes(result), turns)
-            for (name, turns), result in zip(FRACTAL_SESSIONS.items(), results)}
+            for (name, turns), result in zip(FRACTAL_SESSIONS.items(), results, strict=True)}
 
 
 def test_sessions_fractal_writes_decode_without_problem_or_warning_and_reencode_identically(
@@ -185,7 +185,7 @@ def test_fractal_writes_turns_the_way_the_factories_model_them(fractal_sessions)
     """Per-status fields, counts and usage from the trace: what factories.turn_pair assumes."""
     session_id, data, turns = fractal_sessions["each_status_three_times"]
     state = json.loads(data)
-    for given, summary_turn, history_turn in zip(turns, state["summary"]["turns"], state["history"]):
+    for given, summary_turn, history_turn in zip(turns, state["summary"]["turns"], state["history"], strict=True):
         agent = summary_turn["agent"]
         assert agent["status"] == history_turn["status"] == given["status"]
         assert agent["files_read_count"] == len(history_turn["files_read"])
@@ -200,7 +200,7 @@ def test_fractal_writes_turns_the_way_the_factories_model_them(fractal_sessions)
 def test_render_summary_equals_fractals_summary(fractal, fractal_sessions, workspace):
     results = fractal.run([{"op": "summary", "workspace": str(workspace), "session_id": session_id}
                            for session_id, _, _ in fractal_sessions.values()])
-    for (name, (session_id, data, _)), result in zip(fractal_sessions.items(), results):
+    for (name, (session_id, data, _)), result in zip(fractal_sessions.items(), results, strict=True):
         assert result["warnings"] == [], name
         state = decode(data, path=name, expected_id=session_id).state
         assert render_summary(state.summary) == result["summary"], name
@@ -220,9 +220,9 @@ def test_factory_traces_validate_as_run_trace_and_dump_identically(fractal):
               for seed, status in enumerate(("completed", "max_iterations", "error", "in_progress", "completed"))]
     results = fractal.run([{"op": "trace_dump", "trace": trace} for trace in traces]
                           + [{"op": "turn_usage", "trace": trace} for trace in traces])
-    for trace, result in zip(traces, results[:len(traces)]):
+    for trace, result in zip(traces, results[:len(traces)], strict=True):
         assert json.dumps(result["dump"]) == json.dumps(trace)
-    for trace, result in zip(traces, results[len(traces):]):
+    for trace, result in zip(traces, results[len(traces):], strict=True):
         assert result["usage"] == factories.turn_usage(trace)
 
 
@@ -248,11 +248,11 @@ def test_workspace_key_equals_fractals(fractal, tmp_path):
     cases = workspace_paths(tmp_path)
     assert len(cases["long_300"]) >= 300
     results = fractal.run([{"op": "workspace_key", "path": path} for path in cases.values()])
-    for (name, path), result in zip(cases.items(), results):
+    for (name, path), result in zip(cases.items(), results, strict=True):
         assert paths.workspace_key(path) == result["key"], name
         assert factories.workspace_key(path) == result["key"], name
         paths.validate_workspace_key(result["key"])
-    keys = dict(zip(cases, (r["key"] for r in results)))
+    keys = dict(zip(cases, (r["key"] for r in results), strict=True))
     assert keys["symlinked"] == keys["normal"]
     assert keys["root"].startswith("workspace--")
     assert len(keys["long_300"].rpartition("--")[0]) == 80
@@ -284,7 +284,7 @@ def bad_files(fractal, tmp_path, isolated_paths) -> dict[str, tuple[bytes, dict,
         folders[name] = folder
         commands.append({"op": "load", "workspace": str(folder), "session_id": session_id})
     results = fractal.run(commands)
-    return {name: (cases[name], result, folders[name]) for name, result in zip(cases, results)}
+    return {name: (cases[name], result, folders[name]) for name, result in zip(cases, results, strict=True)}
 
 
 def test_bad_cases_are_all_classified(bad_files):

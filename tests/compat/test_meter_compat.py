@@ -7,11 +7,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
+
 from reprise.core import tokens
 from reprise.core.config import MeterSettings
 from reprise.core.sources.fractal.codec import decode
 from reprise.core.sources.fractal.meter import PENDING_TIME, PENDING_TURN_ID, Meter
-
 from tests import factories
 
 pytestmark = pytest.mark.compat

@@ -5,13 +5,13 @@ sessions moved back from the trash. Fractal's own re-save of each gives the same
 from __future__ import annotations
 
 import pytest
+
 from reprise.core import config
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
 from reprise.core.sources.fractal.codec import decode
 from reprise.core.sources.fractal.summary import render_summary
 from reprise.core.trimming import TrimOptions
-
 from tests import factories
 
 pytestmark = pytest.mark.compat

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from reprise.core import config
 from reprise.core.errors import AgentError, PendingTurnError, UsageError
 from reprise.core.paths import SessionRef
@@ -113,7 +114,8 @@ def test_the_pending_turn_is_on_disk_while_the_program_runs(tmp_path, workspace,
     assert service.sources["fractal"].store.load(ref).state.turns[-1].agent.status == "interrupted"
 
 
-def test_a_failing_program_records_a_failed_turn_with_exit_status_and_stderr(tmp_path, workspace, recorder, monkeypatch):
+def test_a_failing_program_records_a_failed_turn_with_exit_status_and_stderr(tmp_path, workspace, recorder,
+                                                                             monkeypatch):
     toml, _ = recorder
     monkeypatch.setenv("AGENT_MODE", "fail")
     service = make_service(tmp_path, workspace, toml)
@@ -158,7 +160,8 @@ def test_sending_is_refused_while_a_turn_runs_when_empty_and_when_over_the_windo
     state = loaded.state
     state.turns[-1].agent = None
     state.history[-1].status = "pending"
-    state.history[-1].created_at = state.history[-1].updated_at = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    now = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    state.history[-1].created_at = state.history[-1].updated_at = now
     service.sources["fractal"].store.save(ref, state, expected=loaded.version)
     with pytest.raises(PendingTurnError, match="still running"):
         service.send_turn(ref, "hi", agent="echo")
@@ -220,7 +223,8 @@ FAKE_FRACTAL = textwrap.dedent('''\
     session_id = args[args.index("--resume") + 1]
     assert args[args.index("-p") + 1] == "-" and "--json" in args and "--quiet" in args
     message = sys.stdin.read()
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", "-".join(p for p in workspace.parts if p != workspace.anchor)).strip("-._") or "workspace"
+    parts = "-".join(p for p in workspace.parts if p != workspace.anchor)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", parts).strip("-._") or "workspace"
     key = f"{{slug[:80]}}--{{hashlib.sha256(str(workspace).encode()).hexdigest()[:16]}}"
     path = Path(os.environ["FRACTAL_STATE_HOME"]) / "workspaces" / key / "sessions" / f"{{session_id}}.json"
     if not path.exists():
@@ -245,14 +249,16 @@ FAKE_FRACTAL = textwrap.dedent('''\
         save_pending()
         Path(os.environ.get("FAKE_FRACTAL_PIDS", os.devnull)).write_text(str(os.getpid()))
         time.sleep(300)
-    usage = {{"input_tokens": 900, "output_tokens": 50, "cost": 0.01, "duration_ms": 10, "iterations": 2, "context_tokens": 15000}}
+    usage = {{"input_tokens": 900, "output_tokens": 50, "cost": 0.01, "duration_ms": 10, "iterations": 2,
+              "context_tokens": 15000}}
     status = "failed" if "fail" in message else "succeeded"
     error = "model refused" if status == "failed" else None
     state["summary"]["turns"].append({{"turn_id": turn_id, "user": {{"message": message}}, "agent": {{
         "status": status, "response": "did it", "files_read_count": 1, "files_changed_count": 1,
         "commands_run_count": 0, "error": error, "usage": usage}}}})
     state["history"].append({{"turn_id": turn_id, "user_message": message, "status": status, "files_read": ["a.py"],
-        "files_modified": ["a.py"], "commands_run": [], "trace": None, "error": error, "created_at": now, "updated_at": now}})
+        "files_modified": ["a.py"], "commands_run": [], "trace": None, "error": error,
+        "created_at": now, "updated_at": now}})
     state["history"] = state["history"][-20:]
     path.write_text(json.dumps(state, indent=2) + "\\n")
     if "flood" in message:  # the turn saved, then far more on stdout than [agent] max_reply_bytes

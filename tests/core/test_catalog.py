@@ -5,6 +5,7 @@ import threading
 import time
 
 import pytest
+
 from reprise.core.catalog import Catalog
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.codec import encode

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from reprise.core.errors import ProblemFileError
 from reprise.core.paths import SessionRef
 from reprise.core.sources.fractal.codec import (
@@ -22,7 +23,6 @@ from reprise.core.sources.fractal.codec import (
 )
 from reprise.core.sources.fractal.models import SessionState
 from reprise.core.sources.fractal.store import Store
-
 from tests import factories
 
 SID = factories.session_id_for("codec")

@@ -5,6 +5,7 @@ import threading
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from reprise.core import tokens
 from reprise.core.config import DEFAULT_OVERHEAD, ConfigError, MeterSettings, ModelSpec
 from reprise.core.sources.fractal import meter as meter_module
@@ -48,7 +49,8 @@ def test_summary_part_counts_the_rendered_summary_ending_with_the_draft_as_the_p
     pending = state.model_copy(deep=True)
     pending.summary.turns.append(SummaryTurn(turn_id=PENDING_TURN_ID, user=UserTurn(message="fix the bug")))
     text = meter_module.as_instructions(render_summary(pending.summary))
-    assert text.endswith(f"        Turn 3 ({PENDING_TURN_ID})\n        User: fix the bug\n        Agent status: pending")
+    assert text.endswith(f"        Turn 3 ({PENDING_TURN_ID})\n"
+                         "        User: fix the bug\n        Agent status: pending")
     assert result.part("summary").tokens == tokens.count_tokens(text, "o200k_base")
     assert result.part("summary").chars == len(text)
     empty = meter.prepare(make_state(0), tmp_path).texts("hi")["summary"]

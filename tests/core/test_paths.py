@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from reprise.core.errors import InvalidIdError
 from reprise.core.paths import (
     SessionRef,

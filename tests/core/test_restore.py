@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from reprise.core.archive import Archive
 from reprise.core.errors import ArchiveError, ConflictError, NotFoundError
 from reprise.core.paths import SessionRef

@@ -1,14 +1,15 @@
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from reprise.core.audit import AuditLog
 from reprise.core.catalog import Catalog, SessionRow
 from reprise.core.errors import UsageError
-from reprise.core.sources.fractal.liveness import pending_turns
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.retention import PruneOptions, format_age, parse_age, select_prune
+from reprise.core.sources.fractal.liveness import pending_turns
 from reprise.core.sources.fractal.store import SessionMeta, Store
 from reprise.core.sources.fractal.trash import Trash
 
@@ -16,13 +17,13 @@ from .test_trim import BASE, build_state, write
 
 KEY = workspace_key("/home/dev/project")
 OTHER = workspace_key("/home/dev/other")
-NOW = datetime(2026, 3, 1, tzinfo=timezone.utc).timestamp()
+NOW = datetime(2026, 3, 1, tzinfo=UTC).timestamp()
 DAY = 86400
 
 
 def row(n: int, *, days_ago: float | None = 40, key: str = KEY, turns: int = 3, pinned: bool = False,
         pending: bool = False, problem: str | None = None, mtime_days_ago: float = 1) -> SessionRow:
-    activity = None if days_ago is None else datetime.fromtimestamp(NOW - days_ago * DAY, timezone.utc).isoformat()
+    activity = None if days_ago is None else datetime.fromtimestamp(NOW - days_ago * DAY, UTC).isoformat()
     return SessionRow.from_fields(
         workspace_key=key, file_id=f"{n:032x}", size=100, mtime_ns=int((NOW - mtime_days_ago * DAY) * 1e9),
         turns=turns, problem_code=problem, pinned=pinned, pending=pending, last_activity=activity,
@@ -106,7 +107,7 @@ def test_prune_without_confirmation_only_lists_and_with_it_moves_to_the_trash(tm
     write(store, old, build_state(3, session_id=old.session_id))
     fresh = build_state(3, session_id=recent.session_id)
     for entry in fresh.history:
-        entry.updated_at = datetime.fromtimestamp(NOW - DAY, timezone.utc).isoformat()
+        entry.updated_at = datetime.fromtimestamp(NOW - DAY, UTC).isoformat()
     write(store, recent, fresh)
     store.write_meta(old, SessionMeta(title="old one"))
     rows = Catalog(store, tmp_path / "cache").refresh([KEY])

@@ -9,12 +9,12 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from reprise.core.paths import SessionRef
 from reprise.core.sources.fractal.codec import decode, encode, fractal_would_drop
 from reprise.core.sources.fractal.models import SessionState
 from reprise.core.sources.fractal.store import Store
 from reprise.core.sources.fractal.summary import render_summary
-
 from tests import factories
 
 CORPUS = factories.corpus()

@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 import pytest
+
 from reprise.core.archive import Archive
 from reprise.core.errors import (
     ArchiveError,

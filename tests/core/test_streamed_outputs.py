@@ -8,6 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from reprise.core import tokens
 from reprise.core.sources.fractal import meter as meter
 from reprise.core.sources.fractal.codec import (
@@ -20,7 +21,6 @@ from reprise.core.sources.fractal.meter import history_json
 from reprise.core.sources.fractal.models import SessionState
 from reprise.core.sources.fractal.summary import EMPTY_SUMMARY, render_summary
 from reprise.core.sources.fractal.trim import TrimOptions, plan_trim
-
 from tests.factories import session_bytes, session_dict
 
 

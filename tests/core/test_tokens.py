@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from reprise.core import tokens
 
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "tokens_golden.json"

@@ -4,6 +4,7 @@ import json
 from datetime import timedelta
 
 import pytest
+
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.errors import (
@@ -14,8 +15,8 @@ from reprise.core.errors import (
 )
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.store import SessionMeta, Store
-from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 from reprise.core.sources.fractal.trash import Trash, relink
+from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 
 from .test_trim import BASE, OLD_NOW, build_state, write
 

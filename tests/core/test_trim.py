@@ -6,9 +6,10 @@ import os
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.catalog import Catalog
@@ -28,6 +29,7 @@ from reprise.core.sources.fractal.models import SessionState
 from reprise.core.sources.fractal.restore import restore_session
 from reprise.core.sources.fractal.store import SessionMeta, Store
 from reprise.core.sources.fractal.summary import render_summary, turn_block
+from reprise.core.sources.fractal.trash import Trash, relink
 from reprise.core.sources.fractal.trim import (
     FIT_CAPS,
     TrimMeter,
@@ -38,10 +40,9 @@ from reprise.core.sources.fractal.trim import (
     summary_text,
     trim_session,
 )
-from reprise.core.sources.fractal.trash import Trash, relink
 
 ID = "0123456789abcdef0123456789abcdef"
-BASE = datetime(2026, 1, 1, tzinfo=timezone.utc)
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
 OLD_NOW = (BASE + timedelta(days=30)).timestamp()
 
 
@@ -140,7 +141,7 @@ def test_cap_cuts_long_replies_except_the_newest_spare_ones_and_names_the_archiv
     plan = plan_trim(encode(state), TrimOptions(cap_replies=100, spare=3))
     assert plan.records_digest == hashlib.sha256(plan.records).hexdigest()
     new = assert_fractal_clean(plan.data)
-    for index, (old, turn) in enumerate(zip(state.turns, new.turns)):
+    for index, (old, turn) in enumerate(zip(state.turns, new.turns, strict=True)):
         if index >= 7 or not old.agent.response:
             assert turn == old
             continue
@@ -473,7 +474,8 @@ def test_a_trim_does_not_hold_the_files_bytes_and_archives_the_file_itself(store
     original = write(store, ref, build_state(8, response_chars=600))
     result = trim_session(store, archive, ref, TrimOptions(cap_replies=100, spare=0), dry_run=True, now=OLD_NOW)
     assert result.plan.original is None
-    assert (result.plan.size_before, result.plan.original_digest) == (len(original), hashlib.sha256(original).hexdigest())
+    assert result.plan.size_before == len(original)
+    assert result.plan.original_digest == hashlib.sha256(original).hexdigest()
     applied = trim_session(store, archive, ref, TrimOptions(cap_replies=100, spare=0), now=OLD_NOW)
     assert applied.plan.data == result.plan.data and applied.plan.records == result.plan.records
     assert archive.read(ref, archive.entries(ref)[0].digest) == original

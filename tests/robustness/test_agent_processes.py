@@ -14,6 +14,7 @@ import sys
 import threading
 
 import pytest
+
 from reprise.core import config, processes
 from reprise.core.agents import CommandBackend, TurnRequest
 from reprise.core.sources.fractal.store import MAX_SESSION_BYTES

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from reprise.core.catalog import SCHEMA, Catalog
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal import store as store_module

@@ -5,6 +5,7 @@ TUI while another program rewrites session files in place."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from reprise.core import config
 from reprise.core.archive import Archive
 from reprise.core.paths import SessionRef, workspace_key
@@ -105,7 +107,7 @@ def test_two_processes_appending_100_turns_each_lose_none_and_archive_every_evic
     start = tmp_path / "start"
     env = {**child_env(tmp_path, "[history]\nmax_turns = 20\n"), "RACE_START_GATE": str(start)}
     processes = [child(root, workspace, ref.session_id, "append", name, "100", env=env) for name in ("A", "B")]
-    for name, process in zip("AB", processes):
+    for name, process in zip("AB", processes, strict=True):
         wait_for_file(Path(f"{start}.{name}"), process)
     start.touch()
     results = [outcome(process) for process in processes]
@@ -119,7 +121,7 @@ def test_two_processes_appending_100_turns_each_lose_none_and_archive_every_evic
     for name in "AB":  # each process's turns in its own order
         own = [int(m.split()[1]) for m in messages if m.startswith(name)]
         assert own == sorted(own)
-    switches = sum(a[0] != b[0] for a, b in zip(messages, messages[1:]))
+    switches = sum(a[0] != b[0] for a, b in itertools.pairwise(messages))
     print(f"\nthe two writers alternated {switches} times; retries {[r['retries'] for r in results]}")
     ids = [turn.turn_id for turn in state.turns]
     assert [entry.turn_id for entry in state.history] == ids[-20:]

@@ -9,6 +9,7 @@ from pathlib import Path
 import annotated_types
 import pytest
 from pydantic import BaseModel
+
 from reprise.core import config
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.codec import encode

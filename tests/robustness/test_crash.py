@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
 from reprise.core import config, faults
 from reprise.core.archive import Archive
 from reprise.core.errors import ArchiveError
@@ -232,10 +233,10 @@ def test_sigkill_at_every_fault_point_and_at_random_moments_never_tears_a_sessio
             process = writer.spawn(seed, {faults.ENV: f"{target}=kill", "WRITER_KILL_AT": str(kill_at)})
             try:
                 process.wait(CHILD_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired as timeout:
                 process.kill()
                 raise AssertionError(f"the writer never reached {target} #{kill_at}\n"
-                                     + summary(kills, random_phases, temp_files))
+                                     + summary(kills, random_phases, temp_files)) from timeout
             lines = writer.consume_lines()
             stderr = process.stderr.read().decode(errors="replace")
             assert process.returncode == -signal.SIGKILL and lines and lines[-1] == f"KILL {target} {kill_at}", (

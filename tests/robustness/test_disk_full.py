@@ -13,13 +13,14 @@ import subprocess
 import sys
 
 import pytest
+
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.errors import ArchiveError, RepriseError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.store import SessionMeta, Store
-from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 from reprise.core.sources.fractal.trash import Trash, relink
+from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 
 from ..core.test_trim import OLD_NOW, build_state, write
 
@@ -144,7 +145,8 @@ def test_purge_reports_exactly_what_it_purged_and_leaves_the_rest_restorable(sto
     os.mkfifo(lock)  # a hostile lock file: that session cannot be purged now
     with pytest.raises(RepriseError) as raised:
         trash.purge([KEY], confirmed=True, now=OLD_NOW)
-    assert "Purged 1 trashed session(s) (s1)" in raised.value.message and "s2 is still in the trash" in raised.value.message
+    assert "Purged 1 trashed session(s) (s1)" in raised.value.message
+    assert "s2 is still in the trash" in raised.value.message
     assert [entry.ref for entry in trash.entries([KEY])] == [second]
     purge_lines = [r for r in AuditLog(store.paths).read([KEY]) if r.op == "purge"]
     assert [r.sessions for r in purge_lines] == [["s1"]]

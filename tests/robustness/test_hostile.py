@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from reprise.core import config
 from reprise.core.paths import workspace_key
 from reprise.core.service import Service
@@ -78,7 +79,7 @@ def _agent(data: dict) -> dict:
 def _hostile_everywhere(session_id: str) -> bytes:
     """A valid session with hostile text in every text field, the trace included."""
     data = factories.session_dict(session_id, turns=2, statuses=("failed",), seed=9)
-    for index, (turn, entry) in enumerate(zip(data["summary"]["turns"], data["history"])):
+    for index, (turn, entry) in enumerate(zip(data["summary"]["turns"], data["history"], strict=True)):
         turn["turn_id"] = entry["turn_id"] = f"turn-{index}-{HOSTILE}"
         turn["user"]["message"] = entry["user_message"] = HOSTILE
         turn["agent"].update(response=HOSTILE, error=HOSTILE)

@@ -21,12 +21,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
 from reprise.core import config, liveness
-from reprise.core.sources.fractal import liveness as fractal_liveness
 from reprise.core.errors import PendingTurnError
 from reprise.core.paths import SessionRef
 from reprise.core.retention import PruneOptions
 from reprise.core.service import Service
+from reprise.core.sources.fractal import liveness as fractal_liveness
 from reprise.core.sources.fractal.codec import encode
 from reprise.core.sources.fractal.models import SessionState
 from reprise.core.trimming import TrimOptions
@@ -58,7 +59,8 @@ def fractal_state(session_id: str, *, turns: int, pending: int, started: float) 
                         "agent": {"status": "succeeded", "response": f"reply {i} " + "word " * 60,
                                   "files_read_count": 0, "files_changed_count": 0, "commands_run_count": 0,
                                   "error": None, "usage": None} if done else None})
-        history.append({"turn_id": turn_id, "user_message": f"message {i}", "status": "succeeded" if done else "pending",
+        history.append({"turn_id": turn_id, "user_message": f"message {i}",
+                        "status": "succeeded" if done else "pending",
                         "files_read": [], "files_modified": [], "commands_run": [], "trace": None, "error": None,
                         "created_at": iso(moment), "updated_at": iso(moment + (30 if done else 0))})
     return SessionState.model_validate({"schema_version": 1, "session_id": session_id,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from reprise.core import config
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key

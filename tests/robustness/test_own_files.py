@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.errors import ArchiveError, RepriseError
@@ -20,8 +21,8 @@ from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.meter import agents_md_section
 from reprise.core.sources.fractal.restore import restore_session
 from reprise.core.sources.fractal.store import SessionMeta, Store
-from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 from reprise.core.sources.fractal.trash import Trash
+from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 
 from ..core.test_trim import OLD_NOW, build_state, write
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from reprise.core import config, faults
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service

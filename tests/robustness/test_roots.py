@@ -9,12 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from reprise.core.archive import Archive
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.store import SessionMeta, Store
-from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 from reprise.core.sources.fractal.trash import Trash
+from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 
 from ..core.test_trim import OLD_NOW, build_state, write
 
@@ -106,7 +107,8 @@ def test_trim_writes_no_archive_entry_outside_and_leaves_the_session(store, tmp_
     assert store.paths.session_file(ref).read_bytes() == data
 
 
-@pytest.mark.parametrize("where", ["reprise", "reprise/trash", "reprise/meta", "reprise/locks", "reprise/trash/records"])
+@pytest.mark.parametrize("where", ["reprise", "reprise/trash", "reprise/meta", "reprise/locks",
+                                   "reprise/trash/records"])
 def test_rm_moves_nothing_outside_and_names_the_link(store, tmp_path, where):
     ref = session(store, "s1")
     store.write_meta(ref, SessionMeta(title="mine"))

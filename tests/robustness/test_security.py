@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from reprise.core import config
 from reprise.core.errors import InvalidIdError, RepriseError
 from reprise.core.paths import (

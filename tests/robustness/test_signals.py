@@ -11,6 +11,7 @@ import os
 import signal
 
 import pytest
+
 from reprise.core.sources.fractal.models import INTERRUPTED_ERROR
 
 from ..core.test_agents import fake_fractal  # noqa: F401  (a fixture)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
+
 from reprise.core import config
 from reprise.core.service import Service
 from reprise.tui.app import make_app
 from reprise.tui.demo import build_demo
 
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def fixed_clock() -> float:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.codec import encode
 from reprise.core.sources.fractal.store import Store
@@ -115,7 +116,8 @@ def test_rename_and_pin_show_in_the_listing_with_pinned_first(capsys, workspace,
     assert listing["sessions"][0]["session_id"] == "b" * 32
 
 
-def test_resume_print_gives_the_argv_and_last_picks_the_newest(capsys, workspace, isolated_paths, tmp_path, monkeypatch):
+def test_resume_print_gives_the_argv_and_last_picks_the_newest(capsys, workspace, isolated_paths, tmp_path,
+                                                                monkeypatch):
     fake = tmp_path / "bin" / "fractal"
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\nexit 0\n")
@@ -146,7 +148,8 @@ def test_resume_without_the_agent_program_says_how_to_configure_it(capsys, works
     assert status == 1 and "not found on PATH" in err and "[agent] resume" in err
 
 
-def test_resume_snapshots_a_file_whose_next_fractal_save_would_drop_data(capsys, workspace, isolated_paths, monkeypatch):
+def test_resume_snapshots_a_file_whose_next_fractal_save_would_drop_data(capsys, workspace, isolated_paths,
+                                                                         monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
     ref = put(isolated_paths, workspace, "a" * 32, 25)
     path = Store(isolated_paths).paths.session_file(ref)
@@ -252,7 +255,8 @@ def test_list_sort_cost_fills_and_caches_resume_costs(capsys, workspace, isolate
     assert sorted(s["resume_cost"] for s in again["sessions"]) == sorted(costs)
 
 
-def test_resume_over_the_window_needs_yes_when_not_interactive(capsys, workspace, isolated_paths, tmp_path, monkeypatch):
+def test_resume_over_the_window_needs_yes_when_not_interactive(capsys, workspace, isolated_paths, tmp_path,
+                                                                monkeypatch):
     (tmp_path / "config.toml").write_text(
         '[meter]\nmodel = "small"\n[[meter.models]]\npattern = "small"\nwindow = 1000\n')
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)

@@ -7,6 +7,7 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from reprise.tui import cli
 from reprise.tui.text import one_line, safe_text, short_line
 

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
 from reprise.core import config
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service

@@ -11,11 +11,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-from reprise.core.catalog import SearchHit, SessionRow
-from reprise.core.errors import OverWindowError, RepriseError
-from reprise.core.paths import SessionRef
-from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
-from reprise.core.meter import LiveMeter, MeterResult
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,6 +20,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
+
+from reprise.core.catalog import SearchHit, SessionRow
+from reprise.core.errors import OverWindowError, RepriseError
+from reprise.core.meter import LiveMeter, MeterResult
+from reprise.core.paths import SessionRef
+from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
 
 from ..format import human_size
 from ..text import clipped, safe_line, safe_text

@@ -3,8 +3,6 @@ session at that turn. The search itself runs in a worker through the service."""
 
 from __future__ import annotations
 
-from reprise.core.catalog import HIT_END, HIT_START, SearchHit
-from reprise.core.errors import RepriseError
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -14,6 +12,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
+
+from reprise.core.catalog import HIT_END, HIT_START, SearchHit
+from reprise.core.errors import RepriseError
 
 from ..text import clipped, safe_line, safe_text
 from ..workers import ReportsWorkerErrors

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reprise.core.errors import RepriseError
-from reprise.core.paths import SessionRef
-from reprise.core.trimming import TrimOptions, TrimResult
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,6 +14,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 from textual.worker import get_current_worker
+
+from reprise.core.errors import RepriseError
+from reprise.core.paths import SessionRef
+from reprise.core.trimming import TrimOptions, TrimResult
 
 from ..format import human_size
 from ..text import safe_line, safe_text

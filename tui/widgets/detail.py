@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reprise.core.service import SessionDetail
-from reprise.core.meter import MeterResult
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
+
+from reprise.core.meter import MeterResult
+from reprise.core.service import SessionDetail
 
 from ..format import human_size
 from ..reports import plain_text

@@ -3,9 +3,10 @@ draft adds to it, the percentage of the input budget, coloured by state."""
 
 from __future__ import annotations
 
-from reprise.core.meter import MeterResult
 from rich.text import Text
 from textual.widgets import Static
+
+from reprise.core.meter import MeterResult
 
 from ..format import tokens
 from ..text import safe_line

@@ -8,8 +8,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reprise.core.catalog import SessionRow
-from reprise.core.service import activity_time
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -17,6 +15,9 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from reprise.core.catalog import SessionRow
+from reprise.core.service import activity_time
 
 from ..format import human_size, relative_time
 from ..text import clipped

@@ -45,7 +45,8 @@ def ensure_sandbox_python(base_python: Path) -> Path:
             raise LiveUnavailable(f"REPRISE_SANDBOX_PYTHON={configured} does not exist")
         return python
     python = DEFAULT_SANDBOX_VENV / "bin" / "python"
-    check = [str(python), "-c", "import websockets, pydantic, pandas; assert int(websockets.__version__.split('.')[0]) < 16"]
+    check = [str(python), "-c",
+             "import websockets, pydantic, pandas; assert int(websockets.__version__.split('.')[0]) < 16"]
     if python.exists() and subprocess.run(check, check=False, capture_output=True).returncode == 0:
         return python
     for step in ([str(base_python), "-m", "venv", str(DEFAULT_SANDBOX_VENV)],

@@ -4,8 +4,8 @@ Invoked as `unshare -n -p -f --mount-proc PYTHON launch.py SPEC` (the namespace 
 but loopback, which this script brings up). SPEC is a JSON file: {"port", "record", "workdir",
 "runs": [{"argv", "stdin", "env", "cwd",
 "timeout"}], "server_env"}. The fake server is started first and waited for; each run's
-exit status, stdout, stderr and the number of requests recorded so far go into `<workdir>/results.json`. This process is the
-namespace's pid 1: when it exits, every process left in the namespace (a sandbox supervisor,
+exit status, stdout, stderr and the number of requests recorded so far go into `<workdir>/results.json`.
+This process is the namespace's pid 1: when it exits, every process left in the namespace (a sandbox supervisor,
 the server) is killed with it.
 """
 

@@ -5,6 +5,7 @@ sends (counted with o200k_base and OpenAI's chat framing)."""
 from __future__ import annotations
 
 import pytest
+
 from reprise.core.config import DEFAULT_OVERHEAD
 
 from . import meter_compare

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from reprise.core import config
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
