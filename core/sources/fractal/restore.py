@@ -97,6 +97,10 @@ class HistoryBeyondFractal:
     kept_in: Path | None = None
     archive_digest: str | None = None
 
+    @property
+    def fractal_keeps(self) -> int:
+        return FRACTAL_MAX_HISTORY
+
     def note(self) -> str:
         span = self.dropped[0] if len(self.dropped) == 1 else f"{self.dropped[0]} to {self.dropped[-1]}"
         said = (f"the session now holds {self.entries} history entries; Fractal keeps the newest "
