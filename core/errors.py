@@ -18,9 +18,6 @@ class RepriseError(Exception):
         self.hint = hint
         self.path = str(path) if path is not None else None
 
-    def as_dict(self) -> dict[str, str | None]:
-        return {"code": self.code, "message": self.message, "path": self.path, "hint": self.hint}
-
     def __str__(self) -> str:
         text = self.message
         if self.hint:
@@ -55,9 +52,6 @@ class AmbiguousError(RepriseError):
     def __init__(self, message: str, candidates: list[str], **kwargs):
         super().__init__(message, **kwargs)
         self.candidates = candidates
-
-    def as_dict(self) -> dict:
-        return {**super().as_dict(), "candidates": self.candidates}
 
 
 class ProblemFileError(RepriseError):

@@ -47,11 +47,6 @@ class RestoreStep:
     history_inserted: int = 0
     digest_turn_removed: bool = False
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"digest": self.digest, "op": self.op, "mode": self.mode, "summary_inserted": self.summary_inserted,
-                "summary_replaced": self.summary_replaced, "history_inserted": self.history_inserted,
-                "digest_turn_removed": self.digest_turn_removed}
-
 
 @dataclass(slots=True)
 class RestoreResult:
@@ -79,13 +74,6 @@ class RestoreResult:
                 "summary_replaced": sum(step.summary_replaced for step in self.steps),
                 "history_inserted": sum(step.history_inserted for step in self.steps)}
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
-                "steps": [step.as_dict() for step in self.steps], "counts": self.counts(),
-                "size_before": self.size_before, "size_after": self.size_after, "applied": self.applied,
-                "dry_run": self.dry_run, "archived": self.archived, "notes": self.notes,
-                "history_beyond_fractal": self.beyond_fractal.as_dict() if self.beyond_fractal else None}
-
 
 @dataclass(slots=True)
 class HistoryBeyondFractal:
@@ -108,10 +96,6 @@ class HistoryBeyondFractal:
         if self.kept_in is None:
             return said.replace("now holds", "would hold") + "; applying copies the restored file to the archive first"
         return f"{said}; they are kept in the archive at {self.kept_in} (entry {(self.archive_digest or '')[:12]})"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"entries": self.entries, "fractal_keeps": FRACTAL_MAX_HISTORY, "dropped_on_next_save": self.dropped,
-                "kept_in": str(self.kept_in) if self.kept_in else None, "archive_digest": self.archive_digest}
 
 
 # --- which entries ------------------------------------------------------------------------------------

@@ -154,12 +154,6 @@ class TurnChange:
     change: str
     chars_cut: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
-        data = {"number": self.number, "turn_id": self.turn_id, "change": self.change}
-        if self.change == "capped":
-            data["chars_cut"] = self.chars_cut
-        return data
-
 
 @dataclass(frozen=True, slots=True)
 class FitOutcome:
@@ -167,10 +161,6 @@ class FitOutcome:
     chosen: str | None
     fits: bool
     tried: tuple[tuple[str, int], ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "chosen": self.chosen, "fits": self.fits,
-                "tried": [{"plan": label, "estimate": estimate} for label, estimate in self.tried]}
 
 
 @dataclass(slots=True)
@@ -225,14 +215,6 @@ class TrimPlan:
             count[change.change] += 1
         count["history_removed"] = len(self.history_removed)
         return count
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"session_id": self.session_id, "options": self.options.as_dict(), "changed": self.changed,
-                "size_before": self.size_before, "size_after": self.size_after,
-                "meter_before": self.meter_before, "meter_after": self.meter_after,
-                "archive_digest": self.records_digest, "turns": [change.as_dict() for change in self.turns],
-                "history_removed": self.history_removed, "counts": self.counts(),
-                "fit": self.fit.as_dict() if self.fit else None, "notes": self.notes}
 
 
 @dataclass(slots=True)
@@ -636,11 +618,6 @@ class TrimResult:
     dry_run: bool
     forked: bool
     archived: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.plan.as_dict(), "source_session_id": self.source.session_id,
-                "session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
-                "applied": self.applied, "dry_run": self.dry_run, "forked": self.forked, "archived": self.archived}
 
 
 def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimOptions, *,
