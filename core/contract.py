@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from .trash import TrashEntry as CoreTrashEntry
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "docs" / "json-schema.json"
-SCHEMA_ID = "https://github.com/reprise/reprise/docs/json-schema.json"
 
 
 class Document(BaseModel):
@@ -987,7 +986,6 @@ def json_schema() -> dict[str, Any]:
     names = {model: refs[(model, "validation")]["$ref"] for model in _models()}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SCHEMA_ID,
         "title": "Reprise --json documents",
         "description": "What `reprise COMMAND --json` prints: one document per command (x-commands), or Error.",
         "anyOf": [{"$ref": ref} for ref in dict.fromkeys(names[model] for model in DOCUMENTS.values())],
