@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from .archive import ArchiveEntry as CoreArchiveEntry
     from .audit import AuditRecord as CoreAuditRecord
     from .catalog import SearchHit as CoreSearchHit
-    from .catalog import SessionRow
     from .errors import RepriseError
     from .paths import SessionRef
     from .problems import Problem as CoreProblem
@@ -177,8 +176,10 @@ class SessionList(Document):
     sort: Literal["updated", "turns", "size", "context", "cost"]
 
 
-def session(row: SessionRow) -> Session:
-    """A row of either shape (the catalog's row object or a dataclass of the same fields)."""
+def session(row: Any) -> Session:
+    """A listing row of either shape: the catalog's `SessionRow` (its details are properties made in
+    a loop, which a type checker cannot see) or a dataclass of the same fields; the fields added
+    with the neutral rows are read with defaults."""
     problem_code = row.problem_code
     return Session(
         session_id=row.session_id or row.file_id, workspace_key=row.workspace_key,
