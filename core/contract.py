@@ -482,19 +482,10 @@ def meter(ref: SessionRef, result: MeterResult) -> Meter:
 
 # --- send -------------------------------------------------------------------------------------------
 
-class TurnUsage(Document):
+class TurnUsage(DetailUsage):
     """One turn's usage as the agent recorded it; fields the agent adds are kept."""
 
     model_config = ConfigDict(extra="allow")
-
-    input_tokens: int
-    output_tokens: int
-    cost: float
-    duration_ms: int
-    iterations: int
-    context_tokens: int
-    cache_read_tokens: int
-    cache_creation_tokens: int
 
 
 class Sent(Document):
