@@ -945,6 +945,7 @@ def doctor(report: DoctorReport) -> Doctor:
 
 # --- the schema -------------------------------------------------------------------------------------
 
+# Each command's `--json` document (a failing command prints `Error` instead).
 DOCUMENTS: dict[str, type[Document]] = {
     "error": Error, "list": SessionList, "show": SessionDetail, "show --summary": Summary, "new": SessionPlace,
     "resume --print": ResumePlan, "rename": Renamed, "pin": Pinned, "unpin": Pinned, "meter": Meter,
@@ -954,7 +955,6 @@ DOCUMENTS: dict[str, type[Document]] = {
     "relink": Relink, "audit": Audit, "pick": SessionPlace, "search": Search, "workspaces": Workspaces,
     "config": Config, "doctor": Doctor,
 }
-"""Each command's `--json` document (an error prints `Error` instead)."""
 
 
 def by_name(name: str) -> type[Document]:
