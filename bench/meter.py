@@ -149,6 +149,7 @@ def _time_each(call, items, cpu: list[float] | None = None) -> list[float]:
 
 
 def measure_keystrokes(session: LongSession, message: str) -> dict:
+    from reprise.core import contract
     from reprise.core.sources.fractal.meter import Meter
 
     rounds, base_rounds, cpu = [], [], []
@@ -169,10 +170,11 @@ def measure_keystrokes(session: LongSession, message: str) -> dict:
     if fresh.total != check.total:
         raise RuntimeError(f"the prepared meter says {check.total} tokens, a fresh count {fresh.total}")
     return {"rounds": rounds, "baseline_rounds": base_rounds, "cpu": cpu, "total": check.total,
-            "message_part": check.part("message").as_dict()}
+            "message_part": contract.dump(contract.meter_part(check.part("message")))}
 
 
 def measure_full(session: LongSession) -> dict:
+    from reprise.core import contract
     from reprise.core.sources.fractal.meter import Meter
 
     runs = []
@@ -188,7 +190,7 @@ def measure_full(session: LongSession) -> dict:
             started = time.perf_counter()
             service.measure(session.ref)
             service_runs.append(time.perf_counter() - started)
-    return {"runs": runs, "service_runs": service_runs, "result": result.as_dict()}
+    return {"runs": runs, "service_runs": service_runs, "result": contract.dump(contract.meter(session.ref, result))}
 
 
 def encoding_load(name: str) -> dict:

@@ -20,9 +20,6 @@ class RepriseError(Exception):
         self.hint = hint
         self.path = str(path) if path is not None else None
 
-    def as_dict(self) -> dict[str, object]:
-        return {"code": self.code, "message": self.message, "path": self.path, "hint": self.hint}
-
     def __str__(self) -> str:
         text = self.message
         if self.hint:
@@ -58,9 +55,6 @@ class AmbiguousError(RepriseError):
                  path: Path | str | None = None):
         super().__init__(message, hint=hint, path=path)
         self.candidates = candidates
-
-    def as_dict(self) -> dict[str, object]:
-        return {**super().as_dict(), "candidates": self.candidates}
 
 
 class ProblemFileError(RepriseError):

@@ -11,7 +11,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from . import tokens
 from .config import DEFAULT_MODELS, ModelSpec
@@ -30,10 +30,6 @@ class Part:
     error: str | None = None
     text: str | None = field(default=None, repr=False, compare=False)  # the counted text, when kept
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "tokens": self.tokens, "basis": self.basis, "chars": self.chars,
-                "full_chars": self.full_chars, "note": self.note, "error": self.error}
-
 
 @dataclass(frozen=True, slots=True)
 class Measured:
@@ -43,9 +39,6 @@ class Measured:
     @property
     def label(self) -> str:
         return f"prompt size of the last model call of turn {self.turn}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"turn": self.turn, "tokens": self.tokens, "label": self.label}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,13 +69,6 @@ class MeterResult:
 
     def part(self, name: str) -> Part:
         return next(part for part in self.parts if part.name == name)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "model_source": self.model_source, "encoding": self.encoding,
-                "parts": [part.as_dict() for part in self.parts], "total": self.total, "window": self.window,
-                "window_source": self.window_source, "draft": self.draft,
-                "percent": round(self.percent, 2), "state": self.state, "exact": self.exact,
-                "measured": self.measured.as_dict() if self.measured else None}
 
 
 class LiveMeter(Protocol):

@@ -69,10 +69,6 @@ class PruneCandidate:
     last_activity: str | None
     pinned: bool
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key, "reason": self.reason,
-                "turns": self.turns, "size": self.size, "last_activity": self.last_activity, "pinned": self.pinned}
-
 
 @dataclass(slots=True)
 class PruneSelection:
@@ -82,10 +78,6 @@ class PruneSelection:
     selected: list[PruneCandidate] = field(default_factory=list)
     protected: list[PruneCandidate] = field(default_factory=list)
     skipped: list[PruneCandidate] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"options": self.options.as_dict(), "selected": [c.as_dict() for c in self.selected],
-                "protected": [c.as_dict() for c in self.protected], "skipped": [c.as_dict() for c in self.skipped]}
 
 
 def _activity(row: SessionRow) -> tuple[float | None, float]:

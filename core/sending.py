@@ -71,11 +71,3 @@ class SendResult:
     turn_id: str | None
     outcome: TurnOutcome
     estimate: int | None
-
-    def as_dict(self) -> dict:
-        o = self.outcome
-        return {"session_id": self.ref.session_id, "backend": self.backend, "turn_id": self.turn_id,
-                "status": o.status, "response": o.response, "files_read": o.files_read,
-                "files_modified": o.files_modified, "commands_run": o.commands_run, "error": o.error,
-                "usage": o.usage, "estimate_before_turn": self.estimate,
-                "notes": o.notes}

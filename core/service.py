@@ -12,7 +12,7 @@ import os
 import shutil
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config as config_module
@@ -61,10 +61,6 @@ class Listing:
     sort: str
     limit: int | None
 
-    def as_dict(self) -> dict:
-        return {"sessions": [row.as_dict() for row in self.rows], "shown": len(self.rows), "total": self.total,
-                "scope": self.scope, "sort": self.sort}
-
 
 @dataclass(slots=True)
 class SessionDetail:
@@ -86,29 +82,6 @@ class SessionDetail:
     def totals(self) -> Usage:
         return self.transcript.totals()
 
-    def as_dict(self) -> dict:
-        totals = self.totals
-        return {
-            "session_id": self.ref.session_id,
-            "workspace_key": self.ref.workspace_key,
-            "workspace_path": self.workspace_path,
-            "path": str(self.path),
-            "title": self.meta.title,
-            "pinned": self.meta.pinned,
-            "size": self.size,
-            "turns": len(self.transcript.turns),
-            "summary": self.summary_text,
-            "history": self.history,
-            "usage": {"input_tokens": totals.input_tokens, "output_tokens": totals.output_tokens,
-                      "cost": totals.cost or 0.0, "duration_ms": totals.duration_ms or 0,
-                      "iterations": totals.iterations or 0, "context_tokens": totals.context_tokens or 0,
-                      "cache_read_tokens": totals.cache_read_tokens,
-                      "cache_creation_tokens": totals.cache_creation_tokens},
-            "warnings": [w.as_dict() for w in self.warnings],
-            "source": self.ref.source,
-            "transcript": asdict(self.transcript),
-        }
-
 
 @dataclass(slots=True)
 class WorkspaceInfo:
@@ -117,10 +90,6 @@ class WorkspaceInfo:
     path_source: str
     sessions: int
     last_activity: str | None
-
-    def as_dict(self) -> dict:
-        return {"key": self.key, "path": self.path, "path_source": self.path_source,
-                "sessions": self.sessions, "last_activity": self.last_activity}
 
 
 @dataclass(slots=True)
@@ -135,10 +104,6 @@ class DoctorReport:
     def ok(self) -> bool:
         return not self.problems and not self.temp_files
 
-    def as_dict(self) -> dict:
-        return {"problems": [p.as_dict() for p in self.problems], "warnings": [w.as_dict() for w in self.warnings],
-                "temp_files": self.temp_files, "cleaned": self.cleaned, "notes": self.notes, "ok": self.ok}
-
 
 @dataclass(slots=True)
 class ResumePlan:
@@ -152,12 +117,6 @@ class ResumePlan:
     @property
     def over_window(self) -> bool:
         return self.meter is not None and self.meter.state == "over"
-
-    def as_dict(self) -> dict:
-        return {"session_id": self.ref.session_id, "argv": self.argv, "cwd": self.cwd, "notes": self.notes,
-                "snapshot": self.snapshot.digest if self.snapshot else None,
-                "resume_cost": self.meter.total if self.meter else None,
-                "window": self.meter.window if self.meter else None, "over_window": self.over_window}
 
 
 def _as_reprise_run(send):

@@ -86,12 +86,6 @@ class TurnChange:
     change: str
     chars_cut: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
-        data = {"number": self.number, "turn_id": self.turn_id, "change": self.change}
-        if self.change == "capped":
-            data["chars_cut"] = self.chars_cut
-        return data
-
 
 @dataclass(frozen=True, slots=True)
 class FitOutcome:
@@ -99,10 +93,6 @@ class FitOutcome:
     chosen: str | None
     fits: bool
     tried: tuple[tuple[str, int], ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "chosen": self.chosen, "fits": self.fits,
-                "tried": [{"plan": label, "estimate": estimate} for label, estimate in self.tried]}
 
 
 @dataclass(slots=True)
@@ -158,14 +148,6 @@ class TrimPlan:
         count["history_removed"] = len(self.history_removed)
         return count
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"session_id": self.session_id, "options": self.options.as_dict(), "changed": self.changed,
-                "size_before": self.size_before, "size_after": self.size_after,
-                "meter_before": self.meter_before, "meter_after": self.meter_after,
-                "archive_digest": self.records_digest, "turns": [change.as_dict() for change in self.turns],
-                "history_removed": self.history_removed, "counts": self.counts(),
-                "fit": self.fit.as_dict() if self.fit else None, "notes": self.notes}
-
 
 @dataclass(slots=True)
 class TrimResult:
@@ -176,11 +158,6 @@ class TrimResult:
     dry_run: bool
     forked: bool
     archived: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.plan.as_dict(), "source_session_id": self.source.session_id,
-                "session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
-                "applied": self.applied, "dry_run": self.dry_run, "forked": self.forked, "archived": self.archived}
 
 
 # --- undoing trims -------------------------------------------------------------------------
@@ -196,11 +173,6 @@ class RestoreStep:
     summary_replaced: int = 0
     history_inserted: int = 0
     digest_turn_removed: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"digest": self.digest, "op": self.op, "mode": self.mode, "summary_inserted": self.summary_inserted,
-                "summary_replaced": self.summary_replaced, "history_inserted": self.history_inserted,
-                "digest_turn_removed": self.digest_turn_removed}
 
 
 @dataclass(slots=True)
@@ -229,13 +201,6 @@ class RestoreResult:
                 "summary_replaced": sum(step.summary_replaced for step in self.steps),
                 "history_inserted": sum(step.history_inserted for step in self.steps)}
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"session_id": self.ref.session_id, "workspace_key": self.ref.workspace_key,
-                "steps": [step.as_dict() for step in self.steps], "counts": self.counts(),
-                "size_before": self.size_before, "size_after": self.size_after, "applied": self.applied,
-                "dry_run": self.dry_run, "archived": self.archived, "notes": self.notes,
-                "history_beyond_fractal": self.beyond_fractal.as_dict() if self.beyond_fractal else None}
-
 
 @dataclass(slots=True)
 class HistoryBeyondFractal:
@@ -255,10 +220,6 @@ class HistoryBeyondFractal:
         if self.kept_in is None:
             return said.replace("now holds", "would hold") + "; applying copies the restored file to the archive first"
         return f"{said}; they are kept in the archive at {self.kept_in} (entry {(self.archive_digest or '')[:12]})"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"entries": self.entries, "fractal_keeps": self.keeps, "dropped_on_next_save": self.dropped,
-                "kept_in": str(self.kept_in) if self.kept_in else None, "archive_digest": self.archive_digest}
 
 
 # --- which entries ------------------------------------------------------------------------------------

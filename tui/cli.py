@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from reprise.core import contract
 from reprise.core.errors import AmbiguousError, RepriseError, UsageError
 from reprise.core.service import SORTS, Service, activity_time
 
@@ -34,7 +35,7 @@ from .text import clipped, one_line, safe_line, safe_text
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse's own usage errors: one line, exit 2
         if "--json" in sys.argv:
-            print(json.dumps({"error": {"code": "usage", "message": message, "path": None, "hint": None}}))
+            print(json.dumps(contract.dump(contract.usage_error(message))))
         else:
             print(f"reprise: {safe_line(message)}", file=sys.stderr)  # it quotes the arguments as typed
         raise SystemExit(2)
@@ -227,7 +228,7 @@ def _run(argv: list[str] | None) -> int:
 
 def _print_error(exc: RepriseError, as_json: bool) -> None:
     if as_json:
-        print(json.dumps({"error": exc.as_dict()}))
+        print(json.dumps(contract.dump(contract.error(exc))))
         return
     print(f"reprise: {safe_line(str(exc))}", file=sys.stderr)
     if isinstance(exc, AmbiguousError):
@@ -288,7 +289,7 @@ def _finite(value):
 def cmd_list(service: Service, args, as_json: bool) -> int:
     listing = service.list_sessions(all_workspaces=args.all, sort=args.sort, limit=args.limit)
     if as_json:
-        _emit(listing.as_dict())
+        _emit(contract.dump(contract.session_list(listing)))
         return 0
     if not listing.total:
         print(f"No sessions in {safe_line(listing.scope)}. State root: {safe_line(service.state_root)}")
@@ -312,13 +313,13 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
     detail = service.show(service.resolve(args.id))
     if args.summary:
         if as_json:
-            _emit({"session_id": detail.ref.session_id, "summary": detail.summary_text})
+            _emit(contract.dump(contract.summary(detail)))
         else:
             sys.stdout.write((detail.summary_text or "") if not sys.stdout.isatty() else safe_text(detail.summary_text or ""))
             sys.stdout.write("\n")
         return 0
     if as_json:
-        _emit(detail.as_dict())
+        _emit(contract.dump(contract.session_detail(detail)))
         return 0
     title = detail.meta.title or "(untitled)"
     print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
@@ -354,8 +355,7 @@ def _print_safe(text: str, chunk: int = 1 << 20) -> None:
 def cmd_new(service: Service, args, as_json: bool) -> int:
     ref = service.new_session(args.title)
     if as_json:
-        _emit({"session_id": ref.session_id, "workspace_key": ref.workspace_key,
-               "workspace_path": str(service.workspace)})
+        _emit(contract.dump(contract.session_place(ref, service.workspace)))
     else:
         print(ref.session_id)
     return 0
@@ -380,7 +380,7 @@ def cmd_resume(service: Service, args, as_json: bool) -> int:
             return 1
     if args.print:
         if as_json:
-            _emit(plan.as_dict())
+            _emit(contract.dump(contract.resume_plan(plan)))
         else:
             print(shlex.join(plan.argv))
         return 0
@@ -438,7 +438,7 @@ def cmd_send(service: Service, args, as_json: bool) -> int:
     if error is not None:
         raise error
     if as_json:
-        _emit(result.as_dict())
+        _emit(contract.dump(contract.sent(result)))
     else:
         o = result.outcome
         print(f"[{o.status}] turn {result.turn_id or '?'} via {result.backend}")
@@ -467,7 +467,7 @@ def _after_signal(service: Service, ref, signals, result, error, as_json: bool) 
     if not (signals.received == signal.SIGHUP and _isatty(sys.stderr)):
         with contextlib.suppress(OSError, ValueError):
             if as_json and result is not None:
-                _emit(result.as_dict())
+                _emit(contract.dump(contract.sent(result)))
             print(safe_text(line), file=sys.stderr)
     return signals.exit_status
 
@@ -483,7 +483,7 @@ def cmd_recover(service: Service, args, as_json: bool) -> int:
     ref = service.resolve(args.id)
     marked = service.mark_stale_interrupted(ref)
     if as_json:
-        _emit({"session_id": ref.session_id, "interrupted": marked})
+        _emit(contract.dump(contract.Recovered(session_id=ref.session_id, interrupted=marked)))
     else:
         print(f"Marked {len(marked)} stale pending turn(s) interrupted." if marked else "No stale pending turns.")
     return 0
@@ -494,7 +494,7 @@ def cmd_meter(service: Service, args, as_json: bool) -> int:
     ref = service.resolve(args.id)
     result = service.measure(ref, message, model=args.model)
     if as_json:
-        _emit({"session_id": ref.session_id, **result.as_dict()})
+        _emit(contract.dump(contract.meter(ref, result)))
         return 0
     _print_lines(meter_lines(ref.session_id, result, with_draft=bool(message)))
     return 0
@@ -505,10 +505,10 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
         raise UsageError("--limit must be at least 1.")
     hits = service.search(" ".join(args.query), all_workspaces=args.all, limit=args.limit)
     if as_json:
-        _emit({"hits": [hit.as_dict() for hit in hits]})
+        _emit(contract.dump(contract.search(hits)))
         return 0 if hits else 1
     for hit in hits:
-        snippet = one_line(hit.as_dict()["snippet"], 90)
+        snippet = one_line(contract.snippet(hit), 90)
         print(f"{clipped(hit.row.file_id, 9):9}  turn {hit.turn:<4} {hit.field:9} {snippet}")
     print(f"{len(hits)} matching turns")
     return 0 if hits else 1
@@ -523,7 +523,7 @@ def cmd_trim(service: Service, args, as_json: bool) -> int:
     result = service.trim(ref, options, dry_run=args.dry_run, fork=args.fork, force=args.force, model=args.model)
     plan = result.plan
     if as_json:
-        _emit(result.as_dict())
+        _emit(contract.dump(contract.trim(result)))
         return 1 if plan.fit is not None and not plan.fit.fits else 0
     if plan.fit is not None:
         if plan.fit.fits:
@@ -558,7 +558,7 @@ def cmd_restore(service: Service, args, as_json: bool) -> int:
     result = service.restore(ref, archive_digest=args.archive, all_trims=args.all, dry_run=args.dry_run,
                              force=args.force)
     if as_json:
-        _emit(result.as_dict())
+        _emit(contract.dump(contract.restore(result)))
         return 0
     for step in result.steps:
         print(f"{step.mode:10} {clipped(step.op, 14):14} {clipped(step.digest, 12)}")
@@ -575,7 +575,7 @@ def cmd_archive(service: Service, args, as_json: bool) -> int:
     if args.archive_command == "list":
         entries = service.archive_entries(ref)
         if as_json:
-            _emit({"session_id": ref.session_id, "entries": [entry.as_dict() for entry in entries]})
+            _emit(contract.dump(contract.archive_list(ref, entries)))
             return 0
         for entry in entries:
             print(f"{entry.digest[:12]}  {one_line(entry.time, 32):32}  {entry.op}")
@@ -590,14 +590,14 @@ def cmd_archive(service: Service, args, as_json: bool) -> int:
             raise RepriseError(f"{args.output}: cannot export the archive entry: {exc.strerror or exc}.",
                                path=args.output) from None
         if as_json:
-            _emit({"session_id": ref.session_id, "digest": entry.digest, "op": entry.op, "bytes": len(data),
-                   "output": args.output})
+            _emit(contract.dump(contract.ArchiveExport(session_id=ref.session_id, digest=entry.digest,
+                                                       op=entry.op, bytes=len(data), output=args.output)))
         else:
             print(f"Wrote {human_size(len(data))} ({entry.op} {entry.digest[:12]}) to {args.output}", file=sys.stderr)
         return 0
     if as_json:
-        _emit({"session_id": ref.session_id, "digest": entry.digest, "op": entry.op,
-               "text": data.decode("utf-8", "replace")})
+        _emit(contract.dump(contract.ArchiveText(session_id=ref.session_id, digest=entry.digest, op=entry.op,
+                                                 text=data.decode("utf-8", "replace"))))
     elif sys.stdout.isatty():
         sys.stdout.write(safe_text(data.decode("utf-8", "replace")) + "\n")
     else:
@@ -610,7 +610,7 @@ def cmd_rm(service: Service, args, as_json: bool) -> int:
     ref = service.resolve(args.id)
     entry = service.remove(ref, force=args.force)
     if as_json:
-        _emit(entry.as_dict())
+        _emit(contract.dump(contract.trash_entry(entry)))
     else:
         print(f"Moved {safe_line(ref.session_id)} to the trash "
               f"(reprise trash restore {safe_line(ref.session_id[:8])} puts it back).")
@@ -624,7 +624,7 @@ def cmd_trash(service: Service, args, as_json: bool) -> int:
         entries = service.trash_entries(all_workspaces=args.all)
         now = time.time()
         if as_json:
-            _emit({"trash": [entry.as_dict(now) for entry in entries]})
+            _emit(contract.dump(contract.trash_list(entries, now)))
             return 0
         for entry in entries:
             print(f"{clipped(entry.ref.session_id, 9):9}  {format_age(entry.age(now)):>8} ago  "
@@ -634,7 +634,7 @@ def cmd_trash(service: Service, args, as_json: bool) -> int:
     if args.trash_command == "restore":
         entry = service.trash_restore(service.resolve_trashed(args.id))
         if as_json:
-            _emit(entry.as_dict())
+            _emit(contract.dump(contract.trash_entry(entry)))
         else:
             print(f"Restored {safe_line(entry.ref.session_id)} from the trash.")
         return 0
@@ -655,7 +655,7 @@ def cmd_trash(service: Service, args, as_json: bool) -> int:
             return 1
     result = service.purge(all_workspaces=args.all, older_than=older, confirmed=confirmed)
     if as_json:
-        _emit(result.as_dict())
+        _emit(contract.dump(contract.purge(result)))
     else:
         print(f"Purged {len(result.purged)} trashed sessions; kept {len(result.kept)}.")
     return 0
@@ -668,7 +668,7 @@ def cmd_prune(service: Service, args, as_json: bool) -> int:
                            keep_last=args.keep_last, include_undated=args.include_undated, force=args.force)
     result = service.prune(options, all_workspaces=args.all, confirmed=args.yes)
     if as_json:
-        _emit(result.as_dict())
+        _emit(contract.dump(contract.prune(result)))
         return 0
     selection = result.selection
     for candidate in selection.selected:
@@ -690,7 +690,7 @@ def cmd_prune(service: Service, args, as_json: bool) -> int:
 def cmd_relink(service: Service, args, as_json: bool) -> int:
     result = service.relink(args.old, args.dir, force=args.force)
     if as_json:
-        _emit(result.as_dict())
+        _emit(contract.dump(contract.relink(result)))
     else:
         print(f"Moved {len(result.sessions)} sessions from {safe_line(result.old_key)} to {safe_line(result.new_key)} "
               f"({safe_line(result.new_path)}).")
@@ -701,8 +701,7 @@ def cmd_audit(service: Service, args, as_json: bool) -> int:
     records = service.audit_records(all_workspaces=not args.here)
     problems = service.audit_problems()
     if as_json:
-        _emit({"audit": [record.as_dict() for record in records],
-               "problems": [problem.as_dict() for problem in problems]})
+        _emit(contract.dump(contract.audit(records, problems)))
         return 0
     for problem in audit_problem_lines(problems):
         print(f"reprise: {problem.plain}", file=sys.stderr)
@@ -714,7 +713,7 @@ def cmd_rename(service: Service, args, as_json: bool) -> int:
     ref = service.resolve(args.id)
     meta = service.rename(ref, args.title)
     if as_json:
-        _emit({"session_id": ref.session_id, "title": meta.title})
+        _emit(contract.dump(contract.Renamed(session_id=ref.session_id, title=meta.title)))
     else:
         print(f"Renamed {safe_line(ref.session_id)} to {safe_line(meta.title or '(untitled)')}")
     return 0
@@ -725,7 +724,7 @@ def _pin(pinned: bool):
         ref = service.resolve(args.id)
         service.set_pinned(ref, pinned)
         if as_json:
-            _emit({"session_id": ref.session_id, "pinned": pinned})
+            _emit(contract.dump(contract.Pinned(session_id=ref.session_id, pinned=pinned)))
         else:
             print(f"{'Pinned' if pinned else 'Unpinned'} {safe_line(ref.session_id)}")
         return 0
@@ -735,7 +734,7 @@ def _pin(pinned: bool):
 def cmd_workspaces(service: Service, args, as_json: bool) -> int:
     infos = service.workspaces()
     if as_json:
-        _emit({"workspaces": [info.as_dict() for info in infos]})
+        _emit(contract.dump(contract.workspaces(infos)))
         return 0
     if not infos:
         print(f"No workspaces under {safe_line(service.state_root)}")
@@ -748,8 +747,7 @@ def cmd_workspaces(service: Service, args, as_json: bool) -> int:
 def cmd_config(service: Service, args, as_json: bool) -> int:
     rows = service.config_report()
     if as_json:
-        _emit({"config_file": str(service.loaded.config_path),
-               "values": {key: {"value": value, "source": source} for key, value, source in rows}})
+        _emit(contract.dump(contract.config(service.loaded.config_path, rows)))
         return 0
     print(f"Config file: {safe_line(service.loaded.config_path)}")
     for key, value, source in rows:
@@ -760,7 +758,7 @@ def cmd_config(service: Service, args, as_json: bool) -> int:
 def cmd_doctor(service: Service, args, as_json: bool) -> int:
     report = service.doctor(clean=args.clean)
     if as_json:
-        _emit(report.as_dict())
+        _emit(contract.dump(contract.doctor(report)))
         return 0 if report.ok else 1
     _print_lines(doctor_lines(report, service.state_root))
     return 0 if report.ok else 1
@@ -815,8 +813,7 @@ def cmd_pick(service: Service, args, as_json: bool) -> int:
                                hint="run reprise once inside it, or relink it")
         print(shlex.join(["--workspace", result.workspace, "--resume", result.ref.session_id]))
     elif as_json:
-        _emit({"session_id": result.ref.session_id, "workspace_key": result.ref.workspace_key,
-               "workspace_path": result.workspace})
+        _emit(contract.dump(contract.session_place(result.ref, result.workspace)))
     else:
         print(result.ref.session_id)
     return 0

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprise.core import tokens
+from reprise.core import contract, tokens
 from reprise.core.config import DEFAULT_OVERHEAD, ConfigError, MeterSettings, ModelSpec
+from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal import meter as meter_module
 from reprise.core.sources.fractal.meter import (
     AGENTS_MD_NOTICE,
@@ -246,7 +247,8 @@ def test_draft_is_the_total_with_the_draft_minus_the_total_with_an_empty_compose
     typed = prepared.with_message("please fix the failing parser test")
     assert typed.draft == typed.total - empty.total == typed.total - prepared.base_total
     assert 0 < typed.draft < 40
-    assert typed.as_dict()["draft"] == typed.draft
+    ref = SessionRef(workspace_key(tmp_path), "a" * 32)
+    assert contract.dump(contract.meter(ref, typed))["draft"] == typed.draft
 
 
 def test_a_long_draft_reaches_the_prompt_in_full_through_the_summary(meter, tmp_path):

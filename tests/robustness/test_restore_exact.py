@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reprise.core import config, faults
+from reprise.core import config, contract, faults
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from reprise.core.sources.fractal.codec import encode
@@ -113,7 +113,7 @@ def test_a_restore_leaving_more_history_than_fractal_keeps_says_so_and_where_the
     (note,) = [note for note in result.notes if "history entries" in note]
     assert "30 history entries" in note and f"newest {FRACTAL_MAX_HISTORY}" in note and "10 oldest" in note
     assert str(beyond.kept_in) in note
-    assert result.as_dict()["history_beyond_fractal"]["dropped_on_next_save"] == dropped
+    assert contract.dump(contract.restore(result))["history_beyond_fractal"]["dropped_on_next_save"] == dropped
 
     kept = json.loads(Path(beyond.kept_in).read_bytes())
     original = {entry.turn_id: entry.model_dump(mode="json") for entry in history}

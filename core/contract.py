@@ -1,0 +1,1001 @@
+"""The `--json` contract: a pydantic model of every document `reprise ... --json` prints, and the
+one converter from core's objects to each.
+
+The CLI prints `dump(<converter>(obj))`; nothing else in Reprise shapes a `--json` document.
+Field order is the order the documents have always had, so old readers see the same bytes; new
+fields are added, never renamed. `python -m reprise.core.contract` writes the JSON Schema of every
+document to `docs/json-schema.json` (a test checks that the file is current).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+
+from .catalog import HIT_END, HIT_START
+
+if TYPE_CHECKING:
+    from .archive import ArchiveEntry as CoreArchiveEntry
+    from .audit import AuditRecord as CoreAuditRecord
+    from .catalog import SearchHit as CoreSearchHit
+    from .errors import RepriseError
+    from .paths import SessionRef
+    from .problems import Problem as CoreProblem
+    from .retention import PruneCandidate as CorePruneCandidate
+    from .retention import PruneOptions as CorePruneOptions
+    from .service import DoctorReport, Listing, SendResult, WorkspaceInfo
+    from .service import ResumePlan as CoreResumePlan
+    from .service import SessionDetail as CoreSessionDetail
+    from .sources.fractal.meter import MeterResult, Part
+    from .sources.fractal.restore import RestoreResult
+    from .sources.fractal.trim import TrimOptions as CoreTrimOptions
+    from .sources.fractal.trim import TrimResult
+    from .transcript import Transcript as CoreTranscript
+    from .transcript import Usage
+    from .trash import PruneResult, PurgeResult, RelinkResult
+    from .trash import TrashEntry as CoreTrashEntry
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "docs" / "json-schema.json"
+
+
+class Document(BaseModel):
+    """A `--json` document or a part of one: every field typed, nothing unknown accepted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _WithoutNulls(Document):
+    """A part whose unset fields are left out of the output instead of printed as null."""
+
+    @model_serializer(mode="wrap")
+    def _given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+def dump(document: BaseModel) -> dict[str, Any]:
+    """The JSON data of a document, in its field order (the CLI encodes it)."""
+    return document.model_dump(mode="json", by_alias=True)
+
+
+# --- shared parts -----------------------------------------------------------------------------------
+
+class Problem(Document):
+    """Why a file cannot be used (`severity` "error") or should not be rewritten ("warning")."""
+
+    path: str
+    code: str
+    message: str
+    field: str | None
+    severity: Literal["error", "warning"]
+
+
+def problem(item: CoreProblem) -> Problem:
+    return Problem(path=item.path, code=item.code, message=item.message, field=item.field,
+                   severity=item.severity)  # type: ignore[arg-type]
+
+
+# --- errors ------------------------------------------------------------------------------------------
+
+class ErrorBody(Document):
+    code: str = Field(description="the error's kind: usage, not_found, ambiguous, problem_file, changed_on_disk, "
+                                  "locked, archive, agent, config, pending_turn, conflict, over_window, invalid_id, "
+                                  "audit, error")
+    message: str
+    path: str | None
+    hint: str | None
+    candidates: list[str] | None = Field(default=None, description="only when the id is ambiguous")
+
+    @model_serializer(mode="wrap")
+    def _candidates_when_ambiguous(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("candidates") is None:
+            data.pop("candidates", None)
+        return data
+
+
+class Error(Document):
+    """What every command prints with `--json` when it fails (its exit status says how)."""
+
+    error: ErrorBody
+
+
+def error(exc: RepriseError) -> Error:
+    return Error(error=ErrorBody(code=exc.code, message=exc.message, path=exc.path, hint=exc.hint,
+                                 candidates=getattr(exc, "candidates", None)))
+
+
+def usage_error(message: str) -> Error:
+    """argparse's own usage errors."""
+    return Error(error=ErrorBody(code="usage", message=message, path=None, hint=None))
+
+
+# --- list -------------------------------------------------------------------------------------------
+
+class RowUsage(Document):
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    cache_read_tokens: int = Field(description="0 where the source records no cache figures (Fractal)")
+    cache_creation_tokens: int = Field(description="0 where the source records no cache figures (Fractal)")
+
+
+class RowProblem(Document):
+    code: str
+    message: str | None
+    field: str | None
+
+
+class Session(Document):
+    """One listing row: a session, or a file that could not be read and why (`problem`)."""
+
+    session_id: str
+    workspace_key: str
+    workspace_path: str | None = Field(description="null when the folder behind the key is unknown")
+    path: str
+    title: str | None
+    pinned: bool
+    turns: int
+    first_message: str
+    last_message: str
+    last_status: str | None
+    pending: bool
+    last_activity: str | None = Field(description="the newest history `updated_at`, else null")
+    activity_source: Literal["history", "mtime"]
+    size: int
+    context_tokens: int | None = Field(description="the newest recorded context figure; null when none")
+    usage: RowUsage
+    resume_cost: int | None
+    problem: RowProblem | None
+    warning: str | None
+    source: str = Field(description='the agent whose store holds the session: "fractal" today')
+    branch: str | None = Field(description="the git branch the session ran on, when the source records it")
+    model: str | None = Field(description="the model the session ran on, when the source records it")
+    hidden_by_agent: bool = Field(description="true for sessions the agent's own picker does not offer")
+
+
+class SessionList(Document):
+    """`reprise list`."""
+
+    sessions: list[Session]
+    shown: int
+    total: int
+    scope: str
+    sort: Literal["updated", "turns", "size", "context", "cost"]
+
+
+def session(row: Any) -> Session:
+    """A listing row of either shape: the catalog's `SessionRow` (its details are properties made in
+    a loop, which a type checker cannot see) or a dataclass of the same fields; the fields added
+    with the neutral rows are read with defaults."""
+    problem_code = row.problem_code
+    return Session(
+        session_id=row.session_id or row.file_id, workspace_key=row.workspace_key,
+        workspace_path=row.workspace_path, path=row.path, title=row.title, pinned=row.pinned, turns=row.turns,
+        first_message=row.first_message, last_message=row.last_message, last_status=row.last_status,
+        pending=row.pending, last_activity=row.last_activity, activity_source=row.activity_source,
+        size=row.size, context_tokens=row.context_tokens or None,
+        usage=RowUsage(input_tokens=row.input_tokens, output_tokens=row.output_tokens, cost=row.cost,
+                       cache_read_tokens=getattr(row, "cache_read_tokens", 0) or 0,
+                       cache_creation_tokens=getattr(row, "cache_creation_tokens", 0) or 0),
+        resume_cost=row.resume_cost,
+        problem=None if problem_code is None else RowProblem(code=problem_code, message=row.problem_message,
+                                                             field=row.problem_field),
+        warning=row.warning, source=getattr(row, "source", "fractal"), branch=getattr(row, "branch", None),
+        model=getattr(row, "model", None), hidden_by_agent=getattr(row, "hidden_by_agent", False))
+
+
+def session_list(listing: Listing) -> SessionList:
+    return SessionList(sessions=[session(row) for row in listing.rows], shown=len(listing.rows),
+                       total=listing.total, scope=listing.scope, sort=listing.sort)  # type: ignore[arg-type]
+
+
+# --- show -------------------------------------------------------------------------------------------
+
+class HistoryEntry(Document):
+    turn_id: str
+    status: str
+    user_message: str
+    files_read: list[str]
+    files_modified: list[str]
+    commands_run: list[str]
+    error: str | None
+    created_at: str
+    updated_at: str
+
+
+class DetailUsage(Document):
+    """The session's totals: sums, with `context_tokens` the newest recorded figure."""
+
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    duration_ms: int
+    iterations: int
+    context_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+
+
+class TranscriptUsage(Document):
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+    cost: float | None
+    context_tokens: int | None
+    duration_ms: int | None
+
+
+class FileTouch(Document):
+    path: str
+    provenance: Literal["observed", "reported"] = Field(
+        description="observed: recorded by the agent's host; reported: the model's own claim")
+
+
+class CommandRun(Document):
+    command: str
+    provenance: Literal["observed", "reported"]
+
+
+class ToolCall(Document):
+    name: str
+    input: str
+    result: str | None
+    is_error: bool
+
+
+class TranscriptTurn(Document):
+    turn_id: str
+    user_message: str
+    status: Literal["pending", "succeeded", "failed", "max_iterations", "interrupted"]
+    reply: str
+    error: str | None
+    usage: TranscriptUsage | None
+    started_at: str | None
+    ended_at: str | None
+    tool_calls: list[ToolCall]
+    files_read: list[FileTouch]
+    files_modified: list[FileTouch]
+    commands: list[CommandRun]
+    detailed: bool = Field(description="false when the store keeps only the message and the reply of this turn")
+
+
+class Compaction(Document):
+    before_turn: int = Field(description="the agent compacted its context before this turn (0-based)")
+    at: str | None
+    tokens_after: int | None
+
+
+class Transcript(Document):
+    """The neutral read model of a session, the same for every agent's store."""
+
+    source: str
+    session_id: str
+    turns: list[TranscriptTurn]
+    compactions: list[Compaction]
+    notes: list[str]
+
+
+class SessionDetail(Document):
+    """`reprise show`."""
+
+    session_id: str
+    workspace_key: str
+    workspace_path: str | None
+    path: str
+    title: str | None
+    pinned: bool
+    size: int
+    turns: int
+    summary: str | None = Field(description="Fractal's rendered summary; null for other agents' sessions")
+    history: list[HistoryEntry] | None = Field(
+        description="Fractal's bounded history (its newest 20 turns); null for other agents' sessions")
+    usage: DetailUsage
+    warnings: list[Problem]
+    transcript: Transcript | None = Field(description="every turn in the neutral model")
+
+
+def _transcript_usage(usage: Usage | None) -> TranscriptUsage | None:
+    if usage is None:
+        return None
+    return TranscriptUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                           cache_read_tokens=usage.cache_read_tokens, cache_creation_tokens=usage.cache_creation_tokens,
+                           cost=usage.cost, context_tokens=usage.context_tokens, duration_ms=usage.duration_ms)
+
+
+def transcript(item: CoreTranscript) -> Transcript:
+    return Transcript(source=item.source, session_id=item.session_id, notes=list(item.notes), turns=[
+        TranscriptTurn(turn_id=turn.turn_id, user_message=turn.user_message, status=turn.status, reply=turn.reply,
+                       error=turn.error, usage=_transcript_usage(turn.usage), started_at=turn.started_at,
+                       ended_at=turn.ended_at,
+                       tool_calls=[ToolCall(name=call.name, input=call.input, result=call.result,
+                                            is_error=call.is_error) for call in turn.tool_calls],
+                       files_read=[FileTouch(path=f.path, provenance=f.provenance) for f in turn.files_read],
+                       files_modified=[FileTouch(path=f.path, provenance=f.provenance) for f in turn.files_modified],
+                       commands=[CommandRun(command=c.command, provenance=c.provenance) for c in turn.commands],
+                       detailed=turn.detailed)
+        for turn in item.turns],
+        compactions=[Compaction(before_turn=c.before_turn, at=c.at, tokens_after=c.tokens_after)
+                     for c in item.compactions])
+
+
+def session_detail(detail: CoreSessionDetail) -> SessionDetail:
+    """`show`: `summary` and `history` are the agent's own (Fractal's); null for sources without them."""
+    totals = detail.totals
+    history = None if detail.history is None else [HistoryEntry.model_validate(entry) for entry in detail.history]
+    return SessionDetail(
+        session_id=detail.ref.session_id, workspace_key=detail.ref.workspace_key,
+        workspace_path=detail.workspace_path, path=str(detail.path), title=detail.meta.title,
+        pinned=detail.meta.pinned, size=detail.size, turns=len(detail.transcript.turns),
+        summary=detail.summary_text, history=history,
+        usage=DetailUsage(input_tokens=totals.input_tokens, output_tokens=totals.output_tokens,
+                          cost=totals.cost or 0.0, duration_ms=totals.duration_ms or 0,
+                          iterations=totals.iterations or 0, context_tokens=totals.context_tokens or 0,
+                          cache_read_tokens=totals.cache_read_tokens,
+                          cache_creation_tokens=totals.cache_creation_tokens),
+        warnings=[problem(w) for w in detail.warnings],
+        transcript=transcript(detail.transcript))
+
+
+class Summary(Document):
+    """`reprise show ID --summary`: exactly Fractal's rendered summary."""
+
+    session_id: str
+    summary: str
+
+
+def summary(detail: CoreSessionDetail) -> Summary:
+    return Summary(session_id=detail.ref.session_id, summary=detail.summary_text)
+
+
+# --- new, rename, pin, recover, pick ------------------------------------------------------------------
+
+class SessionPlace(Document):
+    """`reprise new` (the session written) and `reprise pick` (the session chosen)."""
+
+    session_id: str
+    workspace_key: str
+    workspace_path: str | None
+
+
+def session_place(ref: SessionRef, workspace_path: str | Path | None) -> SessionPlace:
+    return SessionPlace(session_id=ref.session_id, workspace_key=ref.workspace_key,
+                        workspace_path=str(workspace_path) if workspace_path is not None else None)
+
+
+class Renamed(Document):
+    """`reprise rename`."""
+
+    session_id: str
+    title: str | None
+
+
+class Pinned(Document):
+    """`reprise pin` and `reprise unpin`."""
+
+    session_id: str
+    pinned: bool
+
+
+class Recovered(Document):
+    """`reprise recover`: the pending turns marked interrupted."""
+
+    session_id: str
+    interrupted: list[str]
+
+
+# --- resume --print ---------------------------------------------------------------------------------
+
+class ResumePlan(Document):
+    """`reprise resume ID --print`."""
+
+    session_id: str
+    argv: list[str]
+    cwd: str
+    notes: list[str]
+    snapshot: str | None = Field(description="the digest of the archive entry written before the handoff")
+    resume_cost: int | None
+    window: int | None
+    over_window: bool
+
+
+def resume_plan(plan: CoreResumePlan) -> ResumePlan:
+    meter = plan.meter
+    return ResumePlan(session_id=plan.ref.session_id, argv=plan.argv, cwd=plan.cwd, notes=plan.notes,
+                         snapshot=plan.snapshot.digest if plan.snapshot else None,
+                         resume_cost=meter.total if meter else None, window=meter.window if meter else None,
+                         over_window=plan.over_window)
+
+
+# --- meter ------------------------------------------------------------------------------------------
+
+class MeterPart(Document):
+    name: Literal["overhead", "agents_md", "summary", "history", "message", "measured"] = Field(
+        description="`measured` holds the provider's own figure, for sources that have no other")
+    tokens: int | None
+    basis: Literal["configured", "counted", "failed", "measured"]
+    chars: int
+    full_chars: int | None
+    note: str | None
+    error: str | None
+
+
+class Measured(Document):
+    turn: int
+    tokens: int
+    label: str
+
+
+class Meter(Document):
+    """`reprise meter`: the next turn's context, part by part."""
+
+    session_id: str
+    model: str
+    model_source: str
+    encoding: str
+    parts: list[MeterPart]
+    total: int
+    window: int = Field(description="the input budget")
+    window_source: str
+    draft: int = Field(description="the total with this message minus the total with an empty composer")
+    percent: float
+    state: Literal["ok", "warn", "over"]
+    exact: bool
+    measured: Measured | None
+
+
+def meter_part(part: Part) -> MeterPart:
+    return MeterPart(name=part.name, tokens=part.tokens, basis=part.basis, chars=part.chars,  # type: ignore[arg-type]
+                     full_chars=part.full_chars, note=part.note, error=part.error)
+
+
+def meter(ref: SessionRef, result: MeterResult) -> Meter:
+    measured = result.measured
+    return Meter(session_id=ref.session_id, model=result.model, model_source=result.model_source,
+                 encoding=result.encoding, parts=[meter_part(part) for part in result.parts], total=result.total,
+                 window=result.window, window_source=result.window_source, draft=result.draft,
+                 percent=round(result.percent, 2), state=result.state, exact=result.exact,  # type: ignore[arg-type]
+                 measured=Measured(turn=measured.turn, tokens=measured.tokens, label=measured.label)
+                 if measured else None)
+
+
+# --- send -------------------------------------------------------------------------------------------
+
+class TurnUsage(DetailUsage):
+    """One turn's usage as the agent recorded it; fields the agent adds are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Sent(Document):
+    """`reprise send`: the turn's outcome."""
+
+    session_id: str
+    backend: str
+    turn_id: str | None
+    status: str
+    response: str
+    files_read: list[str]
+    files_modified: list[str]
+    commands_run: list[str]
+    error: str | None
+    usage: TurnUsage | None
+    estimate_before_turn: int | None
+    notes: list[str]
+
+
+def sent(result: SendResult) -> Sent:
+    o = result.outcome
+    usage = None
+    if o.usage is not None:
+        recorded = dict(o.usage)
+        recorded.setdefault("cache_read_tokens", 0)
+        recorded.setdefault("cache_creation_tokens", 0)
+        usage = TurnUsage.model_validate(recorded)
+    return Sent(session_id=result.ref.session_id, backend=result.backend, turn_id=result.turn_id, status=o.status,
+                response=o.response, files_read=o.files_read, files_modified=o.files_modified,
+                commands_run=o.commands_run, error=o.error, usage=usage, estimate_before_turn=result.estimate,
+                notes=o.notes)
+
+
+# --- trim and restore -------------------------------------------------------------------------------
+
+class TrimOptions(Document):
+    """The options given (only those); `spare` follows the option it goes with."""
+
+    keep_history: int | None = None
+    cap_replies: int | None = None
+    spare: int | None = Field(default=None, description="with cap_replies or fit")
+    fold: int | None = None
+    drop: list[str] | None = None
+    fit: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = {key: value for key, value in handler(self).items() if value is not None}
+        if "spare" in data and "cap_replies" not in data:
+            data["spare"] = data.pop("spare")  # with --fit
+        return data
+
+
+class TurnChange(_WithoutNulls):
+    number: int
+    turn_id: str
+    change: Literal["capped", "folded", "dropped"]
+    chars_cut: int | None = Field(default=None, description="only for a capped turn")
+
+
+class FitTry(Document):
+    plan: str
+    estimate: int
+
+
+class Fit(Document):
+    target: int
+    chosen: str | None
+    fits: bool
+    tried: list[FitTry]
+
+
+class TrimCounts(Document):
+    capped: int
+    folded: int
+    dropped: int
+    history_removed: int
+
+
+class Trim(Document):
+    """`reprise trim`: the plan, and what was done with it."""
+
+    session_id: str = Field(description="the session written: the fork's id with --fork")
+    options: TrimOptions
+    changed: bool
+    size_before: int
+    size_after: int
+    meter_before: int | None
+    meter_after: int | None
+    archive_digest: str | None
+    turns: list[TurnChange]
+    history_removed: list[str]
+    counts: TrimCounts
+    fit: Fit | None
+    notes: list[str]
+    source_session_id: str
+    workspace_key: str
+    applied: bool
+    dry_run: bool
+    forked: bool
+    archived: list[str]
+
+
+def trim_options(options: CoreTrimOptions) -> TrimOptions:
+    given_spare = options.cap_replies is not None or options.fit is not None
+    return TrimOptions(keep_history=options.keep_history, cap_replies=options.cap_replies,
+                          spare=options.spare if given_spare else None, fold=options.fold,
+                          drop=list(options.drop) or None, fit=options.fit)
+
+
+def trim(result: TrimResult) -> Trim:
+    plan = result.plan
+    fit = plan.fit
+    return Trim(
+        session_id=result.ref.session_id, options=trim_options(plan.options), changed=plan.changed,
+        size_before=plan.size_before, size_after=plan.size_after, meter_before=plan.meter_before,
+        meter_after=plan.meter_after, archive_digest=plan.records_digest,
+        turns=[TurnChange(number=c.number, turn_id=c.turn_id, change=c.change,  # type: ignore[arg-type]
+                          chars_cut=c.chars_cut if c.change == "capped" else None) for c in plan.turns],
+        history_removed=plan.history_removed, counts=TrimCounts(**plan.counts()),
+        fit=None if fit is None else Fit(target=fit.target, chosen=fit.chosen, fits=fit.fits,
+                                         tried=[FitTry(plan=label, estimate=estimate) for label, estimate in fit.tried]),
+        notes=plan.notes, source_session_id=result.source.session_id, workspace_key=result.ref.workspace_key,
+        applied=result.applied, dry_run=result.dry_run, forked=result.forked, archived=result.archived)
+
+
+class RestoreStep(Document):
+    digest: str
+    op: str
+    mode: Literal["exact", "reinserted"]
+    summary_inserted: int
+    summary_replaced: int
+    history_inserted: int
+    digest_turn_removed: bool
+
+
+class RestoreCounts(Document):
+    entries: int
+    summary_inserted: int
+    summary_replaced: int
+    history_inserted: int
+
+
+class HistoryBeyondFractal(Document):
+    entries: int
+    fractal_keeps: int
+    dropped_on_next_save: list[str]
+    kept_in: str | None
+    archive_digest: str | None
+
+
+class Restore(Document):
+    """`reprise restore`."""
+
+    session_id: str
+    workspace_key: str
+    steps: list[RestoreStep]
+    counts: RestoreCounts
+    size_before: int
+    size_after: int
+    applied: bool
+    dry_run: bool
+    archived: str | None
+    notes: list[str]
+    history_beyond_fractal: HistoryBeyondFractal | None
+
+
+def restore(result: RestoreResult) -> Restore:
+    beyond = result.beyond_fractal
+    return Restore(
+        session_id=result.ref.session_id, workspace_key=result.ref.workspace_key,
+        steps=[RestoreStep(digest=s.digest, op=s.op, mode=s.mode, summary_inserted=s.summary_inserted,  # type: ignore[arg-type]
+                           summary_replaced=s.summary_replaced, history_inserted=s.history_inserted,
+                           digest_turn_removed=s.digest_turn_removed) for s in result.steps],
+        counts=RestoreCounts(**result.counts()), size_before=result.size_before, size_after=result.size_after,
+        applied=result.applied, dry_run=result.dry_run, archived=result.archived, notes=result.notes,
+        history_beyond_fractal=None if beyond is None else HistoryBeyondFractal(
+            entries=beyond.entries, fractal_keeps=beyond.keeps, dropped_on_next_save=beyond.dropped,
+            kept_in=str(beyond.kept_in) if beyond.kept_in else None, archive_digest=beyond.archive_digest))
+
+
+# --- archive ----------------------------------------------------------------------------------------
+
+class ArchiveEntry(Document):
+    """One entry of a session's archive; what else its operation recorded (options, counts, the
+    digests of the file before and after) follows the four fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    digest: str
+    op: str
+    time: str
+    anchors: list[str]
+
+
+class ArchiveList(Document):
+    """`reprise archive list`."""
+
+    session_id: str
+    entries: list[ArchiveEntry]
+
+
+class ArchiveText(Document):
+    """`reprise archive show ID DIGEST`: the entry's bytes as text (invalid UTF-8 replaced)."""
+
+    session_id: str
+    digest: str
+    op: str
+    text: str
+
+
+class ArchiveExport(Document):
+    """`reprise archive show ID DIGEST --output FILE`."""
+
+    session_id: str
+    digest: str
+    op: str
+    bytes: int
+    output: str
+
+
+def archive_entry(entry: CoreArchiveEntry) -> ArchiveEntry:
+    return ArchiveEntry.model_validate({"digest": entry.digest, "op": entry.op, "time": entry.time,
+                                        "anchors": entry.anchors, **entry.info})
+
+
+def archive_list(ref: SessionRef, entries: Iterable[CoreArchiveEntry]) -> ArchiveList:
+    return ArchiveList(session_id=ref.session_id, entries=[archive_entry(entry) for entry in entries])
+
+
+# --- trash, purge, prune, relink --------------------------------------------------------------------
+
+class TrashEntry(Document):
+    """A trashed session (`reprise rm`, `trash restore`, and each of `trash list`)."""
+
+    session_id: str
+    workspace_key: str
+    trashed_at: str | None
+    age_s: int
+    size: int
+    title: str | None
+    from_: str | None = Field(alias="from", description="the path the session was moved from")
+
+
+class TrashList(Document):
+    """`reprise trash list`."""
+
+    trash: list[TrashEntry]
+
+
+def trash_entry(entry: CoreTrashEntry, now: float | None = None) -> TrashEntry:
+    now = time.time() if now is None else now
+    return TrashEntry.model_validate({
+        "session_id": entry.ref.session_id, "workspace_key": entry.ref.workspace_key, "trashed_at": entry.trashed_at,
+        "age_s": round(entry.age(now)), "size": entry.size, "title": entry.title, "from": entry.origin})
+
+
+def trash_list(entries: Iterable[CoreTrashEntry], now: float | None = None) -> TrashList:
+    now = time.time() if now is None else now
+    return TrashList(trash=[trash_entry(entry, now) for entry in entries])
+
+
+class Failure(Document):
+    session_id: str
+    error: str
+
+
+class Purge(Document):
+    """`reprise trash purge`."""
+
+    purged: list[TrashEntry]
+    kept: int
+    archives_deleted: list[str]
+    finished: list[str] = Field(description="sessions a purge cut short had left, finished now")
+    failed: list[Failure]
+    leftovers: list[str]
+
+
+def purge(result: PurgeResult, now: float | None = None) -> Purge:
+    now = time.time() if now is None else now
+    return Purge(purged=[trash_entry(entry, now) for entry in result.purged], kept=len(result.kept),
+                 archives_deleted=result.archives_deleted, finished=[ref.session_id for ref in result.finished],
+                 failed=[Failure(session_id=entry.ref.session_id, error=why) for entry, why in result.failed],
+                 leftovers=result.leftovers)
+
+
+class PruneOptions(Document):
+    older_than_s: float | None
+    empty: bool
+    keep_last: int
+    include_undated: bool
+    force: bool
+
+
+class PruneCandidate(Document):
+    session_id: str
+    workspace_key: str
+    reason: str
+    turns: int
+    size: int
+    last_activity: str | None
+    pinned: bool
+
+
+class Prune(Document):
+    """`reprise prune`: the selection, and what was moved with --yes."""
+
+    options: PruneOptions
+    selected: list[PruneCandidate]
+    protected: list[PruneCandidate]
+    skipped: list[PruneCandidate]
+    applied: bool
+    moved: list[str]
+    failed: list[Failure]
+
+
+def prune_options(options: CorePruneOptions) -> PruneOptions:
+    return PruneOptions(older_than_s=options.older_than, empty=options.empty, keep_last=options.keep_last,
+                           include_undated=options.include_undated, force=options.force)
+
+
+def _candidate(c: CorePruneCandidate) -> PruneCandidate:
+    return PruneCandidate(session_id=c.ref.session_id, workspace_key=c.ref.workspace_key, reason=c.reason,
+                             turns=c.turns, size=c.size, last_activity=c.last_activity, pinned=c.pinned)
+
+
+def prune(result: PruneResult) -> Prune:
+    selection = result.selection
+    return Prune(options=prune_options(selection.options), selected=[_candidate(c) for c in selection.selected],
+                 protected=[_candidate(c) for c in selection.protected],
+                 skipped=[_candidate(c) for c in selection.skipped], applied=result.applied,
+                 moved=[ref.session_id for ref in result.moved],
+                 failed=[Failure(session_id=ref.session_id, error=why) for ref, why in result.failed])
+
+
+class Relink(Document):
+    """`reprise relink`."""
+
+    old_key: str
+    new_key: str
+    new_path: str
+    sessions: list[str]
+    trashed: list[str]
+    archives: list[str]
+    left_behind: list[str]
+
+
+def relink(result: RelinkResult) -> Relink:
+    return Relink(old_key=result.old_key, new_key=result.new_key, new_path=result.new_path, sessions=result.sessions,
+                  trashed=result.trashed, archives=result.archives, left_behind=result.left_behind)
+
+
+# --- audit, search, workspaces, config, doctor ------------------------------------------------------
+
+class AuditRecord(Document):
+    """One destructive operation; never any message, response or title text."""
+
+    time: str
+    op: str
+    workspace_key: str
+    session_id: str | None
+    options: dict[str, JsonValue]
+    digests: list[str]
+    counts: dict[str, int]
+    result: str
+    sessions: list[str]
+
+
+class Audit(Document):
+    """`reprise audit`: the records, and the lines that could not be read."""
+
+    audit: list[AuditRecord]
+    problems: list[Problem]
+
+
+def audit(records: Iterable[CoreAuditRecord], problems: Iterable[CoreProblem]) -> Audit:
+    return Audit(audit=[AuditRecord(time=r.time, op=r.op, workspace_key=r.workspace_key, session_id=r.session_id,
+                                       options=r.options, digests=r.digests, counts=r.counts, result=r.result,
+                                       sessions=r.sessions) for r in records],
+                 problems=[problem(p) for p in problems])
+
+
+class SearchHit(Document):
+    session_id: str
+    workspace_key: str
+    turn: int = Field(description="the turn's number, from 1")
+    field: Literal["user", "response", "error", "files", "commands"]
+    snippet: str = Field(description="the matched words between [ and ]")
+
+
+class Search(Document):
+    """`reprise search`."""
+
+    hits: list[SearchHit]
+
+
+def snippet(hit: CoreSearchHit) -> str:
+    return hit.snippet.replace(HIT_START, "[").replace(HIT_END, "]")
+
+
+def search(hits: Iterable[CoreSearchHit]) -> Search:
+    return Search(hits=[SearchHit(session_id=hit.row.file_id, workspace_key=hit.row.workspace_key, turn=hit.turn,
+                                  field=hit.field, snippet=snippet(hit)) for hit in hits])  # type: ignore[arg-type]
+
+
+class Workspace(Document):
+    key: str
+    path: str | None
+    path_source: str
+    sessions: int
+    last_activity: str | None
+
+
+class Workspaces(Document):
+    """`reprise workspaces`."""
+
+    workspaces: list[Workspace]
+
+
+def workspaces(infos: Iterable[WorkspaceInfo]) -> Workspaces:
+    return Workspaces(workspaces=[Workspace(key=i.key, path=i.path, path_source=i.path_source, sessions=i.sessions,
+                                            last_activity=i.last_activity) for i in infos])
+
+
+class ConfigValue(Document):
+    value: JsonValue
+    source: str = Field(description="default, the config file, an environment variable or a flag")
+
+
+class Config(Document):
+    """`reprise config`: the effective configuration and where each value came from."""
+
+    config_file: str
+    values: dict[str, ConfigValue]
+
+
+def config(config_file: str | Path, rows: Iterable[tuple[str, object, str]]) -> Config:
+    return Config(config_file=str(config_file),
+                  values={key: ConfigValue(value=value, source=source) for key, value, source in rows})  # type: ignore[arg-type]
+
+
+class Doctor(Document):
+    """`reprise doctor`."""
+
+    problems: list[Problem]
+    warnings: list[Problem]
+    temp_files: list[str]
+    cleaned: list[str]
+    notes: list[str]
+    ok: bool
+
+
+def doctor(report: DoctorReport) -> Doctor:
+    return Doctor(problems=[problem(p) for p in report.problems], warnings=[problem(w) for w in report.warnings],
+                  temp_files=report.temp_files, cleaned=report.cleaned, notes=report.notes, ok=report.ok)
+
+
+# --- the schema -------------------------------------------------------------------------------------
+
+# Each command's `--json` document (a failing command prints `Error` instead).
+DOCUMENTS: dict[str, type[Document]] = {
+    "error": Error, "list": SessionList, "show": SessionDetail, "show --summary": Summary, "new": SessionPlace,
+    "resume --print": ResumePlan, "rename": Renamed, "pin": Pinned, "unpin": Pinned, "meter": Meter,
+    "send": Sent, "recover": Recovered, "trim": Trim, "restore": Restore, "archive list": ArchiveList,
+    "archive show": ArchiveText, "archive show --output": ArchiveExport, "rm": TrashEntry,
+    "trash list": TrashList, "trash restore": TrashEntry, "trash purge": Purge, "prune": Prune,
+    "relink": Relink, "audit": Audit, "pick": SessionPlace, "search": Search, "workspaces": Workspaces,
+    "config": Config, "doctor": Doctor,
+}
+
+
+def by_name(name: str) -> type[Document]:
+    """A document model by its schema name (`Session`, `SessionDetail`, `Meter`...)."""
+    for model in _models():
+        if model.__name__ == name:
+            return model
+    raise KeyError(name)
+
+
+def _models() -> list[type[Document]]:
+    return list(dict.fromkeys((*DOCUMENTS.values(), Session, Problem)))
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of every document: `$defs` by model name, `x-commands` naming each command's."""
+    from pydantic.json_schema import models_json_schema
+
+    refs, schema = models_json_schema([(model, "validation") for model in _models()],
+                                      ref_template="#/$defs/{model}")
+    names = {model: refs[(model, "validation")]["$ref"] for model in _models()}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Reprise --json documents",
+        "description": "What `reprise COMMAND --json` prints: one document per command (x-commands), or Error.",
+        "anyOf": [{"$ref": ref} for ref in dict.fromkeys(names[model] for model in DOCUMENTS.values())],
+        "x-commands": {command: names[model] for command, model in DOCUMENTS.items()},
+        "$defs": schema["$defs"],
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the schema file (or, with `--check`, exit 1 when it is not current)."""
+    args = sys.argv[1:] if argv is None else argv
+    text = schema_text()
+    if "--check" in args:
+        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
+        if current != text:
+            print(f"{SCHEMA_PATH} is not current: run python -m reprise.core.contract", file=sys.stderr)
+            return 1
+        return 0
+    SCHEMA_PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
