@@ -72,7 +72,7 @@ class SendResult:
     outcome: TurnOutcome
     estimate: int | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         o = self.outcome
         return {"session_id": self.ref.session_id, "backend": self.backend, "turn_id": self.turn_id,
                 "status": o.status, "response": o.response, "files_read": o.files_read,

@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from ... import faults
@@ -37,7 +38,7 @@ from ...retention import PruneSelection
 from ...rooted import Root
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from .liveness import check_not_running
-from .store import MAX_META_BYTES, MAX_RECORD_BYTES, Store
+from .store import MAX_META_BYTES, MAX_RECORD_BYTES, Loaded, Store
 
 TOMBSTONE_PREFIX = ".purge-"
 
@@ -58,14 +59,14 @@ class Journal:
     def __init__(self, root: Root):
         self.root = root
         self.moves: list[tuple[Path, Path]] = []
-        self.undo_steps: list = []
+        self.undo_steps: list[Callable[[], object]] = []
 
     def move(self, source: Path, target: Path, *, replace: bool = False) -> None:
         self.root.move(source, target, replace=replace)
         self.moves.append((source, target))
         self.undo_steps.append(lambda: self.root.move(target, source))
 
-    def on_undo(self, step) -> None:
+    def on_undo(self, step: Callable[[], object]) -> None:
         self.undo_steps.append(step)
 
     def undo(self) -> list[str]:
@@ -168,8 +169,9 @@ class Trash:
                                 hint="restore or purge that one first", path=target)
         size = self.root.lstat(source).st_size
         title = self.store.read_meta(ref).title
-        record = {"session_id": ref.session_id, "trashed_at": iso_time(now), "trashed_ts": now,
-                  "from": f"sessions/{ref.session_id}.json", "size": size}
+        trashed_at, origin = iso_time(now), f"sessions/{ref.session_id}.json"
+        record = {"session_id": ref.session_id, "trashed_at": trashed_at, "trashed_ts": now, "from": origin,
+                  "size": size}
         record_path = self.paths.trash_record_file(ref)
         try:
             self.root.write_atomic(record_path, (json.dumps(record, indent=2) + "\n").encode("ascii"))
@@ -180,7 +182,7 @@ class Trash:
                 journal.move(meta, self.paths.trash_meta_file(ref), replace=True)
         except (OSError, RepriseError) as exc:
             raise _failed(f"Could not move session {ref.session_id} to the trash", exc, journal) from None
-        return TrashEntry(ref, record["trashed_at"], now, size, title, record["from"])
+        return TrashEntry(ref, trashed_at, now, size, title, origin)
 
     # --- listing -------------------------------------------------------------------------------------------
 
@@ -460,8 +462,8 @@ class _SessionLocks:
         self.store, self.key, self.ids = store, key, ids
         self.stack = contextlib.ExitStack()
 
-    def __enter__(self):
-        loaded = []
+    def __enter__(self) -> list[Loaded]:
+        loaded: list[Loaded] = []
         try:
             for session_id in self.ids:
                 ref = SessionRef(self.key, session_id)
@@ -475,8 +477,9 @@ class _SessionLocks:
             raise
         return loaded
 
-    def __exit__(self, *exc_info):
-        return self.stack.__exit__(*exc_info)
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> bool | None:
+        return self.stack.__exit__(exc_type, exc, traceback)
 
 
 def _valid_id(name: str) -> bool:
