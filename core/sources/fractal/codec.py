@@ -145,6 +145,7 @@ def decode_text(text: str, *, path: str, expected_id: str | None) -> Decoded:
     duplicates: list[str] = []
     overflowed: list[str] = []
 
+    # Any: a parsed JSON object's values are any JSON value, read by shape (isinstance) after.
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result = dict(pairs)
         if len(result) != len(pairs):
@@ -214,7 +215,7 @@ _INT_FIELDS = ("files_read_count", "files_changed_count", "commands_run_count")
 _USAGE_INT_FIELDS = ("input_tokens", "output_tokens", "duration_ms", "iterations", "context_tokens")
 
 
-def _coerced(raw: dict[str, Any]) -> tuple[str, Any] | None:
+def _coerced(raw: dict[str, Any]) -> tuple[str, Any] | None:   # Any: the file's raw JSON, checked by shape
     """The first value Fractal accepts but would write back differently (true or 1.0 for an integer)."""
     def is_int(value: Any) -> bool:
         return type(value) is int

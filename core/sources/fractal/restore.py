@@ -121,7 +121,7 @@ def reinsert(current: dict[str, Any], records: dict[str, Any],
     return data, step
 
 
-def _position(items: list[dict[str, Any]], order: list[str], index: int) -> int:
+def _position(items: list[dict[str, Any]], order: list[str], index: int) -> int:   # Any: turns as JSON
     """Where the record originally at `order[index]` goes: after the nearest present predecessor."""
     where = {item["turn_id"]: position for position, item in enumerate(items)}
     for predecessor in reversed(order[:index]):
