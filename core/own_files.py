@@ -11,7 +11,7 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -89,7 +89,7 @@ class OwnFiles:
         except ValueError:
             return SessionMeta(), f"{path}: not a JSON object of Reprise's metadata (title, pinned, estimates)."
 
-    def update_meta(self, ref: SessionRef, change) -> SessionMeta:
+    def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta:
         """Read, change and write a session's metadata under the session's lock. A metadata file
         that exists but cannot be read is not silently replaced."""
         with self.lock(ref):

@@ -130,7 +130,8 @@ def opened_regular_file(path: Path, root: Path) -> Iterator[tuple[int, os.stat_r
             if not inside(target, root):
                 raise ReadProblem("symlink_outside", f"a symlink leads out of the state root (to {target})")
         if not stat.S_ISREG(info.st_mode):
-            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "not a regular file"
+            kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
+                    else "not a regular file")
             raise ReadProblem("not_regular", f"it is {kind}, not a regular file")
         if info.st_size > MAX_SESSION_BYTES:
             raise ReadProblem("too_large", f"{info.st_size:,} bytes is over the {MAX_SESSION_BYTES:,}-byte limit")
@@ -154,7 +155,7 @@ def read_regular_file(path: Path, root: Path) -> tuple[bytes, os.stat_result]:
     """Read a file only if it is a regular file inside the root (after symlinks); never opens a FIFO."""
     with opened_regular_file(path, root) as (fd, info):
         try:
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 # The whole size in one read: one bytes object, which the join returns as it is (chunks
                 # of a large file joined would hold it twice).

@@ -9,6 +9,7 @@ Nothing above the sources knows a store's file format.
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ class Capabilities:
     trim_fork: bool = False
     trash: bool = False
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:   # `list` in this class is the capability
         return [name for name in self.__slots__ if getattr(self, name)]
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reprise.core.archive import Archive
+from reprise.core.archive import Archive, ArchiveEntry
 from reprise.core.errors import ArchiveError, ConflictError, NotFoundError
 from reprise.core.paths import SessionRef
 from reprise.core.sources.fractal.codec import decode, encode
@@ -22,6 +22,7 @@ from reprise.core.sources.fractal.models import (
 from reprise.core.sources.fractal.restore import (
     reinsert,
     restore_session,
+    restored_bytes,
     unrestored_trims,
 )
 from reprise.core.sources.fractal.store import Store
@@ -61,6 +62,23 @@ def fractal_adds_turns(store: Store, ref: SessionRef, count: int) -> bytes:
     state.history = state.history[-20:]
     store.paths.session_file(ref).write_bytes(encode(state))
     return store.paths.session_file(ref).read_bytes()
+
+
+def test_a_trim_entry_that_names_no_original_is_refused_before_anything_is_read_for_it():
+    plan = plan_trim(encode(build_state(8)), TrimOptions(fold=4))
+    records = json.loads(plan.records)
+    del records["original_sha256"]
+    crafted = json.dumps(records).encode("ascii")
+    read_names: list[str] = []
+
+    def read(name: str) -> bytes:
+        read_names.append(name)
+        return crafted
+
+    entry = ArchiveEntry("ab" * 32, "trim", "2026-01-01T00:00:00Z", info={"result_sha256": plan.result_digest})
+    with pytest.raises(ArchiveError, match="does not match its index line"):
+        restored_bytes(plan.data, [entry], read)
+    assert read_names == [entry.digest]
 
 
 def test_an_untouched_trim_is_restored_to_the_exact_original_bytes(store, archive, ref):

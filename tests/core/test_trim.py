@@ -194,6 +194,17 @@ def test_folding_a_session_with_a_digest_turn_merges_it_into_the_new_one():
     assert [t.turn_id for t in second.state.turns[1:]] == [f"turn-{i:032x}" for i in (10, 11)]
 
 
+def test_folding_a_hand_edited_digest_turn_without_a_reply_folds_it_as_an_ordinary_turn():
+    first = plan_trim(encode(build_state(12)), TrimOptions(fold=6))
+    edited = first.state.model_copy(deep=True)
+    edited.turns[0].agent = None   # a digest turn whose reply was removed by hand
+    second = plan_trim(encode(edited), TrimOptions(fold=2))
+    assert second.changed
+    lines = second.state.turns[0].agent.response.split("\n")
+    assert lines[0].startswith("1. [pending] [reprise] Condensed turns 1-6")
+    assert [line.split(".")[0] for line in lines] == [str(n) for n in range(1, len(lines) + 1)]
+
+
 def test_folding_when_only_a_digest_turn_would_fold_changes_nothing():
     first = plan_trim(encode(build_state(8)), TrimOptions(fold=5))
     assert not plan_trim(first.data, TrimOptions(fold=5)).changed

@@ -36,6 +36,11 @@ class Decoded:
         """True when writing the model back keeps every value Fractal reads as it is on disk."""
         return self.state is not None and not self.warnings
 
+    def failure(self) -> Problem:
+        """The problem that kept the file from decoding: a Decoded without a state always carries one."""
+        assert self.problem is not None, "a file that did not decode has its problem"
+        return self.problem
+
 
 class _NonFinite(ValueError):
     pass
@@ -140,11 +145,16 @@ def decode_text(text: str, *, path: str, expected_id: str | None) -> Decoded:
     duplicates: list[str] = []
     overflowed: list[str] = []
 
-    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
+    # Any: a parsed JSON object's values are any JSON value, read by shape (isinstance) after.
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result = dict(pairs)
         if len(result) != len(pairs):
             seen: set[str] = set()
-            duplicates.extend(key for key, _ in pairs if key in seen or seen.add(key))
+            for key, _ in pairs:
+                if key in seen:
+                    duplicates.append(key)
+                else:
+                    seen.add(key)
         return result
 
     def parse_float(literal: str) -> float:
@@ -205,7 +215,7 @@ _INT_FIELDS = ("files_read_count", "files_changed_count", "commands_run_count")
 _USAGE_INT_FIELDS = ("input_tokens", "output_tokens", "duration_ms", "iterations", "context_tokens")
 
 
-def _coerced(raw: dict) -> tuple[str, Any] | None:
+def _coerced(raw: dict[str, Any]) -> tuple[str, Any] | None:   # Any: the file's raw JSON, checked by shape
     """The first value Fractal accepts but would write back differently (true or 1.0 for an integer)."""
     def is_int(value: Any) -> bool:
         return type(value) is int
@@ -248,5 +258,6 @@ def fractal_would_drop(state: SessionState) -> list[str]:
     if state.has_unknown_fields() or unknown_in_traces:
         reasons.append("fields Fractal does not know")
     if len(state.history) > FRACTAL_MAX_HISTORY:
-        reasons.append(f"{len(state.history) - FRACTAL_MAX_HISTORY} history turns beyond Fractal's {FRACTAL_MAX_HISTORY}")
+        reasons.append(f"{len(state.history) - FRACTAL_MAX_HISTORY} history turns beyond Fractal's "
+                       f"{FRACTAL_MAX_HISTORY}")
     return reasons

@@ -1,9 +1,9 @@
-"""Fractal's liveness rule: whether a pending turn is still being worked on. Fractal saves a turn as pending (summary `agent: null`,
-history `status: "pending"`) before its model call and fills it in after, so a crash leaves it
-pending forever. A pending turn's start is its history entry's `created_at` (its `updated_at`
-when that is unreadable), or, when the file holds no entry for it, the copy of the entry that
-a Reprise trim or history cap archived; a start over a day in the future counts as none. A
-pending turn is live:
+"""Fractal's liveness rule: whether a pending turn is still being worked on. Fractal saves a turn
+as pending (summary `agent: null`, history `status: "pending"`) before its model call and fills
+it in after, so a crash leaves it pending forever. A pending turn's start is its history entry's
+`created_at` (its `updated_at` when that is unreadable), or, when the file holds no entry for
+it, the copy of the entry that a Reprise trim or history cap archived; a start over a day in the
+future counts as none. A pending turn is live:
 
 1. when Reprise started it (its send path holds a run record in `reprise/runs/<session id>/`
    with Reprise's pid, that process's start time, the host and the `[agent] timeout`; a record
@@ -30,7 +30,7 @@ from ...archive import Archive
 from ...errors import PendingTurnError, RepriseError
 from ...liveness import CAP_S, CLOCK_SLACK_S, PendingTurn, RunRecord, run_records
 from ...paths import SessionRef
-from .models import SessionState, parse_time
+from .models import HistoryTurn, SessionState, parse_time
 from .store import Loaded, Store
 
 
@@ -94,7 +94,7 @@ def _plausible(start: float | None, now: float) -> float | None:
     return start if start is not None and start - now <= CAP_S else None
 
 
-def _entry_start(entry) -> float | None:
+def _entry_start(entry: HistoryTurn | None) -> float | None:
     if entry is None:
         return None
     moment = parse_time(entry.created_at) or parse_time(entry.updated_at)
@@ -139,7 +139,7 @@ def _archived_start(store: Store, ref: SessionRef, turn_id: str) -> tuple[float 
     return None, None
 
 
-def _history_entries(data: Any) -> list:
+def _history_entries(data: Any) -> list[object]:
     """History entries in an archived file: a whole session, an eviction, or a trim's records."""
     if not isinstance(data, dict) or not isinstance(data.get("history"), list):
         return []

@@ -167,7 +167,8 @@ def fractal_configured_model(workspace: Path | None, env: dict[str, str] | None 
     if environment.get("FRACTAL_MODEL"):
         return environment["FRACTAL_MODEL"]
     xdg = environment.get("XDG_CONFIG_HOME")
-    global_path = Path(xdg).expanduser() / "fractal" / "config.toml" if xdg else Path.home() / ".config/fractal/config.toml"
+    global_path = (Path(xdg).expanduser() / "fractal" / "config.toml" if xdg
+                   else Path.home() / ".config/fractal/config.toml")
     candidates = [workspace / ".fractal" / "config.toml"] if workspace else []
     for path in (*candidates, global_path):
         try:
@@ -226,7 +227,7 @@ class Meter(TokenCounter):
         return PreparedMeter(self, name, source, spec, fixed, Measured(*measured) if measured else None,
                              window, window_source, len(state.summary.turns) + 1, head, head_text, kept_history)
 
-    def _counted(self, name: str, encoding: str, build) -> Part:
+    def _counted(self, name: str, encoding: str, build: Callable[[], tuple[str, int | None, str | None]]) -> Part:
         def count() -> Part:
             text, full, note = build()
             return Part(name, self.count(text, encoding) if text else 0, COUNTED, len(text), full, note, text=text)

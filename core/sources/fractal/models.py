@@ -7,7 +7,7 @@ written back loses nothing.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,7 +19,8 @@ from ...times import utc_now_iso as utc_now_iso
 AgentStatus = Literal["succeeded", "failed", "max_iterations", "interrupted"]
 HistoryStatus = Literal["pending", "succeeded", "failed", "max_iterations", "interrupted"]
 STATUSES: tuple[str, ...] = ("pending", "succeeded", "failed", "max_iterations", "interrupted")
-SCHEMA_VERSION = 1
+AGENT_STATUSES: tuple[AgentStatus, ...] = ("succeeded", "failed", "max_iterations", "interrupted")
+SCHEMA_VERSION: Final = 1
 FRACTAL_MAX_HISTORY = HISTORY_KEPT
 MAX_ITERATIONS_ERROR = "Reached max iterations before SUBMIT; response came from fallback extraction."
 
@@ -125,3 +126,12 @@ def last_measured_context(state: SessionState) -> tuple[int, int] | None:
         if agent is not None and agent.usage is not None and agent.usage.context_tokens:
             return index + 1, agent.usage.context_tokens
     return None
+
+
+def agent_status(status: str) -> AgentStatus:
+    """A turn outcome's status as the status Fractal records; a status it has no word for is an error
+    (as `AgentTurn` itself rejects it), never written."""
+    for known in AGENT_STATUSES:
+        if status == known:
+            return known
+    raise ValueError(f"{status!r} is not a turn status Fractal records (one of {', '.join(AGENT_STATUSES)})")

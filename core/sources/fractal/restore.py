@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ...archive import Archive, ArchiveEntry, find_entry
@@ -120,7 +121,7 @@ def reinsert(current: dict[str, Any], records: dict[str, Any],
     return data, step
 
 
-def _position(items: list[dict], order: list[str], index: int) -> int:
+def _position(items: list[dict[str, Any]], order: list[str], index: int) -> int:   # Any: turns as JSON
     """Where the record originally at `order[index]` goes: after the nearest present predecessor."""
     where = {item["turn_id"]: position for position, item in enumerate(items)}
     for predecessor in reversed(order[:index]):
@@ -129,9 +130,10 @@ def _position(items: list[dict], order: list[str], index: int) -> int:
     return 0
 
 
-def restored_bytes(current: bytes, entries: list[ArchiveEntry], read) -> tuple[bytes, list[RestoreStep]]:
+def restored_bytes(current: bytes, entries: list[ArchiveEntry],
+                   read: Callable[[str], bytes]) -> tuple[bytes, list[RestoreStep]]:
     """Apply `entries` newest first to `current`; `read(digest)` gives verified archive bytes."""
-    steps = []
+    steps: list[RestoreStep] = []
     for entry in reversed(entries):
         if entry.op == "trim":
             current, step = _undo_trim(current, entry, read)
@@ -143,7 +145,7 @@ def restored_bytes(current: bytes, entries: list[ArchiveEntry], read) -> tuple[b
     return current, steps
 
 
-def _undo_trim(current: bytes, entry: ArchiveEntry, read) -> tuple[bytes, RestoreStep]:
+def _undo_trim(current: bytes, entry: ArchiveEntry, read: Callable[[str], bytes]) -> tuple[bytes, RestoreStep]:
     records_bytes = read(entry.digest)
     original_digest = entry.info.get("original_sha256")
     try:
@@ -151,7 +153,7 @@ def _undo_trim(current: bytes, entry: ArchiveEntry, read) -> tuple[bytes, Restor
     except ValueError:
         raise ArchiveError(f"Archive entry {entry.digest[:12]} is not a trim record.") from None
     if not isinstance(records, dict) or records.get("format") != RECORDS_FORMAT \
-            or records.get("original_sha256") != original_digest:
+            or not isinstance(original_digest, str) or records.get("original_sha256") != original_digest:
         raise ArchiveError(f"Archive entry {entry.digest[:12]} does not match its index line.")
     original = read(original_digest)
     forked = bool(entry.info.get("forked_from"))
@@ -161,7 +163,7 @@ def _undo_trim(current: bytes, entry: ArchiveEntry, read) -> tuple[bytes, Restor
     return encode_data(data), step
 
 
-def _whole_file(current: bytes, entry: ArchiveEntry, read) -> tuple[bytes, RestoreStep]:
+def _whole_file(current: bytes, entry: ArchiveEntry, read: Callable[[str], bytes]) -> tuple[bytes, RestoreStep]:
     """A whole-file entry goes back exactly, but only if no turn of the current file would be lost."""
     snapshot = read(entry.digest)
     now, then = json.loads(current), json.loads(snapshot)
@@ -203,6 +205,7 @@ def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_t
         raise RepriseError("Give --archive DIGEST or --all, not both.")
     now = time.time() if now is None else now
     loaded = store.load(ref)
+    assert loaded.data is not None   # `load` keeps the file's bytes unless told not to
     entries = archive.checked_entries(ref)
     if digest_text is not None:
         chosen = [find_entry(entries, digest_text)]
@@ -227,7 +230,7 @@ def restore_session(store: Store, archive: Archive, ref: SessionRef, *, digest_t
     after, steps = restored_bytes(loaded.data, chosen, read)
     decoded = decode(after, path=str(loaded.path), expected_id=ref.session_id)
     if decoded.state is None:
-        raise ProblemFileError(decoded.problem, hint="the restored file would not load; nothing was written")
+        raise ProblemFileError(decoded.failure(), hint="the restored file would not load; nothing was written")
     result = RestoreResult(ref, loaded.data, after, steps, False, dry_run)
     if after == loaded.data:
         result.notes.append("the session already holds these bytes; nothing to write")

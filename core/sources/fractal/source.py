@@ -173,7 +173,7 @@ class FractalSource(SessionSource):
 
     def context_window(self, workspace: Path, model: str | None = None) -> int:
         name, _ = self.meter.resolve_model(workspace, model)
-        return spec_for(name, self.settings.meter.models).window
+        return spec_for(name, self.settings.meter.models).input_budget
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
         """What a cached resume cost depends on besides the file: model, counting and AGENTS.md."""

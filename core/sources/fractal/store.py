@@ -106,16 +106,17 @@ class Store(OwnFiles):
                 decoded = (Decoded(None, text) if isinstance(text, Problem)
                            else decode_text(text, path=str(path), expected_id=expected_id))
                 del text
+                again: bytes | None
                 if digest_only:
-                    data = b"" if self._hashes_to(path, sha256, info.st_size) else None
+                    again = b"" if self._hashes_to(path, sha256, info.st_size) else None
                 else:
-                    data = self._read_again(path, sha256)
-                if data is None:
+                    again = self._read_again(path, sha256)
+                data = again if again is not None else b""
+                if again is None:
                     decoded = Decoded(None, Problem(str(path), "changed", "the file changed while it was read"))
                     if attempt < _SETTLE_TRIES - 1:
                         time.sleep(_SETTLE_PAUSE_S)
                         continue
-                    data = b""
             else:
                 decoded = decode(data, path=str(path), expected_id=expected_id)
             if decoded.problem is None or decoded.problem.code not in ("empty", "invalid_json"):
@@ -169,7 +170,7 @@ class Store(OwnFiles):
             raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.", path=path) from None
         decoded = inspected.decoded
         if decoded.state is None:
-            raise ProblemFileError(decoded.problem)
+            raise ProblemFileError(decoded.failure())
         assert inspected.sha256 is not None
         version = FileVersion(inspected.size, inspected.mtime_ns, inspected.sha256)
         return Loaded(ref, path, decoded.state, version, inspected.data if keep_data else None, decoded.warnings)
@@ -218,7 +219,7 @@ class Store(OwnFiles):
         else:
             decoded = decode(data, path=str(self.paths.session_file(ref)), expected_id=ref.session_id)
             if decoded.state is None:
-                raise ProblemFileError(decoded.problem, hint="Reprise only writes files Fractal loads")
+                raise ProblemFileError(decoded.failure(), hint="Reprise only writes files Fractal loads")
         if locked:
             return self._save_locked(ref, data, expected)
         with self.lock(ref):

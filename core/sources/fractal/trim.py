@@ -120,7 +120,13 @@ class _Realized:
     records: bytes
     digest: str
     state: SessionState
-    total: int | None
+    total: int | None   # None when realized without a meter
+
+    def counted(self) -> int:
+        """The meter total, for a state realized with a meter (as `--fit` does)."""
+        if self.total is None:
+            raise ValueError("this trim was realized without a meter, so it has no total")
+        return self.total
 
 
 # --- planning ----------------------------------------------------------------------------------------
@@ -145,7 +151,7 @@ def plan_trim(source: bytes | SessionState | Original, options: TrimOptions, met
     else:
         decoded = decode(source, path="(trim input)", expected_id=None)
         if decoded.state is None:
-            raise ProblemFileError(decoded.problem)
+            raise ProblemFileError(decoded.failure())
         state, original = decoded.state, Original.of(source)
         del decoded
     base = _resolve(state, options)
@@ -155,10 +161,14 @@ def plan_trim(source: bytes | SessionState | Original, options: TrimOptions, met
     if options.fit is not None:
         if meter is None:
             raise UsageError("--fit needs the meter to count tokens.")
+        assert before is not None   # counted above, with the meter
         realized, fit = _choose_fit(state, original, base, options.fit, meter, before)
         if realized is None:
-            note = fit.chosen if fit.fits else (f"no plan on the ladder brings the total to {options.fit:,} tokens "
-                                                "or less; nothing changed")
+            if fit.fits:
+                assert fit.chosen is not None   # a fit without a trim says why: the file already fits
+                note = fit.chosen
+            else:
+                note = f"no plan on the ladder brings the total to {options.fit:,} tokens or less; nothing changed"
             return _unchanged(state, options, original, before, fit, note)
     else:
         selection = _select(state, base)
@@ -272,14 +282,15 @@ def _records(state: SessionState, original: Original, steps: _Steps, selection: 
     """The archived records: every summary and history turn the trim removes or replaces, with
     its anchor (the turn id it followed, null at the start) and the original orders."""
     turns = state.turns
-    summary_records = []
+    # JSON records: each holds its turn as a model, then as that model's JSON view (`json_view`).
+    summary_records: list[dict[str, Any]] = []
     changes = {index: "removed" for index in (*selection.dropped, *selection.folded)}
     changes.update({index: "capped" for index in selection.capped})
     for index in sorted(changes):
         summary_records.append({"index": index, "anchor": turns[index - 1].turn_id if index else None,
                                 "change": changes[index], "turn": turns[index]})
     history = state.history
-    history_records = [{"index": index, "anchor": history[index - 1].turn_id if index else None,
+    history_records: list[dict[str, Any]] = [{"index": index, "anchor": history[index - 1].turn_id if index else None,
                         "turn": history[index]} for index in selection.history_removed]
     payload = {
         "format": RECORDS_FORMAT,
@@ -300,9 +311,9 @@ def _records(state: SessionState, original: Original, steps: _Steps, selection: 
         # as null.
         return join_ascii(json.JSONEncoder(separators=(",", ":"), allow_nan=False).iterencode(payload), end="\n")
     except (ValueError, RecursionError):
-        for record, index in zip(summary_records, sorted(changes)):
+        for record, index in zip(summary_records, sorted(changes), strict=True):
             record["turn"] = turns[index].model_dump(mode="json")
-        for record, index in zip(history_records, selection.history_removed):
+        for record, index in zip(history_records, selection.history_removed, strict=True):
             record["turn"] = history[index].model_dump(mode="json")
         return (json.dumps(payload, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
 
@@ -329,7 +340,9 @@ def _turn_changes(state: SessionState, selection: _Selection) -> list[TurnChange
         elif index in selection.folded:
             changes.append(TurnChange(index + 1, turn_id, "folded"))
         elif index in selection.capped:
-            body = _MARKER.sub("", state.turns[index].agent.response)
+            agent = state.turns[index].agent
+            assert agent is not None   # only turns with a reply are capped (`_select`)
+            body = _MARKER.sub("", agent.response)
             changes.append(TurnChange(index + 1, turn_id, "capped", len(body) - selection.capped[index]))
     return changes
 
@@ -352,9 +365,12 @@ def _build(state: SessionState, selection: _Selection, records_digest: str, sess
 
 def capped_turn(turn: SummaryTurn, cap: int, records_digest: str) -> SummaryTurn:
     """The turn with its response cut to `cap` characters plus the marker (a previous marker is replaced)."""
-    body = _MARKER.sub("", turn.agent.response)
+    agent = turn.agent
+    if agent is None:
+        raise ValueError(f"turn {turn.turn_id} has no reply to cap")
+    body = _MARKER.sub("", agent.response)
     response = body[:cap] + cap_marker(len(body) - cap, records_digest)
-    return turn.model_copy(update={"agent": turn.agent.model_copy(update={"response": response})})
+    return turn.model_copy(update={"agent": agent.model_copy(update={"response": response})})
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -384,7 +400,7 @@ def digest_turn(turns: list[SummaryTurn], folded: list[int], records_digest: str
                 read += agent.files_read_count
                 changed += agent.files_changed_count
                 commands += agent.commands_run_count
-            if digest_like:
+            if digest_like and agent is not None:
                 lines.extend(line for line in agent.response.splitlines() if line.strip())
             else:
                 line = f"{index + 1 + shift}. [{turn.status}] {_one_line(turn.user.message, 60)}"
@@ -433,10 +449,11 @@ def _choose_fit(state: SessionState, original: Original, base: _Steps, target: i
     start, start_total = state, before
     if has_base:
         realized = _realize(state, original, base, _select(state, base), meter)
-        tried.append(("drop and keep-history alone", realized.total))
-        if realized.total <= target:
+        total = realized.counted()
+        tried.append(("drop and keep-history alone", total))
+        if total <= target:
             return realized, FitOutcome(target, "drop and keep-history alone", True, tuple(tried))
-        start, start_total = _build(state, realized.selection, _PLACEHOLDER, state.session_id), realized.total
+        start, start_total = _build(state, realized.selection, _PLACEHOLDER, state.session_id), total
     estimator = _Estimator(start, meter, start_total)
     margin = max(64, target * 3 // 100)
     for rung in _ladder(base.spare, _Steps(spare=base.spare)):
@@ -446,8 +463,9 @@ def _choose_fit(state: SessionState, original: Original, base: _Steps, target: i
             continue
         combined = replace(base, cap=rung.cap, fold=rung.fold)
         realized = _realize(state, original, combined, _select(state, combined), meter)
-        tried[-1] = (rung.label(), realized.total)
-        if realized.total <= target:
+        total = realized.counted()
+        tried[-1] = (rung.label(), total)
+        if total <= target:
             return realized, FitOutcome(target, rung.label(), True, tuple(tried))
     return None, FitOutcome(target, None, False, tuple(tried))
 
@@ -552,6 +570,8 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
     check_not_running(store, loaded, now=now, force=force, action="trimmed")
     if not plan.changed:
         return TrimResult(plan, ref, ref, False, False, fork_id is not None)
+    # A changed plan (`changed` is `records is not None`) holds its records, their digest and the new bytes.
+    assert plan.records is not None and plan.records_digest is not None and plan.data is not None
     target = SessionRef(ref.workspace_key, fork_id) if fork_id else ref
     audit = audit or AuditLog(store.paths)
     options = {**plan.options.as_dict(), "fork": fork_id, "force": force}
@@ -583,13 +603,14 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
 
 
 def _archive_original(store: Store, archive: Archive, loaded: Loaded, target: SessionRef, plan: TrimPlan) -> None:
-    info = {"records": plan.records_digest, "source_session_id": loaded.ref.session_id}
     if plan.original is not None:
-        archive.put(target, plan.original, op="trim-original", **info)
+        archive.put(target, plan.original, op="trim-original", records=plan.records_digest,
+                    source_session_id=loaded.ref.session_id)
         return
     try:
         with store.chunks(loaded.path) as chunks:
-            archive.put_copy(target, plan.original_digest, chunks, op="trim-original", **info)
+            archive.put_copy(target, plan.original_digest, chunks, op="trim-original", records=plan.records_digest,
+                             source_session_id=loaded.ref.session_id)
     except FileNotFoundError:
         raise ChangedOnDiskError(f"Session {loaded.ref.session_id} was removed since Reprise read it; nothing was "
                                  "archived or written.", hint="reload and try again", path=loaded.path) from None

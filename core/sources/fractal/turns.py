@@ -16,6 +16,7 @@ from .models import (
     SummaryTurn,
     TurnUsage,
     UserTurn,
+    agent_status,
     parse_time,
 )
 
@@ -42,13 +43,14 @@ def finish_turn(state: SessionState, turn_id: str, outcome: TurnOutcome, now: st
     summary_turn = next((t for t in reversed(state.turns) if t.turn_id == turn_id), None)
     if summary_turn is None:
         raise KeyError(turn_id)
+    status = agent_status(outcome.status)
     summary_turn.agent = AgentTurn(
-        status=outcome.status, response=outcome.response, files_read_count=len(outcome.files_read),
+        status=status, response=outcome.response, files_read_count=len(outcome.files_read),
         files_changed_count=len(outcome.files_modified), commands_run_count=len(outcome.commands_run),
         error=outcome.error, usage=usage_model(outcome.usage))
     entry = next((h for h in reversed(state.history) if h.turn_id == turn_id), None)
     if entry is not None:
-        entry.status = outcome.status
+        entry.status = status
         entry.files_read = list(outcome.files_read)
         entry.files_modified = list(outcome.files_modified)
         entry.commands_run = list(outcome.commands_run)
