@@ -21,9 +21,9 @@ from .paths import OwnPaths, SessionRef
 from .problems import Problem
 from .rooted import ContentMismatch, Root
 from .session_files import MAX_SESSION_BYTES, digest
+from .times import utc_now_iso
 
 MIN_DIGEST_PREFIX = 6
-from .times import utc_now_iso
 
 MAX_INDEX_LINE_BYTES = 1024 * 1024
 _DIGEST = re.compile(r"\A[0-9a-f]{64}\Z")

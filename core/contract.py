@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .audit import AuditRecord as CoreAuditRecord
     from .catalog import SearchHit as CoreSearchHit
     from .errors import RepriseError
+    from .meter import MeterResult, Part
     from .paths import SessionRef
     from .problems import Problem as CoreProblem
     from .retention import PruneCandidate as CorePruneCandidate
@@ -39,14 +40,12 @@ if TYPE_CHECKING:
     from .service import DoctorReport, Listing, SendResult, WorkspaceInfo
     from .service import ResumePlan as CoreResumePlan
     from .service import SessionDetail as CoreSessionDetail
-    from .sources.fractal.meter import MeterResult, Part
-    from .sources.fractal.restore import RestoreResult
-    from .sources.fractal.trim import TrimOptions as CoreTrimOptions
-    from .sources.fractal.trim import TrimResult
     from .transcript import Transcript as CoreTranscript
     from .transcript import Usage
-    from .trash import PruneResult, PurgeResult, RelinkResult
-    from .trash import TrashEntry as CoreTrashEntry
+    from .trash_results import PruneResult, PurgeResult, RelinkResult
+    from .trash_results import TrashEntry as CoreTrashEntry
+    from .trimming import RestoreResult, TrimResult
+    from .trimming import TrimOptions as CoreTrimOptions
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "docs" / "json-schema.json"
 
@@ -354,7 +353,7 @@ class Summary(Document):
     """`reprise show ID --summary`: exactly Fractal's rendered summary."""
 
     session_id: str
-    summary: str
+    summary: str | None
 
 
 def summary(detail: CoreSessionDetail) -> Summary:
@@ -598,8 +597,9 @@ def trim(result: TrimResult) -> Trim:
         turns=[TurnChange(number=c.number, turn_id=c.turn_id, change=c.change,  # type: ignore[arg-type]
                           chars_cut=c.chars_cut if c.change == "capped" else None) for c in plan.turns],
         history_removed=plan.history_removed, counts=TrimCounts(**plan.counts()),
-        fit=None if fit is None else Fit(target=fit.target, chosen=fit.chosen, fits=fit.fits,
-                                         tried=[FitTry(plan=label, estimate=estimate) for label, estimate in fit.tried]),
+        fit=None if fit is None else Fit(
+            target=fit.target, chosen=fit.chosen, fits=fit.fits,
+            tried=[FitTry(plan=label, estimate=estimate) for label, estimate in fit.tried]),
         notes=plan.notes, source_session_id=result.source.session_id, workspace_key=result.ref.workspace_key,
         applied=result.applied, dry_run=result.dry_run, forked=result.forked, archived=result.archived)
 

@@ -95,7 +95,8 @@ def reprise_run(paths: OwnPaths, ref: SessionRef, *, timeout: float) -> Iterator
         root.write_atomic(path, (json.dumps(record, indent=2) + "\n").encode("ascii"), durable=False)
         written = True
     except (OSError, RepriseError):
-        pass  # without a record (a link in the way, a full disk) the turn is judged by the 24 h rule, which only refuses longer
+        pass  # without a record (a link in the way, a full disk) the turn is judged by the 24 h rule,
+        # which only refuses longer
     try:
         yield
     finally:

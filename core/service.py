@@ -12,8 +12,10 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from . import config as config_module
 from .archive import ArchiveEntry, find_entry
@@ -48,6 +50,8 @@ from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from .trimming import RestoreResult, TrimOptions, TrimResult
 
+P = ParamSpec("P")
+R = TypeVar("R")
 SORTS = ("updated", "turns", "size", "context", "cost")
 MIN_PREFIX = 4
 STALE_TEMP_S = 600
@@ -119,11 +123,12 @@ class ResumePlan:
         return self.meter is not None and self.meter.state == "over"
 
 
-def _as_reprise_run(send):
+def _as_reprise_run(send: Callable[Concatenate[Service, SessionRef, P], R]
+                    ) -> Callable[Concatenate[Service, SessionRef, P], R]:
     """Hold a run record (core/liveness.py) while a turn is sent, so that its pending turn counts as
     live exactly while this process runs it."""
     @functools.wraps(send)
-    def sending(self: Service, ref: SessionRef, *args, **kwargs):
+    def sending(self: Service, ref: SessionRef, /, *args: P.args, **kwargs: P.kwargs) -> R:
         with reprise_run(self.source(ref).own_paths, ref, timeout=self.settings.agent.timeout):
             return send(self, ref, *args, **kwargs)
     return sending
@@ -184,7 +189,7 @@ class Service:
         return Listing(shown, len(rows), scope, sort, limit)
 
     def search(self, query: str, *, all_workspaces: bool = False, key: str | None = None, limit: int = 200,
-               should_stop=lambda: False) -> list[SearchHit]:
+               should_stop: Callable[[], bool] = lambda: False) -> list[SearchHit]:
         """Full-text search over every turn's text of the sessions in scope."""
         keys = None if all_workspaces else [key or self.workspace_key]
         return self.catalog.search(query, keys, limit=limit, should_stop=should_stop)
@@ -350,8 +355,8 @@ class Service:
         path = self.workspace_path_of(key)[0]
         return self.sources[source].resume_cost_key(Path(path) if path else None, self.workspace, model)
 
-    def fill_resume_costs(self, rows: list[SessionRow], *, should_stop=lambda: False,
-                          progress=lambda: None) -> int:
+    def fill_resume_costs(self, rows: list[SessionRow], *, should_stop: Callable[[], bool] = lambda: False,
+                          progress: Callable[[], object] = lambda: None) -> int:
         """Compute and cache the meter total of rows whose cached figure is missing or stale."""
         keys: dict[tuple[str, str], str] = {}
         done = []
@@ -392,7 +397,8 @@ class Service:
 
     @_as_reprise_run
     def send_turn(self, ref: SessionRef, message: str, *, agent: str | None = None, confirm_over: bool = False,
-                  cancel: threading.Event | None = None, on_begin=lambda turn_id: None) -> SendResult:
+                  cancel: threading.Event | None = None,
+                  on_begin: Callable[[str], object] = lambda turn_id: None) -> SendResult:
         """Run one turn with the chosen backend and record it in the session's format."""
         return send_turn(self, ref, message, agent=agent, confirm_over=confirm_over, cancel=cancel,
                          on_begin=on_begin)

@@ -315,7 +315,8 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
         if as_json:
             _emit(contract.dump(contract.summary(detail)))
         else:
-            sys.stdout.write((detail.summary_text or "") if not sys.stdout.isatty() else safe_text(detail.summary_text or ""))
+            summary = detail.summary_text or ""
+            sys.stdout.write(summary if not sys.stdout.isatty() else safe_text(summary))
             sys.stdout.write("\n")
         return 0
     if as_json:

@@ -79,7 +79,8 @@ def test_a_reply_over_max_reply_bytes_is_cut_with_a_marker_and_its_whole_output_
         status, _, err = at.reprise("restore", at.ref.session_id, "--archive", digest[:12])
         assert status != 0 and "cannot be restored" in err and "Traceback" not in err
         assert at.service.sources["fractal"].store.load(at.ref).state.turns[-1].agent.response == response
-        leftovers = [p.name for p in at.service.sources["fractal"].archive.directory(at.ref).iterdir() if ".tmp-" in p.name]
+        archived = at.service.sources["fractal"].archive.directory(at.ref)
+        leftovers = [p.name for p in archived.iterdir() if ".tmp-" in p.name]
         assert leftovers == []
 
 

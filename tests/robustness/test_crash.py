@@ -286,7 +286,8 @@ def kill_child_at(service: Service, ref: SessionRef, op: str, point: str, nth: i
 def test_undo_after_a_trim_killed_before_its_write_still_undoes_the_applied_trim(trimmed_session):
     service, ref, original, trimmed = trimmed_session
     kill_child_at(service, ref, "trim", "after_index_append", 2)  # after the records' index line
-    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == trimmed, "the killed trim never wrote the file"
+    path = service.sources["fractal"].store.paths.session_file(ref)
+    assert path.read_bytes() == trimmed, "the killed trim never wrote the file"
     assert [entry.op for entry in service.archive_entries(ref)][-2:] == ["trim-original", "trim"]
     service.restore(ref)
     assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original
@@ -295,7 +296,8 @@ def test_undo_after_a_trim_killed_before_its_write_still_undoes_the_applied_trim
 def test_undo_after_a_restore_killed_before_its_write_still_undoes_the_trim(trimmed_session):
     service, ref, original, trimmed = trimmed_session
     kill_child_at(service, ref, "restore", "after_index_append", 1)  # after the restore entry's index line
-    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == trimmed, "the killed restore never wrote the file"
+    path = service.sources["fractal"].store.paths.session_file(ref)
+    assert path.read_bytes() == trimmed, "the killed restore never wrote the file"
     assert service.archive_entries(ref)[-1].op == "restore"
     service.restore(ref)
     assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original

@@ -157,7 +157,8 @@ def test_a_purge_killed_after_the_tombstone_leaves_the_session_wholly_gone_and_i
     archive = Archive(store.paths)
     trim_session(store, archive, ref, TrimOptions(keep_history=1), now=OLD_NOW)
     Trash(store).remove(ref, now=OLD_NOW)
-    script = ("import sys; from reprise.core.sources.fractal.store import Store; from reprise.core.sources.fractal.trash import Trash; "
+    script = ("import sys; from reprise.core.sources.fractal.store import Store; "
+              "from reprise.core.sources.fractal.trash import Trash; "
               "Trash(Store(sys.argv[1])).purge([sys.argv[2]], confirmed=True)")
     child = subprocess.run([sys.executable, "-c", script, str(store.root), KEY], timeout=60, check=False,
                            env={**os.environ, "REPRISE_FAULTS": "after_tombstone=kill"})

@@ -124,11 +124,12 @@ def test_a_months_old_pending_turn_is_not_live_after_reprise_rewrites_renames_or
     service.trim(ref, TrimOptions(keep_history=keep_history))  # drops the pending turn's history entry
     assert PENDING_ID not in {entry.turn_id for entry in service.sources["fractal"].store.load(ref).state.history}
     AFTER[operation](service, ref)
-    assert time.time() - service.sources["fractal"].store.load(ref).version.mtime_ns / 1e9 < 3600, "the file is freshly written"
+    store = service.sources["fractal"].store
+    assert time.time() - store.load(ref).version.mtime_ns / 1e9 < 3600, "the file is freshly written"
     result = service.trim(ref, TrimOptions(cap_replies=10, spare=0))  # not refused
     assert result.applied
     assert stale_ids(service, ref) == [PENDING_ID]
-    verdicts = fractal_liveness.judged(service.sources["fractal"].store, service.sources["fractal"].store.load(ref), now=time.time())
+    verdicts = fractal_liveness.judged(store, store.load(ref), now=time.time())
     assert [(turn.turn_id, turn.live) for turn in verdicts] == [(PENDING_ID, False)], verdicts
 
 
@@ -188,8 +189,9 @@ def test_the_same_turn_is_live_for_24_hours_from_its_own_start_and_not_after(tmp
     ref = an_hour_old(service)
     loaded = service.sources["fractal"].store.load(ref)
     started = datetime.fromisoformat(loaded.state.history[-1].created_at).timestamp()
-    assert [t.live for t in fractal_liveness.judged(service.sources["fractal"].store, loaded, now=started + DAY - 60)] == [True]
-    assert [t.live for t in fractal_liveness.judged(service.sources["fractal"].store, loaded, now=started + DAY + 60)] == [False]
+    store = service.sources["fractal"].store
+    assert [t.live for t in fractal_liveness.judged(store, loaded, now=started + DAY - 60)] == [True]
+    assert [t.live for t in fractal_liveness.judged(store, loaded, now=started + DAY + 60)] == [False]
 
 
 async def test_the_tui_neither_calls_an_hour_old_fractal_turn_gone_nor_marks_it_with_x(tmp_path):
@@ -265,7 +267,8 @@ def test_a_hostile_run_record_is_ignored(tmp_path):
     (runs / "3-x.json").symlink_to("/etc/passwd")
     os.mkfifo(runs / "4-x.json")
     assert liveness.run_records(service.sources["fractal"].store.paths, ref) == []
-    (verdict,) = fractal_liveness.judged(service.sources["fractal"].store, service.sources["fractal"].store.load(ref), now=time.time())
+    store = service.sources["fractal"].store
+    (verdict,) = fractal_liveness.judged(store, store.load(ref), now=time.time())
     assert verdict.live and "Reprise did not start" in verdict.why
 
 
@@ -292,6 +295,7 @@ def test_a_pending_turn_dated_in_the_far_future_is_judged_by_the_other_evidence(
     state = fractal_state("e" * 32, turns=3, pending=2, started=started)
     state.history[-1].created_at = state.history[-1].updated_at = "9999-01-01T00:00:00+00:00"
     ref = put(service, state, mtime=started + 3600)
-    (verdict,) = fractal_liveness.judged(service.sources["fractal"].store, service.sources["fractal"].store.load(ref), now=time.time())
+    store = service.sources["fractal"].store
+    (verdict,) = fractal_liveness.judged(store, store.load(ref), now=time.time())
     assert not verdict.live and "the file last changed" in verdict.why
     assert service.trim(ref, TrimOptions(cap_replies=10, spare=0)).applied  # not refused until the year 9999

@@ -76,7 +76,8 @@ def test_a_trim_killed_before_its_write_then_made_again_is_undone_once(workspace
     child = subprocess.run([sys.executable, str(RACE_CHILD), str(service.state_root), str(workspace), ref.session_id,
                             "trim"], env=env, capture_output=True, timeout=120, check=False)
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
-    assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original  # the killed trim never wrote
+    path = service.sources["fractal"].store.paths.session_file(ref)
+    assert path.read_bytes() == original  # the killed trim never wrote
     killed = [entry.op for entry in service.archive_entries(ref)]
     assert killed[-2:] == ["trim-original", "trim"]
     service.trim(ref, TrimOptions(cap_replies=20, spare=0))  # race_child's trim, made again

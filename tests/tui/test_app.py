@@ -291,7 +291,8 @@ async def test_hostile_text_is_shown_literally(service):
     state.turns[0].user.message = hostile
     state.turns[0].agent.response = hostile
     service.sources["fractal"].store.save(ref, state, expected=None)
-    service.sources["fractal"].store.write_meta(ref, service.sources["fractal"].store.read_meta(ref).model_copy(update={"title": "[b]title[/b]"}))
+    store = service.sources["fractal"].store
+    store.write_meta(ref, store.read_meta(ref).model_copy(update={"title": "[b]title[/b]"}))
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -333,7 +334,8 @@ async def test_trim_dialog_previews_then_applies_and_u_undoes_it_exactly(service
         plan = dialog.result.plan
         assert plan.meter_before > 60_000 >= plan.meter_after
         assert "→" in str(dialog.query_one("#trim-preview").render())
-        assert service.sources["fractal"].store.paths.session_file(ref).read_bytes() == original  # preview writes nothing
+        path = service.sources["fractal"].store.paths.session_file(ref)
+        assert path.read_bytes() == original  # preview writes nothing
         await pilot.press("enter")
         await settle(pilot)
         trimmed = service.sources["fractal"].store.paths.session_file(ref).read_bytes()

@@ -15,7 +15,8 @@ def audit_lines(records: list[AuditRecord]) -> list[Line]:
     for record in records:
         target = record.session_id or ", ".join(record.sessions) or "-"
         counts = ", ".join(f"{k} {v}" for k, v in record.counts.items())
-        lines.append(line((clipped(record.time, 32), "dim"), f"  {clipped(record.op, 13):13} {clipped(target, 32):32}  ",
+        lines.append(line((clipped(record.time, 32), "dim"),
+                          f"  {clipped(record.op, 13):13} {clipped(target, 32):32}  ",
                           (clipped(record.result, 60), "" if record.result == "ok" else "yellow"),
                           f"  {clipped(counts, 80)}"))
     if not records:

@@ -286,7 +286,8 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self.call_after_refresh(gc.freeze)  # the rows live on: keep full collections from walking them while typing
 
     def apply_view(self, *, select: str | None = None) -> None:
-        rows = [row for row in self.all_rows if matches(row, self.filter_text)] if self.filter_text else list(self.all_rows)
+        wanted = self.filter_text
+        rows = [row for row in self.all_rows if matches(row, wanted)] if wanted else list(self.all_rows)
         sort_rows(rows, self.sort)
         self.query_one(SessionList).set_rows(rows, keep=select)
         self.update_header()

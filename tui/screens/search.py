@@ -58,7 +58,8 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         query = event.value.strip()
         if query:
-            self.query_one("#search-status", Label).update(Text(f"Searching for {safe_line(query)}… (first search indexes)"))
+            status = self.query_one("#search-status", Label)
+            status.update(Text(f"Searching for {safe_line(query)}… (first search indexes)"))
             self.focus_results = True
             self.run_search(query)
 

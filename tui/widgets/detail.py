@@ -88,7 +88,8 @@ class DetailPane(Vertical):
 
     def show_detail(self, detail: SessionDetail, stale: list = ()) -> None:
         banner = self.query_one("#detail-banner", Static)
-        parts = [safe_line(detail.ref.session_id[:12]), human_size(detail.size), f"{len(detail.transcript.turns)} turns",
+        parts = [safe_line(detail.ref.session_id[:12]), human_size(detail.size),
+                 f"{len(detail.transcript.turns)} turns",
                  safe_line(detail.workspace_path or detail.ref.workspace_key)]
         text = " · ".join(parts)
         warnings = [safe_line(w.message) for w in detail.warnings]
