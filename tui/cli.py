@@ -41,8 +41,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+def _common() -> _Parser:
+    common = _Parser(add_help=False)
     common.add_argument("--state-dir", default=argparse.SUPPRESS, help="state root (default: Fractal's)")
     common.add_argument("--workspace", default=argparse.SUPPRESS, help="workspace folder (default: current)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")

@@ -10,6 +10,7 @@ import gc
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -18,7 +19,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static, TabbedContent
 from textual.worker import get_current_worker
 
 from reprise.core.catalog import SearchHit, SessionRow
@@ -37,6 +39,9 @@ from ..workers import ReportsWorkerErrors
 from .dialogs import ChoiceDialog, ConfirmDialog, TextDialog
 from .search import SearchScreen
 from .trim import TrimDialog, TrimRequest
+
+if TYPE_CHECKING:
+    from ..app import RepriseApp
 
 REFRESH_SECONDS = 1.0
 METER_DEBOUNCE_SECONDS = 0.05
@@ -104,7 +109,7 @@ class MeterPrepared(Message):
 
 
 class MeterUpdated(Message):
-    def __init__(self, path: str, message: str, result: MeterResult):
+    def __init__(self, path: str | None, message: str, result: MeterResult):
         super().__init__()
         self.path = path
         self.message = message
@@ -123,7 +128,7 @@ def matches(row: SessionRow, needle: str) -> bool:
             or (row.problem_message is not None and needle in row.problem_message.lower()))
 
 
-class MainScreen(ReportsWorkerErrors, Screen):
+class MainScreen(ReportsWorkerErrors, Screen[None]):
     BINDINGS = [
         Binding("enter", "resume", "Resume"),
         Binding("n", "new", "New"),
@@ -166,7 +171,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self.prepared: LiveMeter | None = None
         self.meter_result: MeterResult | None = None
         self.pending_turn: tuple[str, int] | None = None
-        self._meter_timer = None
+        self._meter_timer: Timer | None = None
         self.loaded_once = False
         self.rows_loading = True
         self.rows_signature: tuple = ()
@@ -174,13 +179,18 @@ class MainScreen(ReportsWorkerErrors, Screen):
 
     # --- layout ----------------------------------------------------------------------------
 
+    @property
+    def reprise_app(self) -> RepriseApp:
+        """The app this screen runs in, with Reprise's own attributes (clock, follow_disk, report_error)."""
+        return cast("RepriseApp", self.app)
+
     def compose(self) -> ComposeResult:
         yield Static("", id="header")
         yield Input(placeholder="filter: title, messages or id prefix (Enter or Esc to return)", id="filter")
         with Horizontal(id="body"):
             with Vertical(id="list-pane"):
                 yield Static("", id="columns")
-                yield SessionList(id="sessions", clock=self.app.clock)
+                yield SessionList(id="sessions", clock=self.reprise_app.clock)
             yield DetailPane(id="detail")
         yield MeterBar(id="meter")
         yield Composer(id="composer")
@@ -191,7 +201,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self.query_one(SessionList).focus()
         self.update_header()
         self.load_rows()
-        if self.app.follow_disk:
+        if self.reprise_app.follow_disk:
             self.set_interval(REFRESH_SECONDS, self._refresh_tick)
 
     def on_resize(self) -> None:
@@ -243,7 +253,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
             key = scope_key or self.service.workspace_key
             where = "all workspaces" if scope_all else f"workspace {self.service.workspace_path_of(key)[0] or key}"
         except RepriseError as exc:
-            self.app.call_from_thread(self.app.report_error, exc)
+            self.app.call_from_thread(self.reprise_app.report_error, exc)
             return
         for note in self.service.take_notices():  # the catalog was rebuilt or bypassed
             self.app.call_from_thread(self.app.notify, safe_text(note), severity="warning", timeout=10, markup=False)
@@ -457,7 +467,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         try:
             plan = self.service.resume_plan(ref)
         except RepriseError as exc:
-            self.app.call_from_thread(self.app.report_error, exc)
+            self.app.call_from_thread(self.reprise_app.report_error, exc)
             return
         self.app.call_from_thread(self._confirm_resume, plan)
 
@@ -467,6 +477,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
             self.app.exit(handoff)
             return
         result = plan.meter
+        assert result is not None  # over_window is measured
         question = (f"This session's next turn would send {result.total:,} tokens, over the "
                     f"{result.window:,}-token window of {safe_line(result.model)}. Resume anyway?\n\n"
                     f"Trimming it first (t) keeps everything in the archive.")
@@ -493,7 +504,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
     def action_rename(self) -> None:
         ref = self.current_ref()
         row = self.query_one(SessionList).current
-        if ref is None:
+        if ref is None or row is None:
             return
 
         def rename(title: str | None) -> None:
@@ -505,7 +516,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
     def action_pin(self) -> None:
         ref = self.current_ref()
         row = self.query_one(SessionList).current
-        if ref is None:
+        if ref is None or row is None:
             return
         pinned = not row.pinned
         self.run_service(lambda: self.service.set_pinned(ref, pinned), lambda _: self.load_rows(),
@@ -514,7 +525,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
     def action_trim(self) -> None:
         ref = self.current_ref()
         row = self.query_one(SessionList).current
-        if ref is None:
+        if ref is None or row is None:
             return
         window = self.detail_window
 
@@ -584,7 +595,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
     def action_delete(self) -> None:
         row = self.query_one(SessionList).current
         ref = row.ref if row is not None else None
-        if ref is None:
+        if ref is None or row is None:
             return
         question = (f"Move {self.describe(row)} to the trash?\n\nIt can be restored with u, or with "
                     f"`reprise trash restore {safe_line(ref.session_id[:8])}`.")
@@ -624,7 +635,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         self.query_one(SessionList).focus()
 
     def action_show_tab(self, tab: str) -> None:
-        self.query_one("#detail-tabs").active = tab
+        self.query_one("#detail-tabs", TabbedContent).active = tab
 
     def action_focus_composer(self) -> None:
         self.query_one(Composer).focus()
@@ -678,15 +689,17 @@ class MainScreen(ReportsWorkerErrors, Screen):
                 self.app.push_screen(ConfirmDialog(f"{safe_line(error.message)}\n\nSend anyway?", yes="Send anyway",
                                                    danger=True), answered)
             else:
-                self.app.report_error(error)
+                self.reprise_app.report_error(error)
             self.show_meter()
             return
-        outcome = message.result.outcome
+        sent = message.result
+        assert sent is not None  # a turn ends with a result or an error
+        outcome = sent.outcome
         composer = self.query_one(Composer)
         if composer.text == self.sent_text:  # a draft typed while the turn ran stays
             composer.clear()
         if outcome.status == "succeeded":
-            self.app.notify(f"Turn finished ({message.result.backend}).")
+            self.app.notify(f"Turn finished ({sent.backend}).")
         else:
             self.app.notify(safe_text(f"Turn {outcome.status}: {outcome.error or 'no error text'}"),
                             severity="error", timeout=10, markup=False)
@@ -782,7 +795,7 @@ class MainScreen(ReportsWorkerErrors, Screen):
         try:
             result = call()
         except RepriseError as exc:
-            self.app.call_from_thread(self.app.report_error, exc)
+            self.app.call_from_thread(self.reprise_app.report_error, exc)
             return
         if success:
             self.app.call_from_thread(self.app.notify, success)

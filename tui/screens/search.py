@@ -103,7 +103,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
                 results.highlighted = 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.hits[int(event.option.id)])
+        self.dismiss(self.hits[int(event.option.id or 0)])
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -112,7 +112,7 @@ class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
 
     @on(RadioSet.Changed)
     def on_operation_changed(self, event: RadioSet.Changed) -> None:
-        self.operation = event.pressed.id.removeprefix("op-")
+        self.operation = (event.pressed.id or "").removeprefix("op-")
         field = self.query_one("#trim-value", Input)
         field.value = self.defaults[self.operation]
         field.focus()

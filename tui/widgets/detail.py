@@ -86,7 +86,7 @@ class DetailPane(Vertical):
         self.query_one("#history-view", TextArea).load_text("")
         self.query_one("#context-view", Static).update(Text("No context: the file cannot be read.", style="dim"))
 
-    def show_detail(self, detail: SessionDetail, stale: list = ()) -> None:
+    def show_detail(self, detail: SessionDetail, stale: Sequence[tuple[int, str, str | None]] = ()) -> None:
         banner = self.query_one("#detail-banner", Static)
         parts = [safe_line(detail.ref.session_id[:12]), human_size(detail.size),
                  f"{len(detail.transcript.turns)} turns",
@@ -102,7 +102,8 @@ class DetailPane(Vertical):
         banner.set_class(bool(warnings), "-warning")
         banner.update(Text(text + ("\n⚠ " + "; ".join(warnings) if warnings else "")))
         session_id = detail.ref.session_id
-        self.query_one("#summary-view", TextArea).load_text(clip_long_lines(safe_text(detail.summary_text), session_id))
+        summary = safe_text(detail.summary_text or "")
+        self.query_one("#summary-view", TextArea).load_text(clip_long_lines(summary, session_id))
         history = plain_text(history_lines(detail.transcript))
         self.query_one("#history-view", TextArea).load_text(clip_long_lines(history, session_id))
 
