@@ -22,7 +22,7 @@ from . import config as config_module
 from .agents import TurnRequest, choose_backend, recorded_reply, substitute
 from .archive import Archive, ArchiveEntry
 from .audit import AuditLog, AuditRecord
-from .catalog import Catalog, SearchHit, SessionRow
+from .catalog import Catalog
 from .errors import (
     AgentError,
     AmbiguousError,
@@ -46,7 +46,10 @@ from .paths import (
 )
 from .problems import Problem
 from .retention import PruneOptions, select_prune
+from .rows import SessionRow
+from .search_index import SearchHit
 from .sources.fractal.codec import fractal_would_drop
+from .sources.fractal.listing import FractalListing
 from .sources.fractal.meter import (
     METER_VERSION,
     Meter,
@@ -199,7 +202,7 @@ class Service:
         self.settings = loaded.settings
         self.store = Store(loaded.state_root)
         self.archive = Archive(self.store.paths)
-        self.catalog = Catalog(self.store, cache or cache_dir(), parallel=parallel_scan)
+        self.catalog = Catalog([FractalListing(self.store)], cache or cache_dir(), parallel=parallel_scan)
         self.meter = Meter(self.settings.meter)
         self.audit = AuditLog(self.store.paths)
         self.trash = Trash(self.store, self.audit)
@@ -234,6 +237,10 @@ class Service:
         scope = "all workspaces" if all_workspaces else f"workspace {key or self.workspace_key}"
         shown = rows if limit is None else rows[:limit]
         return Listing(shown, len(rows), scope, sort, limit)
+
+    def load_details(self, rows: list[SessionRow]) -> None:
+        """Read the listing fields of these rows (the ones to show or serialize), in one query."""
+        self.catalog.load_details(rows)
 
     def search(self, query: str, *, all_workspaces: bool = False, key: str | None = None, limit: int = 200,
                should_stop=lambda: False) -> list[SearchHit]:
@@ -450,7 +457,7 @@ class Service:
                 continue
             cost = self.meter.prepare(loaded.state, self._meter_workspace(row.ref)).base_total
             row.resume_cost, row.resume_cost_key = cost, wanted
-            done.append((cost, wanted, row.workspace_key, row.file_id, row.size, row.mtime_ns))
+            done.append(row)
             computed += 1
             if len(done) >= 50:
                 self.catalog.set_resume_costs(done)
@@ -672,6 +679,7 @@ class Service:
 
     def prune(self, options: PruneOptions, *, all_workspaces: bool = False, confirmed: bool = False) -> PruneResult:
         rows = self.catalog.refresh(None if all_workspaces else [self.workspace_key])
+        self.catalog.load_details(rows)
         now = time.time()
 
         def running(ref: SessionRef) -> str | None:
@@ -703,12 +711,14 @@ class Service:
 
     def doctor(self, *, clean: bool = False) -> DoctorReport:
         report = DoctorReport()
-        for row in self.catalog.refresh(None):
+        rows = self.catalog.refresh(None)
+        self.catalog.load_details(rows)
+        for row in rows:
             if row.problem_code:
                 report.problems.append(Problem(row.path, row.problem_code, row.problem_message or "",
                                                row.problem_field))
-            elif row.warning:
-                report.warnings.append(Problem(row.path, "warning", row.warning, severity="warning"))
+            elif row.fields.warning:
+                report.warnings.append(Problem(row.path, "warning", row.fields.warning, severity="warning"))
         report.problems.extend(self.catalog.scan_problems)
         keys = self.store.workspace_keys()
         self.audit.read(keys)

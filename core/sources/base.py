@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from ..paths import SessionRef
+from ..paths import OwnPaths, SessionRef
 from ..problems import Problem
 from ..transcript import Status, Transcript, Usage
 
@@ -73,6 +73,21 @@ class ListingFields:
 
 
 @dataclass(slots=True)
+class ListedFile:
+    """One file read for a listing: the stat of the bytes that were read (-1 when the file vanished),
+    its listing fields or why it has none, and whether its stat is enough to notice its next change."""
+
+    workspace_key: str
+    file_id: str
+    path: str
+    size: int
+    mtime_ns: int
+    fields: ListingFields | Problem
+    settled: bool = True   # False: a rewrite in the same clock tick could keep (size, mtime); read it again
+    content_digest: str | None = None   # tells a re-read of an unsettled file from a change
+
+
+@dataclass(slots=True)
 class SearchRecord:
     """One searchable text of a session: a turn's field (`message`, `reply`, `tool`, ...)."""
 
@@ -95,16 +110,55 @@ class OpenedSession:
     native: object = None
 
 
-class SessionSource(ABC):
-    """One agent's session store."""
+class ListingSource(ABC):
+    """What the catalog needs of a store: its files, their stat on every listing, the listing fields
+    of a new or changed file, its search texts, and Reprise's own title and pin of a session.
+
+    The catalog may hand a source to worker processes, so a source pickles (by its root)."""
 
     name: ClassVar[str]
-    label: ClassVar[str]
-    capabilities: ClassVar[Capabilities]
 
     @abstractmethod
     def workspace_keys(self) -> list[str]:
         """The workspaces this store holds sessions of."""
+
+    @abstractmethod
+    def file_stats(self, key: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
+        """{file id: (size, mtime_ns)} of one workspace's session files ((-1, -1) for a file that
+        cannot be stat'ed), and the problem when the folder cannot be read. Run on every listing
+        for every file: nothing a plain stat does not need."""
+
+    @abstractmethod
+    def file_path(self, key: str, file_id: str) -> str:
+        """Where a file that `file_stats` named is."""
+
+    @abstractmethod
+    def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
+        """Read one file's listing fields (or the problem that stops it), never raising for the file."""
+
+    @abstractmethod
+    def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
+        """The texts a full-text search looks in; None when the file cannot be read now."""
+
+    @abstractmethod
+    def workspace_path(self, key: str) -> str | None:
+        """The folder a workspace key stands for, when the store knows it."""
+
+    @property
+    @abstractmethod
+    def own_paths(self) -> OwnPaths:
+        """Where Reprise keeps its own files (titles and pins in `meta_dir`) for this source."""
+
+    @abstractmethod
+    def title_and_pin(self, ref: SessionRef) -> tuple[str | None, bool]:
+        """Reprise's title and pin of a session, (None, False) when it has none or they cannot be read."""
+
+
+class SessionSource(ListingSource):
+    """One agent's session store."""
+
+    label: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
 
     @abstractmethod
     def session_files(self, key: str | None = None) -> Iterator[SessionFile]:

@@ -6,6 +6,7 @@ import time
 
 import pytest
 from reprise.core.catalog import Catalog
+from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal.codec import encode
 from reprise.core.sources.fractal.models import TurnUsage
@@ -24,7 +25,7 @@ def store(tmp_path):
 
 @pytest.fixture
 def catalog(store, tmp_path):
-    return Catalog(store, tmp_path / "cache")
+    return Catalog([FractalListing(store)], tmp_path / "cache")
 
 
 def put(store: Store, key: str, session_id: str, turns: int, **kwargs) -> SessionRef:
@@ -52,10 +53,12 @@ def test_listing_fields_come_from_the_file(store, catalog):
     state.summary.turns[1].agent.usage = TurnUsage(input_tokens=10, output_tokens=5, cost=0.5, context_tokens=777)
     store.save(ref, state, expected=loaded.version)
     [row] = catalog.refresh([KEY_A])
-    assert (row.session_id, row.turns, row.last_status, row.pending) == ("a" * 32, 3, "pending", True)
-    assert (row.first_message, row.last_message) == ("message 0", "message 2")
-    assert (row.context_tokens, row.input_tokens, row.cost) == (777, 10, 0.5)
-    assert row.last_activity == "2026-01-01T00:02:00+00:00" and row.activity_source == "history"
+    catalog.load_details([row])
+    fields = row.fields
+    assert (fields.session_id, row.turns, fields.last_status, fields.pending) == ("a" * 32, 3, "pending", True)
+    assert (fields.first_message, fields.last_message) == ("message 0", "message 2")
+    assert (row.context_tokens, fields.usage.input_tokens, fields.usage.cost) == (777, 10, 0.5)
+    assert fields.last_activity == "2026-01-01T00:02:00+00:00" and fields.activity_source == "history"
     assert row.size == store.paths.session_file(ref).stat().st_size
 
 
@@ -88,7 +91,7 @@ def test_catalog_survives_restart_and_corruption(store, catalog, tmp_path):
     catalog.refresh(None)
     catalog.close()
     catalog.db_path.write_bytes(b"this is not a database" * 100)
-    fresh = Catalog(store, tmp_path / "cache")
+    fresh = Catalog([FractalListing(store)], tmp_path / "cache")
     assert [row.file_id for row in fresh.refresh(None)] == ["a" * 32]
 
 
@@ -143,7 +146,8 @@ def test_a_file_caught_mid_write_is_retried_not_reported(store, catalog):
 def test_unknown_history_times_fall_back_to_file_mtime(store, catalog):
     put(store, KEY_A, "a" * 32, 0)
     [row] = catalog.refresh([KEY_A])
-    assert row.last_activity is None and row.activity_source == "mtime"
+    catalog.load_details([row])
+    assert row.fields.last_activity is None and row.fields.activity_source == "mtime"
 
 
 def test_parallel_cold_scan_gives_the_same_rows_as_a_serial_one(store, tmp_path, monkeypatch):
@@ -154,21 +158,27 @@ def test_parallel_cold_scan_gives_the_same_rows_as_a_serial_one(store, tmp_path,
     sessions = store.paths.sessions(KEY_A)
     (sessions / "broken.json").write_bytes(b"[1, 2")
     monkeypatch.setattr(catalog_module, "PARALLEL_MIN", 10)
-    serial = Catalog(store, tmp_path / "serial").refresh(None)
-    parallel = Catalog(store, tmp_path / "parallel", parallel=True).refresh(None)
+    serial_catalog = Catalog([FractalListing(store)], tmp_path / "serial")
+    parallel_catalog = Catalog([FractalListing(store)], tmp_path / "parallel", parallel=True)
+    serial, parallel = serial_catalog.refresh(None), parallel_catalog.refresh(None)
+    serial_catalog.load_details(serial)
+    parallel_catalog.load_details(parallel)
 
     def view(rows):
-        return sorted((r.workspace_key, r.file_id, r.turns, r.problem_code, r.first_message, r.pending) for r in rows)
+        return sorted((r.workspace_key, r.file_id, r.turns, r.problem_code, r.fields.first_message, r.fields.pending)
+                      for r in rows)
 
     assert len(parallel) == 31 and view(parallel) == view(serial)
 
 
-def test_details_of_a_warm_listing_are_read_on_first_use(store, catalog):
+def test_details_of_a_warm_listing_are_read_when_loaded(store, catalog):
     ref = put(store, KEY_A, "a" * 32, 3)
     age(store.paths.session_file(ref))
     catalog.refresh([KEY_A])
     [row] = catalog.refresh([KEY_A])
-    assert row.turns == 3 and row.first_message == "message 0" and row.last_status == "succeeded"
+    assert row.details is None
+    catalog.load_details([row])
+    assert row.turns == 3 and row.fields.first_message == "message 0" and row.fields.last_status == "succeeded"
     assert row.path == str(store.paths.session_file(ref))
 
 

@@ -3,8 +3,8 @@ session at that turn. The search itself runs in a worker through the service."""
 
 from __future__ import annotations
 
-from reprise.core.catalog import HIT_END, HIT_START, SearchHit
 from reprise.core.errors import RepriseError
+from reprise.core.search_index import HIT_END, HIT_START, SearchHit
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult

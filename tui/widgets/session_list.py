@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reprise.core.catalog import SessionRow
+from reprise.core.rows import SessionRow
 from reprise.core.service import activity_time
 from rich.segment import Segment
 from rich.style import Style
@@ -161,7 +161,7 @@ class SessionList(ScrollView, can_focus=True):
 
     def _cells(self, row: SessionRow, width: int, base: Style) -> list[Segment]:
         title_width = max(width - MARKS_WIDTH - sum(c.width + 1 for c in COLUMNS), 8)
-        mark, variable = STATUS_MARKS.get("pending" if row.pending else row.last_status, STATUS_MARKS[None])
+        mark, variable = STATUS_MARKS.get("pending" if row.fields.pending else row.fields.last_status, STATUS_MARKS[None])
         if row.problem_code:
             mark, variable = "!", "error"
         mark_style = base + Style(color=self.app.theme_variables.get(variable, "white"), bold=True)
