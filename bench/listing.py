@@ -210,7 +210,8 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
         cold_runs.append(seconds)
         cold_s = min(cold_runs)
         problems = sum(1 for row in listing.rows if row.problem_code)
-        warnings_n = sum(1 for row in listing.rows if row.warning)
+        _service(root, cache, ws0).load_details(listing.rows)
+        warnings_n = sum(1 for row in listing.rows if row.fields.warning)
         parallel_s = None
         with tempfile.TemporaryDirectory(prefix="reprise-bench-cache-") as other:
             log("  reprise: cold with parallel_scan=True (as the reprise command) ...")

@@ -267,10 +267,10 @@ class Catalog:
         rows = list(cached.values())
         for row in rows:
             row.workspace_path = workspace_paths[(row.source, row.workspace_key)]
-        for (name, key, session_id), (title, pinned) in meta_rows.items():
-            row = cached.get((name, key, session_id))
-            if row is not None:
-                row.title, row.pinned = title, pinned
+        for ident, (title, pinned) in meta_rows.items():
+            named = cached.get(ident)
+            if named is not None:
+                named.title, named.pinned = title, pinned
         return rows
 
     def _read(self, changed: dict[str, list[SessionFile]], now_ns: int) -> list[_Read]:

@@ -12,7 +12,6 @@ import pytest
 from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.catalog import Catalog
-from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.config import MeterSettings
 from reprise.core.errors import (
     ArchiveError,
@@ -24,6 +23,7 @@ from reprise.core.errors import (
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.retention import PruneOptions, select_prune
 from reprise.core.sources.fractal.codec import decode, encode
+from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.meter import Meter
 from reprise.core.sources.fractal.models import SessionState
 from reprise.core.sources.fractal.restore import restore_session

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 from reprise.core.catalog import SCHEMA, Catalog
-from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal import store as store_module
 from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.store import Store
 
 from ..core.test_store import make_state
