@@ -25,7 +25,6 @@ class SessionRow:
     source: str
     workspace_key: str
     file_id: str
-    path: str
     size: int
     mtime_ns: int
     activity_ts: float   # seconds since the epoch: the newest turn's time, else the file's mtime
@@ -37,6 +36,7 @@ class SessionRow:
     resume_cost: int | None
     resume_cost_key: str | None
     content_digest: str | None   # of the bytes the fields were read from, when they were recent
+    path: str   # where the source keeps the file (not a catalog column: the source derives it)
     workspace_path: str | None = None
     title: str | None = None
     pinned: bool = False

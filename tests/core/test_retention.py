@@ -31,8 +31,8 @@ def row(n: int, *, days_ago: float | None = 40, key: str = KEY, turns: int = 3, 
     fields = ListingFields(session_id=file_id, workspace_key=key, turns=turns, pending=pending, last_activity=activity,
                            activity_source="history" if activity else "mtime", history_count=turns)
     activity_ts = datetime.fromisoformat(activity).timestamp() if activity else mtime_ns / 1e9
-    return SessionRow("fractal", key, file_id, f"/sessions/{file_id}.json", 100, mtime_ns, activity_ts, turns, 0,
-                      problem, None, None, None, None, None, pinned=pinned, details=fields)
+    return SessionRow("fractal", key, file_id, 100, mtime_ns, activity_ts, turns, 0, problem, None, None, None, None,
+                      None, f"/sessions/{file_id}.json", pinned=pinned, details=fields)
 
 
 def ids(candidates) -> list[int]:
