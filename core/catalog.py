@@ -10,6 +10,7 @@ Everything in it can be recomputed from the files: deleting the database is alwa
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import gc
 import hashlib
@@ -20,7 +21,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -42,16 +42,16 @@ PARALLEL_MIN = 400
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
 
-# The one place that maps the catalog's columns to a row's fields. A warm listing SELECTs the
-# row columns (SessionRow's leading fields, in its order; the path, which decodes slowly, comes from
-# the source) for every file; `details`, the listing
-# fields as one JSON array in ListingFields' field order (Usage's for `usage`), is read only for
-# the rows a caller loads. An array, built positionally, loads in a fifth of the time of an object
-# built by keyword: adding, removing or reordering a field of either dataclass needs a SCHEMA bump.
-_ROW_COLUMNS = ("source", "workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns",
+# The one place that maps the catalog's columns to a row's fields. A warm listing SELECTs, source by
+# source, the row columns (SessionRow's fields after `source`, in its order) of every file; the
+# source's name and the path come from the source (decoding the path cost a fifth of the SELECT). `details`, the listing fields as one JSON
+# array in ListingFields' field order (Usage's for `usage`), is read only for the rows a caller
+# loads: built positionally, it loads in a fifth of the time of an object built by keyword.
+# Adding, removing or reordering a field of either dataclass needs a SCHEMA bump.
+_ROW_COLUMNS = ("workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns",
                 "context_tokens", "problem_code", "problem_message", "problem_field", "resume_cost",
                 "resume_cost_key", "content_digest")
-_COLUMNS = (*_ROW_COLUMNS, "racy", "details")
+_COLUMNS = ("source", *_ROW_COLUMNS, "racy", "details")
 _SELECT_ROWS = ", ".join(_ROW_COLUMNS)
 _INSERT = f"INSERT OR REPLACE INTO files ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
@@ -62,8 +62,8 @@ def _record_of(row: SessionRow, racy: bool, details: str) -> tuple:
             row.resume_cost, row.resume_cost_key, row.content_digest, int(racy), details)
 
 
-DETAILS_LAYOUT = tuple(field.name for field in fields(ListingFields))
-USAGE_LAYOUT = tuple(field.name for field in fields(Usage))
+DETAILS_LAYOUT = tuple(field.name for field in dataclasses.fields(ListingFields))
+USAGE_LAYOUT = tuple(field.name for field in dataclasses.fields(Usage))
 _USAGE_AT = DETAILS_LAYOUT.index("usage")
 
 
@@ -84,15 +84,15 @@ def _no_fields(key: str, warning: str | None = None) -> ListingFields:
     return ListingFields(session_id="", workspace_key=key, usage=Usage(cost=0.0), warning=warning)
 
 
-def _activity_ts(fields: ListingFields, mtime_ns: int) -> float:
-    if fields.last_activity:
+def _activity_ts(listing: ListingFields, mtime_ns: int) -> float:
+    if listing.last_activity:
         with contextlib.suppress(ValueError):
-            moment = datetime.fromisoformat(fields.last_activity)
+            moment = datetime.fromisoformat(listing.last_activity)
             return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
     return mtime_ns / 1e9
 
 
-@dataclass(slots=True)
+@dataclasses.dataclass(slots=True)
 class _Read:
     """A file just read: its row (details not attached), whether to read it again next time, its details."""
 
@@ -103,16 +103,16 @@ class _Read:
 
 def _read_file(source: ListingSource, file: SessionFile, now_ns: int) -> _Read:
     listed: ListedFile = source.read_listing(file, now_ns)
-    fields = listed.fields
-    if isinstance(fields, Problem):
-        row = SessionRow(source.name, listed.workspace_key, listed.file_id, listed.size, listed.mtime_ns,
-                         listed.mtime_ns / 1e9, 0, 0, fields.code, fields.message, fields.field, None, None,
-                         listed.content_digest, listed.path)
-        return _Read(row, not listed.settled, _details_text(_no_fields(listed.workspace_key)))
-    row = SessionRow(source.name, listed.workspace_key, listed.file_id, listed.size, listed.mtime_ns,
-                     _activity_ts(fields, listed.mtime_ns), fields.turns, fields.context_tokens, None, None, None,
-                     None, None, listed.content_digest, listed.path)
-    return _Read(row, not listed.settled, _details_text(fields))
+    found = listed.fields
+    problem = found if isinstance(found, Problem) else None
+    listing = _no_fields(listed.workspace_key) if isinstance(found, Problem) else found
+    row = SessionRow(
+        source=source.name, workspace_key=listed.workspace_key, file_id=listed.file_id, size=listed.size,
+        mtime_ns=listed.mtime_ns, activity_ts=_activity_ts(listing, listed.mtime_ns), turns=listing.turns,
+        context_tokens=listing.context_tokens, problem_code=problem.code if problem else None,
+        problem_message=problem.message if problem else None, problem_field=problem.field if problem else None,
+        resume_cost=None, resume_cost_key=None, content_digest=listed.content_digest, path=listed.path)
+    return _Read(row, not listed.settled, _details_text(listing))
 
 
 def _read_batch(source: ListingSource, now_ns: int, files: Sequence[SessionFile]) -> list[_Read]:
@@ -290,23 +290,31 @@ class Catalog:
                         found[entry.path] = (source, key, entry.name[:-5], info.st_size, info.st_mtime_ns)
         return found
 
-    def _where(self, keys: list[str], everything: bool) -> tuple[str, list[str]]:
+    @staticmethod
+    def _scope(keys: list[str], everything: bool) -> tuple[str, list[str]]:
+        """An SQL condition for the files of these workspaces, and its arguments."""
         if everything:
-            return "", []
+            return "1", []
         marks = ", ".join("?" * len(keys)) or "''"
-        return f" WHERE workspace_key IN ({marks})", keys
+        return f"workspace_key IN ({marks})", keys
 
     def _cached_rows(self, keys: list[str], everything: bool) -> dict[Ident, SessionRow]:
-        where, arguments = self._where(keys, everything)
-        paths = {source.name: source.file_path for source in self.sources}
-        return {(values[0], values[1], values[2]): SessionRow(*values, paths[values[0]](values[1], values[2]))
-                for values in self.db.execute(f"SELECT {_SELECT_ROWS} FROM files{where}", arguments)}
+        scope, arguments = self._scope(keys, everything)
+        rows: dict[Ident, SessionRow] = {}
+        for source in self.sources:
+            name, file_path = source.name, source.file_path
+            query = f"SELECT {_SELECT_ROWS} FROM files WHERE source = ? AND {scope}"
+            for values in self.db.execute(query, [name, *arguments]):
+                # The SELECT fills exactly the fields between `source` and `path` (mypy cannot count them).
+                rows[(name, values[0], values[1])] = SessionRow(
+                    name, *values, path=file_path(values[0], values[1]))  # type: ignore[misc]
+        return rows
 
     def _racy(self, keys: list[str], everything: bool) -> set[Ident]:
         """Files whose stat was too recent to trust when they were read: read again."""
-        where, arguments = self._where(keys, everything)
-        where = f"{where} AND racy" if where else " WHERE racy"
-        return set(self.db.execute(f"SELECT source, workspace_key, file_id FROM files{where}", arguments))
+        scope, arguments = self._scope(keys, everything)
+        return set(self.db.execute(f"SELECT source, workspace_key, file_id FROM files WHERE racy AND {scope}",
+                                   arguments))
 
     def _refresh_meta(self, keys: list[str], on_disk: dict[str, tuple[str, str, str, int, int]]
                       ) -> dict[Ident, tuple[str | None, bool]]:
@@ -369,8 +377,8 @@ class Catalog:
                     (row.source, row.workspace_key, row.file_id))))
         else:
             keys = sorted({row.workspace_key for row in wanted})
-            where, arguments = self._where(keys, set(keys) == set(self._workspace_keys()))
-            found = self._details_by_ident(self.db.execute(f"{select}{where}", arguments))
+            scope, arguments = self._scope(keys, set(keys) == set(self._workspace_keys()))
+            found = self._details_by_ident(self.db.execute(f"{select} WHERE {scope}", arguments))
         for row in wanted:
             stored = found.get((row.source, row.workspace_key, row.file_id))
             if stored is not None and stored[0] == (row.size, row.mtime_ns):
