@@ -18,9 +18,11 @@ class DetailsNotLoaded(RuntimeError):
     """A row's listing fields were read before they were loaded (a programming error)."""
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class SessionRow:
-    """One line of a listing. Rows compare by identity, like the files they stand for."""
+    """One line of a listing. Rows compare by identity, like the files they stand for, and show as
+    their identity (a repr of every field of ten thousand rows, which Textual makes of a message,
+    cost the UI thread a third of a second)."""
 
     source: str
     workspace_key: str
@@ -41,6 +43,9 @@ class SessionRow:
     title: str | None = None
     pinned: bool = False
     details: ListingFields | None = None   # None until loaded
+
+    def __repr__(self) -> str:
+        return f"SessionRow({self.source!r}, {self.workspace_key!r}, {self.file_id!r})"
 
     @property
     def fields(self) -> ListingFields:

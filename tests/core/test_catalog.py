@@ -313,3 +313,16 @@ def test_a_warm_listing_gives_the_same_rows_and_details_as_the_cold_one(store, c
     warm_catalog.load_details(warm)
     assert sorted((r.as_dict()["session_id"], r.as_dict()) for r in cold) == \
         sorted((r.as_dict()["session_id"], r.as_dict()) for r in warm)
+
+
+def test_the_details_layout_is_pinned_to_the_schema_version():
+    """The details column is a positional array of ListingFields (and Usage): a changed field list
+    must come with a SCHEMA bump, or an older cache would be read into the wrong fields."""
+    from reprise.core import catalog as catalog_module
+
+    assert (catalog_module.SCHEMA, catalog_module.DETAILS_LAYOUT, catalog_module.USAGE_LAYOUT) == (8, (
+        "session_id", "workspace_key", "turns", "first_message", "last_message", "last_status", "pending",
+        "last_activity", "activity_source", "context_tokens", "usage", "history_count", "branch", "model",
+        "hidden_by_agent", "workspace_path", "warning"), (
+        "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "cost", "context_tokens",
+        "duration_ms")), "the listing fields changed: bump catalog.SCHEMA and update this test"
