@@ -371,7 +371,7 @@ class Catalog:
         select = "SELECT source, workspace_key, file_id, size, mtime_ns, details FROM files"
         if len(wanted) <= _FEW_ROWS:
             found = {}
-            for row in wanted:
+            for row in {id(row): row for row in wanted}.values():   # search hits repeat their rows
                 found.update(self._details_by_ident(self.db.execute(
                     f"{select} WHERE source = ? AND workspace_key = ? AND file_id = ?",
                     (row.source, row.workspace_key, row.file_id))))
@@ -396,15 +396,13 @@ class Catalog:
     @_guarded
     def search(self, query: str, keys: Iterable[str] | None = None, *, limit: int = 200,
                should_stop: Callable[[], bool] = lambda: False) -> list[SearchHit]:
-        """Turns whose text matches every word of the query, best first. Files are indexed on
-        first search and re-indexed when they change, so listing never pays for it."""
+        """Turns whose text matches every word of the query, best first, their rows without details.
+        Files are indexed on first search and re-indexed when they change, so listing never pays for it."""
         if not query.split():
             return []
         keys = self._workspace_keys() if keys is None else list(keys)
         rows = self.refresh(keys)
-        hits = self._index.search(query, keys, rows, self._by_name, limit=limit, should_stop=should_stop)
-        self.load_details([hit.row for hit in hits])   # the hits are shown with their session's title
-        return hits
+        return self._index.search(query, keys, rows, self._by_name, limit=limit, should_stop=should_stop)
 
     # --- derived figures ---------------------------------------------------------------------
 

@@ -71,6 +71,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         try:
             hits = self.service.search(query, all_workspaces=self.all_workspaces, key=self.key,
                                        should_stop=lambda: worker.is_cancelled)
+            self.service.load_details([hit.row for hit in hits])   # shown with their session's title
         except RepriseError as exc:
             self.app.call_from_thread(self._show_error, str(exc))
             return
