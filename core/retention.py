@@ -111,8 +111,9 @@ def select_prune(rows: Iterable[SessionRow], options: PruneOptions, *, now: floa
     selection = PruneSelection(options)
     for row in sorted(rows, key=lambda r: (r.workspace_key, r.file_id)):
         ref = row.ref
-        verdict = _judge(row, options, now, newest.get(row.workspace_key, set()), running) \
-            if ref is not None else None
+        if ref is None:
+            continue
+        verdict = _judge(row, options, now, newest.get(row.workspace_key, set()), running)
         if verdict is not None:
             bucket, reason = verdict
             getattr(selection, bucket).append(
