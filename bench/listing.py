@@ -107,7 +107,8 @@ def measure_memory(root: str, cache: str, workspace: str, mode: str) -> dict:
     import resource
     import tracemalloc
 
-    from reprise.core import catalog, config, service, store  # noqa: F401  (imports are not the listing's)
+    from reprise.core import catalog, config, service  # noqa: F401  (imports are not the listing's)
+    from reprise.core.sources.fractal import store  # noqa: F401
 
     def status(field: str) -> int:
         with open("/proc/self/status") as handle:
@@ -165,10 +166,11 @@ def _profile(call, top: int = 12) -> str:
 
 def _profile_cold(store, workspace_key: str) -> str:
     from reprise.core.catalog import Catalog
+    from reprise.core.sources.fractal.listing import FractalListing
     from reprise.core.sources.fractal.store import Store
 
     with tempfile.TemporaryDirectory(prefix="reprise-bench-prof-") as cache:
-        catalog = Catalog(Store(store.root), Path(cache))
+        catalog = Catalog([FractalListing(Store(store.root))], Path(cache))
         text = _profile(lambda: catalog.refresh([workspace_key]))
         catalog.close()
     return f"Cold listing of one workspace ({store.per_workspace[workspace_key]} files): {text}"
@@ -208,7 +210,8 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
         cold_runs.append(seconds)
         cold_s = min(cold_runs)
         problems = sum(1 for row in listing.rows if row.problem_code)
-        warnings_n = sum(1 for row in listing.rows if row.warning)
+        _service(root, cache, ws0).load_details(listing.rows)
+        warnings_n = sum(1 for row in listing.rows if row.fields.warning)
         parallel_s = None
         with tempfile.TemporaryDirectory(prefix="reprise-bench-cache-") as other:
             log("  reprise: cold with parallel_scan=True (as the reprise command) ...")

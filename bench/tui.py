@@ -317,8 +317,9 @@ def _table_app(service, all_workspaces: bool):
         def on_mount(self) -> None:
             started = _now()
             listing = service.list_sessions(all_workspaces=all_workspaces)
+            service.load_details(listing.rows)
             now = time.time()
-            rows = [(row.problem_code and "!" or ("…" if row.pending else "·"), Text(row.display_title[:80]),
+            rows = [(row.problem_code and "!" or ("…" if row.fields.pending else "·"), Text(row.display_title[:80]),
                      relative_time(now - activity_time(row)), str(row.turns), human_size(row.size),
                      f"{row.resume_cost:,}" if row.resume_cost is not None else "…")
                     for row in listing.rows]

@@ -25,18 +25,19 @@ from pydantic import (
     model_serializer,
 )
 
-from .catalog import HIT_END, HIT_START
+from .search_index import HIT_END, HIT_START
 
 if TYPE_CHECKING:
     from .archive import ArchiveEntry as CoreArchiveEntry
     from .audit import AuditRecord as CoreAuditRecord
-    from .catalog import SearchHit as CoreSearchHit
     from .errors import RepriseError
     from .meter import MeterResult, Part
     from .paths import SessionRef
     from .problems import Problem as CoreProblem
     from .retention import PruneCandidate as CorePruneCandidate
     from .retention import PruneOptions as CorePruneOptions
+    from .rows import SessionRow
+    from .search_index import SearchHit as CoreSearchHit
     from .service import DoctorReport, Listing, SendResult, WorkspaceInfo
     from .service import ResumePlan as CoreResumePlan
     from .service import SessionDetail as CoreSessionDetail
@@ -175,25 +176,23 @@ class SessionList(Document):
     sort: Literal["updated", "turns", "size", "context", "cost"]
 
 
-def session(row: Any) -> Session:
-    """A listing row of either shape: the catalog's `SessionRow` (its details are properties made in
-    a loop, which a type checker cannot see) or a dataclass of the same fields; the fields added
-    with the neutral rows are read with defaults."""
-    problem_code = row.problem_code
+def session(row: SessionRow) -> Session:
+    """A listing row; its listing fields must be loaded (`Service.load_details`)."""
+    fields = row.fields
+    usage = fields.usage
     return Session(
-        session_id=row.session_id or row.file_id, workspace_key=row.workspace_key,
+        session_id=fields.session_id or row.file_id, workspace_key=row.workspace_key,
         workspace_path=row.workspace_path, path=row.path, title=row.title, pinned=row.pinned, turns=row.turns,
-        first_message=row.first_message, last_message=row.last_message, last_status=row.last_status,
-        pending=row.pending, last_activity=row.last_activity, activity_source=row.activity_source,
+        first_message=fields.first_message, last_message=fields.last_message, last_status=fields.last_status,
+        pending=fields.pending, last_activity=fields.last_activity, activity_source=fields.activity_source,
         size=row.size, context_tokens=row.context_tokens or None,
-        usage=RowUsage(input_tokens=row.input_tokens, output_tokens=row.output_tokens, cost=row.cost,
-                       cache_read_tokens=getattr(row, "cache_read_tokens", 0) or 0,
-                       cache_creation_tokens=getattr(row, "cache_creation_tokens", 0) or 0),
+        usage=RowUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cost=usage.cost or 0.0,
+                       cache_read_tokens=usage.cache_read_tokens, cache_creation_tokens=usage.cache_creation_tokens),
         resume_cost=row.resume_cost,
-        problem=None if problem_code is None else RowProblem(code=problem_code, message=row.problem_message,
-                                                             field=row.problem_field),
-        warning=row.warning, source=getattr(row, "source", "fractal"), branch=getattr(row, "branch", None),
-        model=getattr(row, "model", None), hidden_by_agent=getattr(row, "hidden_by_agent", False))
+        problem=None if row.problem_code is None else RowProblem(code=row.problem_code, message=row.problem_message,
+                                                                 field=row.problem_field),
+        warning=fields.warning, source=row.source, branch=fields.branch, model=fields.model,
+        hidden_by_agent=fields.hidden_by_agent)
 
 
 def session_list(listing: Listing) -> SessionList:

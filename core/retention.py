@@ -10,10 +10,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import SessionRow
 from .errors import UsageError
 from .paths import SessionRef
-from .times import parse_time
+from .rows import SessionRow
 
 _AGE = re.compile(r"^\s*(\d{1,9})\s*([mhdw])\s*$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -82,8 +81,7 @@ class PruneSelection:
 
 def _activity(row: SessionRow) -> tuple[float | None, float]:
     """(newest turn time or None, the time to rank by: the turn time, else the file's mtime)."""
-    parsed = parse_time(row.last_activity) if row.activity_source == "history" else None
-    turn_time = parsed.timestamp() if parsed is not None else None
+    turn_time = row.activity_ts if row.fields.activity_source == "history" else None
     return turn_time, turn_time if turn_time is not None else max(row.mtime_ns, 0) / 1e9
 
 
@@ -111,7 +109,7 @@ def select_prune(rows: Iterable[SessionRow], options: PruneOptions, *, now: floa
         if verdict is not None:
             bucket, reason = verdict
             getattr(selection, bucket).append(
-                PruneCandidate(ref, reason, row.turns, row.size, row.last_activity, row.pinned))
+                PruneCandidate(ref, reason, row.turns, row.size, row.fields.last_activity, row.pinned))
     return selection
 
 
@@ -127,7 +125,7 @@ def _judge(row: SessionRow, options: PruneOptions, now: float, newest: set[str],
         return "skipped", reason[5:]
     if row.pinned:
         return "protected", "pinned"
-    if row.pending and not options.force and row.ref is not None:
+    if row.fields.pending and not options.force and row.ref is not None:
         why = "a pending turn" if running is None else running(row.ref)
         if why is not None:
             return "protected", f"has {why}"

@@ -20,7 +20,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from . import config as config_module
 from .archive import ArchiveEntry, find_entry
 from .audit import AuditRecord
-from .catalog import Catalog, SearchHit, SessionRow
+from .catalog import Catalog
 from .errors import (
     AgentError,
     AmbiguousError,
@@ -41,6 +41,8 @@ from .paths import (
 )
 from .problems import Problem
 from .retention import PruneOptions, select_prune
+from .rows import SessionRow
+from .search_index import SearchHit
 from .sending import SendResult as SendResult
 from .sending import send_turn
 from .sources import make_sources
@@ -140,8 +142,8 @@ class Service:
         self.loaded = loaded
         self.settings = loaded.settings
         self.sources: dict[str, SessionSource] = make_sources(loaded.state_root, self.settings)
-        self.catalog = Catalog(self.sources["fractal"].store,  # type: ignore[attr-defined]  # until it lists sources
-                               cache or cache_dir(), parallel=parallel_scan)
+        self.catalog = Catalog([source.listing for source in self.sources.values()], cache or cache_dir(),
+                               parallel=parallel_scan)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
         self.workspace_key = workspace_key(self.workspace)
         self._remembered = False
@@ -187,6 +189,10 @@ class Service:
         scope = "all workspaces" if all_workspaces else f"workspace {key or self.workspace_key}"
         shown = rows if limit is None else rows[:limit]
         return Listing(shown, len(rows), scope, sort, limit)
+
+    def load_details(self, rows: list[SessionRow]) -> None:
+        """Read the listing fields of these rows (the ones to show or serialize), in one query."""
+        self.catalog.load_details(rows)
 
     def search(self, query: str, *, all_workspaces: bool = False, key: str | None = None, limit: int = 200,
                should_stop: Callable[[], bool] = lambda: False) -> list[SearchHit]:
@@ -376,7 +382,7 @@ class Service:
             if cost is None:
                 continue
             row.resume_cost, row.resume_cost_key = cost, wanted
-            done.append((cost, wanted, row.workspace_key, row.file_id, row.size, row.mtime_ns))
+            done.append(row)
             computed += 1
             if len(done) >= 50:
                 self.catalog.set_resume_costs(done)
@@ -496,6 +502,7 @@ class Service:
 
     def prune(self, options: PruneOptions, *, all_workspaces: bool = False, confirmed: bool = False) -> PruneResult:
         rows = self.catalog.refresh(None if all_workspaces else [self.workspace_key])
+        self.catalog.load_details(rows)
         now = time.time()
 
         def running(ref: SessionRef) -> str | None:
@@ -530,12 +537,14 @@ class Service:
 
     def doctor(self, *, clean: bool = False) -> DoctorReport:
         report = DoctorReport()
-        for row in self.catalog.refresh(None):
+        rows = self.catalog.refresh(None)
+        self.catalog.load_details(rows)
+        for row in rows:
             if row.problem_code:
                 report.problems.append(Problem(row.path, row.problem_code, row.problem_message or "",
                                                row.problem_field))
-            elif row.warning:
-                report.warnings.append(Problem(row.path, "warning", row.warning, severity="warning"))
+            elif row.fields.warning:
+                report.warnings.append(Problem(row.path, "warning", row.fields.warning, severity="warning"))
         report.problems.extend(self.catalog.scan_problems)
         for source in self.sources.values():
             problems, temps, cleaned, notes = source.health(clean=clean, stale_after=STALE_TEMP_S)

@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import reprise.core
 
 
@@ -69,7 +67,6 @@ def _inside(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
-@pytest.mark.xfail(strict=True, reason="the catalog still reads Fractal's models; its split is being merged")
 def test_nothing_outside_the_fractal_source_imports_fractals_code():
     import reprise.tui
 

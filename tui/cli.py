@@ -288,6 +288,7 @@ def _finite(value):
 
 def cmd_list(service: Service, args, as_json: bool) -> int:
     listing = service.list_sessions(all_workspaces=args.all, sort=args.sort, limit=args.limit)
+    service.load_details(listing.rows)
     if as_json:
         _emit(contract.dump(contract.session_list(listing)))
         return 0
@@ -297,7 +298,7 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
     now = time.time()
     print(f"{'ID':10} {'TITLE':42} {'TURNS':>5} {'STATUS':14} {'ACTIVE':>9} {'SIZE':>8} {'CONTEXT':>8} {'COST':>8}")
     for row in listing.rows:
-        status = "PROBLEM" if row.problem_code else (row.last_status or "-")
+        status = "PROBLEM" if row.problem_code else (row.fields.last_status or "-")
         pin = "*" if row.pinned else " "
         context = f"{row.context_tokens:,}" if row.context_tokens else "-"
         cost = f"{row.resume_cost:,}" if row.resume_cost is not None else "-"

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..archive import Archive, ArchiveEntry
 from ..audit import AuditLog
@@ -25,10 +25,12 @@ from ..outcome import TurnOutcome
 from ..own_files import SessionMeta
 from ..paths import OwnPaths, SessionRef
 from ..problems import Problem
-from ..retention import PruneSelection
 from ..transcript import Status, Transcript, Usage
-from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from ..trimming import RestoreResult, TrimOptions, TrimResult
+
+if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
+    from ..retention import PruneSelection
+    from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,21 @@ class ListingFields:
 
 
 @dataclass(slots=True)
+class ListedFile:
+    """One file read for a listing: the stat of the bytes that were read (-1 when the file vanished),
+    its listing fields or why it has none, and whether its stat is enough to notice its next change."""
+
+    workspace_key: str
+    file_id: str
+    path: str
+    size: int
+    mtime_ns: int
+    fields: ListingFields | Problem
+    settled: bool = True   # False: a rewrite in the same clock tick could keep (size, mtime); read it again
+    content_digest: str | None = None   # tells a re-read of an unsettled file from a change
+
+
+@dataclass(slots=True)
 class SearchRecord:
     """One searchable text of a session: a turn's field (`message`, `reply`, `tool`, ...)."""
 
@@ -106,23 +123,65 @@ class OpenedSession:
     native: object = None
 
 
-class SessionSource(ABC):
-    """One agent's session store."""
+class ListingSource(ABC):
+    """What the catalog needs of a store: its files, their stat on every listing, the listing fields
+    of a new or changed file, its search texts, and Reprise's own title and pin of a session.
+
+    The catalog may hand a source to worker processes, so a source pickles (by its root)."""
 
     name: ClassVar[str]
-    label: ClassVar[str]
-    capabilities: ClassVar[Capabilities]
-    own_paths: OwnPaths   # where Reprise keeps its own files of this source's sessions
-    archive: Archive      # Reprise's archive of them (trimmed and replaced bytes, long outputs)
-    audit: AuditLog       # the log of what Reprise changed in them
 
     @abstractmethod
     def workspace_keys(self) -> list[str]:
         """The workspaces this store holds sessions of."""
 
     @abstractmethod
-    def session_files(self, key: str | None = None) -> Iterator[SessionFile]:
-        """Every session file (of one workspace, when the layout allows narrowing)."""
+    def file_stats(self, key: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
+        """{file id: (size, mtime_ns)} of one workspace's session files ((-1, -1) for a file that
+        cannot be stat'ed), and the problem when the folder cannot be read. Run on every listing
+        for every file: nothing a plain stat does not need."""
+
+    @abstractmethod
+    def file_path(self, key: str, file_id: str) -> str:
+        """Where a file that `file_stats` named is."""
+
+    @abstractmethod
+    def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
+        """Read one file's listing fields (or the problem that stops it), never raising for the file."""
+
+    @abstractmethod
+    def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
+        """The texts a full-text search looks in; None when the file cannot be read now."""
+
+    @abstractmethod
+    def workspace_path(self, key: str) -> str | None:
+        """The folder a workspace key stands for, when the store knows it."""
+
+    @property
+    @abstractmethod
+    def own_paths(self) -> OwnPaths:
+        """Where Reprise keeps its own files (titles and pins in `meta_dir`) for this source."""
+
+    @abstractmethod
+    def title_and_pin(self, ref: SessionRef) -> tuple[str | None, bool]:
+        """Reprise's title and pin of a session, (None, False) when it has none or they cannot be read."""
+
+
+class SessionSource(ABC):
+    """One agent's session store: what Reprise reads and does with its sessions. Its `listing` is
+    the part the catalog uses (it may run in worker processes, so it is a small object of its own)."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
+    listing: ListingSource   # what the catalog lists of this store
+    own_paths: OwnPaths      # where Reprise keeps its own files of this source's sessions
+    archive: Archive         # Reprise's archive of them (trimmed and replaced bytes, long outputs)
+    audit: AuditLog          # the log of what Reprise changed in them
+
+    @abstractmethod
+    def workspace_keys(self) -> list[str]:
+        """The workspaces this store holds sessions of."""
 
     @abstractmethod
     def open(self, ref: SessionRef) -> OpenedSession:
@@ -256,6 +315,8 @@ class SessionSource(ABC):
         raise self._unsupported("restored from the trash")
 
     def purge(self, keys: Iterable[str], *, confirmed: bool, older_than: float | None) -> PurgeResult:
+        from ..trash_results import PurgeResult
+
         return PurgeResult()
 
     def prune(self, selection: PruneSelection, *, confirmed: bool) -> PruneResult:

@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
 
 import pytest
 
-from reprise.core.catalog import Catalog
+from reprise.core import contract
+from reprise.core.catalog import CHANGED_WARNING, Catalog
 from reprise.core.paths import SessionRef, workspace_key
+from reprise.core.rows import DetailsNotLoaded, SessionRow
+from reprise.core.sources.base import ListingFields
 from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.models import TurnUsage
 from reprise.core.sources.fractal.store import SessionMeta, Store
 
@@ -25,7 +30,7 @@ def store(tmp_path):
 
 @pytest.fixture
 def catalog(store, tmp_path):
-    return Catalog(store, tmp_path / "cache")
+    return Catalog([FractalListing(store)], tmp_path / "cache")
 
 
 def put(store: Store, key: str, session_id: str, turns: int, **kwargs) -> SessionRef:
@@ -53,10 +58,12 @@ def test_listing_fields_come_from_the_file(store, catalog):
     state.summary.turns[1].agent.usage = TurnUsage(input_tokens=10, output_tokens=5, cost=0.5, context_tokens=777)
     store.save(ref, state, expected=loaded.version)
     [row] = catalog.refresh([KEY_A])
-    assert (row.session_id, row.turns, row.last_status, row.pending) == ("a" * 32, 3, "pending", True)
-    assert (row.first_message, row.last_message) == ("message 0", "message 2")
-    assert (row.context_tokens, row.input_tokens, row.cost) == (777, 10, 0.5)
-    assert row.last_activity == "2026-01-01T00:02:00+00:00" and row.activity_source == "history"
+    catalog.load_details([row])
+    fields = row.fields
+    assert (fields.session_id, row.turns, fields.last_status, fields.pending) == ("a" * 32, 3, "pending", True)
+    assert (fields.first_message, fields.last_message) == ("message 0", "message 2")
+    assert (row.context_tokens, fields.usage.input_tokens, fields.usage.cost) == (777, 10, 0.5)
+    assert fields.last_activity == "2026-01-01T00:02:00+00:00" and fields.activity_source == "history"
     assert row.size == store.paths.session_file(ref).stat().st_size
 
 
@@ -89,7 +96,7 @@ def test_catalog_survives_restart_and_corruption(store, catalog, tmp_path):
     catalog.refresh(None)
     catalog.close()
     catalog.db_path.write_bytes(b"this is not a database" * 100)
-    fresh = Catalog(store, tmp_path / "cache")
+    fresh = Catalog([FractalListing(store)], tmp_path / "cache")
     assert [row.file_id for row in fresh.refresh(None)] == ["a" * 32]
 
 
@@ -144,7 +151,8 @@ def test_a_file_caught_mid_write_is_retried_not_reported(store, catalog):
 def test_unknown_history_times_fall_back_to_file_mtime(store, catalog):
     put(store, KEY_A, "a" * 32, 0)
     [row] = catalog.refresh([KEY_A])
-    assert row.last_activity is None and row.activity_source == "mtime"
+    catalog.load_details([row])
+    assert row.fields.last_activity is None and row.fields.activity_source == "mtime"
 
 
 def test_parallel_cold_scan_gives_the_same_rows_as_a_serial_one(store, tmp_path, monkeypatch):
@@ -155,21 +163,27 @@ def test_parallel_cold_scan_gives_the_same_rows_as_a_serial_one(store, tmp_path,
     sessions = store.paths.sessions(KEY_A)
     (sessions / "broken.json").write_bytes(b"[1, 2")
     monkeypatch.setattr(catalog_module, "PARALLEL_MIN", 10)
-    serial = Catalog(store, tmp_path / "serial").refresh(None)
-    parallel = Catalog(store, tmp_path / "parallel", parallel=True).refresh(None)
+    serial_catalog = Catalog([FractalListing(store)], tmp_path / "serial")
+    parallel_catalog = Catalog([FractalListing(store)], tmp_path / "parallel", parallel=True)
+    serial, parallel = serial_catalog.refresh(None), parallel_catalog.refresh(None)
+    serial_catalog.load_details(serial)
+    parallel_catalog.load_details(parallel)
 
     def view(rows):
-        return sorted((r.workspace_key, r.file_id, r.turns, r.problem_code, r.first_message, r.pending) for r in rows)
+        return sorted((r.workspace_key, r.file_id, r.turns, r.problem_code, r.fields.first_message, r.fields.pending)
+                      for r in rows)
 
     assert len(parallel) == 31 and view(parallel) == view(serial)
 
 
-def test_details_of_a_warm_listing_are_read_on_first_use(store, catalog):
+def test_details_of_a_warm_listing_are_read_when_loaded(store, catalog):
     ref = put(store, KEY_A, "a" * 32, 3)
     age(store.paths.session_file(ref))
     catalog.refresh([KEY_A])
     [row] = catalog.refresh([KEY_A])
-    assert row.turns == 3 and row.first_message == "message 0" and row.last_status == "succeeded"
+    assert row.details is None
+    catalog.load_details([row])
+    assert row.turns == 3 and row.fields.first_message == "message 0" and row.fields.last_status == "succeeded"
     assert row.path == str(store.paths.session_file(ref))
 
 
@@ -186,3 +200,133 @@ def test_search_follows_changed_and_deleted_files(store, catalog):
     store.paths.session_file(other).unlink()
     assert catalog.search("message 1", [KEY_A]) == []
     assert len(catalog.search("message", [KEY_A])) == 2  # turns 1 and 3 of the remaining session
+
+
+# --- the row: every field declared, details loaded explicitly -----------------------------------
+
+# Today's `reprise list --json` row, key for key, then the fields added with the source seam.
+ROW_KEYS = ["session_id", "workspace_key", "workspace_path", "path", "title", "pinned", "turns", "first_message",
+            "last_message", "last_status", "pending", "last_activity", "activity_source", "size", "context_tokens",
+            "usage", "resume_cost", "problem", "warning", "source", "branch", "model", "hidden_by_agent"]
+USAGE_KEYS = ["input_tokens", "output_tokens", "cost", "cache_read_tokens", "cache_creation_tokens"]
+
+
+def queries(catalog: Catalog) -> list[str]:
+    seen: list[str] = []
+    catalog.db.set_trace_callback(seen.append)
+    return seen
+
+
+def test_every_field_of_a_row_is_declared_and_nothing_else_can_be_attached(store, catalog):
+    put(store, KEY_A, "a" * 32, 2)
+    [row] = catalog.refresh([KEY_A])
+    declared = {field.name for field in dataclasses.fields(SessionRow)}
+    assert set(SessionRow.__slots__) == declared and not hasattr(row, "__dict__")
+    assert {"source", "workspace_key", "file_id", "path", "size", "mtime_ns", "activity_ts", "turns",
+            "context_tokens", "title", "pinned", "details"} <= declared
+    with pytest.raises(AttributeError):
+        row.first_message = "attached"  # type: ignore[attr-defined]
+    assert {field.name for field in dataclasses.fields(ListingFields)} >= {
+        "branch", "model", "hidden_by_agent", "first_message", "pending", "usage"}
+
+
+def test_a_listed_row_has_no_details_until_loaded_and_reading_it_queries_nothing(store, catalog):
+    ref = put(store, KEY_A, "a" * 32, 3)
+    [row] = catalog.refresh([KEY_A])
+    seen = queries(catalog)
+    assert (row.source, row.file_id, row.turns, row.path) == ("fractal", "a" * 32, 3,
+                                                               str(store.paths.session_file(ref)))
+    assert row.ref == ref and row.details is None
+    with pytest.raises(DetailsNotLoaded):
+        row.fields  # noqa: B018
+    with pytest.raises(DetailsNotLoaded):
+        contract.session(row)
+    assert seen == [], "no attribute of a row reads the catalog"
+    catalog.load_details([row])
+    assert row.fields.first_message == "message 0" and row.display_title == "message 0"
+
+
+def test_details_of_many_rows_are_one_query_and_loaded_rows_are_not_read_again(store, catalog):
+    for number in range(100):
+        age(store.paths.session_file(put(store, KEY_A, f"{number:032x}", 1 + number % 3)))
+    rows = catalog.refresh([KEY_A])
+    seen = queries(catalog)
+    catalog.load_details(rows)
+    assert len([q for q in seen if q.lstrip().upper().startswith("SELECT")]) == 1
+    assert {row.file_id: row.fields.turns for row in rows} == {f"{n:032x}": 1 + n % 3 for n in range(100)}
+    seen.clear()
+    catalog.load_details(rows)
+    assert seen == []
+
+
+def test_details_of_a_file_that_changed_since_it_was_listed_are_not_the_new_files(store, catalog, tmp_path):
+    ref = put(store, KEY_A, "a" * 32, 2)
+    path = store.paths.session_file(ref)
+    age(path)
+    [old] = catalog.refresh([KEY_A])
+    path.write_bytes(encode(make_state(5, ref.session_id)))
+    [new] = Catalog([FractalListing(store)], tmp_path / "cache").refresh([KEY_A])  # another process lists it
+    catalog.load_details([old, new])
+    assert new.turns == 5 and new.fields.turns == 5 and new.fields.warning is None
+    assert old.turns == 2 and old.fields.turns == 0 and old.fields.first_message == ""
+    assert old.fields.warning == CHANGED_WARNING
+
+
+def test_a_deleted_file_loads_as_changed_not_as_an_error(store, catalog):
+    ref = put(store, KEY_A, "a" * 32, 2)
+    [row] = catalog.refresh([KEY_A])
+    store.paths.session_file(ref).unlink()
+    catalog.refresh([KEY_A])
+    catalog.load_details([row])
+    assert row.fields.warning == CHANGED_WARNING
+
+
+def test_a_row_document_keeps_todays_keys_in_order_and_adds_the_source_fields(store, catalog):
+    ref = put(store, KEY_A, "a" * 32, 2)
+    loaded = store.load(ref)
+    loaded.state.history[-1].trace = {"model": "gpt-test-1", "steps": []}
+    loaded.state.history[0].trace = {"model": "older-model"}
+    store.save(ref, loaded.state, expected=loaded.version)
+    store.write_meta(ref, SessionMeta(title="Named", pinned=True))
+    sessions = store.paths.sessions(KEY_A)
+    (sessions / "broken.json").write_bytes(b"[1,")
+    age(sessions / "broken.json")
+    rows = {row.file_id: row for row in catalog.refresh([KEY_A])}
+    catalog.load_details(list(rows.values()))
+    good, broken = (contract.dump(contract.session(rows[name])) for name in ("a" * 32, "broken"))
+    for document in (good, broken):
+        assert list(document) == ROW_KEYS and list(document["usage"]) == USAGE_KEYS
+        assert document["source"] == "fractal" and document["branch"] is None
+        assert document["hidden_by_agent"] is False
+        assert document["usage"]["cache_read_tokens"] == document["usage"]["cache_creation_tokens"] == 0
+    assert (good["model"], good["title"], good["pinned"], good["turns"]) == ("gpt-test-1", "Named", True, 2)
+    assert broken["model"] is None and broken["session_id"] == "broken"
+    assert broken["problem"]["code"] == "invalid_json" and broken["usage"] == {
+        "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "cache_read_tokens": 0, "cache_creation_tokens": 0}
+
+
+def test_a_warm_listing_gives_the_same_rows_and_details_as_the_cold_one(store, catalog, tmp_path):
+    for number in range(6):
+        age(store.paths.session_file(put(store, KEY_A, f"{number:032x}", number)))
+    cold = catalog.refresh([KEY_A])
+    catalog.load_details(cold)
+    warm_catalog = Catalog([FractalListing(store)], tmp_path / "cache")
+    warm = warm_catalog.refresh([KEY_A])
+    warm_catalog.load_details(warm)
+    def documents(rows):
+        return sorted(((d := contract.dump(contract.session(r)))["session_id"], d) for r in rows)
+
+    assert documents(cold) == documents(warm)
+
+
+def test_the_details_layout_is_pinned_to_the_schema_version():
+    """The details column is a positional array of ListingFields (and Usage): a changed field list
+    must come with a SCHEMA bump, or an older cache would be read into the wrong fields."""
+    from reprise.core import catalog as catalog_module
+
+    assert (catalog_module.SCHEMA, catalog_module.DETAILS_LAYOUT, catalog_module.USAGE_LAYOUT) == (9, (
+        "session_id", "workspace_key", "turns", "first_message", "last_message", "last_status", "pending",
+        "last_activity", "activity_source", "context_tokens", "usage", "history_count", "branch", "model",
+        "hidden_by_agent", "workspace_path", "warning"), (
+        "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "cost", "context_tokens",
+        "duration_ms", "iterations")), "the listing fields changed: bump catalog.SCHEMA and update this test"

@@ -15,8 +15,6 @@ import re
 import uuid
 from pathlib import Path
 
-import pytest
-
 from reprise.core import config, contract
 from reprise.core.errors import AmbiguousError, NotFoundError
 from reprise.core.paths import SessionRef
@@ -64,6 +62,7 @@ def old_and_new(service: Service, refs: dict[str, SessionRef], placeholders: dic
 
     main, failed = refs["twenty_five_turns"], refs["all_failed"]
     listing = service.list_sessions(all_workspaces=True, sort="turns")
+    service.load_details(listing.rows)
     case("list", None, contract.session_list(listing))
     for name in ("twenty_five_turns", "pending_last", "unknown_fields", "unicode", "empty"):
         detail = service.show(refs[name])
@@ -75,7 +74,7 @@ def old_and_new(service: Service, refs: dict[str, SessionRef], placeholders: dic
         case("meter", None, contract.meter(main, result))
     hits = service.search("login", all_workspaces=True)
     assert hits
-    case("search", {"hits": [hit.as_dict() for hit in hits]}, contract.search(hits))
+    case("search", None, contract.search(hits))
     infos = service.workspaces()
     case("workspaces", None, contract.workspaces(infos))
     rows = service.config_report()
@@ -182,9 +181,13 @@ def test_every_document_is_the_old_one_byte_for_byte_apart_from_the_added_fields
 
 def test_added_fields_say_fractal_and_carry_the_transcript(tmp_path, isolated_paths):
     service, refs = build_store(tmp_path, isolated_paths)
-    listing = contract.dump(contract.session_list(service.list_sessions(all_workspaces=True)))
-    assert {(row["source"], row["branch"], row["model"], row["hidden_by_agent"]) for row in listing["sessions"]} \
-        == {("fractal", None, None, False)}
+    rows = service.list_sessions(all_workspaces=True)
+    service.load_details(rows.rows)
+    listing = contract.dump(contract.session_list(rows))
+    assert {(row["source"], row["branch"], row["hidden_by_agent"]) for row in listing["sessions"]} \
+        == {("fractal", None, False)}
+    models = {row["model"] for row in listing["sessions"]}  # the newest trace's model, where a turn was traced
+    assert "openai/gpt-5" in models and models <= {None, "openai/gpt-5"}
     assert {row["usage"]["cache_read_tokens"] for row in listing["sessions"]} == {0}
     detail = contract.dump(contract.session_detail(service.show(refs["twenty_five_turns"])))
     turns = detail["transcript"]["turns"]
@@ -194,24 +197,25 @@ def test_added_fields_say_fractal_and_carry_the_transcript(tmp_path, isolated_pa
     assert {f["provenance"] for t in turns for f in t["files_modified"]} <= {"reported"}
 
 
-@pytest.mark.parametrize("shape", ["object", "dataclass"])
-def test_the_row_converter_reads_either_row_shape(shape, tmp_path, isolated_paths):
-    from dataclasses import dataclass, fields
+def test_a_row_of_another_source_carries_its_own_fields(tmp_path, isolated_paths):
+    import dataclasses
+
+    from reprise.core.sources.base import ListingFields
+    from reprise.core.transcript import Usage
 
     service, _ = build_store(tmp_path, isolated_paths)
-    row = service.list_sessions(all_workspaces=True).rows[0]
-    if shape == "dataclass":
-        names = [*(n for n in contract.Session.model_fields if n not in ("session_id", "usage", "problem")),
-                 "file_id", "session_id", "input_tokens", "output_tokens", "cost", "cache_read_tokens",
-                 "cache_creation_tokens", "problem_code", "problem_message", "problem_field"]
-        Row = dataclass(type("Row", (), {"__annotations__": {n: object for n in dict.fromkeys(names)}}))
-        values = {f.name: getattr(row, f.name, None) for f in fields(Row)}
-        values.update(source="claude", branch="main", model="opus", hidden_by_agent=True, cache_read_tokens=7,
-                      cache_creation_tokens=3)
-        row = Row(**values)
-    document = contract.dump(contract.session(row))
+    listing = service.list_sessions(all_workspaces=True)
+    service.load_details(listing.rows)
+    row = listing.rows[0]
+    assert row.details is not None
+    fields = dataclasses.replace(row.details, branch="main", model="opus", hidden_by_agent=True,
+                                 usage=Usage(input_tokens=5, cache_read_tokens=7, cache_creation_tokens=3))
+    other = dataclasses.replace(row, source="claude", details=fields)
+    document = contract.dump(contract.session(other))
     assert document["session_id"] == row.file_id
-    if shape == "dataclass":
-        assert (document["source"], document["branch"], document["model"], document["hidden_by_agent"]) \
-            == ("claude", "main", "opus", True)
-        assert (document["usage"]["cache_read_tokens"], document["usage"]["cache_creation_tokens"]) == (7, 3)
+    assert (document["source"], document["branch"], document["model"], document["hidden_by_agent"]) \
+        == ("claude", "main", "opus", True)
+    assert (document["usage"]["cache_read_tokens"], document["usage"]["cache_creation_tokens"]) == (7, 3)
+    assert isinstance(fields, ListingFields)
+
+

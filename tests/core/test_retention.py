@@ -5,10 +5,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reprise.core.audit import AuditLog
-from reprise.core.catalog import Catalog, SessionRow
+from reprise.core.catalog import Catalog
 from reprise.core.errors import UsageError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.retention import PruneOptions, format_age, parse_age, select_prune
+from reprise.core.rows import SessionRow
+from reprise.core.sources.base import ListingFields
+from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.liveness import pending_turns
 from reprise.core.sources.fractal.store import SessionMeta, Store
 from reprise.core.sources.fractal.trash import Trash
@@ -24,10 +27,13 @@ DAY = 86400
 def row(n: int, *, days_ago: float | None = 40, key: str = KEY, turns: int = 3, pinned: bool = False,
         pending: bool = False, problem: str | None = None, mtime_days_ago: float = 1) -> SessionRow:
     activity = None if days_ago is None else datetime.fromtimestamp(NOW - days_ago * DAY, UTC).isoformat()
-    return SessionRow.from_fields(
-        workspace_key=key, file_id=f"{n:032x}", size=100, mtime_ns=int((NOW - mtime_days_ago * DAY) * 1e9),
-        turns=turns, problem_code=problem, pinned=pinned, pending=pending, last_activity=activity,
-        activity_source="history" if activity else "mtime", history_count=turns)
+    mtime_ns = int((NOW - mtime_days_ago * DAY) * 1e9)
+    file_id = f"{n:032x}"
+    fields = ListingFields(session_id=file_id, workspace_key=key, turns=turns, pending=pending, last_activity=activity,
+                           activity_source="history" if activity else "mtime", history_count=turns)
+    activity_ts = datetime.fromisoformat(activity).timestamp() if activity else mtime_ns / 1e9
+    return SessionRow("fractal", key, file_id, 100, mtime_ns, activity_ts, turns, 0, problem, None, None, None, None,
+                      None, f"/sessions/{file_id}.json", pinned=pinned, details=fields)
 
 
 def ids(candidates) -> list[int]:
@@ -110,7 +116,9 @@ def test_prune_without_confirmation_only_lists_and_with_it_moves_to_the_trash(tm
         entry.updated_at = datetime.fromtimestamp(NOW - DAY, UTC).isoformat()
     write(store, recent, fresh)
     store.write_meta(old, SessionMeta(title="old one"))
-    rows = Catalog(store, tmp_path / "cache").refresh([KEY])
+    catalog = Catalog([FractalListing(store)], tmp_path / "cache")
+    rows = catalog.refresh([KEY])
+    catalog.load_details(rows)
     selection = select_prune(rows, PruneOptions(older_than=30 * DAY), now=NOW)
     assert [c.ref for c in selection.selected] == [old]
     trash = Trash(store)

@@ -24,6 +24,7 @@ from reprise.core.errors import (
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.retention import PruneOptions, select_prune
 from reprise.core.sources.fractal.codec import decode, encode
+from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.meter import Meter
 from reprise.core.sources.fractal.models import SessionState
 from reprise.core.sources.fractal.restore import restore_session
@@ -446,7 +447,9 @@ def test_audit_lines_carry_options_digests_and_counts_but_no_message_text(store,
     trash.restore(fork.ref, now=OLD_NOW)
     trash.remove(fork.ref, now=OLD_NOW)
     trash.purge([ref.workspace_key], confirmed=True, now=OLD_NOW)
-    rows = Catalog(store, store.root.parent / "cache").refresh([ref.workspace_key])
+    catalog = Catalog([FractalListing(store)], store.root.parent / "cache")
+    rows = catalog.refresh([ref.workspace_key])
+    catalog.load_details(rows)
     trash.prune(select_prune(rows, PruneOptions(older_than=3600), now=OLD_NOW), confirmed=True, now=OLD_NOW)
     trash.restore(ref, now=OLD_NOW)
     records_digest = archive.entries(ref)[1].digest

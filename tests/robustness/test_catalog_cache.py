@@ -22,6 +22,7 @@ from reprise.core.catalog import SCHEMA, Catalog
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal import store as store_module
 from reprise.core.sources.fractal.codec import encode
+from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.store import Store
 
 from ..core.test_store import make_state
@@ -49,7 +50,7 @@ def filled_catalog(store: Store, cache: Path, sessions: int = 60) -> Catalog:
     """A catalog on disk with enough rows to span several pages, closed (its WAL checkpointed)."""
     for number in range(sessions):
         put(store, f"{number:032x}", 2, mtime=time.time() - 3600)
-    catalog = Catalog(store, cache)
+    catalog = Catalog([FractalListing(store)], cache)
     assert len(catalog.refresh(None)) == sessions
     catalog.close()
     return catalog
@@ -89,7 +90,7 @@ def test_a_catalog_with_corrupt_pages_is_moved_aside_not_deleted_and_rebuilt_onc
     db_path.write_bytes(bytes(data))
     broken_digest, broken_inode = digest(db_path), db_path.stat().st_ino
 
-    catalog = Catalog(store, cache)
+    catalog = Catalog([FractalListing(store)], cache)
     assert len(catalog.refresh(None)) == 60
     [aside] = broken_names(cache)
     assert digest(cache / aside) == broken_digest and (cache / aside).stat().st_ino == broken_inode
@@ -97,7 +98,7 @@ def test_a_catalog_with_corrupt_pages_is_moved_aside_not_deleted_and_rebuilt_onc
     assert str(db_path) in notice and aside in notice and "\n" not in notice
     assert len(catalog.refresh(None)) == 60 and catalog.take_notices() == []
     catalog.close()
-    warm = Catalog(store, cache)
+    warm = Catalog([FractalListing(store)], cache)
     assert len(warm.refresh(None)) == 60 and warm.take_notices() == [] and len(broken_names(cache)) == 1
 
 
@@ -107,7 +108,7 @@ def test_a_file_that_is_not_a_database_is_moved_aside_with_its_wal_and_shm(store
     db_path.write_bytes(b"this is not a database" * 400)
     for suffix, content in (("-wal", b"old wal"), ("-shm", b"old shm")):
         Path(f"{db_path}{suffix}").write_bytes(content)
-    catalog = Catalog(store, cache)
+    catalog = Catalog([FractalListing(store)], cache)
     assert len(catalog.refresh(None)) == 60
     names = broken_names(cache)
     assert len(names) == 3, names
@@ -141,7 +142,7 @@ def test_a_catalog_from_a_newer_reprise_is_left_as_it_is_and_the_listing_reads_t
         newer.execute(f"PRAGMA user_version = {SCHEMA + 1}")
     newer.close()
     before = digest(db_path)
-    catalog = Catalog(store, cache)
+    catalog = Catalog([FractalListing(store)], cache)
     assert len(catalog.refresh(None)) == 3
     assert len(catalog.refresh(None)) == 3
     [notice] = catalog.take_notices()
@@ -175,7 +176,7 @@ def test_a_catalog_locked_by_another_process_beyond_the_busy_wait_lists_read_thr
                               stdout=subprocess.PIPE)
     try:
         assert holder.stdout.readline() == b"held\n"
-        catalog = Catalog(store, cache)
+        catalog = Catalog([FractalListing(store)], cache)
         assert len(catalog.refresh(None)) == 4
         put(store, "e" * 32, 1)
         assert len(catalog.refresh(None)) == 5
@@ -190,7 +191,7 @@ def test_a_catalog_locked_by_another_process_beyond_the_busy_wait_lists_read_thr
 def test_an_unusable_cache_folder_lists_read_through_and_search_still_works(store, tmp_path):
     put(store, "a" * 32, 2)
     (tmp_path / "a-file").write_text("")
-    catalog = Catalog(store, tmp_path / "a-file")
+    catalog = Catalog([FractalListing(store)], tmp_path / "a-file")
     assert [row.file_id for row in catalog.refresh(None)] == ["a" * 32]
     assert {hit.row.file_id for hit in catalog.search("message 1")} == {"a" * 32}
     [notice] = catalog.take_notices()
@@ -264,7 +265,7 @@ def fill(folder: Path) -> None:
 
 def test_a_cache_folder_on_a_full_disk_lists_read_through(store, tmp_path):
     with small_disk(tmp_path / "full") as cache:
-        catalog = Catalog(store, cache)
+        catalog = Catalog([FractalListing(store)], cache)
         try:
             fill(cache)
             for number in range(30):
@@ -278,7 +279,7 @@ def test_a_cache_folder_on_a_full_disk_lists_read_through(store, tmp_path):
 
 def test_a_disk_that_fills_up_under_an_open_catalog_switches_it_to_read_through(store, tmp_path):
     with small_disk(tmp_path / "filling") as cache:
-        catalog = Catalog(store, cache)
+        catalog = Catalog([FractalListing(store)], cache)
         try:
             put(store, "a" * 32, 1)
             assert len(catalog.refresh(None)) == 1
@@ -301,7 +302,7 @@ def test_catalog_files_are_private_even_in_an_existing_world_readable_cache_fold
     put(store, "a" * 32, 1)
     old_umask = os.umask(0o022)
     try:
-        catalog = Catalog(store, cache)
+        catalog = Catalog([FractalListing(store)], cache)
         catalog.refresh(None)
         catalog.search("message")
         files = {path.name[len(catalog.db_path.name):] or "db": stat.S_IMODE(path.stat().st_mode)
@@ -310,7 +311,7 @@ def test_catalog_files_are_private_even_in_an_existing_world_readable_cache_fold
         assert set(files.values()) == {0o600}, files
         catalog.close()
         catalog.db_path.chmod(0o644)  # as an older Reprise left it
-        reopened = Catalog(store, cache)
+        reopened = Catalog([FractalListing(store)], cache)
         reopened.refresh(None)
         assert stat.S_IMODE(reopened.db_path.stat().st_mode) == 0o600
         for suffix in ("-wal", "-shm"):
@@ -325,7 +326,7 @@ def test_a_hundred_future_dated_broken_files_are_decoded_once_then_never_again(s
     future = time.time() + DAY_S
     for number in range(100):
         put(store, f"{number:032x}", 0, data=b'{"schema_version": 1, "session_id": ', mtime=future)
-    catalog = Catalog(store, tmp_path / "cache")
+    catalog = Catalog([FractalListing(store)], tmp_path / "cache")
     rows = catalog.refresh(None)
     assert len(rows) == 100 and {row.problem_code for row in rows} == {"invalid_json"}
     assert len(decodes) == 100, "a file dated in the future is not being written: no mid-write retries"
@@ -333,12 +334,12 @@ def test_a_hundred_future_dated_broken_files_are_decoded_once_then_never_again(s
     assert len(catalog.refresh(None)) == 100
     assert decodes == []
     catalog.close()
-    assert len(Catalog(store, tmp_path / "cache").refresh(None)) == 100 and decodes == []
+    assert len(Catalog([FractalListing(store)], tmp_path / "cache").refresh(None)) == 100 and decodes == []
 
 
 def test_a_just_written_broken_file_is_retried_once_per_change_of_the_file(store, tmp_path, decodes):
     path = put(store, "b" * 32, 0, data=b'{"schema_version": 1,')
-    catalog = Catalog(store, tmp_path / "cache")
+    catalog = Catalog([FractalListing(store)], tmp_path / "cache")
     [row] = catalog.refresh(None)
     assert row.problem_code == "invalid_json" and len(decodes) > 1, "a fresh broken file may be mid-write"
     decodes.clear()
@@ -357,7 +358,7 @@ def test_a_just_written_broken_file_is_retried_once_per_change_of_the_file(store
 
 def test_a_future_dated_session_is_cached_and_its_rewrite_is_seen(store, tmp_path, decodes):
     path = put(store, "c" * 32, 2, mtime=time.time() + DAY_S)
-    catalog = Catalog(store, tmp_path / "cache")
+    catalog = Catalog([FractalListing(store)], tmp_path / "cache")
     [row] = catalog.refresh(None)
     assert row.turns == 2 and len(decodes) == 1
     decodes.clear()

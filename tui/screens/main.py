@@ -23,10 +23,11 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent
 from textual.worker import get_current_worker
 
-from reprise.core.catalog import SearchHit, SessionRow
 from reprise.core.errors import OverWindowError, RepriseError
 from reprise.core.meter import LiveMeter, MeterResult
 from reprise.core.paths import SessionRef
+from reprise.core.rows import SessionRow
+from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
 
 from ..format import human_size
@@ -124,7 +125,7 @@ def matches(row: SessionRow, needle: str) -> bool:
     """The `/` filter: title, first and last message, or id prefix."""
     needle = needle.lower()
     return (row.file_id.startswith(needle) or needle in (row.title or "").lower()
-            or needle in row.first_message.lower() or needle in row.last_message.lower()
+            or needle in row.fields.first_message.lower() or needle in row.fields.last_message.lower()
             or (row.problem_message is not None and needle in row.problem_message.lower()))
 
 
@@ -260,8 +261,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned,
                                                   row.resume_cost) for row in listing.rows))
         if signature != self.rows_signature or select is not None:
-            for row in listing.rows:
-                row.first_message  # noqa: B018 - parses the row's details off the UI thread
+            self.service.load_details(listing.rows)
         self.post_message(RowsLoaded(listing.rows, where, signature, select))
 
     def on_rows_loaded(self, message: RowsLoaded) -> None:

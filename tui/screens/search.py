@@ -13,8 +13,8 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from reprise.core.catalog import HIT_END, HIT_START, SearchHit
 from reprise.core.errors import RepriseError
+from reprise.core.search_index import HIT_END, HIT_START, SearchHit
 
 from ..text import clipped, safe_line, safe_text
 from ..workers import ReportsWorkerErrors
@@ -73,6 +73,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         try:
             hits = self.service.search(query, all_workspaces=self.all_workspaces, key=self.key,
                                        should_stop=lambda: worker.is_cancelled)
+            self.service.load_details([hit.row for hit in hits])   # shown with their session's title
         except RepriseError as exc:
             self.app.call_from_thread(self._show_error, str(exc))
             return

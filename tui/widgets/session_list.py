@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from reprise.core.catalog import SessionRow
+from reprise.core.rows import SessionRow
 from reprise.core.service import activity_time
 
 from ..format import human_size, relative_time
@@ -162,7 +162,7 @@ class SessionList(ScrollView, can_focus=True):
 
     def _cells(self, row: SessionRow, width: int, base: Style) -> list[Segment]:
         title_width = max(width - MARKS_WIDTH - sum(c.width + 1 for c in COLUMNS), 8)
-        mark, variable = STATUS_MARKS.get("pending" if row.pending else row.last_status, STATUS_MARKS[None])
+        mark, variable = STATUS_MARKS.get("pending" if row.fields.pending else row.fields.last_status, STATUS_MARKS[None])
         if row.problem_code:
             mark, variable = "!", "error"
         mark_style = base + Style(color=self.app.theme_variables.get(variable, "white"), bold=True)

@@ -36,8 +36,9 @@ from ...retention import PruneSelection
 from ...times import utc_now_iso
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from ...trimming import RestoreResult, TrimOptions, TrimResult
-from ..base import Capabilities, OpenedSession, SearchRecord, SessionFile, SessionSource
+from ..base import Capabilities, OpenedSession, SearchRecord, SessionSource
 from .codec import fractal_would_drop
+from .listing import FractalListing, search_records
 from .liveness import pending_turns, running_turn, stale_turns
 from .meter import METER_VERSION, Meter, agents_md_section
 from .models import SessionState
@@ -70,6 +71,7 @@ class FractalSource(SessionSource):
         self.settings = settings
         self.store = Store(state_root)
         self.own_paths = self.store.paths
+        self.listing = FractalListing(self.store)
         self.archive = Archive(self.store.paths)
         self.audit = AuditLog(self.store.paths)
         self.trash = Trash(self.store, self.audit)
@@ -83,16 +85,6 @@ class FractalSource(SessionSource):
 
     def workspace_keys(self) -> list[str]:
         return self.store.workspace_keys()
-
-    def session_files(self, key: str | None = None) -> Iterator[SessionFile]:
-        for workspace in [key] if key is not None else self.workspace_keys():
-            with contextlib.suppress(OSError, RepriseError):  # an unreadable folder lists nothing (doctor names it)
-                for name, is_dir in self.store.rooted.names(self.store.paths.sessions(workspace)):
-                    if not is_dir and name.endswith(".json") and not name.startswith("."):
-                        path = self.store.paths.sessions(workspace) / name
-                        with contextlib.suppress(OSError):
-                            info = path.stat()
-                            yield SessionFile(workspace, name[:-5], str(path), info.st_size, info.st_mtime_ns)
 
     def has_sessions(self, key: str) -> bool:
         return self.store.paths.sessions(key).is_dir()
@@ -127,7 +119,7 @@ class FractalSource(SessionSource):
                 for h in self._loaded(opened).state.history]
 
     def search_records(self, opened: OpenedSession) -> Iterator[SearchRecord]:
-        yield from search_records_of(self._loaded(opened).state)
+        yield from search_records(self._loaded(opened).state)
 
     def read_meta(self, ref: SessionRef) -> SessionMeta:
         return self.store.read_meta(ref)
@@ -386,24 +378,3 @@ def _as_recorded(outcome: TurnOutcome) -> None:
     """The outcome's usage as Fractal records it (every figure, unknown ones kept; None when invalid)."""
     model = usage_model(outcome.usage)
     outcome.usage = model.model_dump(mode="json") if model is not None else None
-
-
-def search_records_of(state: SessionState) -> Iterator[SearchRecord]:
-    """Every searchable text of a Fractal session: messages, replies and errors of every turn, and
-    the files and commands of the turns whose details the history keeps."""
-    numbers = {}
-    for number, turn in enumerate(state.turns, start=1):
-        numbers[turn.turn_id] = number
-        yield SearchRecord(number, "user", turn.user.message)
-        if turn.agent is not None:
-            if turn.agent.response:
-                yield SearchRecord(number, "response", turn.agent.response)
-            if turn.agent.error:
-                yield SearchRecord(number, "error", turn.agent.error)
-    for entry in state.history:
-        number = numbers.get(entry.turn_id, 0)
-        for field_name, items in (("files", entry.files_read + entry.files_modified), ("commands", entry.commands_run)):
-            if items:
-                yield SearchRecord(number, field_name, "\n".join(items))
-        if entry.error and number == 0:
-            yield SearchRecord(number, "error", entry.error)

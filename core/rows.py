@@ -1,0 +1,72 @@
+"""A listing's row: one session file of one source, or a file that could not be read and why.
+
+Every field is declared. The identity, the stat, the sort keys and a problem come with every
+listing; the listing fields a row shows (`details`, the source's `ListingFields`) are loaded
+explicitly, for the rows a caller shows or serializes (`Catalog.load_details`), never on access.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import RepriseError
+from .paths import SessionRef
+from .sources.base import ListingFields
+
+
+class DetailsNotLoaded(RuntimeError):
+    """A row's listing fields were read before they were loaded (a programming error)."""
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class SessionRow:
+    """One line of a listing. Rows compare by identity, like the files they stand for, and show as
+    their identity (a repr of every field of ten thousand rows, which Textual makes of a message,
+    cost the UI thread a third of a second)."""
+
+    source: str
+    workspace_key: str
+    file_id: str
+    size: int
+    mtime_ns: int
+    activity_ts: float   # seconds since the epoch: the newest turn's time, else the file's mtime
+    turns: int
+    context_tokens: int
+    problem_code: str | None
+    problem_message: str | None
+    problem_field: str | None
+    resume_cost: int | None
+    resume_cost_key: str | None
+    content_digest: str | None   # of the bytes the fields were read from, when they were recent
+    path: str   # where the source keeps the file (not a catalog column: the source derives it)
+    workspace_path: str | None = None
+    title: str | None = None
+    pinned: bool = False
+    details: ListingFields | None = None   # None until loaded
+
+    def __repr__(self) -> str:
+        return f"SessionRow({self.source!r}, {self.workspace_key!r}, {self.file_id!r})"
+
+    @property
+    def fields(self) -> ListingFields:
+        """The loaded listing fields; DetailsNotLoaded before `Catalog.load_details` filled them."""
+        if self.details is None:
+            raise DetailsNotLoaded(f"the listing fields of {self.path} were not loaded (Catalog.load_details)")
+        return self.details
+
+    @property
+    def ref(self) -> SessionRef | None:
+        """The session's validated name; None for a file whose name is not a valid id."""
+        try:
+            return SessionRef(self.workspace_key, self.file_id, self.source)
+        except RepriseError:
+            return None
+
+    @property
+    def display_title(self) -> str:
+        if self.title:
+            return self.title
+        if self.problem_code:
+            return f"[{self.problem_code}] {self.problem_message}"
+        first = self.fields.first_message.strip()
+        return first.splitlines()[0] if first else "(no turns yet)"
