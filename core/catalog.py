@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from .catalog_db import CacheDatabase, rollback
 from .errors import RepriseError
@@ -44,19 +45,22 @@ _FEW_ROWS = 64
 
 # The one place that maps the catalog's columns to a row's fields. A warm listing SELECTs, source by
 # source, the row columns (SessionRow's fields after `source`, in its order) of every file; the
-# source's name and the path come from the source (decoding the path cost a fifth of the SELECT). `details`, the listing fields as one JSON
-# array in ListingFields' field order (Usage's for `usage`), is read only for the rows a caller
-# loads: built positionally, it loads in a fifth of the time of an object built by keyword.
+# source's name and the path come from the source (decoding the path cost a fifth of the SELECT).
+# `details`, the listing fields as one JSON array in ListingFields' field order (Usage's for `usage`),
+# is read only for the rows a caller loads: built positionally, it loads in a fifth of the time of an
+# object built by keyword.
 # Adding, removing or reordering a field of either dataclass needs a SCHEMA bump.
 _ROW_COLUMNS = ("workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns",
                 "context_tokens", "problem_code", "problem_message", "problem_field", "resume_cost",
                 "resume_cost_key", "content_digest")
 _COLUMNS = ("source", *_ROW_COLUMNS, "racy", "details")
 _SELECT_ROWS = ", ".join(_ROW_COLUMNS)
+P = ParamSpec("P")
+R = TypeVar("R")
 _INSERT = f"INSERT OR REPLACE INTO files ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
 
-def _record_of(row: SessionRow, racy: bool, details: str) -> tuple:
+def _record_of(row: SessionRow, racy: bool, details: str) -> tuple[object, ...]:
     return (row.source, row.workspace_key, row.file_id, row.size, row.mtime_ns, row.activity_ts,
             row.turns, row.context_tokens, row.problem_code, row.problem_message, row.problem_field,
             row.resume_cost, row.resume_cost_key, row.content_digest, int(racy), details)
@@ -119,18 +123,19 @@ def _read_batch(source: ListingSource, now_ns: int, files: Sequence[SessionFile]
     return [_read_file(source, file, now_ns) for file in files]
 
 
-def _guarded(method):
+def _guarded(method: Callable[Concatenate[Catalog, P], R]) -> Callable[Concatenate[Catalog, P], R]:
     """One thread at a time uses the catalog's connection (the TUI refreshes, searches and fills costs
     from different workers), and a database that fails is recovered from and the call retried:
     the catalog is a cache and never breaks a command."""
     @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(self: Catalog, /, *args: P.args, **kwargs: P.kwargs) -> R:
         with self._lock:
             for attempt in itertools.count():
                 try:
                     return method(self, *args, **kwargs)
                 except sqlite3.Error as exc:
-                    self._cache.recover(exc, give_up=attempt > 0)
+                    self._cache.recover(exc, give_up=attempt > 0)   # raises on the second failure
+        raise AssertionError("unreachable: itertools.count() does not end")
     return wrapper
 
 
@@ -188,7 +193,8 @@ class Catalog:
             "DROP TABLE IF EXISTS meta",
             *(f"DROP TABLE IF EXISTS {name}" for name in SEARCH_TABLE_NAMES),
             """CREATE TABLE files (
-                source TEXT NOT NULL, workspace_key TEXT NOT NULL, file_id TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, activity_ts REAL NOT NULL,
+                source TEXT NOT NULL, workspace_key TEXT NOT NULL, file_id TEXT NOT NULL, size INTEGER NOT NULL,
+                mtime_ns INTEGER NOT NULL, activity_ts REAL NOT NULL,
                 turns INTEGER NOT NULL, context_tokens INTEGER NOT NULL, problem_code TEXT, problem_message TEXT,
                 problem_field TEXT, resume_cost INTEGER, resume_cost_key TEXT, content_digest TEXT,
                 racy INTEGER NOT NULL, details TEXT NOT NULL,
@@ -387,7 +393,8 @@ class Catalog:
                 row.details = _no_fields(row.workspace_key, CHANGED_WARNING)
 
     @staticmethod
-    def _details_by_ident(cursor: Iterable[tuple]) -> dict[Ident, tuple[tuple[int, int], str]]:
+    def _details_by_ident(cursor: Iterable[tuple[str, str, str, int, int, str]]
+                          ) -> dict[Ident, tuple[tuple[int, int], str]]:
         return {(source, key, file_id): ((size, mtime_ns), text)
                 for source, key, file_id, size, mtime_ns, text in cursor}
 

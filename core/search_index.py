@@ -86,8 +86,8 @@ class SearchIndex:
                  and not row.problem_code]
         gone = [path for path in state if path not in listed and not os.path.exists(path)]
         next_rowid = (db.execute("SELECT max(rowid) FROM search").fetchone()[0] or 0) + 1
-        batch: list[tuple] = []
-        done: list[tuple] = []
+        batch: list[tuple[object, ...]] = []
+        done: list[tuple[object, ...]] = []
         for row in stale:
             if should_stop():
                 break
@@ -105,7 +105,8 @@ class SearchIndex:
                 batch, done = [], []
         self._write(done, batch, state, gone)
 
-    def _write(self, done: list[tuple], records: list[tuple], state: dict, gone: Iterable[str] = ()) -> None:
+    def _write(self, done: list[tuple[object, ...]], records: list[tuple[object, ...]],
+               state: dict[str, tuple[int, int, int, int]], gone: Iterable[str] = ()) -> None:
         gone = list(gone)
         old_ranges = [state[path][2:] for path in [entry[0] for entry in done] + gone if path in state]
         with self._transaction() as db:

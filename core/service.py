@@ -604,7 +604,7 @@ def sort_rows(rows: list[SessionRow], sort: str) -> None:
     if sort == "updated":
         rows.sort(key=lambda r: (r.pinned, r.activity_ts), reverse=True)
         return
-    keys = {
+    keys: dict[str, Callable[[SessionRow], float]] = {
         "turns": lambda r: r.turns,
         "size": lambda r: r.size,
         "context": lambda r: r.context_tokens,

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..archive import Archive, ArchiveEntry
 from ..audit import AuditLog
@@ -74,7 +74,7 @@ class ListingFields:
     last_status: Status | None = None
     pending: bool = False
     last_activity: str | None = None
-    activity_source: str = "mtime"
+    activity_source: Literal["history", "mtime"] = "mtime"   # what `last_activity` was read from
     context_tokens: int = 0
     usage: Usage = field(default_factory=Usage)
     history_count: int = 0

@@ -162,7 +162,8 @@ class SessionList(ScrollView, can_focus=True):
 
     def _cells(self, row: SessionRow, width: int, base: Style) -> list[Segment]:
         title_width = max(width - MARKS_WIDTH - sum(c.width + 1 for c in COLUMNS), 8)
-        mark, variable = STATUS_MARKS.get("pending" if row.fields.pending else row.fields.last_status, STATUS_MARKS[None])
+        status = "pending" if row.fields.pending else row.fields.last_status
+        mark, variable = STATUS_MARKS.get(status, STATUS_MARKS[None])
         if row.problem_code:
             mark, variable = "!", "error"
         mark_style = base + Style(color=self.app.theme_variables.get(variable, "white"), bold=True)
@@ -176,7 +177,7 @@ class SessionList(ScrollView, can_focus=True):
         ]
         segments = [Segment(f" {pin}", base), Segment(mark, mark_style), Segment(" ", base),
                     Segment(clipped(row.display_title, title_width).ljust(title_width), title_style)]
-        for column, figure in zip(COLUMNS, figures):
+        for column, figure in zip(COLUMNS, figures, strict=True):
             segments.append(Segment(" " + figure[: column.width].rjust(column.width), base))
         return segments
 

@@ -8,6 +8,7 @@ source (`FractalSource`) takes these methods over.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import RepriseError
@@ -31,7 +32,7 @@ def listing_fields(state: SessionState, key: str, warnings: list[Problem]) -> Li
     """What a listing shows of one decoded session."""
     turns = state.turns
     times = [t for t in (parse_time(h.updated_at) for h in state.history) if t is not None]
-    activity, activity_source = (max(times).isoformat(), "history") if times else (None, "mtime")
+    activity = max(times).isoformat() if times else None
     measured = last_measured_context(state)
     totals = usage_totals(state)
     return ListingFields(
@@ -43,7 +44,7 @@ def listing_fields(state: SessionState, key: str, warnings: list[Problem]) -> Li
         last_status=turns[-1].status if turns else None,   # type: ignore[arg-type]  # Fractal's are the neutral ones
         pending=any(t.agent is None for t in turns) or any(h.status == "pending" for h in state.history),
         last_activity=activity,
-        activity_source=activity_source,
+        activity_source="history" if times else "mtime",
         context_tokens=measured[1] if measured else 0,
         usage=Usage(input_tokens=totals.input_tokens, output_tokens=totals.output_tokens, cost=totals.cost),
         history_count=len(state.history),
@@ -84,7 +85,7 @@ class FractalListing(ListingSource):
         self.store = store
         self._workspaces = f"{store.paths.workspaces}/"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[str], FractalListing], tuple[str]]:
         """Worker processes get the state root and open their own store."""
         return _listing_at, (str(self.store.root),)
 
