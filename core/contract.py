@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from .trimming import RestoreResult, TrimResult
     from .trimming import TrimOptions as CoreTrimOptions
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "docs" / "json-schema.json"
+# Where the schema lives in a checkout, relative to its root (the package may be installed elsewhere).
+SCHEMA_PATH = Path("docs") / "json-schema.json"
 
 
 class Document(BaseModel):
@@ -982,17 +983,20 @@ def schema_text() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the schema file (or, with `--check`, exit 1 when it is not current)."""
+    """`python -m reprise.core.contract [--check] [PATH]`, run in a checkout: write the schema to PATH
+    (default docs/json-schema.json), or with `--check` exit 1 when the file there is not current."""
     args = sys.argv[1:] if argv is None else argv
+    paths = [arg for arg in args if arg != "--check"]
+    path = Path(paths[0]) if paths else SCHEMA_PATH
     text = schema_text()
     if "--check" in args:
-        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current != text:
-            print(f"{SCHEMA_PATH} is not current: run python -m reprise.core.contract", file=sys.stderr)
+            print(f"{path} is not current: run python -m reprise.core.contract", file=sys.stderr)
             return 1
         return 0
-    SCHEMA_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {SCHEMA_PATH}")
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
     return 0
 
 

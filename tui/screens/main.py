@@ -328,6 +328,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.detail = None
         self.prepared = None
         self.meter_result = None
+        self.refresh_bindings()  # the footer offers the session actions only while a readable row is current
         row = message.row
         if row is None:
             self.query_one(MeterBar).show(None)
