@@ -324,11 +324,10 @@ class Service:
             raise AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
                              hint="install it, or set [agent] resume in the config file "
                                   f"({self.loaded.config_path})")
-        notes, snapshot = source.before_handoff(ref, for_exec=for_exec)
+        notes, snapshot, result = source.before_handoff(ref, Path(workspace), for_exec=for_exec)
         if for_exec and where in ("current directory", "recorded"):
             with contextlib.suppress(OSError, RepriseError):
                 source.record_workspace(ref.workspace_key, Path(workspace))
-        result = source.measure(ref, Path(workspace)) if source.capabilities.meter else None
         if result is not None and result.state == "over":
             notes.append(f"Its context ({result.total:,} tokens) is over the {result.model} window "
                          f"({result.window:,}); consider `reprise trim {ref.session_id} --fit`.")
@@ -496,9 +495,8 @@ class Service:
     def purge(self, *, all_workspaces: bool = False, older_than: float | None = None,
               confirmed: bool = False) -> PurgeResult:
         keys = self._keys(all_workspaces)
-        results = [source.purge(keys, confirmed=confirmed, older_than=older_than)
-                   for source in self._able_sources("trash")]
-        return results[0] if len(results) == 1 else _merged_purges(results)
+        return _merged_purges([source.purge(keys, confirmed=confirmed, older_than=older_than)
+                               for source in self._able_sources("trash")])
 
     def prune(self, options: PruneOptions, *, all_workspaces: bool = False, confirmed: bool = False) -> PruneResult:
         rows = self.catalog.refresh(None if all_workspaces else [self.workspace_key])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -188,10 +188,6 @@ class SessionSource(ABC):
         """The session as a transcript; NotFoundError or ProblemFileError when it cannot be read."""
 
     @abstractmethod
-    def search_records(self, opened: OpenedSession) -> Iterator[SearchRecord]:
-        """The texts a full-text search looks in."""
-
-    @abstractmethod
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
         """The command that continues this session in its agent."""
 
@@ -236,8 +232,11 @@ class SessionSource(ABC):
     def _unsupported(self, action: str) -> UsageError:
         return UsageError(f"{self.label} sessions cannot be {action} by Reprise.")
 
-    def before_handoff(self, ref: SessionRef, *, for_exec: bool) -> tuple[list[str], ArchiveEntry | None]:
-        return [], None
+    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool
+                       ) -> tuple[list[str], ArchiveEntry | None, MeterResult | None]:
+        """Before the agent resumes the session: (notes, the archive entry written first, the next
+        turn's meter), all from one read of the file."""
+        return [], None, None
 
     def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
                 model: str | None = None) -> MeterResult:

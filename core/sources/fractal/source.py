@@ -10,7 +10,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,9 +36,9 @@ from ...retention import PruneSelection
 from ...times import utc_now_iso
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from ...trimming import RestoreResult, TrimOptions, TrimResult
-from ..base import Capabilities, OpenedSession, SearchRecord, SessionSource
+from ..base import Capabilities, OpenedSession, SessionSource
 from .codec import fractal_would_drop
-from .listing import FractalListing, search_records
+from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
 from .meter import METER_VERSION, Meter, agents_md_section
 from .models import SessionState
@@ -118,9 +118,6 @@ class FractalSource(SessionSource):
                  "error": h.error, "created_at": h.created_at, "updated_at": h.updated_at}
                 for h in self._loaded(opened).state.history]
 
-    def search_records(self, opened: OpenedSession) -> Iterator[SearchRecord]:
-        yield from search_records(self._loaded(opened).state)
-
     def read_meta(self, ref: SessionRef) -> SessionMeta:
         return self.store.read_meta(ref)
 
@@ -140,18 +137,22 @@ class FractalSource(SessionSource):
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
         return substitute(self.settings.agent.resume, session_id=ref.session_id, workspace=workspace or "")
 
-    def before_handoff(self, ref: SessionRef, *, for_exec: bool) -> tuple[list[str], ArchiveEntry | None]:
-        """What Fractal's next save would drop, archived first for a real handoff: (notes, snapshot)."""
+    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool
+                       ) -> tuple[list[str], ArchiveEntry | None, MeterResult | None]:
+        """What Fractal's next save would drop, archived first for a real handoff, and the next
+        turn's meter: (notes, snapshot, meter), from one read of the file."""
         loaded = self.store.load(ref)
+        meter = self.meter.measure(loaded.state, workspace)
         dropped = fractal_would_drop(loaded.state)
         if not dropped:
-            return [], None
+            return [], None, meter
         if not for_exec:
-            return [f"Fractal's next save would drop {' and '.join(dropped)}; resuming archives the file first."], None
+            return ([f"Fractal's next save would drop {' and '.join(dropped)}; resuming archives the file first."],
+                    None, meter)
         assert loaded.data is not None
         snapshot = self.archive.put(ref, loaded.data, op="snapshot", reason="before handing to Fractal", drops=dropped)
         return [f"Fractal's next save would drop {' and '.join(dropped)}; the file was archived first "
-                f"(reprise restore {ref.session_id} --archive {snapshot.digest[:12]})."], snapshot
+                f"(reprise restore {ref.session_id} --archive {snapshot.digest[:12]})."], snapshot, meter
 
     # --- the context meter -----------------------------------------------------------------
 
