@@ -38,7 +38,7 @@ from .search_index import SearchHit, SearchIndex
 from .sources.base import ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
-SCHEMA = 9
+SCHEMA = 10
 PARALLEL_MIN = 400
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
@@ -53,17 +53,19 @@ _FEW_ROWS = 64
 _ROW_COLUMNS = ("workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns",
                 "context_tokens", "problem_code", "problem_message", "problem_field", "resume_cost",
                 "resume_cost_key", "content_digest")
-_COLUMNS = ("source", *_ROW_COLUMNS, "racy", "details")
-_SELECT_ROWS = ", ".join(_ROW_COLUMNS)
+_COLUMNS = ("source", "grp", *_ROW_COLUMNS, "folder", "hidden", "racy", "details", "carry")
+_SELECT_ROWS = ", ".join(("grp", "folder", "hidden", *_ROW_COLUMNS))
 P = ParamSpec("P")
 R = TypeVar("R")
 _INSERT = f"INSERT OR REPLACE INTO files ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
 
-def _record_of(row: SessionRow, racy: bool, details: str) -> tuple[object, ...]:
-    return (row.source, row.workspace_key, row.file_id, row.size, row.mtime_ns, row.activity_ts,
+def _record_of(item: _Read) -> tuple[object, ...]:
+    row = item.row
+    return (row.source, row.group, row.workspace_key, row.file_id, row.size, row.mtime_ns, row.activity_ts,
             row.turns, row.context_tokens, row.problem_code, row.problem_message, row.problem_field,
-            row.resume_cost, row.resume_cost_key, row.content_digest, int(racy), details)
+            row.resume_cost, row.resume_cost_key, row.content_digest, item.folder, int(row.hidden_by_agent),
+            int(item.racy), item.details, item.carry)
 
 
 DETAILS_LAYOUT = tuple(field.name for field in dataclasses.fields(ListingFields))
@@ -98,11 +100,14 @@ def _activity_ts(listing: ListingFields, mtime_ns: int) -> float:
 
 @dataclasses.dataclass(slots=True)
 class _Read:
-    """A file just read: its row (details not attached), whether to read it again next time, its details."""
+    """A file just read: its row (details not attached), whether to read it again next time, its details,
+    the folder it records (for a store that records it in the file), and the source's carry."""
 
     row: SessionRow
     racy: bool
     details: str
+    folder: str | None
+    carry: bytes | None
 
 
 def _read_file(source: ListingSource, file: SessionFile, now_ns: int) -> _Read:
@@ -110,13 +115,15 @@ def _read_file(source: ListingSource, file: SessionFile, now_ns: int) -> _Read:
     found = listed.fields
     problem = found if isinstance(found, Problem) else None
     listing = _no_fields(listed.workspace_key) if isinstance(found, Problem) else found
+    folder = None if source.groups_are_workspaces else listing.workspace_path
     row = SessionRow(
         source=source.name, workspace_key=listed.workspace_key, file_id=listed.file_id, size=listed.size,
         mtime_ns=listed.mtime_ns, activity_ts=_activity_ts(listing, listed.mtime_ns), turns=listing.turns,
         context_tokens=listing.context_tokens, problem_code=problem.code if problem else None,
         problem_message=problem.message if problem else None, problem_field=problem.field if problem else None,
-        resume_cost=None, resume_cost_key=None, content_digest=listed.content_digest, path=listed.path)
-    return _Read(row, not listed.settled, _details_text(listing))
+        resume_cost=None, resume_cost_key=None, content_digest=listed.content_digest, path=listed.path,
+        group=file.group, workspace_path=folder, hidden_by_agent=listing.hidden_by_agent)
+    return _Read(row, not listed.settled, _details_text(listing), folder, listed.carry)
 
 
 def _read_batch(source: ListingSource, now_ns: int, files: Sequence[SessionFile]) -> list[_Read]:
@@ -152,7 +159,7 @@ def _no_gc_pauses() -> Iterator[None]:
             gc.enable()
 
 
-Ident = tuple[str, str, str]   # (source, workspace key, file id)
+Ident = tuple[str, str, str]   # (source, group, file id)
 
 
 class Catalog:
@@ -193,13 +200,14 @@ class Catalog:
             "DROP TABLE IF EXISTS meta",
             *(f"DROP TABLE IF EXISTS {name}" for name in SEARCH_TABLE_NAMES),
             """CREATE TABLE files (
-                source TEXT NOT NULL, workspace_key TEXT NOT NULL, file_id TEXT NOT NULL, size INTEGER NOT NULL,
-                mtime_ns INTEGER NOT NULL, activity_ts REAL NOT NULL,
+                source TEXT NOT NULL, grp TEXT NOT NULL, workspace_key TEXT NOT NULL, file_id TEXT NOT NULL,
+                size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, activity_ts REAL NOT NULL,
                 turns INTEGER NOT NULL, context_tokens INTEGER NOT NULL, problem_code TEXT, problem_message TEXT,
-                problem_field TEXT, resume_cost INTEGER, resume_cost_key TEXT, content_digest TEXT,
-                racy INTEGER NOT NULL, details TEXT NOT NULL,
-                PRIMARY KEY (source, workspace_key, file_id)) WITHOUT ROWID""",
+                problem_field TEXT, resume_cost INTEGER, resume_cost_key TEXT, content_digest TEXT, folder TEXT,
+                hidden INTEGER NOT NULL, racy INTEGER NOT NULL, details TEXT NOT NULL, carry BLOB,
+                PRIMARY KEY (source, grp, file_id)) WITHOUT ROWID""",
             "CREATE INDEX racy_files ON files (racy) WHERE racy",
+            "CREATE INDEX workspace_files ON files (workspace_key)",
             """CREATE TABLE meta (
                 path TEXT PRIMARY KEY, source TEXT NOT NULL, workspace_key TEXT NOT NULL, session_id TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, title TEXT, pinned INTEGER NOT NULL)""",
@@ -210,10 +218,28 @@ class Catalog:
     def close(self) -> None:
         self._cache.close()
 
+    @_guarded
+    def workspace_keys(self) -> list[str]:
+        """Every workspace the sources hold sessions of, as far as the last refresh saw for the
+        sources that record the folder inside their files."""
+        return self._workspace_keys()
+
     def _workspace_keys(self) -> list[str]:
-        if len(self.sources) == 1:
-            return self.sources[0].workspace_keys()
-        return sorted({key for source in self.sources for key in source.workspace_keys()})
+        keys: set[str] = set()
+        for source in self.sources:
+            if source.groups_are_workspaces:
+                keys.update(source.groups())
+            else:
+                keys.update(key for (key,) in self.db.execute(
+                    "SELECT DISTINCT workspace_key FROM files WHERE source = ?", (source.name,)))
+        return sorted(keys)
+
+    @_guarded
+    def workspace_folder(self, key: str) -> str | None:
+        """The folder the files of a store that records it name for a workspace (the newest file's)."""
+        found = self.db.execute("SELECT folder FROM files WHERE workspace_key = ? AND folder IS NOT NULL "
+                                "ORDER BY activity_ts DESC LIMIT 1", (key,)).fetchone()
+        return None if found is None else str(found[0])
 
     # --- refresh ---------------------------------------------------------------------------
 
@@ -222,54 +248,90 @@ class Catalog:
         """Bring the cache up to date with the disk for these workspaces (all when None); return their
         rows, without their details (`load_details`)."""
         with _no_gc_pauses():
-            return self._refresh(keys)
+            return self._refresh(None if keys is None else list(dict.fromkeys(keys)))
 
-    def _refresh(self, wanted: Iterable[str] | None) -> list[SessionRow]:
-        every_key = self._workspace_keys()
-        keys = every_key if wanted is None else list(dict.fromkeys(wanted))
-        everything = wanted is None or set(keys) == set(every_key)
+    def _refresh(self, keys: list[str] | None) -> list[SessionRow]:
         now_ns = time.time_ns()
-        cached = self._cached_rows(keys, everything)
-        racy = self._racy(keys, everything)
-        unseen = dict(cached)   # what is left once every file on disk is seen was deleted
-        changed: dict[str, list[SessionFile]] = {}
-        meta_on_disk: dict[str, tuple[str, str, str, int, int]] = {}
         self.scan_problems = []
+        cached: dict[Ident, SessionRow] = {}
+        changed: dict[str, list[SessionFile]] = {}
+        deleted: list[Ident] = []
         for source in self.sources:
-            name = source.name
-            for key in keys:
-                stats, problem = source.file_stats(key)
+            # A store grouped by workspace is scanned for the wanted keys only; one that records the
+            # folder in each file is scanned whole (a stat per file) and its rows picked by key after.
+            groups = keys if keys is not None and source.groups_are_workspaces else None
+            known = self._cached_rows(source, groups)
+            racy = self._racy(source, groups)
+            unseen = dict(known)   # what is left once every file on disk is seen was deleted
+            name, keyed = source.name, source.groups_are_workspaces
+            for group in source.groups() if groups is None else groups:
+                stats, problem = source.file_stats(group)
                 if problem is not None:
                     self.scan_problems.append(problem)
                 for file_id, (size, mtime_ns) in stats.items():
-                    ident = (name, key, file_id)
+                    ident = (name, group, file_id)
                     old = unseen.pop(ident, None)
                     if old is None or old.size != size or old.mtime_ns != mtime_ns or ident in racy:
-                        changed.setdefault(name, []).append(
-                            SessionFile(key, file_id, source.file_path(key, file_id), size, mtime_ns))
-                meta_on_disk.update(self._scan_meta(name, key, str(source.own_paths.meta_dir(key))))
-        deleted = list(unseen)
-        read = self._read(changed, now_ns)
+                        changed.setdefault(name, []).append(SessionFile(
+                            group if keyed else None, file_id, source.file_path(group, file_id), size, mtime_ns,
+                            group=group))
+            deleted.extend(unseen)
+            cached.update(known)
+        read = self._read(self._with_carries(changed, cached), now_ns)
         for item in read:
-            carry_resume_cost(item.row, cached.get((item.row.source, item.row.workspace_key, item.row.file_id)))
-        meta_rows = self._refresh_meta(keys, meta_on_disk)
+            carry_resume_cost(item.row, cached.get((item.row.source, item.row.group, item.row.file_id)))
         if read or deleted:
             with self._transaction() as db:
-                db.executemany("DELETE FROM files WHERE source = ? AND workspace_key = ? AND file_id = ?", deleted)
-                db.executemany(_INSERT, [_record_of(item.row, item.racy, item.details) for item in read])
+                db.executemany("DELETE FROM files WHERE source = ? AND grp = ? AND file_id = ?", deleted)
+                db.executemany(_INSERT, [_record_of(item) for item in read])
             for ident in deleted:
                 cached.pop(ident)
             for item in read:
-                cached[(item.row.source, item.row.workspace_key, item.row.file_id)] = item.row
-        workspace_paths = {source.name: {key: source.workspace_path(key) for key in keys} for source in self.sources}
+                cached[(item.row.source, item.row.group, item.row.file_id)] = item.row
         rows = list(cached.values())
-        for row in rows:
-            row.workspace_path = workspace_paths[row.source][row.workspace_key]
-        for ident, (title, pinned) in meta_rows.items():
-            named = cached.get(ident)
-            if named is not None:
-                named.title, named.pinned = title, pinned
+        if keys is not None:
+            wanted = set(keys)
+            rows = [row for row in rows if row.workspace_key in wanted]
+        self._attach_workspaces_and_meta(rows, keys)
         return rows
+
+    def _with_carries(self, changed: dict[str, list[SessionFile]], cached: dict[Ident, SessionRow]
+                      ) -> dict[str, list[SessionFile]]:
+        """Hand each changed file that was read before what its source kept of that read."""
+        for name, files in changed.items():
+            if self._by_name[name].groups_are_workspaces:
+                continue   # such a store reads each file whole
+            for i, file in enumerate(files):
+                if (name, file.group, file.file_id) in cached:
+                    found = self.db.execute("SELECT carry FROM files WHERE source = ? AND grp = ? AND file_id = ?",
+                                            (name, file.group, file.file_id)).fetchone()
+                    if found is not None and found[0] is not None:
+                        files[i] = dataclasses.replace(file, carry=bytes(found[0]))
+        return changed
+
+    def _attach_workspaces_and_meta(self, rows: list[SessionRow], keys: list[str] | None) -> None:
+        """Each row's folder and Reprise's own title and pin of it."""
+        by_source: dict[str, set[str]] = {source.name: set() for source in self.sources}
+        for row in rows:
+            by_source[row.source].add(row.workspace_key)
+        meta_rows: dict[Ident, tuple[str | None, bool]] = {}
+        for source in self.sources:
+            source_keys = by_source[source.name]
+            if source.groups_are_workspaces:
+                source_keys.update(source.groups() if keys is None else keys)
+                paths = {key: source.workspace_path(key) for key in source_keys}
+                for row in rows:
+                    if row.source == source.name:
+                        row.workspace_path = paths[row.workspace_key]
+            on_disk: dict[str, tuple[str, str, str, int, int]] = {}
+            for key in sorted(source_keys):
+                on_disk.update(self._scan_meta(source.name, key, str(source.own_paths.meta_dir(key))))
+            meta_rows.update(self._refresh_meta(source.name, sorted(source_keys), on_disk))
+        if meta_rows:
+            for row in rows:
+                found = meta_rows.get((row.source, row.workspace_key, row.file_id))
+                if found is not None:
+                    row.title, row.pinned = found
 
     def _read(self, changed: dict[str, list[SessionFile]], now_ns: int) -> list[_Read]:
         read: list[_Read] = []
@@ -297,38 +359,39 @@ class Catalog:
         return found
 
     @staticmethod
-    def _scope(keys: list[str], everything: bool) -> tuple[str, list[str]]:
-        """An SQL condition for the files of these workspaces, and its arguments."""
-        if everything:
+    def _scope(groups: list[str] | None, column: str = "grp") -> tuple[str, list[str]]:
+        """An SQL condition for the files of these groups (all when None), and its arguments."""
+        if groups is None:
             return "1", []
-        marks = ", ".join("?" * len(keys)) or "''"
-        return f"workspace_key IN ({marks})", keys
+        marks = ", ".join("?" * len(groups)) or "''"
+        return f"{column} IN ({marks})", groups
 
-    def _cached_rows(self, keys: list[str], everything: bool) -> dict[Ident, SessionRow]:
-        scope, arguments = self._scope(keys, everything)
+    def _cached_rows(self, source: ListingSource, groups: list[str] | None) -> dict[Ident, SessionRow]:
+        scope, arguments = self._scope(groups)
         rows: dict[Ident, SessionRow] = {}
-        for source in self.sources:
-            name, file_path = source.name, source.file_path
-            query = f"SELECT {_SELECT_ROWS} FROM files WHERE source = ? AND {scope}"
-            for values in self.db.execute(query, [name, *arguments]):
-                # The SELECT fills exactly the fields between `source` and `path` (mypy cannot count them).
-                rows[(name, values[0], values[1])] = SessionRow(
-                    name, *values, path=file_path(values[0], values[1]))  # type: ignore[misc]
+        name, file_path = source.name, source.file_path
+        query = f"SELECT {_SELECT_ROWS} FROM files WHERE source = ? AND {scope}"
+        for group, folder, hidden, *values in self.db.execute(query, [name, *arguments]):
+            # The SELECT fills exactly the fields between `source` and `path` (mypy cannot count them).
+            rows[(name, group, values[1])] = SessionRow(
+                name, *values, path=file_path(group, values[1]), group=group,  # type: ignore[misc]
+                workspace_path=folder, hidden_by_agent=bool(hidden))
         return rows
 
-    def _racy(self, keys: list[str], everything: bool) -> set[Ident]:
+    def _racy(self, source: ListingSource, groups: list[str] | None) -> set[Ident]:
         """Files whose stat was too recent to trust when they were read: read again."""
-        scope, arguments = self._scope(keys, everything)
-        return set(self.db.execute(f"SELECT source, workspace_key, file_id FROM files WHERE racy AND {scope}",
-                                   arguments))
+        scope, arguments = self._scope(groups)
+        return set(self.db.execute(f"SELECT source, grp, file_id FROM files WHERE racy AND source = ? AND {scope}",
+                                   [source.name, *arguments]))
 
-    def _refresh_meta(self, keys: list[str], on_disk: dict[str, tuple[str, str, str, int, int]]
-                      ) -> dict[Ident, tuple[str | None, bool]]:
+    def _refresh_meta(self, name: str, keys: list[str], on_disk: dict[str, tuple[str, str, str, int, int]]
+                      ) -> dict[tuple[str, str, str], tuple[str | None, bool]]:
+        """{(source, workspace key, session id): (title, pinned)} of these workspaces' metadata files."""
         db = self.db
         marks = ", ".join("?" * len(keys)) or "''"
         cached = {row[0]: row for row in db.execute(
             f"SELECT path, source, workspace_key, session_id, size, mtime_ns, title, pinned FROM meta "
-            f"WHERE workspace_key IN ({marks})", keys)}
+            f"WHERE source = ? AND workspace_key IN ({marks})", [name, *keys])}
         updates = []
         for path, (name, key, session_id, size, mtime_ns) in on_disk.items():
             row = cached.get(path)
@@ -374,19 +437,20 @@ class Catalog:
         wanted = [row for row in rows if row.details is None]
         if not wanted:
             return
-        select = "SELECT source, workspace_key, file_id, size, mtime_ns, details FROM files"
+        select = "SELECT source, grp, file_id, size, mtime_ns, details FROM files"
         if len(wanted) <= _FEW_ROWS:
             found = {}
             for row in {id(row): row for row in wanted}.values():   # search hits repeat their rows
                 found.update(self._details_by_ident(self.db.execute(
-                    f"{select} WHERE source = ? AND workspace_key = ? AND file_id = ?",
-                    (row.source, row.workspace_key, row.file_id))))
+                    f"{select} WHERE source = ? AND grp = ? AND file_id = ?",
+                    (row.source, row.group, row.file_id))))
         else:
             keys = sorted({row.workspace_key for row in wanted})
-            scope, arguments = self._scope(keys, set(keys) == set(self._workspace_keys()))
+            scope, arguments = self._scope(None if set(keys) == set(self._workspace_keys()) else keys,
+                                           "workspace_key")
             found = self._details_by_ident(self.db.execute(f"{select} WHERE {scope}", arguments))
         for row in wanted:
-            stored = found.get((row.source, row.workspace_key, row.file_id))
+            stored = found.get((row.source, row.group, row.file_id))
             if stored is not None and stored[0] == (row.size, row.mtime_ns):
                 row.details = _fields_of(stored[1])
             else:

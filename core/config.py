@@ -27,6 +27,7 @@ HISTORY_KEPT = 20
 
 DEFAULT_OVERHEAD = 13_631  # Fractal 0.1.1's fixed prompt text, measured on a live gpt-5 turn (README)
 DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
+CLAUDE_RESUME = ["claude", "--resume", "{session_id}"]
 MAX_TIMEOUT_S = 7 * 24 * 3600
 MAX_TOKENS = 100_000_000
 MAX_REPLY_BYTES = 256 * 1024 * 1024  # a reply this long still leaves a session Reprise opens
@@ -135,11 +136,34 @@ class HistorySettings(_Section):
     max_turns: int = Field(default=HISTORY_KEPT, ge=1, le=HISTORY_KEPT)
 
 
+class ClaudeSettings(_Section):
+    """`[sources.claude]`: Claude Code's stores. `enabled` unset: on when a root exists."""
+
+    enabled: bool | None = None
+    roots: list[Text] | None = Field(default=None, min_length=1)   # unset: $CLAUDE_CONFIG_DIR, else ~/.claude
+    resume: list[Text] = Field(default_factory=lambda: list(CLAUDE_RESUME), min_length=1)
+
+
+class SourcesSettings(_Section):
+    claude: ClaudeSettings = Field(default_factory=ClaudeSettings)
+
+
 class Settings(_Section):
     store: StoreSettings = Field(default_factory=StoreSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     meter: MeterSettings = Field(default_factory=MeterSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
+    sources: SourcesSettings = Field(default_factory=SourcesSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceChoice:
+    """Whether one agent's store is read, from which roots, and why (for `reprise config`)."""
+
+    name: str
+    enabled: bool
+    roots: tuple[Path, ...]
+    why: str
 
 
 @dataclass(slots=True)
@@ -148,6 +172,7 @@ class LoadedSettings:
     config_path: Path
     state_root: Path
     sources: dict[str, str] = field(default_factory=dict)
+    choices: dict[str, SourceChoice] = field(default_factory=dict)
 
 
 def load(*, state_dir: str | None = None, config_path: Path | None = None,
@@ -164,7 +189,29 @@ def load(*, state_dir: str | None = None, config_path: Path | None = None,
     for key in _flatten(data):
         sources[key] = f"config file {path}"
     root, sources["store.state_dir"] = _state_root(state_dir, environment, settings, path)
-    return LoadedSettings(settings, path, root, sources)
+    choices = {"fractal": SourceChoice("fractal", True, (root,), f"always on; state root from {sources['store.state_dir']}"),
+               "claude": _claude_choice(settings.sources.claude, environment, path)}
+    return LoadedSettings(settings, path, root, sources, choices)
+
+
+def _claude_choice(claude: ClaudeSettings, env: dict[str, str], path: Path) -> SourceChoice:
+    if claude.roots is not None:
+        roots, where = tuple(Path(root).expanduser() for root in claude.roots), f"the config file {path}"
+    elif env.get("CLAUDE_CONFIG_DIR"):
+        roots, where = (Path(env["CLAUDE_CONFIG_DIR"]).expanduser(),), "CLAUDE_CONFIG_DIR"
+    else:
+        roots, where = (Path(env.get("HOME") or Path.home()) / ".claude",), "the default (~/.claude)"
+    found = [root for root in roots if (root / "projects").is_dir()]
+    shown = ", ".join(str(root) for root in roots)
+    if claude.enabled is False:
+        return SourceChoice("claude", False, roots, f"off: enabled = false in {path}")
+    if claude.enabled is True:
+        return SourceChoice("claude", True, roots, f"on: enabled = true in {path}; roots from {where}")
+    if found:
+        return SourceChoice("claude", True, tuple(found), f"on: a Claude Code store exists at "
+                            f"{', '.join(str(root) for root in found)} (roots from {where})")
+    return SourceChoice("claude", False, roots, f"off: no Claude Code store (no projects/ folder) at {shown} "
+                        f"(roots from {where})")
 
 
 def describe(exc: ValidationError, path: Path) -> str:

@@ -30,6 +30,7 @@ from .search_index import HIT_END, HIT_START
 if TYPE_CHECKING:
     from .archive import ArchiveEntry as CoreArchiveEntry
     from .audit import AuditRecord as CoreAuditRecord
+    from .config import SourceChoice
     from .errors import RepriseError
     from .meter import MeterResult, Part
     from .paths import SessionRef
@@ -128,7 +129,8 @@ def usage_error(message: str) -> Error:
 class RowUsage(Document):
     input_tokens: int
     output_tokens: int
-    cost: float
+    cost: float = Field(description="USD as the agent recorded it; for Claude Code the API-equivalent sum it "
+                        "records (subscription users pay no such sum)")
     cache_read_tokens: int = Field(description="0 where the source records no cache figures (Fractal)")
     cache_creation_tokens: int = Field(description="0 where the source records no cache figures (Fractal)")
 
@@ -161,10 +163,12 @@ class Session(Document):
     resume_cost: int | None
     problem: RowProblem | None
     warning: str | None
-    source: str = Field(description='the agent whose store holds the session: "fractal" today')
+    source: str = Field(description='the agent whose store holds the session: "fractal" or "claude"')
     branch: str | None = Field(description="the git branch the session ran on, when the source records it")
     model: str | None = Field(description="the model the session ran on, when the source records it")
     hidden_by_agent: bool = Field(description="true for sessions the agent's own picker does not offer")
+    agent_title: str | None = Field(default=None, description="the title the agent's own picker shows "
+                                    "(Claude Code's custom or AI title); null for Fractal")
 
 
 class SessionList(Document):
@@ -183,7 +187,8 @@ def session(row: SessionRow) -> Session:
     usage = fields.usage
     return Session(
         session_id=fields.session_id or row.file_id, workspace_key=row.workspace_key,
-        workspace_path=row.workspace_path, path=row.path, title=row.title, pinned=row.pinned, turns=row.turns,
+        workspace_path=row.workspace_path, path=row.path, title=row.title or fields.agent_title, pinned=row.pinned,
+        turns=row.turns,
         first_message=fields.first_message, last_message=fields.last_message, last_status=fields.last_status,
         pending=fields.pending, last_activity=fields.last_activity, activity_source=fields.activity_source,
         size=row.size, context_tokens=row.context_tokens or None,
@@ -193,7 +198,7 @@ def session(row: SessionRow) -> Session:
         problem=None if row.problem_code is None else RowProblem(code=row.problem_code, message=row.problem_message,
                                                                  field=row.problem_field),
         warning=fields.warning, source=row.source, branch=fields.branch, model=fields.model,
-        hidden_by_agent=fields.hidden_by_agent)
+        hidden_by_agent=fields.hidden_by_agent, agent_title=fields.agent_title)
 
 
 def session_list(listing: Listing) -> SessionList:
@@ -907,16 +912,27 @@ class ConfigValue(Document):
     source: str = Field(description="default, the config file, an environment variable or a flag")
 
 
+class SourceState(Document):
+    name: str
+    enabled: bool
+    roots: list[str]
+    why: str = Field(description="why the source is on or off, and where its roots came from")
+
+
 class Config(Document):
-    """`reprise config`: the effective configuration and where each value came from."""
+    """`reprise config`: the effective configuration and where each value came from, and each source."""
 
     config_file: str
     values: dict[str, ConfigValue]
+    sources: list[SourceState] = Field(default_factory=list)
 
 
-def config(config_file: str | Path, rows: Iterable[tuple[str, object, str]]) -> Config:
+def config(config_file: str | Path, rows: Iterable[tuple[str, object, str]],
+           choices: Iterable[SourceChoice] = ()) -> Config:
     return Config(config_file=str(config_file),
-                  values={key: ConfigValue(value=value, source=source) for key, value, source in rows})  # type: ignore[arg-type]
+                  values={key: ConfigValue(value=value, source=source) for key, value, source in rows},  # type: ignore[arg-type]
+                  sources=[SourceState(name=c.name, enabled=c.enabled, roots=[str(r) for r in c.roots], why=c.why)
+                           for c in choices])
 
 
 class Doctor(Document):

@@ -20,6 +20,6 @@ def store_resume_costs(db: sqlite3.Connection, rows: Iterable[SessionRow]) -> No
     """Store each row's resume cost and cost key, only where the file is still the one the row read
     (inside the caller's transaction)."""
     db.executemany("UPDATE files SET resume_cost = ?, resume_cost_key = ? "
-                   "WHERE source = ? AND workspace_key = ? AND file_id = ? AND size = ? AND mtime_ns = ?",
-                   [(row.resume_cost, row.resume_cost_key, row.source, row.workspace_key, row.file_id, row.size,
+                   "WHERE source = ? AND grp = ? AND file_id = ? AND size = ? AND mtime_ns = ?",
+                   [(row.resume_cost, row.resume_cost_key, row.source, row.group, row.file_id, row.size,
                      row.mtime_ns) for row in rows])

@@ -39,6 +39,8 @@ class SessionRow:
     resume_cost_key: str | None
     content_digest: str | None   # of the bytes the fields were read from, when they were recent
     path: str   # where the source keeps the file (not a catalog column: the source derives it)
+    group: str = ""   # the source's folder of the file (the workspace key, for a store grouped by workspace)
+    hidden_by_agent: bool = False   # the agent's own picker does not offer it (Claude Code's `claude -p` sessions)
     workspace_path: str | None = None
     title: str | None = None
     pinned: bool = False
@@ -68,5 +70,7 @@ class SessionRow:
             return self.title
         if self.problem_code:
             return f"[{self.problem_code}] {self.problem_message}"
+        if self.fields.agent_title:
+            return self.fields.agent_title
         first = self.fields.first_message.strip()
         return first.splitlines()[0] if first else "(no turns yet)"

@@ -62,10 +62,12 @@ STALE_TEMP_S = 600
 @dataclass(slots=True)
 class Listing:
     rows: list[SessionRow]
-    total: int
+    total: int                # the sessions in scope, the ones the agent's picker hides included
     scope: str
     sort: str
     limit: int | None
+    hidden_left_out: int = 0  # sessions the agent's own picker hides, filtered out on request
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -141,7 +143,7 @@ class Service:
                  cache: Path | None = None, parallel_scan: bool = False):
         self.loaded = loaded
         self.settings = loaded.settings
-        self.sources: dict[str, SessionSource] = make_sources(loaded.state_root, self.settings)
+        self.sources: dict[str, SessionSource] = make_sources(loaded)
         self.catalog = Catalog([source.listing for source in self.sources.values()], cache or cache_dir(),
                                parallel=parallel_scan)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
@@ -175,20 +177,42 @@ class Service:
     # --- listing ---------------------------------------------------------------------------
 
     def list_sessions(self, *, all_workspaces: bool = False, sort: str = "updated", limit: int | None = None,
-                      key: str | None = None) -> Listing:
+                      key: str | None = None, sources: list[str] | None = None,
+                      hide_agent_hidden: bool = False) -> Listing:
+        """The sessions of a workspace (or all), of these sources (all that are on when None), without
+        the ones the agent's own picker hides when asked (`claude -p` runs can flood a list)."""
         if sort not in SORTS:
             raise UsageError(f"Unknown sort {sort!r}; choose one of {', '.join(SORTS)}.")
         if limit is not None and limit < 1:
             raise UsageError("--limit must be at least 1.")
+        chosen = self.chosen_sources(sources)
         keys = None if all_workspaces else [key or self.workspace_key]
         self._remember_current_workspace()
         rows = self.catalog.refresh(keys)
+        if len(chosen) < len(self.sources):
+            rows = [row for row in rows if row.source in chosen]
+        total = len(rows)
+        if hide_agent_hidden:
+            rows = [row for row in rows if not row.hidden_by_agent]
         if sort == "cost":
             self.fill_resume_costs(rows)
         sort_rows(rows, sort)
         scope = "all workspaces" if all_workspaces else f"workspace {key or self.workspace_key}"
         shown = rows if limit is None else rows[:limit]
-        return Listing(shown, len(rows), scope, sort, limit)
+        return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen))
+
+    def chosen_sources(self, names: list[str] | None) -> list[str]:
+        """The sources a listing is narrowed to; a UsageError naming why for one that is off or unknown."""
+        if not names:
+            return list(self.sources)
+        for name in names:
+            if name not in self.sources:
+                choice = self.loaded.choices.get(name)
+                if choice is None:
+                    raise UsageError(f"Unknown source {name!r}; the sources are {', '.join(self.loaded.choices)}.")
+                raise UsageError(f"The {name} source is off: {choice.why}.",
+                                 hint="see `reprise config`; set [sources.claude] roots in the config file")
+        return [name for name in self.sources if name in names]
 
     def load_details(self, rows: list[SessionRow]) -> None:
         """Read the listing fields of these rows (the ones to show or serialize), in one query."""
@@ -218,10 +242,7 @@ class Service:
                     source.record_workspace(self.workspace_key, self.workspace)
 
     def _workspace_keys(self) -> list[str]:
-        keys: set[str] = set()
-        for source in self.sources.values():
-            keys.update(source.workspace_keys())
-        return sorted(keys)
+        return self.catalog.workspace_keys()
 
     def workspaces(self) -> list[WorkspaceInfo]:
         rows = self.catalog.refresh(None)
@@ -246,6 +267,9 @@ class Service:
             recorded = source.workspace_path(key)
             if recorded:
                 return recorded, "recorded"
+        named = self.catalog.workspace_folder(key)
+        if named:
+            return named, "recorded in the session files"
         guessed = guess_workspace_path(key)
         if guessed:
             return guessed, "recovered from the key"
@@ -312,6 +336,14 @@ class Service:
             raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.",
                                 path=source.session_path(ref))
         workspace, where = self.workspace_path_of(ref.workspace_key)
+        moved: list[str] = []
+        if source.resumes_from_any_folder and (workspace is None or not Path(workspace).is_dir()):
+            # Claude Code finds a session by its id from any folder (checked with the real client),
+            # and records the folder it was resumed in from then on.
+            gone = f"its folder {workspace} no longer exists" if workspace else "its folder is unknown"
+            moved.append(f"This {source.label} session's {gone.removeprefix('its ')}; {source.label} resumes it "
+                         f"from {self.workspace} and records that folder in it from now on.")
+            workspace, where = str(self.workspace), "current directory"
         if workspace is None:
             raise RepriseError(
                 f"Reprise does not know the folder of workspace {ref.workspace_key}.",
@@ -325,6 +357,7 @@ class Service:
                              hint="install it, or set [agent] resume in the config file "
                                   f"({self.loaded.config_path})")
         notes, snapshot, result = source.before_handoff(ref, Path(workspace), for_exec=for_exec)
+        notes = moved + notes
         if for_exec and where in ("current directory", "recorded"):
             with contextlib.suppress(OSError, RepriseError):
                 source.record_workspace(ref.workspace_key, Path(workspace))
@@ -377,7 +410,7 @@ class Service:
                 (ref.source, ref.workspace_key), self.resume_cost_key(ref.workspace_key, source=ref.source))
             if row.resume_cost is not None and row.resume_cost_key == wanted:
                 continue
-            cost = source.resume_cost(ref, self._meter_workspace(ref), row.size, row.mtime_ns)
+            cost = source.resume_cost(ref, self._meter_workspace(ref), row.size, row.mtime_ns, row.context_tokens)
             if cost is None:
                 continue
             row.resume_cost, row.resume_cost_key = cost, wanted
@@ -554,6 +587,10 @@ class Service:
 
     def config_report(self) -> list[tuple[str, object, str]]:
         return config_module.effective(self.loaded)
+
+    def source_choices(self) -> list[config_module.SourceChoice]:
+        """Each source, whether it is on, its roots and why (`reprise config`)."""
+        return list(self.loaded.choices.values())
 
 
 def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None]], text: str,

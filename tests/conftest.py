@@ -1,4 +1,5 @@
-"""Every test gets its own state root, cache, config and home: nothing touches the real ones."""
+"""Every test gets its own state root, cache, config, data folder and Claude Code root: nothing
+touches the real ones."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ def isolated_paths(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRISE_CONFIG", str(tmp_path / "config.toml"))
     monkeypatch.setenv("FRACTAL_STATE_HOME", str(state))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("REPRISE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))   # absent: Claude Code's source is off
     monkeypatch.delenv("REPRISE_FAULTS", raising=False)
     monkeypatch.delenv("FRACTAL_MODEL", raising=False)
     return state

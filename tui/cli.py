@@ -20,6 +20,7 @@ from pathlib import Path
 
 from reprise.core import contract
 from reprise.core.errors import AmbiguousError, RepriseError, UsageError
+from reprise.core.paths import SOURCE_NAMES
 from reprise.core.service import SORTS, Service, activity_time
 
 from .format import human_size, relative_time
@@ -65,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="all workspaces")
     p.add_argument("--limit", type=int, help="show at most N")
     p.add_argument("--sort", choices=SORTS, default="updated")
+    p.add_argument("--source", action="append", choices=SOURCE_NAMES, metavar="NAME",
+                   help=f"only this agent's sessions ({', '.join(SOURCE_NAMES)}); repeatable")
+    p.add_argument("--interactive", action="store_true",
+                   help="leave out the sessions the agent's own picker hides (`claude -p` and SDK runs)")
 
     p = add("show", "show a session: summary, bounded history, usage")
     p.add_argument("id")
@@ -167,8 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--here", action="store_true", help="only this workspace")
 
     p = add("pick", "choose a session in the TUI and print its id (exit 1 if cancelled)")
-    p.add_argument("--args", action="store_true",
-                   help="print `--workspace DIR --resume ID` for `fractal $(reprise pick --args)`")
+    printed = p.add_mutually_exclusive_group()
+    printed.add_argument("--args", action="store_true",
+                         help="print the resume arguments after the program name, for the picked session's agent "
+                              "(`--workspace DIR --resume ID` for Fractal, `--resume ID` for Claude Code)")
+    printed.add_argument("--command", action="store_true",
+                         help="print the whole shell-quoted resume line (`cd DIR && claude --resume ID`)")
 
     p = add("search", "full-text search over every turn")
     p.add_argument("query", nargs="+")
@@ -287,7 +296,8 @@ def _finite(value):
 # --- commands ----------------------------------------------------------------------------
 
 def cmd_list(service: Service, args, as_json: bool) -> int:
-    listing = service.list_sessions(all_workspaces=args.all, sort=args.sort, limit=args.limit)
+    listing = service.list_sessions(all_workspaces=args.all, sort=args.sort, limit=args.limit, sources=args.source,
+                                    hide_agent_hidden=args.interactive)
     service.load_details(listing.rows)
     if as_json:
         _emit(contract.dump(contract.session_list(listing)))
@@ -296,17 +306,23 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
         print(f"No sessions in {safe_line(listing.scope)}. State root: {safe_line(service.state_root)}")
         return 0
     now = time.time()
-    print(f"{'ID':10} {'TITLE':42} {'TURNS':>5} {'STATUS':14} {'ACTIVE':>9} {'SIZE':>8} {'CONTEXT':>8} {'COST':>8}")
+    agents = len(service.sources) > 1
+    agent_header = f"{'AGENT':10} " if agents else ""
+    print(f"{'ID':10} {agent_header}{'TITLE':42} {'TURNS':>5} {'STATUS':14} {'ACTIVE':>9} {'SIZE':>8} "
+          f"{'CONTEXT':>8} {'COST':>8}")
     for row in listing.rows:
         status = "PROBLEM" if row.problem_code else (row.fields.last_status or "-")
         pin = "*" if row.pinned else " "
         context = f"{row.context_tokens:,}" if row.context_tokens else "-"
         cost = f"{row.resume_cost:,}" if row.resume_cost is not None else "-"
-        print(f"{pin}{clipped(row.file_id, 9):9} {clipped(row.display_title, 42):42} {row.turns:5} "
+        agent = f"{clipped(row.source + (' -p' if row.hidden_by_agent else ''), 10):10} " if agents else ""
+        print(f"{pin}{clipped(row.file_id, 9):9} {agent}{clipped(row.display_title, 42):42} {row.turns:5} "
               f"{clipped(status, 14):14} "
               f"{relative_time(now - activity_time(row)):>9} {human_size(row.size):>8} {context:>8} {cost:>8}")
     shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
-    print(f"{shown} sessions shown, {safe_line(listing.scope)}, sorted by {listing.sort}")
+    left_out = (f" ({listing.hidden_left_out} that the agent's own picker hides left out)"
+                if listing.hidden_left_out else "")
+    print(f"{shown} sessions shown{left_out}, {safe_line(listing.scope)}, sorted by {listing.sort}")
     return 0
 
 
@@ -749,11 +765,15 @@ def cmd_workspaces(service: Service, args, as_json: bool) -> int:
 def cmd_config(service: Service, args, as_json: bool) -> int:
     rows = service.config_report()
     if as_json:
-        _emit(contract.dump(contract.config(service.loaded.config_path, rows)))
+        _emit(contract.dump(contract.config(service.loaded.config_path, rows, service.source_choices())))
         return 0
     print(f"Config file: {safe_line(service.loaded.config_path)}")
     for key, value, source in rows:
         print(f"{key} = {json.dumps(value)}    # {source}")
+    print("Sources:")
+    for choice in service.source_choices():
+        roots = ", ".join(safe_line(root) for root in choice.roots)
+        print(f"  {choice.name}: {'on' if choice.enabled else 'off'} ({safe_line(choice.why)}); roots: {roots}")
     return 0
 
 
@@ -809,11 +829,12 @@ def cmd_pick(service: Service, args, as_json: bool) -> int:
         result = make_app(service, mode="pick").run()
     if not isinstance(result, Picked):
         return 1
-    if args.args:
-        if result.workspace is None:
-            raise RepriseError(f"The folder of workspace {result.ref.workspace_key} is unknown.",
-                               hint="run reprise once inside it, or relink it")
-        print(shlex.join(["--workspace", result.workspace, "--resume", result.ref.session_id]))
+    if args.args or args.command:
+        plan = service.resume_plan(result.ref, for_exec=False)
+        if args.args:
+            print(shlex.join(plan.argv[1:]))
+        else:
+            print(f"cd {shlex.quote(plan.cwd)} && {shlex.join(plan.argv)}")
     elif as_json:
         _emit(contract.dump(contract.session_place(result.ref, result.workspace)))
     else:

@@ -3,16 +3,23 @@ through the protocol of `base.py`. This registry is the one place that names the
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..paths import data_dir
+
 if TYPE_CHECKING:
-    from ..config import Settings
+    from ..config import LoadedSettings
     from .base import SessionSource
 
 
-def make_sources(state_root: Path, settings: Settings) -> dict[str, SessionSource]:
-    """Every source, by name, in the order listings show them."""
+def make_sources(loaded: LoadedSettings) -> dict[str, SessionSource]:
+    """Every source that is on (`LoadedSettings.choices`), by name, in the order listings show them."""
     from .fractal.source import FractalSource
 
-    return {FractalSource.name: FractalSource(state_root, settings)}
+    sources: dict[str, SessionSource] = {FractalSource.name: FractalSource(loaded.state_root, loaded.settings)}
+    claude = loaded.choices.get("claude")
+    if claude is not None and claude.enabled:
+        from .claude.source import ClaudeSource
+
+        sources[ClaudeSource.name] = ClaudeSource(claude.roots, loaded.settings, data_dir())
+    return sources

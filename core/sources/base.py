@@ -53,13 +53,16 @@ class Capabilities:
 
 @dataclass(frozen=True, slots=True)
 class SessionFile:
-    """One file a source lists, with the stat the catalog checks it by."""
+    """One file a source lists, with the stat the catalog checks it by, and what the source kept of
+    its last read of the file (`carry`), so a grown file can be read on from where that read ended."""
 
     workspace_key: str | None   # None when the folder is recorded inside the file (read with the fields)
     file_id: str
     path: str
     size: int
     mtime_ns: int
+    carry: bytes | None = None
+    group: str = ""   # the group `file_stats` named it in
 
 
 @dataclass(slots=True)
@@ -83,6 +86,7 @@ class ListingFields:
     hidden_by_agent: bool = False
     workspace_path: str | None = None
     warning: str | None = None
+    agent_title: str | None = None   # the title the agent itself keeps (Claude Code's custom or AI title)
 
 
 @dataclass(slots=True)
@@ -98,6 +102,7 @@ class ListedFile:
     fields: ListingFields | Problem
     settled: bool = True   # False: a rewrite in the same clock tick could keep (size, mtime); read it again
     content_digest: str | None = None   # tells a re-read of an unsettled file from a change
+    carry: bytes | None = None   # the source's state after this read, handed back with the file's next change
 
 
 @dataclass(slots=True)
@@ -124,25 +129,30 @@ class OpenedSession:
 
 
 class ListingSource(ABC):
-    """What the catalog needs of a store: its files, their stat on every listing, the listing fields
-    of a new or changed file, its search texts, and Reprise's own title and pin of a session.
+    """What the catalog needs of a store: its files in groups (folders), their stat on every listing,
+    the listing fields of a new or changed file, its search texts, and Reprise's own title and pin
+    of a session.
 
+    A store either keeps each workspace's sessions in a group of their own, named by the workspace
+    key (`groups_are_workspaces`: Fractal), or records the folder inside each file (Claude Code's
+    slugs are lossy): then every group is listed and the key comes with each file's fields.
     The catalog may hand a source to worker processes, so a source pickles (by its root)."""
 
     name: ClassVar[str]
+    groups_are_workspaces: ClassVar[bool] = True
 
     @abstractmethod
-    def workspace_keys(self) -> list[str]:
-        """The workspaces this store holds sessions of."""
+    def groups(self) -> list[str]:
+        """The groups (folders) of session files this store has."""
 
     @abstractmethod
-    def file_stats(self, key: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
-        """{file id: (size, mtime_ns)} of one workspace's session files ((-1, -1) for a file that
+    def file_stats(self, group: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
+        """{file id: (size, mtime_ns)} of one group's session files ((-1, -1) for a file that
         cannot be stat'ed), and the problem when the folder cannot be read. Run on every listing
         for every file: nothing a plain stat does not need."""
 
     @abstractmethod
-    def file_path(self, key: str, file_id: str) -> str:
+    def file_path(self, group: str, file_id: str) -> str:
         """Where a file that `file_stats` named is."""
 
     @abstractmethod
@@ -155,7 +165,7 @@ class ListingSource(ABC):
 
     @abstractmethod
     def workspace_path(self, key: str) -> str | None:
-        """The folder a workspace key stands for, when the store knows it."""
+        """The folder a workspace key stands for, when the store knows it apart from its files."""
 
     @property
     @abstractmethod
@@ -174,14 +184,11 @@ class SessionSource(ABC):
     name: ClassVar[str]
     label: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+    resumes_from_any_folder: ClassVar[bool] = False   # the agent finds a session by id wherever it runs
     listing: ListingSource   # what the catalog lists of this store
     own_paths: OwnPaths      # where Reprise keeps its own files of this source's sessions
     archive: Archive         # Reprise's archive of them (trimmed and replaced bytes, long outputs)
     audit: AuditLog          # the log of what Reprise changed in them
-
-    @abstractmethod
-    def workspace_keys(self) -> list[str]:
-        """The workspaces this store holds sessions of."""
 
     @abstractmethod
     def open(self, ref: SessionRef) -> OpenedSession:
@@ -251,7 +258,10 @@ class SessionSource(ABC):
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
         raise self._unsupported("metered")
 
-    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int) -> int | None:
+    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
+                    listed_context: int = 0) -> int | None:
+        """The next turn's total with an empty draft, for the file version listed (with its listed
+        measured context); None when it cannot be had now."""
         return None
 
     def check_sendable(self, ref: SessionRef, message: str, workspace: Path | None, *,

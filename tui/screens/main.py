@@ -124,7 +124,7 @@ class CostsFilled(Message):
 def matches(row: SessionRow, needle: str) -> bool:
     """The `/` filter: title, first and last message, or id prefix."""
     needle = needle.lower()
-    return (row.file_id.startswith(needle) or needle in (row.title or "").lower()
+    return (row.file_id.startswith(needle) or needle in (row.title or row.fields.agent_title or "").lower()
             or needle in row.fields.first_message.lower() or needle in row.fields.last_message.lower()
             or (row.problem_message is not None and needle in row.problem_message.lower()))
 
@@ -143,6 +143,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         Binding("a", "toggle_scope", "All/here"),
         Binding("w", "choose_workspace", "Workspace"),
         Binding("s", "cycle_sort", "Sort"),
+        Binding("g", "cycle_agent", "Agent"),
+        Binding("h", "toggle_agent_hidden", "Hide -p"),
         Binding("i,tab", "focus_composer", "Compose"),
         Binding("escape", "back", "Back", show=False),
         Binding("x", "recover", "Mark stale turn interrupted", show=False),
@@ -168,6 +170,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.scope_label = "this workspace"
         self.filter_text = ""
         self.sort = "updated"
+        self.agent_filter: str | None = None   # one source's sessions only
+        self.hide_agent_hidden = False          # leave out what the agent's own picker hides
         self.detail: SessionDetail | None = None
         self.prepared: LiveMeter | None = None
         self.meter_result: MeterResult | None = None
@@ -221,6 +225,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         text = counts
         if self.filter_text:
             text.append(f" · filter: {safe_line(self.filter_text)}", style="yellow")
+        if self.agent_filter:
+            text.append(f" · agent: {self.service.sources[self.agent_filter].label}", style="yellow")
+        if self.hide_agent_hidden:
+            text.append(" · -p runs hidden", style="yellow")
         text.append(f" · sort: {self.sort}")
         problems = sum(1 for row in self.all_rows if row.problem_code)
         if problems:
@@ -236,7 +244,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def update_columns(self) -> None:
         session_list = self.query_one(SessionList)
         width = session_list.content_width or 60
-        self.query_one("#columns", Static).update(Text(header_text(max(width, 30), self.sort), style="bold"))
+        self.query_one("#columns", Static).update(Text(header_text(max(width, 30), self.sort, session_list.show_agent),
+                                                       style="bold"))
 
     # --- rows ------------------------------------------------------------------------------
 
@@ -298,8 +307,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def apply_view(self, *, select: str | None = None) -> None:
         wanted = self.filter_text
         rows = [row for row in self.all_rows if matches(row, wanted)] if wanted else list(self.all_rows)
+        if self.agent_filter:
+            rows = [row for row in rows if row.source == self.agent_filter]
+        if self.hide_agent_hidden:
+            rows = [row for row in rows if not row.hidden_by_agent]
         sort_rows(rows, self.sort)
-        self.query_one(SessionList).set_rows(rows, keep=select)
+        session_list = self.query_one(SessionList)
+        session_list.show_agent = len({row.source for row in self.all_rows}) > 1
+        session_list.set_rows(rows, keep=select)
         self.update_header()
 
     def show_empty_state(self) -> None:
@@ -438,12 +453,18 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         needs_session = {"resume", "trim", "delete", "rename", "pin"}
+        if action in ("cycle_agent", "toggle_agent_hidden"):
+            return len(self.service.sources) > 1
         if action in needs_session:
             row = self.query_one(SessionList).current if self.is_mounted else None
             if row is None or (row.problem_code and action != "delete"):
                 return None
             if self.mode == "pick" and action not in ("resume",):
                 return False
+            able = self.service.sources[row.source].capabilities
+            if ((action == "trim" and not (able.trim_in_place or able.trim_fork))
+                    or (action == "delete" and not able.trash) or (action == "resume" and not able.resume)):
+                return None
         if self.mode == "pick" and action in ("new", "focus_composer", "recover", "undo"):
             return False
         return True
@@ -744,6 +765,16 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     def action_cycle_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.apply_view()
+
+    def action_cycle_agent(self) -> None:
+        """Every agent's sessions, then each agent's in turn."""
+        names = [None, *self.service.sources]
+        self.agent_filter = names[(names.index(self.agent_filter) + 1) % len(names)]
+        self.apply_view()
+
+    def action_toggle_agent_hidden(self) -> None:
+        self.hide_agent_hidden = not self.hide_agent_hidden
         self.apply_view()
 
     def action_choose_workspace(self) -> None:

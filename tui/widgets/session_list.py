@@ -47,12 +47,18 @@ COLUMNS = (
     Column("cost", "COST", 8),
 )
 MARKS_WIDTH = 4
+AGENT_MARKS = {"fractal": "F", "claude": "C"}   # the agent column, shown when the list mixes agents
 
 
-def header_text(width: int, sort: str) -> str:
+def marks_width(show_agent: bool) -> int:
+    return MARKS_WIDTH + (2 if show_agent else 0)
+
+
+def header_text(width: int, sort: str, show_agent: bool = False) -> str:
     """The column titles for a list of this width, the sorted one marked."""
-    title_width = max(width - MARKS_WIDTH - sum(c.width + 1 for c in COLUMNS), 8)
-    cells = [" " * MARKS_WIDTH + "TITLE".ljust(title_width)]
+    marks = marks_width(show_agent)
+    title_width = max(width - marks - sum(c.width + 1 for c in COLUMNS), 8)
+    cells = [(" " * (marks - 2) + "A " if show_agent else " " * marks) + "TITLE".ljust(title_width)]
     for column in COLUMNS:
         label = column.title + ("▼" if column.key == sort else "")
         cells.append(label.rjust(column.width))
@@ -109,6 +115,7 @@ class SessionList(ScrollView, can_focus=True):
         self.clock = clock
         self._now = clock()
         self._highlighted_path: str | None = None
+        self.show_agent = False   # a mark for each row's agent, when the list mixes agents
 
     # --- attributes down -------------------------------------------------------------------
 
@@ -161,7 +168,7 @@ class SessionList(ScrollView, can_focus=True):
         return Strip(segments).adjust_cell_length(width, base).crop(0, width)
 
     def _cells(self, row: SessionRow, width: int, base: Style) -> list[Segment]:
-        title_width = max(width - MARKS_WIDTH - sum(c.width + 1 for c in COLUMNS), 8)
+        title_width = max(width - marks_width(self.show_agent) - sum(c.width + 1 for c in COLUMNS), 8)
         status = "pending" if row.fields.pending else row.fields.last_status
         mark, variable = STATUS_MARKS.get(status, STATUS_MARKS[None])
         if row.problem_code:
@@ -175,8 +182,13 @@ class SessionList(ScrollView, can_focus=True):
             human_size(row.size),
             f"{row.resume_cost:,}" if row.resume_cost is not None else "…" if not row.problem_code else "-",
         ]
-        segments = [Segment(f" {pin}", base), Segment(mark, mark_style), Segment(" ", base),
-                    Segment(clipped(row.display_title, title_width).ljust(title_width), title_style)]
+        segments = [Segment(f" {pin}", base), Segment(mark, mark_style), Segment(" ", base)]
+        if self.show_agent:
+            # A session the agent's own picker hides (`claude -p`) is marked in lower case, muted.
+            agent = AGENT_MARKS.get(row.source, "?")
+            agent_style = base + self.get_component_rich_style("session-list--muted") if row.hidden_by_agent else base
+            segments.append(Segment(f"{agent.lower() if row.hidden_by_agent else agent} ", agent_style))
+        segments.append(Segment(clipped(row.display_title, title_width).ljust(title_width), title_style))
         for column, figure in zip(COLUMNS, figures, strict=True):
             segments.append(Segment(" " + figure[: column.width].rjust(column.width), base))
         return segments

@@ -93,7 +93,7 @@ class FractalListing(ListingSource):
     def own_paths(self) -> OwnPaths:
         return self.store.paths
 
-    def workspace_keys(self) -> list[str]:
+    def groups(self) -> list[str]:
         return self.store.workspace_keys()
 
     def workspace_path(self, key: str) -> str | None:

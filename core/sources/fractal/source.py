@@ -176,7 +176,8 @@ class FractalSource(SessionSource):
         agents_digest = hashlib.blake2b(agents.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         return f"{METER_VERSION}|{name}|{spec.encoding}|{spec.overhead}|{agents_digest}"
 
-    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int) -> int | None:
+    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
+                    listed_context: int = 0) -> int | None:
         """The meter total of the next turn with an empty draft; None when the file is not the listed version."""
         try:
             loaded = self.store.load(ref, keep_data=False)

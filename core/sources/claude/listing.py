@@ -1,0 +1,302 @@
+"""Claude Code's side of the listing: its session files under every root, their stat, and the
+listing fields of one file, read on from where the last read of it ended.
+
+Claude Code's files are large and append-only. The listing keeps, per file, a `carry`: the byte
+offset its last read reached, the file's identity (inode, device), digests of its first 4 KB and
+of the 4 KB before that offset, the warnings so far, and the listing fold's state (its compact
+chain table). A file that grew and still matches is read from that offset only; anything else
+(a new inode, a rewrite, a shorter file) is read whole again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import RepriseError
+from ...own_files import OwnFiles
+from ...paths import OwnPaths, SessionRef, workspace_key
+from ...problems import Problem
+from ...rooted import Root
+from ...session_files import ReadProblem, chunks_of, opened_regular_file
+from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from .fields import ClaudeFields, ListingFold
+from .layout import SUFFIX, ClaudeRoot, is_session_id
+from .records import parse_lines
+from .search import search_records
+
+NAME = "claude"
+PREVIEW_CHARS = 400
+EDGE = 4096                      # the bytes hashed at the start of a file and before the offset read to
+MAX_WARNINGS = 5
+_RACY_NS = 3_000_000_000
+_CARRY = struct.Struct("<4sQQQQII")   # magic, offset, lines, inode, device, head length, edge length
+_MAGIC = b"RCL1"
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+
+
+def _edge_digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+@dataclass(slots=True)
+class Carry:
+    """What one read of a file leaves for the next."""
+
+    offset: int
+    lines: int             # the complete lines before `offset` (warnings name lines by number)
+    inode: int
+    device: int
+    head: bytes            # the first min(EDGE, offset) bytes' digest
+    head_length: int
+    edge: bytes            # the digest of the EDGE bytes before `offset`
+    edge_length: int
+    warnings: list[str] = field(default_factory=list)
+    fold: bytes = b""
+
+    def to_bytes(self) -> bytes:
+        notes = json.dumps(self.warnings).encode()
+        return b"".join((_CARRY.pack(_MAGIC, self.offset, self.lines, self.inode, self.device, self.head_length,
+                                     self.edge_length), self.head, self.edge, struct.pack("<I", len(notes)), notes,
+                         self.fold))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Carry | None:
+        """None for bytes another version wrote (the file is then read whole)."""
+        try:
+            magic, offset, lines, inode, device, head_length, edge_length = _CARRY.unpack_from(data)
+            if magic != _MAGIC:
+                return None
+            at = _CARRY.size
+            head, edge = data[at:at + 16], data[at + 16:at + 32]
+            (notes_length,) = struct.unpack_from("<I", data, at + 32)
+            notes_at = at + 36
+            warnings = json.loads(data[notes_at:notes_at + notes_length])
+            return cls(offset, lines, inode, device, head, head_length, edge, edge_length, list(warnings),
+                       data[notes_at + notes_length:])
+        except (struct.error, ValueError, TypeError):
+            return None
+
+
+@dataclass(slots=True)
+class FileRead:
+    """A read of one session file: the fold over every record so far, the bytes this read took,
+    the stat of the file, the carry for the next read, and the warnings of every read."""
+
+    fold: ListingFold
+    size: int
+    mtime_ns: int
+    read_bytes: int
+    carry: Carry
+    warnings: list[str]
+
+
+def _pread_all(fd: int, length: int, offset: int) -> bytes:
+    parts, done = [], 0
+    while done < length:
+        chunk = os.pread(fd, length - done, offset + done)
+        if not chunk:
+            break
+        parts.append(chunk)
+        done += len(chunk)
+    return b"".join(parts)
+
+
+def _resumable(fd: int, info: os.stat_result, carry: Carry | None) -> Carry | None:
+    """The carry, when the file is the one it was taken from, grown or as it was."""
+    if (carry is None or carry.inode != info.st_ino or carry.device != info.st_dev
+            or info.st_size < carry.offset):
+        return None
+    if _edge_digest(_pread_all(fd, carry.head_length, 0)) != carry.head:
+        return None
+    start = carry.offset - carry.edge_length
+    if _edge_digest(_pread_all(fd, carry.edge_length, start)) != carry.edge:
+        return None
+    return carry
+
+
+def read_session_file(path: Path, root: Path, previous: bytes | None) -> FileRead:
+    """Fold the file's records, from the previous read's offset when the file only grew since.
+    Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
+    carry = Carry.from_bytes(previous) if previous else None
+    with opened_regular_file(path, root) as (fd, info):
+        resumed = _resumable(fd, info, carry)
+        if resumed is not None:
+            fold = ListingFold.from_bytes(resumed.fold)
+            start, lines, warnings = resumed.offset, resumed.lines, list(resumed.warnings)
+            os.lseek(fd, start, os.SEEK_SET)
+        else:
+            fold, start, lines, warnings = ListingFold(), 0, 0, []
+        data = b"".join(chunks_of(fd))
+        mtime_ns = os.fstat(fd).st_mtime_ns
+        parsed = parse_lines(data, start, first_line=lines + 1)
+        end = parsed.end   # a truncated last line is read again next time
+        head_length = edge_length = min(EDGE, end)
+        head = data[:head_length] if start == 0 else _pread_all(fd, head_length, 0)
+        consumed = end - start
+        edge = data[consumed - edge_length:consumed] if consumed >= edge_length else \
+            _pread_all(fd, edge_length, end - edge_length)
+    fold.feed(parsed.records)
+    warnings = (warnings + parsed.warnings)[:MAX_WARNINGS]
+    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, _edge_digest(head), head_length, _edge_digest(edge),
+                      edge_length, warnings, fold.to_bytes())
+    return FileRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)
+
+
+def listing_fields(found: ClaudeFields, file_id: str, key: str, folder: str | None,
+                   warnings: Sequence[str]) -> ListingFields:
+    """What a listing shows of one Claude Code session."""
+    return ListingFields(
+        session_id=file_id,
+        workspace_key=key,
+        turns=found.turns,
+        first_message=_preview(found.first_message),
+        last_message=_preview(found.last_message),
+        last_status=found.last_status,
+        pending=False,
+        last_activity=found.last_activity,
+        activity_source="history" if found.last_activity else "mtime",
+        context_tokens=found.context_tokens or 0,
+        usage=found.usage,
+        branch=found.branch,
+        model=found.model,
+        hidden_by_agent=found.hidden_by_agent,
+        workspace_path=folder,
+        warning="; ".join(warnings) or None,
+        agent_title=found.title if found.title_source in ("custom-title", "ai-title") else None,
+    )
+
+
+def folder_guess(group: str) -> str:
+    """The folder a slug may stand for, for a file that records none (slugs are lossy)."""
+    return "/" + Path(group).name.lstrip("-").replace("-", "/")
+
+
+class ClaudeListing(ListingSource):
+    """Claude Code's stores under their roots, as the catalog lists them: a group is one project
+    folder (`projects/<slug>`), and each file's workspace is the folder its records name."""
+
+    name = NAME
+    groups_are_workspaces = False
+
+    def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
+        self.roots = [ClaudeRoot(Path(root)) for root in roots]
+        self._own_paths = own_paths
+        self.own_files = OwnFiles(own_paths, Root(own_paths.root, "Reprise's data folder"))
+        self.last_read_bytes = 0   # what the newest read_listing took from the disk (for the benchmarks)
+
+    def __reduce__(self) -> tuple[Callable[[list[str], str], ClaudeListing], tuple[list[str], str]]:
+        return _listing_at, ([str(root.path) for root in self.roots], str(self._own_paths.root))
+
+    @property
+    def own_paths(self) -> OwnPaths:
+        return self._own_paths
+
+    def root_of(self, path: str | Path) -> Path:
+        """The root a session file is under (the listing never names a file outside its roots)."""
+        text = str(path)
+        for root in self.roots:
+            projects = f"{root.projects}/"
+            if text.startswith(projects):
+                return root.path
+        raise RepriseError(f"{text} is not inside a Claude Code root ({', '.join(str(r.path) for r in self.roots)}).")
+
+    def groups(self) -> list[str]:
+        found = []
+        for root in self.roots:
+            try:
+                entries = os.scandir(root.projects)
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            found.append(entry.path)
+                    except OSError:
+                        continue
+        return sorted(found)
+
+    def file_stats(self, group: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
+        found: dict[str, tuple[int, int]] = {}
+        try:
+            entries = os.scandir(group)
+        except (FileNotFoundError, NotADirectoryError):
+            return found, None
+        except OSError as exc:
+            return found, Problem(group, "unreadable_folder", f"the project folder cannot be read "
+                                  f"({exc.strerror or exc}); its sessions are not listed")
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith(SUFFIX) or not is_session_id(name[:-len(SUFFIX)]):
+                    continue
+                try:
+                    info = entry.stat()
+                    found[name[:-len(SUFFIX)]] = (info.st_size, info.st_mtime_ns)
+                except OSError:
+                    found[name[:-len(SUFFIX)]] = (-1, -1)
+        return found, None
+
+    def file_path(self, group: str, file_id: str) -> str:
+        return f"{group}/{file_id}{SUFFIX}"
+
+    def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
+        path = Path(file.path)
+        guessed = folder_guess(file.group or str(path.parent))
+        try:
+            read = read_session_file(path, self.root_of(path), file.carry)
+        except FileNotFoundError:
+            return ListedFile(workspace_key(guessed), file.file_id, file.path, -1, -1,
+                              Problem(file.path, "vanished", "the file disappeared while it was read"), settled=False)
+        except (ReadProblem, OSError, RepriseError) as exc:
+            code = exc.code if isinstance(exc, ReadProblem) else "unreadable"
+            message = exc.message if isinstance(exc, ReadProblem) else str(exc)
+            return ListedFile(workspace_key(guessed), file.file_id, file.path, file.size, file.mtime_ns,
+                              Problem(file.path, code, message))
+        self.last_read_bytes = read.read_bytes
+        found = read.fold.result()
+        warnings = list(read.warnings)
+        folder = found.cwd
+        if folder is None:
+            folder = guessed
+            warnings.append(f"the file records no folder (cwd); guessed {guessed} from its project folder's name")
+        key = workspace_key(folder)
+        settled = abs(now_ns - read.mtime_ns) >= _RACY_NS
+        digest = hashlib.blake2b(read.carry.head + read.carry.edge + str(read.size).encode(),
+                                 digest_size=16).hexdigest()
+        return ListedFile(key, file.file_id, file.path, read.size, read.mtime_ns,
+                          listing_fields(found, file.file_id, key, folder, warnings), settled, digest,
+                          read.carry.to_bytes())
+
+    def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
+        path = Path(file.path)
+        try:
+            with opened_regular_file(path, self.root_of(path)) as (fd, _):
+                data = b"".join(chunks_of(fd))
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return None
+        return search_records(parse_lines(data, 0).records)
+
+    def workspace_path(self, key: str) -> str | None:
+        return None   # each file records its own folder: the catalog keeps it per row
+
+    def title_and_pin(self, ref: SessionRef) -> tuple[str | None, bool]:
+        try:
+            meta = self.own_files.read_meta(ref)
+        except (OSError, ValueError, RepriseError):
+            return None, False
+        return meta.title, meta.pinned
+
+
+def _listing_at(roots: list[str], data: str) -> ClaudeListing:
+    return ClaudeListing([Path(root) for root in roots], OwnPaths(Path(data), NAME))
+

@@ -1,0 +1,87 @@
+"""Claude Code's meter: what the next turn of a session will send.
+
+The context in use now is measured: the input, cache-creation and cache-read tokens of the newest
+main-chain reply, or the `postTokens` of a compaction newer than it (Claude Code's own figures, in
+the file). The next turn sends that plus the draft, whose tokens are an estimate: Claude's
+tokenizer is not public, so the draft is counted with a bundled one and labelled so. A session
+with no reply yet has nothing measured: its fixed part (system prompt, tools, environment) is
+Claude Code's, about 49,300 characters in 2.1.332, estimated at four characters a token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...config import MeterSettings
+from ...meter import CONFIGURED, COUNTED, MEASURED, Measured, MeterResult, Part, TokenCounter, spec_for
+
+ENCODING = "o200k_base"
+FIXED_CHARS = 49_300      # a resumed turn's fixed request text before any history (Claude Code 2.1.332)
+CHARS_PER_TOKEN = 4
+DEFAULT_MODEL = "claude"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextNow:
+    """The measured context of a session and where the figure comes from."""
+
+    tokens: int | None      # None: no reply or compaction recorded yet
+    turn: int               # the turn (from 1) whose reply or compaction it was measured at
+    source: str             # "reply" or "compaction"
+    model: str | None
+
+
+class ClaudeMeter:
+    """The meter of one Claude Code session, with everything but the draft known."""
+
+    def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow, *,
+                 model: str | None = None):
+        self.settings = settings
+        self.counter = counter
+        self.context = context
+        if model:
+            self.model, self.model_source = model, "--model"
+        elif settings.model:
+            self.model, self.model_source = settings.model, "config meter.model"
+        elif context.model:
+            self.model, self.model_source = context.model, "the session's newest reply"
+        else:
+            self.model, self.model_source = DEFAULT_MODEL, "default (no reply recorded yet)"
+        self.spec = spec_for(self.model, settings.models)
+        self._empty: MeterResult | None = None
+        self._last: tuple[str, MeterResult] | None = None
+
+    def _context_part(self) -> Part:
+        context = self.context
+        if context.tokens is None:
+            return Part("context", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
+                        note="nothing measured yet: Claude Code's fixed prompt (system prompt, tools, environment), "
+                             "about 49,300 characters, estimated")
+        what = ("the compaction's postTokens" if context.source == "compaction" else
+                "input + cache creation + cache read of the newest reply")
+        return Part("context", context.tokens, MEASURED, note=f"{what} (turn {context.turn}), as Claude Code recorded it")
+
+    def _result(self, message: str) -> MeterResult:
+        parts = [self._context_part()]
+        draft = 0
+        if message:
+            draft = self.counter.count(message, ENCODING)
+            parts.append(Part("message", draft, COUNTED, len(message),
+                              note=f"estimated with {ENCODING}: Claude's tokenizer is not public"))
+        measured = Measured(self.context.turn, self.context.tokens) if self.context.tokens is not None else None
+        return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=tuple(parts),
+                           window=self.spec.input_budget, warn_at=self.settings.warn, measured=measured, exact=False,
+                           window_source=f"model table ({self.spec.pattern}): the input budget", draft=draft)
+
+    @property
+    def base_total(self) -> int:
+        return self.with_message("").total
+
+    def with_message(self, message: str) -> MeterResult:
+        if not message:
+            if self._empty is None:
+                self._empty = self._result("")
+            return self._empty
+        if self._last is None or self._last[0] != message:
+            self._last = (message, self._result(message))
+        return self._last[1]
