@@ -27,6 +27,7 @@ _TYPE_AT_START = re.compile(rb'\{"type":"([A-Za-z0-9_-]{1,64})"')
 _ATTACHMENT_HEAD = re.compile(
     rb'\{"parentUuid":(?:null|"([0-9A-Za-z-]{1,64})"),"isSidechain":(true|false),"attachment":\{"type":"([A-Za-z0-9_-]{1,64})"')
 _ATTACHMENT_TAIL = re.compile(rb',"type":"attachment","uuid":"([0-9A-Za-z-]{1,64})","timestamp":"([0-9T:.Z+-]{1,40})"')
+_TIMESTAMP = re.compile(rb'"timestamp":"([0-9T:.Z+-]{1,40})"')
 _TAIL_MARK = b',"type":"attachment","uuid":"'
 
 
@@ -62,7 +63,7 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
                 records.append(stub)
                 continue
         try:
-            record = json.loads(line)
+            record = json.loads(line.decode())   # decoded here: json's own guess takes some bytes for UTF-16
         except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
             parsed.warnings.append(f"line {number}: not JSON ({_reason(exc)})")
             continue
@@ -81,7 +82,13 @@ def _skimmed(line: bytes) -> Record | None:
         match = _TYPE_AT_START.match(line)
         if match is None:
             return None
-        return {"type": match.group(1).decode(), SKIPPED: len(line)}
+        stub: Record = {"type": match.group(1).decode()}
+        nested = line.find(b"{", 1)   # the timestamp is among the top-level fields before any nested one
+        stamp = _TIMESTAMP.search(line, 0, nested if nested > 0 else len(line))
+        if stamp is not None:
+            stub["timestamp"] = stamp.group(1).decode()
+        stub[SKIPPED] = len(line)
+        return stub
     head = _ATTACHMENT_HEAD.match(line)
     if head is None:
         return None
