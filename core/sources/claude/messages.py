@@ -22,6 +22,18 @@ ERROR = "e"         # an API error: `system` `api_error`, or Claude Code's synth
 BOUNDARY = "b"      # `system` `compact_boundary`
 OTHER = "o"         # attachments, other system records, anything else with a uuid
 
+# The record types Claude Code 2.1.332 writes (its transcript writer's table); others are kept and ignored.
+KNOWN_TYPES = frozenset({
+    "user", "assistant", "attachment", "system", "progress", "summary", "custom-title", "ended-by-model",
+    "continued-in", "ai-title", "last-prompt", "tag", "relocated", "agent-name", "agent-color", "agent-setting",
+    "pr-link", "frame-link", "artifact-comment-monitor", "artifact-autoreact-ledger", "bridge-session",
+    "history-suppression", "file-history-snapshot", "file-history-delta", "attribution-snapshot", "mode",
+    "permission-mode", "isolation-latch", "session-owner", "dev-mods", "memory-mode", "atis-latch", "tools-used",
+    "data-flow-records", "data-flow-incomplete", "derived-from", "worktree-state", "cost-state", "queue-operation",
+    "content-replacement", "api-request-shape", "api-request-blob", "api-request", "api-request-resumed",
+    "fork-context-ref", "observer-ref", "resume-head-vouch",
+})
+
 SYNTHETIC_MODEL = "<synthetic>"
 INTERRUPTED_PREFIX = "[Request interrupted"
 
