@@ -21,8 +21,10 @@ HIDDEN_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})   # `claude -p` 
 _FORMAT = 1
 _ENDINGS: dict[str, Status] = {ASSISTANT: "succeeded", ERROR: "failed", INTERRUPT: "interrupted"}   # how a turn ended
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-_SCALARS = ("session_id", "cwd", "custom_title", "ai_title", "last_activity", "branch", "version", "entrypoint",
-            "cost", "unnamed_usage")
+_SCALARS = ("session_id", "cwd", "custom_title", "ai_title", "summary", "last_activity", "branch", "version",
+            "entrypoint", "cost", "unnamed_usage", "bad_lines", "line_warnings")
+_KEPT_WARNINGS = 3
+TitleSource = Literal["custom-title", "ai-title", "summary", "prompt"]
 
 
 @dataclass(slots=True)
@@ -32,7 +34,7 @@ class ClaudeFields:
     session_id: str | None
     cwd: str | None
     title: str | None
-    title_source: Literal["custom-title", "ai-title", "prompt"] | None
+    title_source: TitleSource | None
     first_message: str
     last_message: str
     turns: int
@@ -48,6 +50,7 @@ class ClaudeFields:
     version: str | None
     branches: int                     # conversations off the main chain (rewound turns, forks in the file)
     chain_cut_at: str | None          # the parent uuid the main chain stops at because the file lacks it
+    warning: str | None               # the lines that could not be read, for the listing's warning
 
 
 class ListingFold:
@@ -59,6 +62,7 @@ class ListingFold:
         self.cwd: str | None = None
         self.custom_title: str | None = None
         self.ai_title: str | None = None
+        self.summary: str | None = None         # older versions' `summary` record: their picker's title
         self.last_activity: str | None = None
         self.branch: str | None = None
         self.version: str | None = None
@@ -66,8 +70,15 @@ class ListingFold:
         self.cost: float | None = None
         self.usage: dict[str, list[int]] = {}   # message.id -> the usage its newest line repeats
         self.unnamed_usage = [0, 0, 0, 0]       # assistant lines without a message id
+        self.bad_lines = 0                      # lines `parse_lines` skipped
+        self.line_warnings: list[str] = []      # the first few of its warnings
 
-    def feed(self, records: Iterable[Record]) -> None:
+    def feed(self, records: Iterable[Record], warnings: Iterable[str] = ()) -> None:
+        """Fold in the records of the next chunk, and the warnings `parse_lines` gave for it."""
+        for warning in warnings:
+            self.bad_lines += 1
+            if len(self.line_warnings) < _KEPT_WARNINGS:
+                self.line_warnings.append(warning)
         records = list(records)
         self.chain.add(records)
         for record in records:
@@ -91,6 +102,8 @@ class ListingFold:
                 self.custom_title = record["customTitle"]   # "" clears it, as in Claude Code
             elif kind == "ai-title" and isinstance(record.get("aiTitle"), str):
                 self.ai_title = record["aiTitle"]
+            elif kind == "summary" and isinstance(record.get("summary"), str):
+                self.summary = record["summary"]
             elif kind == "cost-state":
                 cost = record.get("totalCostUSD")
                 if isinstance(cost, int | float) and not isinstance(cost, bool):
@@ -133,11 +146,13 @@ class ListingFold:
         for figures in self.usage.values():
             totals = [a + b for a, b in zip(totals, figures, strict=True)]
         title: str | None
-        source: Literal["custom-title", "ai-title", "prompt"] | None
+        source: TitleSource | None
         if self.custom_title:
             title, source = self.custom_title, "custom-title"
         elif self.ai_title:
             title, source = self.ai_title, "ai-title"
+        elif self.summary:
+            title, source = self.summary, "summary"
         elif prompts:
             title, source = prompts[0], "prompt"
         else:
@@ -163,7 +178,15 @@ class ListingFold:
             version=self.version,
             branches=chain.branches,
             chain_cut_at=chain.cut_at,
+            warning=self._warning(),
         )
+
+    def _warning(self) -> str | None:
+        if not self.bad_lines:
+            return None
+        more = "; …" if self.bad_lines > len(self.line_warnings) else ""
+        lines = "line" if self.bad_lines == 1 else "lines"
+        return f"{self.bad_lines} {lines} skipped ({'; '.join(self.line_warnings)}{more})"
 
     def to_bytes(self) -> bytes:
         scalars = [getattr(self, name) for name in _SCALARS]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reprise.core.sources.claude.chain import UUID, ChainTable, main_chain_records
@@ -140,6 +142,19 @@ def test_a_table_extended_chunk_by_chunk_equals_one_built_at_once_and_round_trip
     assert parts == whole
     assert parts.main_chain() == whole.main_chain()
     assert [whole.rows[at][UUID] for at in whole.main_chain().rows][-1] == session.head
+
+
+REAL = sorted((Path(__file__).resolve().parents[2] / "fixtures" / "claude-store" / "projects").glob("*/*.jsonl"))
+
+
+@pytest.mark.skipif(not REAL, reason="the real Claude Code store is not in this checkout")
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:8])
+def test_in_real_files_the_leaf_is_the_newest_last_prompts_and_every_record_is_on_one_chain(path):
+    records = parse_lines(path.read_bytes(), 0).records
+    chain, info, table = main_chain_records(records)
+    assert info.leaf == [r["leafUuid"] for r in records if r["type"] == "last-prompt"][-1]
+    assert len(chain) == len(table.rows) == sum("uuid" in r for r in records)
+    assert info.branches == 0 and info.cut_at is None
 
 
 @pytest.mark.parametrize("data", [b"", b"not zlib", b"x\x01\x03\x00\x00\x00\x00\x01"])

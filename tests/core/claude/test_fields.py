@@ -37,6 +37,14 @@ def test_the_title_is_the_newest_custom_title_then_the_ai_title_then_the_first_r
     assert fields_of(session.data()).title == "A newer AI title"
 
 
+def test_an_older_versions_summary_titles_a_session_without_a_custom_or_ai_title():
+    session = ClaudeFile()
+    session.turn("first prompt", "r")
+    session.unknown("summary", summary="Parser refactor", leafUuid=session.head)
+    got = fields_of(session.data())
+    assert (got.title, got.title_source) == ("Parser refactor", "summary")
+
+
 def test_the_title_prompt_skips_meta_commands_reminders_tool_results_and_the_compact_summary():
     session = ClaudeFile()
     session.meta("<local-command-caveat>Caveat</local-command-caveat>")
@@ -135,6 +143,22 @@ def test_identity_activity_branch_cost_and_hidden():
     assert got.hidden_by_agent and got.entrypoint == "sdk-cli"
     assert got.last_activity == "2026-11-20T10:00:00.000Z"
     assert not fields_of(ClaudeFile(entrypoint="cli").data()).hidden_by_agent
+
+
+def test_skipped_lines_are_counted_across_chunks_in_the_warning():
+    fold = ListingFold()
+    first = parse_lines(b'{"type":"user","uuid":"a","message":{"content":"hi"}}\n{oops\n', 0)
+    fold.feed(first.records, first.warnings)
+    assert fold.result().warning == "1 line skipped (line 2: not JSON (Expecting property name enclosed in double " \
+                                     "quotes at column 2))"
+    fold = ListingFold.from_bytes(fold.to_bytes())
+    for line in range(3, 7):
+        later = parse_lines(b"[]\n", 0, first_line=line)
+        fold.feed(later.records, later.warnings)
+    warning = fold.result().warning
+    assert warning is not None and warning.startswith("5 lines skipped (line 2: not JSON") and warning.endswith("; …)")
+    assert "line 3: not a JSON object; line 4: not a JSON object; …" in warning
+    assert fold.result().turns == 1 and fields_of(b'{"type":"user"}\n').warning is None
 
 
 def test_an_empty_file_has_no_turns_and_no_status():
