@@ -25,10 +25,12 @@ from typing import Any
 from .messages import (
     ASSISTANT,
     BOUNDARY,
+    COMMAND,
     ERROR,
     INTERRUPT,
     PROMPT,
     SYNTHETIC_MODEL,
+    command_text,
     context_of,
     kind_of,
     prompt_text,
@@ -85,8 +87,8 @@ class ChainTable:
             metadata = record.get("compactMetadata")
             tokens = metadata.get("postTokens") if isinstance(metadata, dict) else None
             extra = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
-        elif kind in (PROMPT, INTERRUPT):
-            text = prompt_text(record)
+        elif kind in (PROMPT, INTERRUPT, COMMAND):
+            text = prompt_text(record) if kind != COMMAND else command_text(record)
             extra = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
         elif kind == ASSISTANT:
             message = record.get("message")
@@ -140,7 +142,7 @@ class ChainTable:
         roots: set[int] = set()
         rows, index = self.rows, self.index
         for start, row in enumerate(rows):
-            if start in on_chain or row[SIDE] or row[KIND] not in (PROMPT, ASSISTANT, ERROR):
+            if start in on_chain or row[SIDE] or row[KIND] not in (PROMPT, COMMAND, ASSISTANT, ERROR):
                 continue
             path = []
             at: int | None = start

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ...transcript import Status, Usage
 from .chain import EXTRA, KIND, ChainTable, pack, unpack
-from .messages import ASSISTANT, BOUNDARY, ERROR, INTERRUPT, PROMPT, count, usage_of
+from .messages import ASSISTANT, BOUNDARY, ERROR, INTERRUPT, PROMPT, count, turn_starts, usage_of
 from .records import Record
 
 HIDDEN_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})   # `claude -p` and the SDKs: its picker hides them
@@ -123,12 +123,12 @@ class ListingFold:
         chain = self.chain.main_chain()
         rows = [self.chain.rows[at] for at in chain.rows]
         prompts = [row[EXTRA] for row in rows if row[KIND] == PROMPT]
+        starts = turn_starts([row[KIND] for row in rows])
+        messages = [rows[at][EXTRA] for at in starts]
         status: Status | None = None
-        if prompts:
+        if starts:
             status = "succeeded"
-            for row in reversed(rows):
-                if row[KIND] == PROMPT:
-                    break
+            for row in reversed(rows[starts[-1] + 1:]):
                 if row[KIND] in _ENDINGS:
                     status = _ENDINGS[row[KIND]]
                     break
@@ -162,9 +162,9 @@ class ListingFold:
             cwd=self.cwd,
             title=title,
             title_source=source,
-            first_message=prompts[0] if prompts else "",
-            last_message=prompts[-1] if prompts else "",
-            turns=len(prompts),
+            first_message=messages[0] if messages else "",
+            last_message=messages[-1] if messages else "",
+            turns=len(starts),
             last_status=status,
             last_activity=self.last_activity,
             branch=self.branch,

@@ -14,6 +14,7 @@ from typing import Any
 from .records import Record
 
 PROMPT = "p"        # a real user prompt: a turn
+COMMAND = "c"       # a slash command (`<command-name>`): a turn when the model answers it (/review), not /compact
 INTERRUPT = "i"     # "[Request interrupted by user]": the newest turn was interrupted
 RESULT = "r"        # a tool result (a `user` record carrying `tool_result` blocks)
 META = "m"          # any other `user` record: meta, compaction summary, command wrappers
@@ -37,6 +38,8 @@ KNOWN_TYPES = frozenset({
 SYNTHETIC_MODEL = "<synthetic>"
 INTERRUPTED_PREFIX = "[Request interrupted"
 
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _WRAPPERS = re.compile(
     r"<(system-reminder|command-name|command-message|command-args|local-command-stdout|local-command-stderr"
     r"|local-command-caveat)>.*?</\1>", re.DOTALL)
@@ -52,7 +55,7 @@ def kind_of(record: Record) -> str:
             return INTERRUPT if prompt_text(record).startswith(INTERRUPTED_PREFIX) else RESULT
         text = prompt_text(record)
         if not text:
-            return META
+            return COMMAND if command_text(record) else META
         return INTERRUPT if text.startswith(INTERRUPTED_PREFIX) else PROMPT
     if kind == "assistant":
         message = record.get("message")
@@ -81,7 +84,39 @@ def prompt_text(record: Record) -> str:
         return ""
     if "<" in text:
         text = _WRAPPERS.sub("", text)
-    return text.strip()
+    text = text.strip()
+    if not text and isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "image"
+                                                      for b in content):
+        return "[image]"   # a pasted screenshot alone is a prompt too
+    return text
+
+
+def command_text(record: Record) -> str:
+    """The slash command a `user` record wraps ("/review the parser"), or ""."""
+    content = _content(record)
+    text = content if isinstance(content, str) else _texts(content) if isinstance(content, list) else ""
+    name = _COMMAND_NAME.search(text) if "<command-name>" in text else None
+    if name is None:
+        return ""
+    args = _COMMAND_ARGS.search(text)
+    return f"{name.group(1).strip()} {args.group(1).strip() if args else ''}".strip()
+
+
+def turn_starts(kinds: list[str]) -> list[int]:
+    """Where the turns of a chain (its records' kinds, in order) begin: at each real prompt, and at
+    each slash command the model answered before the next prompt or command."""
+    starts = []
+    command: int | None = None
+    for at, kind in enumerate(kinds):
+        if kind == PROMPT:
+            starts.append(at)
+            command = None
+        elif kind == COMMAND:
+            command = at
+        elif command is not None and kind in (ASSISTANT, ERROR):
+            starts.append(command)
+            command = None
+    return starts
 
 
 def blocks(record: Record) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """A Claude Code session as the neutral transcript: the main chain, one turn per real prompt.
 
-A turn is a real user prompt and every record after it on the chain up to the next one: the
+A turn is a real user prompt (or a slash command the model answered, such as a custom `/review`)
+and every record after it on the chain up to the next one: the
 assistant's text (its reply) and thinking (kept apart), its tool calls with their results (a
 `tool_use` and the `tool_result` naming its id), the files it read (`Read`) and changed (`Edit`,
 `Write`, `MultiEdit`, `NotebookEdit`) and the commands it ran (`Bash`), all observed by Claude
@@ -20,16 +21,18 @@ from .chain import main_chain_records
 from .messages import (
     ASSISTANT,
     BOUNDARY,
+    COMMAND,
     ERROR,
     INTERRUPT,
     KNOWN_TYPES,
-    PROMPT,
     RESULT,
     blocks,
+    command_text,
     count,
     error_text,
     kind_of,
     prompt_text,
+    turn_starts,
     usage_of,
 )
 from .records import SKIPPED, Record
@@ -44,8 +47,9 @@ COMMAND_TOOLS = frozenset({"Bash"})
 class _TurnBuilder:
     """The facts of one turn, gathered record by record."""
 
-    def __init__(self, record: Record, number: int):
-        self.turn = Turn(turn_id=str(record["uuid"]), user_message=prompt_text(record), status="succeeded",
+    def __init__(self, record: Record, number: int, kind: str):
+        message = command_text(record) if kind == COMMAND else prompt_text(record)
+        self.turn = Turn(turn_id=str(record["uuid"]), user_message=message, status="succeeded",
                          started_at=_stamp(record), ended_at=_stamp(record))
         self.replies: list[str] = []
         self.thinking: list[str] = []
@@ -140,12 +144,13 @@ def read_transcript(records: Iterable[Record], *, subagents: int = 0) -> tuple[T
     warnings: list[str] = []
     current: _TurnBuilder | None = None
     before_first = 0
-    for record in chain:
-        kind = kind_of(record)
-        if kind == PROMPT:
+    kinds = [kind_of(record) for record in chain]
+    starts = set(turn_starts(kinds))
+    for at, (record, kind) in enumerate(zip(chain, kinds, strict=True)):
+        if at in starts:
             if current is not None:
                 transcript.turns.append(current.finish())
-            current = _TurnBuilder(record, len(transcript.turns) + 1)
+            current = _TurnBuilder(record, len(transcript.turns) + 1, kind)
             continue
         if kind == BOUNDARY:
             transcript.compactions.append(_compaction(record, len(transcript.turns) + (current is not None)))

@@ -88,6 +88,15 @@ class ClaudeFile:
         return self._chain("user", {"message": {"role": "user",
                                                 "content": f"<local-command-stdout>{stdout}</local-command-stdout>"}})
 
+    def slash(self, name: str, args: str, expanded: str) -> str:
+        """A prompt command (a custom `/review`): its wrapper, then the prompt it expands to as a meta record."""
+        wrapper = self._chain("user", {"message": {"role": "user", "content": (
+            f"<command-message>{name} is running…</command-message>\n<command-name>/{name}</command-name>\n"
+            f"<command-args>{args}</command-args>")}})
+        self._chain("user", {"message": {"role": "user", "content": [{"type": "text", "text": expanded}]},
+                             "isMeta": True})
+        return wrapper
+
     def assistant(self, text: str | None = "Done.", *, thinking: str | None = None,
                   tools: tuple[tuple[str, str, dict[str, Any]], ...] = (), split: bool = False,
                   usage: tuple[int, int, int, int] = (100, 1000, 4000, 20), message_id: str | None = None,

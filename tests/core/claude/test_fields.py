@@ -74,6 +74,25 @@ def test_turns_count_the_real_prompts_of_the_main_chain_only():
     assert got.last_status == "interrupted"
 
 
+def test_a_slash_command_the_model_answered_is_a_turn_and_a_local_one_is_not():
+    session = ClaudeFile()
+    session.slash("review", "the parser", "Review the parser for bugs.")
+    session.assistant("Two bugs.")
+    session.command("model", "Set model to sonnet")   # a local command: nothing answers it
+    session.turn("thanks", "welcome")
+    got = fields_of(session.data())
+    assert got.turns == 2 and (got.first_message, got.last_message) == ("/review the parser", "thanks")
+    assert got.title == "thanks"   # the title is the first real prompt
+
+
+def test_an_image_only_prompt_is_a_turn():
+    session = ClaudeFile()
+    session.prompt([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}])
+    session.assistant("A cat.")
+    got = fields_of(session.data())
+    assert got.turns == 1 and got.first_message == "[image]"
+
+
 def test_usage_counts_a_split_api_message_once():
     session = ClaudeFile()
     session.prompt("go")

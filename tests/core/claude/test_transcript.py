@@ -100,6 +100,19 @@ def test_a_compaction_is_marked_before_the_turn_after_it_with_its_tokens():
     assert (compaction.before_turn, compaction.tokens_before, compaction.tokens_after) == (2, 45_000, 2_500)
 
 
+def test_a_slash_command_the_model_answered_is_its_own_turn():
+    session = ClaudeFile()
+    session.turn("one", "r1")
+    session.slash("review", "the parser", "Review the parser for bugs.")
+    session.assistant("Two bugs.")
+    session.compact()
+    session.turn("two", "r2")
+    transcript, _ = transcript_of(session)
+    assert [(t.user_message, t.reply) for t in transcript.turns] == [
+        ("one", "r1"), ("/review the parser", "Two bugs."), ("two", "r2")]
+    assert transcript.compactions[0].before_turn == 2
+
+
 def test_long_tool_outputs_are_cut_and_say_how_much():
     session = ClaudeFile()
     session.prompt("dump")
