@@ -26,7 +26,6 @@ from .messages import (
     ASSISTANT,
     BOUNDARY,
     COMMAND,
-    ERROR,
     INTERRUPT,
     PROMPT,
     SYNTHETIC_MODEL,
@@ -136,13 +135,14 @@ class ChainTable:
         return str(self.rows[newest][UUID]) if newest is not None else None
 
     def _branches(self, on_chain: set[int]) -> int:
-        """Conversations off the main chain: the off-chain subtrees (not sidechains) holding a prompt
-        or an assistant message, each counted once by the record where it leaves the chain."""
+        """Conversations off the main chain: the off-chain subtrees (not sidechains) holding a prompt,
+        each counted once by the record where it leaves the chain (a stray sibling such as a retried
+        API error or a progress record is no branch)."""
         top: dict[int, int] = {}   # row -> the first off-chain row on its way back to the chain
         roots: set[int] = set()
         rows, index = self.rows, self.index
         for start, row in enumerate(rows):
-            if start in on_chain or row[SIDE] or row[KIND] not in (PROMPT, COMMAND, ASSISTANT, ERROR):
+            if start in on_chain or row[SIDE] or row[KIND] not in (PROMPT, COMMAND):
                 continue
             path = []
             at: int | None = start

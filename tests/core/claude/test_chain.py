@@ -60,6 +60,19 @@ def test_two_rewinds_are_two_branches_and_the_newest_leaf_wins():
     assert main_chain_records(records)[1].branches == 2
 
 
+def test_a_stray_sibling_without_a_prompt_is_no_branch():
+    session = ClaudeFile()
+    session.prompt("one")
+    asked = session.head
+    session.api_error("Overloaded")   # written beside the retry, not before it
+    session.rewind_to(asked)
+    session.assistant("answered on retry")
+    session.attachment("date")
+    records = _records(session)
+    chain, info, _ = main_chain_records(records)
+    assert info.branches == 0 and chain[-2]["message"]["content"][0]["text"] == "answered on retry"
+
+
 def test_the_last_prompt_leaf_names_the_conversation_when_nothing_newer_was_written():
     session = ClaudeFile()
     session.turn("one", "r1")
