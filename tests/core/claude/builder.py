@@ -227,3 +227,15 @@ class ClaudeFile:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(self.data())
         return path
+
+
+def rewound(*abandoned: str) -> ClaudeFile:
+    """A session of turn "one", then the `abandoned` turns, rewound to after "one", then "two again"."""
+    session = ClaudeFile()
+    session.turn("one", "r1")
+    back = session.head
+    for prompt in abandoned or ("two",):
+        session.turn(prompt, f"reply to {prompt}")
+    session.rewind_to(back)
+    session.turn("two again", "r2b")
+    return session

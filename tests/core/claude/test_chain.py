@@ -10,7 +10,7 @@ from reprise.core.sources.claude.chain import UUID, ChainTable, main_chain_recor
 from reprise.core.sources.claude.messages import PROMPT, kind_of, prompt_text
 from reprise.core.sources.claude.records import parse_lines
 
-from .builder import ClaudeFile
+from .builder import ClaudeFile, rewound
 
 
 def _records(session: ClaudeFile):
@@ -33,14 +33,7 @@ def test_a_linear_session_is_one_chain_from_its_first_prompt():
 
 
 def test_a_rewind_leaves_the_old_turns_as_a_branch_off_the_main_chain():
-    session = ClaudeFile()
-    session.turn("one", "r1")
-    back_to = session.head
-    session.turn("two", "r2")
-    session.turn("three", "r3")
-    session.rewind_to(back_to)
-    session.turn("two again", "r2b")
-    records = _records(session)
+    records = _records(rewound("two", "three"))
     assert _prompts(records) == ["one", "two again"]
     _, info, _ = main_chain_records(records)
     assert info.branches == 1
@@ -138,11 +131,7 @@ def test_a_parent_cycle_ends_the_walk():
 
 
 def test_a_table_extended_chunk_by_chunk_equals_one_built_at_once_and_round_trips():
-    session = ClaudeFile()
-    session.turn("one", "r1")
-    back = session.head
-    session.turn("two", "r2")
-    session.rewind_to(back)
+    session = rewound()
     session.compact()
     session.turn("three", "r3")
     records = _records(session)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from reprise.core.sources.claude.fields import ClaudeFields, ListingFold
 from reprise.core.sources.claude.records import parse_lines
 
-from .builder import ClaudeFile
+from .builder import ClaudeFile, rewound
 
 STORE = Path(__file__).resolve().parents[2] / "fixtures" / "claude-store" / "projects"
 
@@ -60,13 +60,7 @@ def test_the_title_prompt_skips_meta_commands_reminders_tool_results_and_the_com
 
 
 def test_turns_count_the_real_prompts_of_the_main_chain_only():
-    session = ClaudeFile()
-    session.turn("one", "r1")
-    back = session.head
-    session.turn("two", "r2")
-    session.turn("three", "r3")
-    session.rewind_to(back)
-    session.turn("two again", "r2b")
+    session = rewound("two", "three")
     session.prompt("[Request interrupted by user]")
     got = fields_of(session.data())
     assert got.turns == 2 and got.branches == 1

@@ -11,7 +11,7 @@ from reprise.core.sources.claude.records import parse_lines
 from reprise.core.sources.claude.search import SEARCH_CHARS, search_records
 from reprise.core.sources.claude.transcript import TEXT_CHARS, read_transcript
 
-from .builder import ClaudeFile
+from .builder import ClaudeFile, rewound
 
 STORE = Path(__file__).resolve().parents[2] / "fixtures" / "claude-store" / "projects"
 
@@ -62,13 +62,7 @@ def test_a_turn_has_its_reply_thinking_tools_files_commands_and_usage():
 
 
 def test_turns_follow_the_main_chain_and_the_rewound_branch_is_a_note():
-    session = ClaudeFile()
-    session.turn("one", "r1")
-    back = session.head
-    session.turn("two", "r2")
-    session.rewind_to(back)
-    session.turn("two again", "r2b")
-    transcript, _ = transcript_of(session, subagents=2)
+    transcript, _ = transcript_of(rewound(), subagents=2)
     assert [(t.user_message, t.reply) for t in transcript.turns] == [("one", "r1"), ("two again", "r2b")]
     assert any("1 rewound or forked branch" in note for note in transcript.notes)
     assert any("2 subagent transcripts" in note for note in transcript.notes)
