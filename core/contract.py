@@ -869,7 +869,7 @@ class SearchHit(Document):
     session_id: str
     workspace_key: str
     turn: int = Field(description="the turn's number, from 1")
-    field: Literal["user", "response", "error", "files", "commands"]
+    field: Literal["user", "response", "error", "files", "commands", "tool", "thinking"]
     snippet: str = Field(description="the matched words between [ and ]")
 
 

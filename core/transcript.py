@@ -67,6 +67,7 @@ class Turn:
     files_modified: list[FileTouch] = field(default_factory=list)
     commands: list[Command] = field(default_factory=list)
     detailed: bool = True   # False when the store keeps only the message and the reply of this turn
+    thinking: str = ""      # the model's own reasoning, where the store keeps it (shown folded, apart from the reply)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,7 @@ class Compaction:
     before_turn: int
     at: str | None = None
     tokens_after: int | None = None
+    tokens_before: int | None = None
 
 
 @dataclass(slots=True)

@@ -1,0 +1,212 @@
+"""The conversation Claude Code resumes from one file: the `parentUuid` chain back from the newest leaf.
+
+Every record with a `uuid` names its parent; a rewind or a fork leaves siblings in the same file, and
+only the chain back from the newest leaf is the conversation. The leaf is the newest main-line
+record (`isSidechain` false) when it was written after the newest `last-prompt`, else that
+`last-prompt`'s `leafUuid` when the file has it (a record appended after the last prompt, a
+turn being written, extends the conversation), else the newest main-line record. A
+`compact_boundary` has no parent but keeps `logicalParentUuid`: the chain goes on through it,
+the boundary marked, so the transcript keeps what came before the compaction.
+
+`ChainTable` keeps one compact row per record (uuid, parent, kind, sidechain, and the little the
+listing needs: a prompt's preview, an assistant message's model and context, a boundary's
+tokens after), is extended by the records of lines appended later, and is stored per file as
+bytes (`to_bytes`/`from_bytes`), so a grown file never has to be read again from its start.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .messages import (
+    ASSISTANT,
+    BOUNDARY,
+    COMMAND,
+    INTERRUPT,
+    PROMPT,
+    SYNTHETIC_MODEL,
+    command_text,
+    context_of,
+    kind_of,
+    prompt_text,
+    usage_of,
+)
+from .records import Record
+
+PREVIEW_CHARS = 400
+_FORMAT = 1
+
+# One row per record with a uuid: [uuid, parent uuid or None, kind, sidechain 0/1, extra]; extra is a
+# prompt's preview, [model, context] for an assistant message, a boundary's postTokens, else None.
+Row = list[Any]
+UUID, PARENT, KIND, SIDE, EXTRA = range(5)
+
+
+@dataclass(slots=True)
+class Chain:
+    """The main chain, root first, as row indices into its table."""
+
+    rows: list[int] = field(default_factory=list)
+    leaf: str | None = None
+    cut_at: str | None = None    # the parent uuid the chain stops at because the file lacks it
+    branches: int = 0            # conversations off the main chain (rewound turns, forks in the file)
+
+
+class ChainTable:
+    """The parent links of one file's records, extended in file order by `add`."""
+
+    __slots__ = ("rows", "index", "leaf_hint", "rows_at_hint")
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.index: dict[str, int] = {}
+        self.leaf_hint: str | None = None   # the newest last-prompt's leafUuid
+        self.rows_at_hint = 0               # how many rows the table had when that last-prompt came
+
+    def add(self, records: Iterable[Record]) -> None:
+        for record in records:
+            uuid = record.get("uuid")
+            if not isinstance(uuid, str):
+                if record.get("type") == "last-prompt" and isinstance(record.get("leafUuid"), str):
+                    self.leaf_hint = record["leafUuid"]
+                    self.rows_at_hint = len(self.rows)
+                continue
+            self._append(uuid, record)
+
+    def _append(self, uuid: str, record: Record) -> None:
+        kind = kind_of(record)
+        parent = record.get("parentUuid")
+        extra: Any = None
+        if kind == BOUNDARY:
+            parent = record.get("logicalParentUuid")
+            metadata = record.get("compactMetadata")
+            tokens = metadata.get("postTokens") if isinstance(metadata, dict) else None
+            extra = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+        elif kind in (PROMPT, INTERRUPT, COMMAND):
+            text = prompt_text(record) if kind != COMMAND else command_text(record)
+            extra = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+        elif kind == ASSISTANT:
+            message = record.get("message")
+            model = message.get("model") if isinstance(message, dict) else None
+            _, usage = usage_of(record)
+            synthetic = model == SYNTHETIC_MODEL   # Claude Code's own placeholder reply: no model, no usage
+            extra = [model if isinstance(model, str) and model and not synthetic else None,
+                     context_of(usage) if usage is not None and not synthetic else None]
+        row = [uuid, parent if isinstance(parent, str) else None, kind, 1 if record.get("isSidechain") is True else 0,
+               extra]
+        known = self.index.get(uuid)
+        if known is not None:   # a uuid written twice (a re-sent record): the newer line wins, in its old place
+            self.rows[known] = row
+            return
+        self.index[uuid] = len(self.rows)
+        self.rows.append(row)
+
+    def main_chain(self) -> Chain:
+        leaf = self._leaf()
+        chain = Chain(leaf=leaf)
+        if leaf is None:
+            return chain
+        seen: set[int] = set()
+        at: int | None = self.index[leaf]
+        while at is not None and at not in seen:
+            seen.add(at)
+            chain.rows.append(at)
+            parent = self.rows[at][PARENT]
+            at = self.index.get(parent) if parent is not None else None
+            if parent is not None and at is None:
+                chain.cut_at = parent
+        chain.rows.reverse()
+        chain.branches = self._branches(seen)
+        return chain
+
+    def _leaf(self) -> str | None:
+        newest = None
+        for at in range(len(self.rows) - 1, -1, -1):
+            if not self.rows[at][SIDE]:
+                newest = at
+                break
+        hint = self.index.get(self.leaf_hint) if self.leaf_hint is not None else None
+        if hint is not None and (newest is None or newest < self.rows_at_hint):
+            return str(self.rows[hint][UUID])
+        return str(self.rows[newest][UUID]) if newest is not None else None
+
+    def _branches(self, on_chain: set[int]) -> int:
+        """Conversations off the main chain: the off-chain subtrees (not sidechains) holding a prompt,
+        each counted once by the record where it leaves the chain (a stray sibling such as a retried
+        API error or a progress record is no branch)."""
+        top: dict[int, int] = {}   # row -> the first off-chain row on its way back to the chain
+        roots: set[int] = set()
+        rows, index = self.rows, self.index
+        for start, row in enumerate(rows):
+            if start in on_chain or row[SIDE] or row[KIND] not in (PROMPT, COMMAND):
+                continue
+            path = []
+            at: int | None = start
+            root = start
+            while at is not None and at not in on_chain:
+                if at in top:
+                    root = top[at]
+                    break
+                path.append(at)
+                root = at
+                parent = rows[at][PARENT]
+                at = index.get(parent) if parent is not None else None
+                if len(path) > len(rows):   # a parent cycle
+                    break
+            for step in path:
+                top[step] = root
+            roots.add(root)
+        return len(roots)
+
+    def to_bytes(self) -> bytes:
+        return pack(self.document())
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ChainTable:
+        """A table stored by `to_bytes`; ValueError when the bytes are not one (read the file again)."""
+        return cls.from_document(unpack(data))
+
+    def document(self) -> list[Any]:
+        return [_FORMAT, self.leaf_hint, self.rows_at_hint, self.rows]
+
+    @classmethod
+    def from_document(cls, document: Any) -> ChainTable:
+        if not (isinstance(document, list) and len(document) == 4 and document[0] == _FORMAT
+                and isinstance(document[3], list)
+                and all(isinstance(row, list) and len(row) == 5 for row in document[3])):
+            raise ValueError("not a stored chain table of this version")
+        table = cls()
+        table.leaf_hint, table.rows_at_hint, table.rows = document[1], document[2], document[3]
+        table.index = {row[UUID]: at for at, row in enumerate(table.rows)}
+        return table
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ChainTable) and self.rows == other.rows and self.leaf_hint == other.leaf_hint
+                and self.rows_at_hint == other.rows_at_hint)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+
+def pack(document: Any) -> bytes:
+    """A stored document: compact JSON, compressed (uuids are most of it)."""
+    return zlib.compress(json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode(), 1)
+
+
+def unpack(data: bytes) -> Any:
+    try:
+        return json.loads(zlib.decompress(data))
+    except (zlib.error, ValueError) as exc:
+        raise ValueError(f"not a stored document ({exc})") from exc
+
+
+def main_chain_records(records: list[Record]) -> tuple[list[Record], Chain, ChainTable]:
+    """The records of the main chain, root first (for a reader that has the whole file)."""
+    table = ChainTable()
+    table.add(records)
+    chain = table.main_chain()
+    by_uuid = {record["uuid"]: record for record in records if isinstance(record.get("uuid"), str)}
+    return [by_uuid[table.rows[at][UUID]] for at in chain.rows], chain, table

@@ -1,0 +1,118 @@
+"""Claude Code's session file as records: complete JSON lines read tolerantly from a chunk of bytes.
+
+A session file is append-only JSON lines. `parse_lines` reads the complete lines of a chunk
+(a truncated last line, a file being written, is left for the next read to resume at `end`),
+skips a line that is not a JSON object with a `type` and says so, and keeps records of types it
+does not know (the readers ignore them). With `skim` (the default) the large lines the readers
+need nothing from are not parsed: the request log (`api-request*`: the request snapshots that
+make even a one-turn file 140 KB) becomes a stub naming its type, and a large `attachment` a
+stub with only its chain fields (uuid, parent, sidechain, timestamp), read from the line's
+compact form; a line whose form does not match is parsed whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+Record = dict[str, Any]
+
+SKIPPED = "reprise_skipped_bytes"   # a skimmed record's marker: the size of the line it stands for
+SKIM_OVER = 2048                    # lines this long or longer are skimmed when their type allows
+
+_REQUEST_LOG = b'{"type":"api-request'
+_TYPE_AT_START = re.compile(rb'\{"type":"([A-Za-z0-9_-]{1,64})"')
+_ATTACHMENT_HEAD = re.compile(
+    rb'\{"parentUuid":(?:null|"([0-9A-Za-z-]{1,64})"),"isSidechain":(true|false),"attachment":\{"type":"([A-Za-z0-9_-]{1,64})"')
+_ATTACHMENT_TAIL = re.compile(rb',"type":"attachment","uuid":"([0-9A-Za-z-]{1,64})","timestamp":"([0-9T:.Z+-]{1,40})"')
+_TIMESTAMP = re.compile(rb'"timestamp":"([0-9T:.Z+-]{1,40})"')
+_TAIL_MARK = b',"type":"attachment","uuid":"'
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What one chunk held: its records in file order, the absolute offset just past its last
+    complete line, what was skipped (`warnings`), and how many complete lines it consumed."""
+
+    records: list[Record] = field(default_factory=list)
+    end: int = 0
+    warnings: list[str] = field(default_factory=list)
+    lines: int = 0
+
+
+def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bool = True) -> Parsed:
+    """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
+    whose first line is line `first_line`. Never raises for the bytes."""
+    parsed = Parsed(end=base_offset)
+    complete = chunk.rfind(b"\n") + 1
+    if complete == 0:
+        return parsed
+    parsed.end = base_offset + complete
+    lines = chunk[:complete].split(b"\n")
+    lines.pop()   # the empty piece after the final newline
+    parsed.lines = len(lines)
+    records = parsed.records
+    for number, line in enumerate(lines, start=first_line):
+        if not line or line.isspace():
+            continue
+        if skim and len(line) >= SKIM_OVER:
+            stub = _skimmed(line)
+            if stub is not None:
+                records.append(stub)
+                continue
+        try:
+            record = json.loads(line.decode())   # decoded here: json's own guess takes some bytes for UTF-16
+        except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            parsed.warnings.append(f"line {number}: not JSON ({_reason(exc)})")
+            continue
+        if not isinstance(record, dict):
+            parsed.warnings.append(f"line {number}: not a JSON object")
+        elif not isinstance(record.get("type"), str):
+            parsed.warnings.append(f"line {number}: a record without a type")
+        else:
+            records.append(record)
+    return parsed
+
+
+def _skimmed(line: bytes) -> Record | None:
+    """A stub for a large line whose content no reader needs, or None to parse it whole."""
+    if line.startswith(_REQUEST_LOG):
+        match = _TYPE_AT_START.match(line)
+        if match is None:
+            return None
+        stub: Record = {"type": match.group(1).decode()}
+        nested = line.find(b"{", 1)   # the timestamp is among the top-level fields before any nested one
+        stamp = _TIMESTAMP.search(line, 0, nested if nested > 0 else len(line))
+        if stamp is not None:
+            stub["timestamp"] = stamp.group(1).decode()
+        stub[SKIPPED] = len(line)
+        return stub
+    head = _ATTACHMENT_HEAD.match(line)
+    if head is None:
+        return None
+    at = line.rfind(_TAIL_MARK)
+    tail = _ATTACHMENT_TAIL.match(line, at) if at > 0 else None
+    if tail is None:
+        return None
+    parent = head.group(1)
+    return {
+        "type": "attachment",
+        "parentUuid": parent.decode() if parent is not None else None,
+        "isSidechain": head.group(2) == b"true",
+        "attachment": {"type": head.group(3).decode()},
+        "uuid": tail.group(1).decode(),
+        "timestamp": tail.group(2).decode(),
+        SKIPPED: len(line),
+    }
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at column {exc.colno}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return str(exc)
