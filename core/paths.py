@@ -19,7 +19,7 @@ from pathlib import Path
 from .errors import InvalidIdError
 
 MAX_ID_LENGTH = 128
-SOURCE_NAMES = ("fractal",)
+SOURCE_NAMES = ("fractal", "claude")
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _KEY_SHAPE = re.compile(r"^[A-Za-z0-9._-]{1,80}--[0-9a-f]{16}$")
 
