@@ -1,14 +1,17 @@
-"""When Claude Code will delete a session file: at each start-up it removes transcripts whose
-file was last modified more than `cleanupPeriodDays` days ago (strictly: a file modified exactly
-at the cut-off is kept), read from its settings, 30 when unset.
+"""When Claude Code will delete a session file: a few seconds after each start-up (in the
+background: a short `claude -p` may exit first) it removes transcripts whose file was last
+modified more than `cleanupPeriodDays` days ago, read from its settings, 30 when unset; a file
+modified exactly at the cut-off is kept (its test is mtime < now - days).
 
-What Claude Code 2.1.332 does, read from its own code: the setting must be a whole number of at
-least 1 (0 was the old way to stop transcript writes; since 2.1.89 it is a validation error);
-managed settings (`/etc/claude-code/managed-settings.json` on Linux) win over the user's
-`settings.json` under the Claude root; a project's `.claude/settings.json` can also set it when
-Claude Code starts in that folder, which Reprise cannot foresee. While a settings file cannot be
-parsed, or the value is invalid, Claude Code skips its sweep; Reprise still assumes the default,
-so that a warning comes too early rather than too late, and says so in a Problem.
+What Claude Code 2.1.332 does, read from its code and checked by running it: the setting must be
+a whole number of at least 1 (7.0 counts as 7); managed settings (`/etc/claude-code/
+managed-settings.json` on Linux) win over the user's `settings.json` under the Claude root; a
+project's `.claude/settings.json` can also set it when Claude Code starts in that folder, which
+Reprise cannot foresee. While a settings file cannot be parsed, or the value is 0, negative or
+not a number, Claude Code skips its sweep altogether (0 no longer stops transcript writes, as it
+did before 2.1.89); an empty `settings.json` changed in the last 30 days pauses it too. Reprise
+then still assumes the default, so that a warning comes too early rather than too late; the
+policy says the sweep is `paused` and the Problem says why.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class RetentionPolicy:
 
     days: int = DEFAULT_DAYS
     origin: str = "default"  # the settings file that set it, or "default"
+    paused: bool = False  # a settings problem makes Claude Code skip its sweep until it is fixed
 
     @classmethod
     def read(cls, root: Path, *, managed: Path | None = MANAGED_SETTINGS) -> tuple[RetentionPolicy, Problem | None]:
@@ -51,8 +55,8 @@ class RetentionPolicy:
             if found is not None and problem is None:
                 problem = found
             if days is not None:
-                return cls(days, str(path)), problem
-        return cls(), problem
+                return cls(days, str(path), problem is not None), problem
+        return cls(paused=problem is not None), problem
 
     @property
     def never(self) -> bool:
@@ -116,7 +120,8 @@ def _days_in(path: Path) -> tuple[int | None, Problem | None]:
                              f"while it cannot parse it; Reprise assumes {DEFAULT_DAYS} days.", severity="warning")
     if not isinstance(settings, dict):
         return None, Problem(str(path), "bad_settings", f"{path} holds a JSON {type(settings).__name__}, not an "
-                             f"object; Reprise assumes {DEFAULT_DAYS} days.", severity="warning")
+                             "object; Claude Code skips its cleanup while it cannot use it; Reprise assumes "
+                             f"{DEFAULT_DAYS} days.", severity="warning")
     if "cleanupPeriodDays" not in settings:
         return None, None
     value = settings["cleanupPeriodDays"]

@@ -3,6 +3,7 @@ writing, or a process runs with its id after --resume; real child processes, end
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import sys
 
 import pytest
 
+from reprise.core.processes import process_stat
 from reprise.core.sources.claude import liveness
 from reprise.core.sources.claude.liveness import RECENT_S, process_writing, recently_written, writer_of
 
@@ -161,4 +163,59 @@ def test_one_scan_answers_for_many_sessions(session, tmp_path):
     by_id = writer_of(session, None, NOW, session_id=UUID, scan=scan)
     assert by_id is not None and by_id.pid == child.pid and by_id.name is None  # it has ended since
     assert by_id.why == f"pid {child.pid} was started with this session's id"
-    assert writer_of(session, None, NOW, scan=scan) is None
+    assert writer_of(session.with_name("c3d4e5f6-0000-4000-8000-000000000000.jsonl"), None, NOW, scan=scan) is None
+
+
+def _register(root, pid, session_id, **fields):
+    """A record the way Claude Code 2.1.332 keeps one in `<root>/sessions/<pid>.json` while it runs."""
+    info = process_stat(pid)
+    record = {"pid": pid, "sessionId": session_id, "cwd": "/home/me", "procStart": str(info[2]) if info else None,
+              "pidDomain": liveness._pid_domain(), "kind": "interactive", "status": "idle", **fields}
+    folder = root / "sessions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{pid}.json").write_text(json.dumps(record))
+    return folder / f"{pid}.json"
+
+
+@needs_proc
+def test_a_live_claude_code_that_registered_the_session_is_its_writer(session):
+    root = session.parents[2]
+    child = _child("pass")
+    try:
+        record = _register(root, child.pid, UUID)
+        writer = writer_of(session, NOW - 86400, NOW)
+        assert writer is not None and writer.pid == child.pid
+        assert writer.why.endswith(f"is Claude Code running this session ({record})")
+        other = session.with_name("5d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6.jsonl")
+        assert writer_of(other, None, NOW) is None
+    finally:
+        _end(child)
+    assert writer_of(session, NOW - 86400, NOW) is None  # the record outlived its process: stale
+
+
+@needs_proc
+def test_a_registry_record_of_a_reused_pid_or_another_namespace_does_not_count(session):
+    root = session.parents[2]
+    child = _child("pass")
+    try:
+        _register(root, child.pid, UUID, procStart="1")
+        assert writer_of(session, None, NOW) is None
+        _register(root, child.pid, UUID, pidDomain="linux:0123:pid:[4026531836]")
+        assert writer_of(session, None, NOW) is None
+        _register(root, child.pid, UUID, pidDomain=None, procStart=None)
+        assert writer_of(session, None, NOW) is not None  # nothing to tell them apart: trusted
+    finally:
+        _end(child)
+
+
+@needs_proc
+def test_damaged_registry_records_are_skipped_quietly(session):
+    folder = session.parents[2] / "sessions"
+    folder.mkdir()
+    (folder / "1.json").write_text("{not json")
+    (folder / "2.json").write_text("[1]")
+    (folder / "3.json").write_text(json.dumps({"pid": "3", "sessionId": UUID}))
+    (folder / "4.json").write_bytes(b"{" + b" " * (liveness.MAX_REGISTRY_BYTES + 1) + b"}")
+    (folder / "5.json").mkdir()
+    (folder / "6.json").symlink_to(folder / "2.json")
+    assert writer_of(session, None, NOW) is None

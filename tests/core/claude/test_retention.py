@@ -52,10 +52,23 @@ def test_managed_settings_win_over_the_users(tmp_path):
     assert RetentionPolicy.read(tmp_path / "root", managed=managed)[0].days == 90
 
 
+def test_an_invalid_managed_value_pauses_the_sweep_and_names_the_managed_file(tmp_path):
+    user = _settings(tmp_path / "root", {"cleanupPeriodDays": 90})
+    managed = _settings(tmp_path / "etc", {"cleanupPeriodDays": 0}, "managed-settings.json")
+    policy, problem = RetentionPolicy.read(tmp_path / "root", managed=managed)
+    assert (policy.days, policy.origin, policy.paused) == (90, str(user), True)
+    assert problem is not None and problem.path == str(managed)
+
+
+def test_a_valid_setting_does_not_pause_the_sweep(tmp_path):
+    _settings(tmp_path, {"cleanupPeriodDays": 7})
+    assert not RetentionPolicy.read(tmp_path, managed=None)[0].paused
+
+
 def test_corrupt_settings_give_a_problem_naming_the_file_and_the_default(tmp_path):
     path = _settings(tmp_path, '{"cleanupPeriodDays": 7,')
     policy, problem = RetentionPolicy.read(tmp_path, managed=None)
-    assert policy == RetentionPolicy()
+    assert policy == RetentionPolicy(DEFAULT_DAYS, "default", paused=True)
     assert problem is not None and problem.path == str(path) and problem.code == "bad_settings"
     assert str(path) in problem.message and "not valid JSON" in problem.message
 
@@ -70,7 +83,7 @@ def test_settings_that_are_not_an_object_give_a_problem(tmp_path):
 def test_a_wrong_value_gives_a_problem_and_the_default(tmp_path, value):
     path = _settings(tmp_path, {"cleanupPeriodDays": value})
     policy, problem = RetentionPolicy.read(tmp_path, managed=None)
-    assert policy == RetentionPolicy()
+    assert policy == RetentionPolicy(paused=True)
     assert problem is not None and problem.field == "cleanupPeriodDays" and problem.path == str(path)
     assert json.dumps(value) in problem.message and "at least 1" in problem.message
 
