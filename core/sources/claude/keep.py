@@ -44,7 +44,12 @@ class KeptFile:
     size: int
     original: Path
     kept_at: str
-    mtime: float | None = None  # the original's modification time when it was kept
+    mtime_ns: int | None = None  # the original's modification time when it was kept
+
+    def covers(self, size: int, mtime_ns: int) -> bool:
+        """Whether this copy is of the file as it is now (same size and modification time: an
+        append-only file that has not grown), so Claude Code's sweep would lose nothing of it."""
+        return self.size == size and self.mtime_ns == mtime_ns
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +77,10 @@ class KeptSession:
     @property
     def kept_at(self) -> str:
         return self.session.kept_at
+
+    def covers(self, size: int, mtime_ns: int) -> bool:
+        """Whether the newest kept copy is of the session file as it is now (see KeptFile.covers)."""
+        return self.session.covers(size, mtime_ns)
 
 
 @dataclass(slots=True)
@@ -196,14 +205,16 @@ def _keep_file(archive: Archive, ref: SessionRef, store: Root, path: Path, part:
             hasher.update(chunk)
         name = hasher.hexdigest()
         known = kept.get((part, name))
-        if known is not None:
+        if known is not None and _int(known.info.get("mtime_ns")) == info.st_mtime_ns:
             return _file(known, part, path), False
+        # Bytes already kept but touched since: the entry is indexed again (the copy is not
+        # rewritten), so that `covers` sees the file's new modification time.
         entry = archive.put_copy(ref, name, _prefix(fd, size, path), op=OP, part=part, path=str(path),
-                                 root=root_text, size=size, mtime=info.st_mtime, keep=token)
+                                 root=root_text, size=size, mtime_ns=info.st_mtime_ns, keep=token)
     finally:
         os.close(fd)
     kept[(part, name)] = entry
-    return _file(entry, part, path), True
+    return _file(entry, part, path), known is None
 
 
 def _open(store: Root, path: Path) -> int:
@@ -264,11 +275,13 @@ def _newest(archive: Archive, ref: SessionRef, part: str) -> ArchiveEntry:
 
 
 def _file(entry: ArchiveEntry, part: str, path: Path | None) -> KeptFile:
-    size, mtime = entry.info.get("size"), entry.info.get("mtime")
+    size, mtime_ns = _int(entry.info.get("size")), _int(entry.info.get("mtime_ns"))
     original = path if path is not None else Path(str(entry.info.get("path", "")))
-    return KeptFile(part, entry.digest, size if isinstance(size, int) and not isinstance(size, bool) else -1,
-                    original, entry.time,
-                    float(mtime) if isinstance(mtime, (int, float)) and not isinstance(mtime, bool) else None)
+    return KeptFile(part, entry.digest, size if size is not None else -1, original, entry.time, mtime_ns)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _names(root: Root, folder: Path, problems: list[Problem]) -> list[tuple[str, bool]]:

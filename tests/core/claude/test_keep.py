@@ -114,11 +114,38 @@ def test_a_kept_session_lists_and_reads_after_claude_deleted_the_original(store,
     kept = mine.sessions[0]
     assert (kept.digest, kept.size, kept.original) == (hashlib.sha256(data).hexdigest(), len(data), session)
     assert kept.store_root == root.resolve()
-    assert datetime.fromisoformat(kept.kept_at).tzinfo is not None and kept.session.mtime is not None
+    assert datetime.fromisoformat(kept.kept_at).tzinfo is not None and kept.session.mtime_ns is not None
     assert [s.part for s in kept.sidecars] == ["subagents/agent-a1.jsonl", "subagents/agent-b2.jsonl",
                                               "tool-results/toolu_01.txt"]
     assert keeping.read_kept(archive, kept.ref) == data
     assert keeping.read_kept(archive, kept.ref, "subagents/agent-a1.jsonl") == _line("user", "sub task", "s1")
+
+
+def test_a_kept_copy_covers_the_file_until_it_grows(store, paths):
+    root, session = store
+    archive = Archive(paths)
+    keeping.keep(archive, _ref(), session, root)
+    kept = keeping.kept_session(archive, _ref())
+    info = session.stat()
+    assert kept is not None and kept.covers(info.st_size, info.st_mtime_ns)
+    with session.open("ab") as handle:
+        handle.write(_line("user", "more", "u2"))
+    info = session.stat()
+    assert not kept.covers(info.st_size, info.st_mtime_ns)
+
+
+def test_a_touched_but_unchanged_file_is_indexed_again_not_copied_again(store, paths):
+    root, session = store
+    archive = Archive(paths)
+    first = keeping.keep(archive, _ref(), session, root).session
+    os.utime(session, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    again = keeping.keep(archive, _ref(), session, root)
+    assert [f.part for f in again.added] == [] and again.session.digest == first.digest
+    kept = keeping.kept_session(archive, _ref())
+    assert kept is not None and kept.versions == 1 and kept.covers(session.stat().st_size, 1_700_000_000_000_000_000)
+    assert len([e for e in archive.entries(_ref()) if e.info["part"] == "session"]) == 2
+    assert sorted(p.name for p in paths.archive_dir(_ref()).iterdir() if p.name.endswith(".json")) == sorted(
+        {e.digest + ".json" for e in archive.entries(_ref())})
 
 
 def test_a_damaged_index_line_is_a_problem_and_the_rest_still_lists(store, paths):
