@@ -7,6 +7,10 @@ A file is copied as it was when it was opened: its first N bytes (N its size the
 streamed into the archive, which refuses them unless they hash the same (a file rewritten in
 between is an error, never a mixed copy; lines appended meanwhile wait for the next keep).
 Keeping again adds each file whose bytes are new; no older copy is ever dropped.
+
+Claude Code 2.1.332's sweep (run for real) removes a session's `<uuid>/` folder with its old
+session file, and a file of `tool-results/` by that file's own age even while the session is
+fresh: both are kept here for that reason.
 """
 
 from __future__ import annotations
