@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...processes import process_stat
+from ...rooted import FileProblem, read_regular
 
 RECENT_S = 5 * 60.0
 MAX_FDS_PER_PROCESS = 65536
@@ -155,20 +156,9 @@ def _registered(root: Path) -> Iterator[tuple[str, int, str]]:
 
 def _registry_record(path: Path) -> dict[str, object] | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        data = os.read(fd, MAX_REGISTRY_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_REGISTRY_BYTES:
-        return None
-    try:
-        record = json.loads(data)
-    except ValueError:
+        data, size = read_regular(path, MAX_REGISTRY_BYTES, follow=False)
+        record = json.loads(data) if size <= MAX_REGISTRY_BYTES else None
+    except (OSError, ValueError, FileProblem):
         return None
     return record if isinstance(record, dict) else None
 

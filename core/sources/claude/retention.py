@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...problems import Problem
+from ...rooted import FileProblem, read_regular
 
 DEFAULT_DAYS = 30
 DAY_S = 86400.0
@@ -104,11 +103,14 @@ def _span(seconds: float) -> str:
 def _days_in(path: Path) -> tuple[int | None, Problem | None]:
     """(the valid `cleanupPeriodDays` of one settings file or None, the problem with the file or None)."""
     try:
-        data = _read(path)
+        data, size = read_regular(path, MAX_SETTINGS_BYTES)
+        if size > MAX_SETTINGS_BYTES:
+            raise FileProblem(path, "too_large", f"over the {MAX_SETTINGS_BYTES:,}-byte limit")
     except FileNotFoundError:
         return None, None
-    except OSError as exc:
-        return None, Problem(str(path), "unreadable", f"{path}: {exc.strerror or exc}; Claude Code skips its "
+    except (OSError, FileProblem) as exc:
+        reason = exc.reason if isinstance(exc, FileProblem) else exc.strerror or str(exc)
+        return None, Problem(str(path), "unreadable", f"{path}: {reason}; Claude Code skips its "
                              f"cleanup while it cannot read it; Reprise assumes {DEFAULT_DAYS} days.",
                              severity="warning")
     if not data.strip():
@@ -143,20 +145,3 @@ def _whole(value: object) -> int | None:
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
     return None
-
-
-def _read(path: Path) -> bytes:
-    """A settings file's bytes: a regular file (never a FIFO), within a size cap."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(0, "not a regular file")
-        if info.st_size > MAX_SETTINGS_BYTES:
-            raise OSError(0, f"over the {MAX_SETTINGS_BYTES:,}-byte limit")
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
