@@ -149,8 +149,12 @@ class OwnPaths:
     def lock_file(self, ref: SessionRef) -> Path:
         return self._own(ref.workspace_key, "locks") / f"{ref.session_id}.lock"
 
+    def archive_folder(self, key: str) -> Path:
+        """The folder holding one archive folder per session of this source in a workspace."""
+        return self._own(key, "archive")
+
     def archive_dir(self, ref: SessionRef) -> Path:
-        return self._own(ref.workspace_key, "archive") / ref.session_id
+        return self.archive_folder(ref.workspace_key) / ref.session_id
 
     def trash_dir(self, key: str) -> Path:
         return self._own(key, "trash")
