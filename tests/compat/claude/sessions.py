@@ -7,7 +7,8 @@ tests/compat/live/launch.py, which is its pid 1 and starts fake_anthropic.py bes
 scratch HOME and CLAUDE_CONFIG_DIR per store and the telemetry/update switches set.
 
 `make_store(root)` runs the scenario (`SCENARIO`: one turn; three turns with `--resume`; a Bash
-tool call; a `/compact`; a `--fork-session`; a second folder; one named with `-n`) and returns a
+tool call; a `/compact`; a `--fork-session`; a second folder; one named with `-n`; one typed in
+the interactive UI on a pty) and returns a
 `ClaudeStore`: where the sessions are, their ids, prompts, and every request each step sent.
 Session ids are chosen (`--session-id`) so that a store made twice names the same files.
 `LiveClaude.run` runs any other steps (the compat tests resume sessions with it).
@@ -27,6 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 LAUNCHER = HERE.parent / "live" / "launch.py"
 SERVER = HERE / "fake_anthropic.py"
+PTY_DRIVER = HERE / "pty_drive.py"
 PORT = 18090
 FAKE_KEY = "sk-ant-fake-offline-0000000000000000000000"
 BIN_ENV = "REPRISE_CLAUDE_BIN"
@@ -60,12 +62,15 @@ def prepare() -> Path:
 
 @dataclass(slots=True)
 class Step:
-    """One client run: `claude ARGS` in `cwd` (stdin given or empty)."""
+    """One client run: `claude ARGS` in `cwd` (stdin given or empty). With `interactive` set,
+    the client runs on a pty (pty_drive.py), which types `interactive` and Enter once the UI is
+    up, waits for the request, then types /exit; its stdout is pty_drive's JSON line."""
 
     args: list[str]
     cwd: Path
     stdin: str = ""
     label: str = ""
+    interactive: str | None = None
 
 
 @dataclass(slots=True)
@@ -110,12 +115,33 @@ class LiveClaude:
                 "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{PORT}", "ANTHROPIC_API_KEY": FAKE_KEY,
                 "PATH": "/usr/sbin:/usr/bin:/bin", "NO_COLOR": "1", "TERM": "dumb", **SWITCHES, **(extra or {})}
 
+    def argv(self, step: Step, record: Path) -> list[str]:
+        if step.interactive is None:
+            return [str(self.binary), *step.args]
+        return [sys.executable, str(PTY_DRIVER), "--record", str(record), "--send", step.interactive, "--",
+                str(self.binary), *step.args]
+
+    def trust(self, *folders: Path) -> None:
+        """What the interactive UI needs before it takes a prompt: onboarding done, the fake key
+        approved, each folder's trust dialog accepted (in `<config dir>/.claude.json`)."""
+        path = self.config_dir / ".claude.json"
+        config = json.loads(path.read_text()) if path.exists() else {}
+        config["hasCompletedOnboarding"] = True
+        config.setdefault("customApiKeyResponses", {"approved": [], "rejected": []})
+        if FAKE_KEY[-20:] not in config["customApiKeyResponses"].setdefault("approved", []):
+            config["customApiKeyResponses"]["approved"].append(FAKE_KEY[-20:])
+        for folder in folders:
+            config.setdefault("projects", {}).setdefault(str(folder), {})["hasTrustDialogAccepted"] = True
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(json.dumps(config, indent=2))
+        temporary.replace(path)
+
     def run(self, steps: list[Step], *, env: dict[str, str] | None = None, timeout: int = 120) -> list[StepResult]:
         self.batches += 1
         workdir = self.root / "batches" / f"{self.batches:02d}"
         record = workdir / "requests"
         record.mkdir(parents=True)
-        runs = [{"argv": [str(self.binary), *step.args], "stdin": step.stdin, "env": self.env(env),
+        runs = [{"argv": self.argv(step, record), "stdin": step.stdin, "env": self.env(env),
                  "cwd": str(step.cwd), "timeout": timeout} for step in steps]
         spec = workdir / "spec.json"
         spec.write_text(json.dumps({"port": PORT, "record": str(record), "workdir": str(workdir), "runs": runs,
@@ -147,7 +173,9 @@ SESSION_IDS = {
     "fork": "99999999-9999-4999-8999-999999999999",
     "beta": "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb",
     "named": "dddddddd-dddd-4ddd-8ddd-dddddddddddd",
+    "typed": "ffffffff-ffff-4fff-8fff-ffffffffffff",
 }
+TYPED_PROMPT = "Typed in the terminal UI MARKtyped"
 NAMED_TITLE = "Named by the compat scenario"
 BASH_COMMAND = "echo OUTWORD$((6*7)) && echo second line"
 BASH_OUTPUT_WORD = "OUTWORD42"
@@ -162,7 +190,8 @@ def _resume(session: str) -> list[str]:
     return ["--resume", SESSION_IDS[session]]
 
 
-# (label, session, folder, args); prompts are the `-p` argument.
+# (label, session, folder, args); prompts are the `-p` argument, except the interactive step's
+# (INTERACTIVE: typed on a pty).
 SCENARIO: list[tuple[str, str, str, list[str]]] = [
     ("one turn", "one", "alpha", [*_new("one"), "-p", "What is in this folder? MARKsolo", *JSON_OUT]),
     ("three turns: 1", "three", "alpha", [*_new("three"), "-p", "Start a plan MARKfirst", *JSON_OUT]),
@@ -178,7 +207,9 @@ SCENARIO: list[tuple[str, str, str, list[str]]] = [
                                         "-p", "Branch off MARKforked", *JSON_OUT]),
     ("second folder", "beta", "beta", [*_new("beta"), "-p", "Another project MARKbeta", *JSON_OUT]),
     ("named", "named", "beta", [*_new("named"), "-n", NAMED_TITLE, "-p", "A named one MARKnamed", *JSON_OUT]),
+    ("interactive", "typed", "beta", _new("typed")),
 ]
+INTERACTIVE = {"interactive": TYPED_PROMPT}
 
 
 @dataclass(slots=True)
@@ -212,10 +243,14 @@ def make_store(binary: Path, root: Path) -> ClaudeStore:
     for folder in folders.values():
         folder.mkdir(parents=True, exist_ok=True)
     (folders["alpha"] / "notes.txt").write_text("a file for the scenario's folder\n")
-    steps = [Step(args, folders[folder], label=label) for label, _, folder, args in SCENARIO]
+    live.trust(*folders.values())
+    steps = [Step(args, folders[folder], label=label, interactive=INTERACTIVE.get(label))
+             for label, _, folder, args in SCENARIO]
     results = live.run(steps)
     for result in results:
-        if result.returncode != 0 or result.output.get("is_error"):
+        typed = result.step.interactive is not None
+        if (result.returncode != 0 or result.output.get("is_error") or not result.output or
+                (typed and (result.output.get("exit") != 0 or not result.requests))):
             raise AssertionError(f"a scenario step failed: {result.describe()}")
     return ClaudeStore(root, live.config_dir, folders, dict(SESSION_IDS),
                        {session: folder for _, session, folder, _ in SCENARIO}, results, live)
