@@ -6,6 +6,7 @@ REPRISE_REQUIRE_COMPAT is set (as for Fractal, tests/compat/conftest.py)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,13 @@ def claude_bin() -> Path:
         return prepare()
     except ClaudeUnavailable as exc:
         if os.environ.get("REPRISE_REQUIRE_COMPAT"):
-            pytest.fail(f"Claude Code compat tests cannot run: {exc}; REPRISE_REQUIRE_COMPAT is set, so this is a failure")
+            pytest.fail(f"Claude Code compat tests cannot run: {exc}; REPRISE_REQUIRE_COMPAT is set, "
+                        "so this is a failure")
         pytest.skip(f"Claude Code compat tests cannot run: {exc}")
 
 
 @pytest.fixture(scope="session")
-def claude_store(claude_bin) -> ClaudeStore:
+def claude_store(claude_bin) -> Iterator[ClaudeStore]:
     """The scenario's store, made once per test run by the real client (about 10 s)."""
     root = make_root()
     try:

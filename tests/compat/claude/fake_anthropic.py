@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -66,7 +67,7 @@ def prompt_text(message: dict) -> str:
 
 
 def tool_results(message: dict) -> list[str]:
-    found = []
+    found: list[str] = []
     content = message.get("content")
     if not isinstance(content, list):
         return found
@@ -247,7 +248,7 @@ def main() -> None:
     args.record.mkdir(parents=True, exist_ok=True)
     Handler.record = args.record
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    args.ready.write_text(str(__import__("os").getpid()))
+    args.ready.write_text(str(os.getpid()))
     server.serve_forever()
 
 
