@@ -3,7 +3,8 @@
 Invoked as `unshare -n -p -f --mount-proc PYTHON launch.py SPEC` (the namespace has nothing
 but loopback, which this script brings up). SPEC is a JSON file: {"port", "record", "workdir",
 "runs": [{"argv", "stdin", "env", "cwd",
-"timeout"}], "server_env"}. The fake server is started first and waited for; each run's
+"timeout"}], "server_env", "server"}. The fake server (`server`: a script path, default
+fake_server.py) is started first and waited for; each run's
 exit status, stdout, stderr and the number of requests recorded so far go into `<workdir>/results.json`.
 This process is the namespace's pid 1: when it exits, every process left in the namespace (a sandbox supervisor,
 the server) is killed with it.
@@ -37,8 +38,8 @@ def main() -> int:
     ready = workdir / "server.ready"
     ready.unlink(missing_ok=True)
     server_log = (workdir / "server.log").open("ab")
-    server = subprocess.Popen([sys.executable, str(SERVER), "--port", str(spec["port"]), "--record", spec["record"],
-                               "--ready", str(ready)], stdout=server_log, stderr=server_log,
+    server = subprocess.Popen([sys.executable, spec.get("server", str(SERVER)), "--port", str(spec["port"]),
+                               "--record", spec["record"], "--ready", str(ready)], stdout=server_log, stderr=server_log,
                               env=dict(os.environ, **spec.get("server_env", {})))
     deadline = time.monotonic() + 30
     while not ready.exists():

@@ -1,0 +1,256 @@
+"""A fake Anthropic Messages server that records every request (for the real Claude Code).
+
+Started inside the test's network namespace (by tests/compat/live/launch.py with this file as
+its server), on 127.0.0.1. Every POST is saved as `<record>/NNNN.json` (the body as received;
+`NNNN.path` beside it holds the request path) and answered:
+
+- `POST /v1/messages/count_tokens`: `{"input_tokens": len(body) // 4}`.
+- `POST /v1/messages` (Claude Code adds `?beta=true`): with `stream: true` as Anthropic SSE
+  (`message_start`, `content_block_start/delta/stop`, `message_delta` with usage,
+  `message_stop`), then the connection is closed (`Connection: close`: without a length the
+  client would wait for more); without `stream` as one JSON message.
+
+The reply is scripted from the request (`reply_blocks`), looking at the newest `user` message
+(Claude Code may send `system` messages after it):
+- a `tool_result` in it: a text reply counting the result's lines (never quoting them, so a word
+  of the output is found in the tool output only);
+- "RUN: <command>" in its text (and Bash among the request's tools): a `tool_use` of Bash with
+  that command;
+- a request for a summary (what `/compact` sends): "<analysis>...</analysis><summary>...</summary>"
+  naming the MARK words of the whole conversation;
+- a request for a title (the system prompt asks for one): a JSON title naming the first MARK word;
+- otherwise a text reply quoting each `MARK<word>` of the prompt and adding `REPLY<word>` (a word
+  found only in the reply, for search tests).
+
+Usage is deterministic and derived from the request: with `n = len(body) // 4`,
+`cache_read_input_tokens = n // 2` when the request holds history (more than one message), else 0;
+`cache_creation_input_tokens = n // 8`; `input_tokens` the rest; `output_tokens = len(reply) // 4 + 1`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+MARK_RE = re.compile(r"\bMARK(\w+)")
+RUN_RE = re.compile(r"RUN: ?(.+)")
+SUMMARY_HINTS = ("detailed summary of the conversation", "summary of the conversation so far",
+                 "create a detailed summary", "<summary>")
+TITLE_HINTS = ("title",)
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    texts = []
+    for block in content or []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+    return texts
+
+
+def _system_text(body: dict) -> str:
+    return "\n".join(_texts(body.get("system")))
+
+
+def prompt_text(message: dict) -> str:
+    """A user message's own text: its text blocks, without system reminders."""
+    parts = [text for text in _texts(message.get("content")) if not text.lstrip().startswith("<system-reminder>")]
+    return "\n".join(parts)
+
+
+def tool_results(message: dict) -> list[str]:
+    found: list[str] = []
+    content = message.get("content")
+    if not isinstance(content, list):
+        return found
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            inner = block.get("content")
+            found.append("\n".join(_texts(inner)) if isinstance(inner, list) else str(inner or ""))
+    return found
+
+
+def marks(text: str) -> list[str]:
+    seen: list[str] = []
+    for word in MARK_RE.findall(text):
+        if word not in seen:
+            seen.append(word)
+    return seen
+
+
+def last_user(messages: list[dict]) -> dict:
+    """The newest `user` message (Claude Code may send `system` ones after it)."""
+    return next((m for m in reversed(messages) if m.get("role") == "user"), {})
+
+
+def request_kind(body: dict) -> str:
+    messages = body.get("messages") or []
+    last = last_user(messages)
+    system = _system_text(body).lower()
+    text = prompt_text(last)
+    if tool_results(last):
+        return "tool_result"
+    lowered = text.lower()
+    if any(hint in lowered for hint in SUMMARY_HINTS):
+        return "summary"
+    if "title" in system and ("session" in system or "conversation" in system) and not body.get("tools"):
+        return "title"
+    if RUN_RE.search(text) and any(tool.get("name") == "Bash" for tool in body.get("tools") or []):
+        return "tool_use"
+    return "text"
+
+
+def reply_blocks(body: dict, number: int) -> tuple[list[dict], str]:
+    """The content blocks of the reply to `body` and its stop reason."""
+    messages = body.get("messages") or []
+    last = last_user(messages)
+    kind = request_kind(body)
+    text = prompt_text(last)
+    if kind == "tool_result":
+        output = (tool_results(last) or [""])[0].strip().splitlines()
+        return [{"type": "text", "text": f"The command printed {len(output)} lines; REPLYtoolresult."}], "end_turn"
+    if kind == "tool_use":
+        command = RUN_RE.search(text).group(1).strip()  # type: ignore[union-attr]
+        return [{"type": "text", "text": "I will run it."},
+                {"type": "tool_use", "id": f"toolu_fake{number:04d}", "name": "Bash",
+                 "input": {"command": command, "description": "Run the command the user asked for"}}], "tool_use"
+    if kind == "summary":
+        words = marks("\n".join(prompt_text(m) for m in messages if m.get("role") == "user"))
+        listed = ", ".join(f"MARK{w}" for w in words) or "none"
+        return [{"type": "text", "text": (
+            "<analysis>The user sent a few marked prompts.</analysis>\n<summary>\n"
+            f"1. Primary Request and Intent: the user sent prompts marked {listed}.\n"
+            "2. Pending Tasks: none.\n</summary>")}], "end_turn"
+    if kind == "title":
+        words = marks("\n".join(prompt_text(m) for m in messages if m.get("role") == "user"))
+        title = f"Fake title {words[0]}" if words else "Fake title"
+        return [{"type": "text", "text": json.dumps({"title": title})}], "end_turn"
+    words = marks(text)
+    if words:
+        said = " ".join(f"Noted MARK{w}; my answer word is REPLY{w}." for w in words)
+    else:
+        said = "Done: the fake model answered."
+    return [{"type": "text", "text": said}], "end_turn"
+
+
+def usage_for(raw: bytes, body: dict, reply_chars: int) -> dict:
+    n = len(raw) // 4
+    cache_read = n // 2 if len(body.get("messages") or []) > 1 else 0
+    cache_creation = n // 8
+    return {"input_tokens": n - cache_read - cache_creation, "cache_creation_input_tokens": cache_creation,
+            "cache_read_input_tokens": cache_read, "output_tokens": reply_chars // 4 + 1}
+
+
+def sse(event: str, data: dict) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def stream_events(message: dict) -> list[bytes]:
+    usage = message["usage"]
+    start = dict(message, content=[], stop_reason=None, stop_sequence=None,
+                 usage=dict(usage, output_tokens=1))
+    events = [sse("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            events.append(sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                      "content_block": {"type": "text", "text": ""}}))
+            events.append(sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                      "delta": {"type": "text_delta", "text": block["text"]}}))
+        else:
+            events.append(sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                      "content_block": dict(block, input={})}))
+            events.append(sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                      "delta": {"type": "input_json_delta",
+                                                                "partial_json": json.dumps(block["input"])}}))
+        events.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(sse("message_delta", {"type": "message_delta",
+                                        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                                        "usage": {"output_tokens": usage["output_tokens"]}}))
+    events.append(sse("message_stop", {"type": "message_stop"}))
+    return events
+
+
+class Handler(BaseHTTPRequestHandler):
+    counter = itertools.count(1)
+    record: Path
+    lock = threading.Lock()
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:  # quiet: the test reads the records instead
+        pass
+
+    def do_GET(self) -> None:
+        self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "no such endpoint"}})
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with self.lock:
+            number = next(self.counter)
+            (self.record / f"{number:04d}.json").write_bytes(raw)
+            (self.record / f"{number:04d}.path").write_text(self.path)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = {}
+        path = self.path.split("?", 1)[0]
+        if path.endswith("/count_tokens"):
+            self._json(200, {"input_tokens": len(raw) // 4})
+            return
+        if not path.endswith("/v1/messages"):
+            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+            return
+        content, stop = reply_blocks(body, number)
+        reply_chars = sum(len(b.get("text", "")) + len(json.dumps(b.get("input", ""))) for b in content)
+        message = {"id": f"msg_fake{number:04d}", "type": "message", "role": "assistant",
+                   "model": body.get("model", "claude-fake"), "content": content, "stop_reason": stop,
+                   "stop_sequence": None, "usage": usage_for(raw, body, reply_chars)}
+        if not body.get("stream"):
+            self._json(200, message)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for event in stream_events(message):
+            self.wfile.write(event)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _json(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--record", type=Path, required=True)
+    parser.add_argument("--ready", type=Path, required=True)
+    args = parser.parse_args()
+    args.record.mkdir(parents=True, exist_ok=True)
+    Handler.record = args.record
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    args.ready.write_text(str(os.getpid()))
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
