@@ -189,8 +189,8 @@ def load(*, state_dir: str | None = None, config_path: Path | None = None,
     for key in _flatten(data):
         sources[key] = f"config file {path}"
     root, sources["store.state_dir"] = _state_root(state_dir, environment, settings, path)
-    choices = {"fractal": SourceChoice("fractal", True, (root,), f"always on; state root from {sources['store.state_dir']}"),
-               "claude": _claude_choice(settings.sources.claude, environment, path)}
+    fractal = SourceChoice("fractal", True, (root,), f"always on; state root from {sources['store.state_dir']}")
+    choices = {"fractal": fractal, "claude": _claude_choice(settings.sources.claude, environment, path)}
     return LoadedSettings(settings, path, root, sources, choices)
 
 

@@ -275,12 +275,15 @@ class TranscriptTurn(Document):
     files_modified: list[FileTouch]
     commands: list[CommandRun]
     detailed: bool = Field(description="false when the store keeps only the message and the reply of this turn")
+    thinking: str = Field(default="", description="the model's own reasoning, where the store keeps it "
+                          "(Claude Code's thinking blocks); never part of `reply`")
 
 
 class Compaction(Document):
     before_turn: int = Field(description="the agent compacted its context before this turn (0-based)")
     at: str | None
     tokens_after: int | None
+    tokens_before: int | None = None
 
 
 class Transcript(Document):
@@ -330,10 +333,10 @@ def transcript(item: CoreTranscript) -> Transcript:
                        files_read=[FileTouch(path=f.path, provenance=f.provenance) for f in turn.files_read],
                        files_modified=[FileTouch(path=f.path, provenance=f.provenance) for f in turn.files_modified],
                        commands=[CommandRun(command=c.command, provenance=c.provenance) for c in turn.commands],
-                       detailed=turn.detailed)
+                       detailed=turn.detailed, thinking=turn.thinking)
         for turn in item.turns],
-        compactions=[Compaction(before_turn=c.before_turn, at=c.at, tokens_after=c.tokens_after)
-                     for c in item.compactions])
+        compactions=[Compaction(before_turn=c.before_turn, at=c.at, tokens_after=c.tokens_after,
+                                tokens_before=c.tokens_before) for c in item.compactions])
 
 
 def session_detail(detail: CoreSessionDetail) -> SessionDetail:

@@ -146,8 +146,8 @@ def read_session_file(path: Path, root: Path, previous: bytes | None) -> FileRea
             _pread_all(fd, edge_length, end - edge_length)
     fold.feed(parsed.records)
     warnings = (warnings + parsed.warnings)[:MAX_WARNINGS]
-    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, _edge_digest(head), head_length, _edge_digest(edge),
-                      edge_length, warnings, fold.to_bytes())
+    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, _edge_digest(head), head_length,
+                      _edge_digest(edge), edge_length, warnings, fold.to_bytes())
     return FileRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)
 
 
@@ -191,7 +191,7 @@ class ClaudeListing(ListingSource):
         self.roots = [ClaudeRoot(Path(root)) for root in roots]
         self._own_paths = own_paths
         self.own_files = OwnFiles(own_paths, Root(own_paths.root, "Reprise's data folder"))
-        self.last_read_bytes = 0   # what the newest read_listing took from the disk (for the benchmarks)
+        self.bytes_read = 0   # what read_listing took from the disk, past the edges it checks (for the benchmarks)
 
     def __reduce__(self) -> tuple[Callable[[list[str], str], ClaudeListing], tuple[list[str], str]]:
         return _listing_at, ([str(root.path) for root in self.roots], str(self._own_paths.root))
@@ -262,7 +262,7 @@ class ClaudeListing(ListingSource):
             message = exc.message if isinstance(exc, ReadProblem) else str(exc)
             return ListedFile(workspace_key(guessed), file.file_id, file.path, file.size, file.mtime_ns,
                               Problem(file.path, code, message))
-        self.last_read_bytes = read.read_bytes
+        self.bytes_read += read.read_bytes
         found = read.fold.result()
         warnings = list(read.warnings)
         folder = found.cwd

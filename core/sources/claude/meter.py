@@ -59,7 +59,8 @@ class ClaudeMeter:
                              "about 49,300 characters, estimated")
         what = ("the compaction's postTokens" if context.source == "compaction" else
                 "input + cache creation + cache read of the newest reply")
-        return Part("context", context.tokens, MEASURED, note=f"{what} (turn {context.turn}), as Claude Code recorded it")
+        return Part("context", context.tokens, MEASURED,
+                    note=f"{what} (turn {context.turn}), as Claude Code recorded it")
 
     def _result(self, message: str) -> MeterResult:
         parts = [self._context_part()]

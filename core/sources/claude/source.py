@@ -22,8 +22,8 @@ from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ..base import Capabilities, OpenedSession, SessionSource
-from .layout import SUFFIX, ClaudeRoot, check_session_id
 from .fields import ClaudeFields, ListingFold
+from .layout import SUFFIX, ClaudeRoot, check_session_id
 from .listing import NAME, ClaudeListing
 from .meter import ClaudeMeter, ContextNow
 from .records import Record, parse_lines
@@ -56,8 +56,9 @@ class ClaudeSource(SessionSource):
         self.settings = settings
         self.roots = [ClaudeRoot(Path(root)) for root in roots]
         self.own_paths = OwnPaths(data, NAME)
-        self.listing = ClaudeListing(roots, self.own_paths)
-        self.own_files = self.listing.own_files
+        self.claude_listing = ClaudeListing(roots, self.own_paths)
+        self.listing = self.claude_listing
+        self.own_files = self.claude_listing.own_files
         self.archive = Archive(self.own_paths)
         self.audit = AuditLog(self.own_paths)
         self.counter = TokenCounter()
@@ -67,7 +68,7 @@ class ClaudeSource(SessionSource):
     def _candidates(self, session_id: str) -> list[Path]:
         check_session_id(session_id)
         found = []
-        for group in self.listing.groups():
+        for group in self.claude_listing.groups():
             path = Path(group) / f"{session_id}{SUFFIX}"
             if path.is_file():
                 found.append(path)
@@ -80,7 +81,7 @@ class ClaudeSource(SessionSource):
             return candidates[0] if candidates else None
         for path in candidates:   # the same id under two roots or projects: the folder tells them apart
             try:
-                data, _ = read_regular_file(path, self.listing.root_of(path))
+                data, _ = read_regular_file(path, self.claude_listing.root_of(path))
             except (OSError, ReadProblem, RepriseError):
                 continue
             cwd = _fields_of(parse_lines(data, 0).records).cwd
@@ -103,7 +104,7 @@ class ClaudeSource(SessionSource):
             raise NotFoundError(f"No Claude Code session {ref.session_id} in any root "
                                 f"({', '.join(str(root.path) for root in self.roots)}).")
         try:
-            data, _ = read_regular_file(path, self.listing.root_of(path))
+            data, _ = read_regular_file(path, self.claude_listing.root_of(path))
         except FileNotFoundError:
             raise NotFoundError(f"The Claude Code session file {path} disappeared.", path=path) from None
         except ReadProblem as exc:

@@ -115,14 +115,15 @@ def test_a_grown_file_is_read_from_where_the_last_read_ended(store):
     prompt["uuid"], prompt["parentUuid"] = "aaaaaaaa-0000-4000-8000-000000000001", prompt["uuid"]
     prompt["message"]["content"] = "One more step MARKfourth"
     added = (json.dumps(prompt, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+    listing_source = service.sources["claude"].listing
+    before = listing_source.bytes_read
     with path.open("ab") as handle:
         handle.write(added)
     listing = service.list_sessions()
     service.load_details(listing.rows)
     row = rows_by_id(listing)[THREE_TURNS]
     assert row.turns == 4 and row.fields.last_message == "One more step MARKfourth"
-    listing_source = service.sources["claude"].listing
-    assert listing_source.last_read_bytes == len(added)
+    assert listing_source.bytes_read - before == len(added)   # the other files, read again while recent, took 0
 
 
 def test_a_rewritten_file_is_read_whole_again(store):
