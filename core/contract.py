@@ -345,7 +345,7 @@ def session_detail(detail: CoreSessionDetail) -> SessionDetail:
     history = None if detail.history is None else [HistoryEntry.model_validate(entry) for entry in detail.history]
     return SessionDetail(
         session_id=detail.ref.session_id, workspace_key=detail.ref.workspace_key,
-        workspace_path=detail.workspace_path, path=str(detail.path), title=detail.meta.title,
+        workspace_path=detail.workspace_path, path=str(detail.path), title=detail.title,
         pinned=detail.meta.pinned, size=detail.size, turns=len(detail.transcript.turns),
         summary=detail.summary_text, history=history,
         usage=DetailUsage(input_tokens=totals.input_tokens, output_tokens=totals.output_tokens,

@@ -85,6 +85,14 @@ class SessionDetail:
     summary_text: str | None
     history: list[dict[str, object]] | None
     opened: OpenedSession = field(repr=False)
+    agent_title: str | None = None   # the title the agent keeps (Claude Code's custom or AI title)
+    agent_label: str = "Agent"       # how the agent is named to people ("Claude Code")
+    cost_label: str = "cost"
+
+    @property
+    def title(self) -> str | None:
+        """Reprise's own title, else the agent's."""
+        return self.meta.title or self.agent_title
 
     @property
     def totals(self) -> Usage:
@@ -310,7 +318,8 @@ class Service:
         opened = source.open(ref)
         return SessionDetail(ref, opened.path, source.read_meta(ref), self.workspace_path_of(ref.workspace_key)[0],
                              opened.size, opened.warnings, opened.transcript, source.summary_text(opened),
-                             source.history(opened), opened)
+                             source.history(opened), opened, source.agent_title(opened), source.label,
+                             source.cost_label)
 
     def new_session(self, title: str | None = None, *, source: str = "fractal") -> SessionRef:
         """Write a valid 0-turn session in the current workspace."""

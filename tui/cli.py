@@ -26,6 +26,7 @@ from reprise.core.service import SORTS, Service, activity_time
 from .format import human_size, relative_time
 from .reports import Line
 from .reports.audit import audit_lines, audit_problem_lines
+from .reports.conversation import conversation_lines
 from .reports.doctor import doctor_lines
 from .reports.history import history_digest_lines
 from .reports.meter import meter_lines
@@ -339,7 +340,7 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.session_detail(detail)))
         return 0
-    title = detail.meta.title or "(untitled)"
+    title = detail.title or "(untitled)"
     print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
           f"{'  [pinned]' if detail.meta.pinned else ''}")
     print(f"Workspace {safe_line(detail.workspace_path or detail.ref.workspace_key)}")
@@ -347,12 +348,16 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
     for warning in detail.warnings:
         print(f"Warning: {safe_line(warning.message)}")
     print()
-    _print_safe(detail.summary_text or "")
+    if detail.summary_text is not None:
+        _print_safe(detail.summary_text)
+    else:
+        _print_lines(conversation_lines(detail.transcript, detail.agent_label))
     print()
     _print_lines(history_digest_lines(detail.transcript))
     t = detail.totals
     print()
-    print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, cost {t.cost or 0.0:.4f}, "
+    print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, "
+          f"{detail.cost_label} {t.cost or 0.0:.4f}, "
           f"{t.iterations or 0} iterations, {(t.duration_ms or 0) / 1000:.1f} s; "
           f"last context {t.context_tokens or 0:,} tokens")
     return 0

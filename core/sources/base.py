@@ -185,6 +185,7 @@ class SessionSource(ABC):
     label: ClassVar[str]
     capabilities: ClassVar[Capabilities]
     resumes_from_any_folder: ClassVar[bool] = False   # the agent finds a session by id wherever it runs
+    cost_label: ClassVar[str] = "cost"                # what the USD figure the agent records is
     listing: ListingSource   # what the catalog lists of this store
     own_paths: OwnPaths      # where Reprise keeps its own files of this source's sessions
     archive: Archive         # Reprise's archive of them (trimmed and replaced bytes, long outputs)
@@ -221,6 +222,10 @@ class SessionSource(ABC):
 
     @abstractmethod
     def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta: ...
+
+    def agent_title(self, opened: OpenedSession) -> str | None:
+        """The title the agent itself keeps for the session, when its format has one."""
+        return None
 
     def summary_text(self, opened: OpenedSession) -> str | None:
         """The agent's own rendered summary of the session, when its format has one."""

@@ -313,7 +313,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             rows = [row for row in rows if not row.hidden_by_agent]
         sort_rows(rows, self.sort)
         session_list = self.query_one(SessionList)
-        session_list.show_agent = len({row.source for row in self.all_rows}) > 1
+        session_list.show_agent = len(self.service.sources) > 1
         session_list.set_rows(rows, keep=select)
         self.update_header()
 

@@ -18,6 +18,7 @@ from reprise.core.service import SessionDetail
 
 from ..format import human_size
 from ..reports import plain_text
+from ..reports.conversation import conversation_lines
 from ..reports.history import history_lines
 from ..reports.meter import context_lines
 from ..reports.styled import styled_group
@@ -102,7 +103,8 @@ class DetailPane(Vertical):
         banner.set_class(bool(warnings), "-warning")
         banner.update(Text(text + ("\n⚠ " + "; ".join(warnings) if warnings else "")))
         session_id = detail.ref.session_id
-        summary = safe_text(detail.summary_text or "")
+        summary = (safe_text(detail.summary_text) if detail.summary_text is not None
+                   else plain_text(conversation_lines(detail.transcript, detail.agent_label)))
         self.query_one("#summary-view", TextArea).load_text(clip_long_lines(summary, session_id))
         history = plain_text(history_lines(detail.transcript))
         self.query_one("#history-view", TextArea).load_text(clip_long_lines(history, session_id))

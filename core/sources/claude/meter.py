@@ -63,12 +63,10 @@ class ClaudeMeter:
                     note=f"{what} (turn {context.turn}), as Claude Code recorded it")
 
     def _result(self, message: str) -> MeterResult:
-        parts = [self._context_part()]
-        draft = 0
-        if message:
-            draft = self.counter.count(message, ENCODING)
-            parts.append(Part("message", draft, COUNTED, len(message),
-                              note=f"estimated with {ENCODING}: Claude's tokenizer is not public"))
+        draft = self.counter.count(message, ENCODING) if message else 0
+        parts = [self._context_part(),
+                 Part("message", draft, COUNTED, len(message), len(message),
+                      note=f"the draft, estimated with {ENCODING}: Claude's tokenizer is not public")]
         measured = Measured(self.context.turn, self.context.tokens) if self.context.tokens is not None else None
         return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=tuple(parts),
                            window=self.spec.input_budget, warn_at=self.settings.warn, measured=measured, exact=False,

@@ -38,6 +38,7 @@ class ClaudeSession:
 
     records: list[Record]
     context: ContextNow
+    fields: ClaudeFields
 
 
 def _fields_of(records: list[Record]) -> ClaudeFields:
@@ -51,6 +52,7 @@ class ClaudeSource(SessionSource):
     label = "Claude Code"
     capabilities = Capabilities(list=True, search=True, meter=True, resume=True)
     resumes_from_any_folder = True
+    cost_label = "API-equivalent cost (subscription users pay no such sum)"
 
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
         self.settings = settings
@@ -123,7 +125,12 @@ class ClaudeSource(SessionSource):
         found = _fields_of(parsed.records)
         context = ContextNow(found.context_tokens, found.turns,
                              "compaction" if found.context_basis == "compact_boundary" else "reply", found.model)
-        return OpenedSession(ref, path, size, sha256, transcript, warnings, ClaudeSession(parsed.records, context))
+        return OpenedSession(ref, path, size, sha256, transcript, warnings,
+                             ClaudeSession(parsed.records, context, found))
+
+    def agent_title(self, opened: OpenedSession) -> str | None:
+        found = self._session(opened).fields
+        return found.title if found.title_source in ("custom-title", "ai-title") else None
 
     @staticmethod
     def _subagent_count(path: Path) -> int:
