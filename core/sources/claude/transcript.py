@@ -35,7 +35,7 @@ from .messages import (
     turn_starts,
     usage_of,
 )
-from .records import SKIPPED, Record
+from .records import Record
 
 SOURCE = "claude"
 TEXT_CHARS = 20_000   # a tool input or result kept in the transcript; the rest is cut, with its size said
@@ -159,7 +159,7 @@ def read_transcript(records: Iterable[Record], *, subagents: int = 0) -> tuple[T
             before_first += kind in (ASSISTANT, RESULT, ERROR)
             continue
         stamp = _stamp(record)
-        if stamp is not None and SKIPPED not in record:
+        if stamp is not None:
             current.turn.ended_at = stamp
         if kind == ASSISTANT:
             current.assistant(record)

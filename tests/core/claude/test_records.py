@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reprise.core.sources.claude.records import SKIM_OVER, SKIPPED, parse_lines
 
@@ -89,3 +91,19 @@ def test_skimming_a_real_file_keeps_every_chain_field(path):
     for whole, stub in zip(full.records, skimmed.records, strict=True):
         for key in ("type", "uuid", "parentUuid", "isSidechain", "timestamp"):
             assert stub.get(key) == whole.get(key)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([b'{"type":"user","uuid":"a"}', b'{"type":"x"}', b"{bad", b"[]", b"\xff", b"",
+                                 b'{"type":"api-request-blob","x":"' + b"y" * SKIM_OVER + b'"}']), max_size=20),
+       st.integers(min_value=0, max_value=200), st.booleans())
+def test_any_bytes_read_in_two_chunks_give_what_one_read_gives(lines, cut, trailing):
+    data = b"\n".join(lines) + (b"\n" if trailing else b"")
+    cut = min(cut, len(data))
+    whole = parse_lines(data, 0)
+    first = parse_lines(data[:cut], 0)
+    assert first.end <= cut and (first.end == 0 or data[first.end - 1:first.end] == b"\n")
+    second = parse_lines(data[first.end:], first.end, first_line=1 + first.lines)
+    assert first.records + second.records == whole.records
+    assert first.warnings + second.warnings == whole.warnings
+    assert second.end == whole.end and first.lines + second.lines == whole.lines
