@@ -8,12 +8,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from reprise.core import contract
-from reprise.core.errors import UsageError
+from reprise.core.errors import RepriseError, UsageError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from tests import factories
@@ -225,9 +226,12 @@ def test_bad_files_are_named_and_the_rest_lists(store):
     assert len(rows) == 10
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, cwd: Path, path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = os.environ.copy()
+    if path is not None:
+        env["PATH"] = f"{path}:{env['PATH']}"
     return subprocess.run([sys.executable, "-m", "reprise.tui.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, env=os.environ.copy(), timeout=120)
+                          cwd=cwd, env=env, timeout=120, stdin=subprocess.DEVNULL)
 
 
 def test_the_command_line_narrows_by_source_and_shows_the_sources(store):
@@ -242,3 +246,73 @@ def test_the_command_line_narrows_by_source_and_shows_the_sources(store):
     assert claude["enabled"] and claude["roots"] == [os.environ["CLAUDE_CONFIG_DIR"]]
     printed = run_cli("resume", "--print", THREE_TURNS[:8], cwd=folders["beta"])
     assert printed.stdout.strip() == f"claude --resume {THREE_TURNS}"
+
+
+def _age(path: Path, days: float) -> None:
+    moment = time.time() - days * 86400
+    os.utime(path, (moment, moment))
+
+
+def test_rows_say_when_claude_code_deletes_them_and_the_doctor_lists_those_at_risk(store):
+    _, folders = store
+    service = service_in(folders["alpha"])
+    path = Path(service.session_path(service.resolve(THREE_TURNS)))
+    _age(path, 27.5)
+    listing = service.list_sessions()
+    service.load_details(listing.rows)
+    row = rows_by_id(listing)[THREE_TURNS]
+    assert row.agent_deletion is not None and row.agent_deletion.phrase == "deleted by Claude Code in 2 days"
+    assert row.agent_deletion.at_risk
+    assert rows_by_id(listing)[BASH].agent_deletion is not None and not rows_by_id(listing)[BASH].agent_deletion.at_risk
+    document = next(d for d in contract.dump(contract.session_list(listing))["sessions"] if d["session_id"] == THREE_TURNS)
+    assert document["deleted_by_agent_at"] is not None and document["kept"] is False
+    notes = " ".join(service.doctor().notes)
+    assert THREE_TURNS in notes and "deleted by Claude Code in 2 days" in notes and BASH not in notes
+    assert "deleted by Claude Code in 2 days" in (service.show(service.resolve(THREE_TURNS)).deletion or "")
+
+
+def test_a_kept_session_outlives_claude_codes_sweep(store):
+    _, folders = store
+    service = service_in(folders["alpha"])
+    ref = service.resolve(THREE_TURNS)
+    path = Path(service.session_path(ref))
+    report = service.keep(ref)
+    assert report.added == ["session"] and report.size == path.stat().st_size
+    row = rows_by_id(service.list_sessions())[THREE_TURNS]
+    assert row.kept and row.agent_deletion is None
+    assert "keeps a copy" in (service.show(ref).deletion or "")
+    path.unlink()   # what Claude Code's age sweep does
+    listing = service.list_sessions()
+    service.load_details(listing.rows)
+    row = rows_by_id(listing)[THREE_TURNS]
+    assert row.turns == 3 and row.kept and "deleted its file" in (row.fields.warning or "")
+    detail = service.show(ref)
+    assert [turn.user_message for turn in detail.transcript.turns][-1] == "Finish the plan MARKthird"
+    assert any(w.code == "deleted_by_agent" for w in detail.warnings)
+    assert THREE_TURNS in {hit.row.file_id for hit in service.search("REPLYsecond")}
+    with pytest.raises(RepriseError, match="Claude Code deleted this session's file"):
+        service.resume_plan(ref, for_exec=False)
+
+
+def test_a_session_written_minutes_ago_is_flagged_before_resuming(store):
+    _, folders = store
+    service = service_in(folders["alpha"])
+    ref = service.resolve(BASH)
+    path = Path(service.session_path(ref))
+    record = {"type": "user", "uuid": "bbbbbbbb-0000-4000-8000-000000000002", "parentUuid": None,
+              "sessionId": BASH, "cwd": str(folders["alpha"]),
+              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+              "message": {"role": "user", "content": "still typing"}}
+    with path.open("ab") as handle:
+        handle.write((json.dumps(record, separators=(",", ":")) + "\n").encode())
+    plan = service.resume_plan(ref, for_exec=False)
+    assert plan.writer is not None and "written" in plan.writer
+    assert any("may be writing" in note for note in plan.notes)
+    programs = folders["alpha"].parent / "bin"
+    programs.mkdir()
+    (programs / "claude").write_text("#!/bin/sh\necho resumed\n")
+    (programs / "claude").chmod(0o755)
+    refused = run_cli("resume", BASH[:8], cwd=folders["alpha"], path=programs)
+    assert refused.returncode != 0 and "being written" in refused.stderr and "resumed" not in refused.stdout
+    forced = run_cli("resume", BASH[:8], "--yes", cwd=folders["alpha"], path=programs)
+    assert forced.returncode == 0 and forced.stdout.strip() == "resumed"
