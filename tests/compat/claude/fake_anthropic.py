@@ -29,15 +29,19 @@ Usage is deterministic and derived from the request: with `n = len(body) // 4`,
 
 from __future__ import annotations
 
-import argparse
-import itertools
 import json
-import os
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import sys
 from pathlib import Path
 from typing import Any
+
+if __package__:
+    from ..live.fake_server import Handler as RecordingHandler
+    from ..live.fake_server import serve
+else:  # run as a script (by launch.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
+    from fake_server import Handler as RecordingHandler  # type: ignore[import-not-found,no-redef]
+    from fake_server import serve  # type: ignore[no-redef]
 
 MARK_RE = re.compile(r"\bMARK(\w+)")
 RUN_RE = re.compile(r"RUN: ?(.+)")
@@ -178,17 +182,14 @@ def stream_events(message: dict) -> list[bytes]:
     return events
 
 
-class Handler(BaseHTTPRequestHandler):
-    counter = itertools.count(1)
-    record: Path
-    lock = threading.Lock()
+class Handler(RecordingHandler):
+    """The Fractal fake's recording handler (its counter, lock, quiet log, JSON replies), answering
+    the Anthropic Messages API instead."""
+
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args: Any) -> None:  # quiet: the test reads the records instead
-        pass
-
     def do_GET(self) -> None:
-        self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "no such endpoint"}})
+        self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": "no such endpoint"}})
 
     def do_HEAD(self) -> None:
         self.send_response(200)
@@ -207,10 +208,10 @@ class Handler(BaseHTTPRequestHandler):
             body = {}
         path = self.path.split("?", 1)[0]
         if path.endswith("/count_tokens"):
-            self._json(200, {"input_tokens": len(raw) // 4})
+            self._send(200, {"input_tokens": len(raw) // 4})
             return
         if not path.endswith("/v1/messages"):
-            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+            self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
             return
         content, stop = reply_blocks(body, number)
         reply_chars = sum(len(b.get("text", "")) + len(json.dumps(b.get("input", ""))) for b in content)
@@ -218,7 +219,7 @@ class Handler(BaseHTTPRequestHandler):
                    "model": body.get("model", "claude-fake"), "content": content, "stop_reason": stop,
                    "stop_sequence": None, "usage": usage_for(raw, body, reply_chars)}
         if not body.get("stream"):
-            self._json(200, message)
+            self._send(200, message)
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -230,27 +231,6 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
-    def _json(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--record", type=Path, required=True)
-    parser.add_argument("--ready", type=Path, required=True)
-    args = parser.parse_args()
-    args.record.mkdir(parents=True, exist_ok=True)
-    Handler.record = args.record
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    args.ready.write_text(str(os.getpid()))
-    server.serve_forever()
-
 
 if __name__ == "__main__":
-    main()
+    serve(Handler)
