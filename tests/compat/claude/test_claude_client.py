@@ -5,7 +5,9 @@ that runs the client again works on a copy of the scenario's config dir."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from . import fake_anthropic
 from .sessions import (
     BASH_OUTPUT_WORD,
     NAMED_TITLE,
+    PTY_DRIVER,
     SESSION_IDS,
     SESSION_OF,
     TYPED_PROMPT,
@@ -203,3 +206,34 @@ def test_a_copy_with_a_new_id_in_its_name_and_records_resumes_with_exactly_its_h
     assert sent_prompts(result) == ["Start a plan MARKfirst", "Continue the plan MARKsecond",
                                     "Finish the plan MARKthird", "Copy MARKcopyid"]
     assert (folder / f"{three}.jsonl").read_text(encoding="utf-8") == text
+
+
+def test_a_running_terminal_ui_announces_itself_in_sessions_pid_json_and_holds_no_transcript_open(claude_store,
+                                                                                                   tmp_path):
+    """What liveness can read: `<root>/sessions/<pid>.json` (session id, cwd, status, the process
+    start time) while the UI runs, gone after /exit; the transcript itself is not kept open."""
+    live = copy_store(claude_store, tmp_path)
+    three = SESSION_IDS["three"]
+    record = live.root / "batches" / f"{live.batches + 1:02d}" / "requests"
+    drive = [sys.executable, str(PTY_DRIVER), "--record", str(record), "--send", "Live probe MARKlive",
+             "--timeout", "40", "--", str(live.binary), "--resume", three]
+    sessions = live.config_dir / "sessions"
+    # probe once the prompt's request has reached the server (the UI then idles ~2.5 s before /exit)
+    script = (f"{shlex.join(drive)} > /dev/null & "
+              f"for i in $(seq 600); do ls {record}/*.json > /dev/null 2>&1 && break; sleep 0.1; done; "
+              f"for f in {sessions}/*.json; do cat \"$f\"; echo; "
+              f"pid=$(basename \"$f\" .json); echo \"stat $(cut -d' ' -f22 /proc/$pid/stat)\"; done; "
+              "for p in /proc/[0-9]*; do ls -l $p/fd 2>/dev/null | grep -c '[.]jsonl$'; done "
+              "| awk '{s += $1} END {print s + 0}'; wait")
+    bash = LiveClaude(Path("/bin/bash"), live.root)  # the same root: the same HOME and config dir
+    bash.batches = live.batches
+    [result] = bash.run([Step(["-c", script], claude_store.folders["alpha"])])
+    lines = result.stdout.strip().splitlines()
+    assert result.returncode == 0 and len(lines) == 3, result.describe()
+    announced = json.loads(lines[0])
+    assert (announced["sessionId"], announced["cwd"], announced["kind"], announced["entrypoint"]) == (
+        three, str(claude_store.folders["alpha"]), "interactive", "cli")
+    assert announced["status"] in ("idle", "busy") and isinstance(announced["pid"], int)
+    assert lines[1] == f"stat {announced['procStart']}"  # /proc/<pid>/stat's start time
+    assert lines[2] == "0"
+    assert not list(sessions.glob("*.json"))
