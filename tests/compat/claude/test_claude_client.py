@@ -94,7 +94,8 @@ def test_usage_in_the_file_is_the_servers_usage_so_the_measured_context_is_the_r
     seen = 0
     for session in SESSION_IDS:
         for record in records(claude_store.session_file(session)):
-            if record["type"] != "assistant" or session == "fork":  # the fork copies three's messages
+            if (record["type"] != "assistant" or session == "fork"  # the fork copies three's messages
+                    or record["message"]["model"] == "<synthetic>"):  # the API error's stand-in
                 continue
             usage = record["message"]["usage"]
             measured = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
@@ -130,6 +131,43 @@ def test_fork_session_copies_the_chain_keeping_uuids_and_message_ids_under_the_n
         if record["type"] == "assistant":  # one API message in two files: de-duplicate usage by message.id
             assert record["message"] == original[record["uuid"]]["message"]
     assert not [r for r in fork if r.get("forkedFrom") or r.get("type") == "fork"]
+
+
+def test_an_api_error_is_a_synthetic_assistant_record_with_zero_usage_and_no_system_record(claude_store):
+    failed = records(claude_store.session_file("failed"))
+    [error] = [r for r in failed if r["type"] == "assistant"]
+    assert error["isApiErrorMessage"] is True and error["message"]["model"] == "<synthetic>"
+    assert error["message"]["content"][0]["text"].startswith("API Error: 400")
+    usage = error["message"]["usage"]
+    assert usage["input_tokens"] == usage["cache_read_input_tokens"] == usage["cache_creation_input_tokens"] == 0
+    assert not [r for r in failed if r["type"] == "system"]
+    [step] = [r for r in claude_store.results if r.step.label == "api error"]
+    assert step.returncode == 1 and step.output["is_error"] is True and len(step.requests) > 1  # it retried
+
+
+def test_a_subagent_writes_its_own_sidechain_file_beside_the_session(claude_store):
+    main = claude_store.session_file("agent")
+    [subagent] = main.parent.glob(f"{SESSION_IDS['agent']}/subagents/agent-*.jsonl")
+    meta = json.loads(subagent.with_suffix(".meta.json").read_text())
+    side = [r for r in records(subagent) if r.get("type") in ("user", "assistant")]
+    assert {r["isSidechain"] for r in side} == {True} and {r["sessionId"] for r in side} == {SESSION_IDS["agent"]}
+    assert side[0]["message"]["content"] == "look around the folder MARKsub" and side[0]["parentUuid"] is None
+    assert side[-1]["message"]["content"][0]["text"] == "Noted MARKsub; my answer word is REPLYsub."
+    assert not [r for r in records(main) if r.get("isSidechain")]
+    [result] = [r for r in records(main) if r["type"] == "user" and isinstance(r["message"]["content"], list)]
+    assert result["toolUseResult"]["agentId"] == subagent.stem.removeprefix("agent-") == side[0]["agentId"]
+    assert meta["toolUseId"] == result["message"]["content"][0]["tool_use_id"]
+    ids = [r["message"]["id"] for r in records(main) if r["type"] == "assistant"]
+    assert len(ids) == 3 and ids[0] == ids[1] != ids[2]  # the text and the tool_use of one API message
+
+
+def test_read_and_write_calls_are_recorded_with_their_paths(claude_store):
+    alpha = claude_store.folders["alpha"]
+    uses = [b for r in records(claude_store.session_file("files")) if r["type"] == "assistant"
+            for b in r["message"]["content"] if b["type"] == "tool_use"]
+    assert [(u["name"], u["input"]["file_path"]) for u in uses] == [("Read", str(alpha / "notes.txt")),
+                                                                     ("Write", str(alpha / "written.txt"))]
+    assert (alpha / "written.txt").read_text() == "written by the fake model into written.txt\n"
 
 
 def test_the_bash_call_and_its_output_are_recorded(claude_store):
