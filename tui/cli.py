@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     printed.add_argument("--args", action="store_true",
                          help="print the resume arguments after the program name, for the picked session's agent "
                               "(`--workspace DIR --resume ID` for Fractal, `--resume ID` for Claude Code)")
-    printed.add_argument("--command", action="store_true",
+    printed.add_argument("--command", action="store_true", dest="whole_command",
                          help="print the whole shell-quoted resume line (`cd DIR && claude --resume ID`)")
 
     p = add("keep", "copy a session into Reprise's archive, out of reach of its agent's clean-up (Claude Code "
@@ -861,7 +861,7 @@ def cmd_pick(service: Service, args, as_json: bool) -> int:
         result = make_app(service, mode="pick").run()
     if not isinstance(result, Picked):
         return 1
-    if args.args or args.command:
+    if args.args or args.whole_command:
         plan = service.resume_plan(result.ref, for_exec=False)
         if args.args:
             print(shlex.join(plan.argv[1:]))
