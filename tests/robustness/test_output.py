@@ -317,7 +317,9 @@ def _drain(master: int, seen: bytearray, until, child: subprocess.Popen, limit: 
     return until(seen)
 
 
-def test_pick_with_stdin_stdout_and_stderr_redirected_draws_on_the_tty_and_prints_on_the_original_stdout(tmp_path):
+@pytest.mark.parametrize("flag", ["--args", "--command"])
+def test_pick_with_stdin_stdout_and_stderr_redirected_draws_on_the_tty_and_prints_on_the_original_stdout(tmp_path,
+                                                                                                       flag):
     workspace = tmp_path / "project"
     workspace.mkdir()
     state = tmp_path / "state"
@@ -331,7 +333,7 @@ def test_pick_with_stdin_stdout_and_stderr_redirected_draws_on_the_tty_and_print
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         # setsid --ctty: a new session whose controlling terminal is the pty (setsid's stdin); then reprise
         # runs with stdin from /dev/null, stdout and stderr in files: only /dev/tty leads to the pty.
-        child = subprocess.Popen(["setsid", "--ctty", "sh", "-c", 'exec "$0" pick --args </dev/null', str(REPRISE)],
+        child = subprocess.Popen(["setsid", "--ctty", "sh", "-c", f'exec "$0" pick {flag} </dev/null', str(REPRISE)],
                                  stdin=slave, stdout=out, stderr=err, env=cli_env(found), cwd=workspace)
     try:
         seen = bytearray()
@@ -345,7 +347,8 @@ def test_pick_with_stdin_stdout_and_stderr_redirected_draws_on_the_tty_and_print
             child.wait()
         os.close(master)
         os.close(slave)
-    assert out_path.read_text() == f"--workspace {workspace} --resume {session_id}\n"
+    arguments = f"--workspace {workspace} --resume {session_id}"
+    assert out_path.read_text() == (f"{arguments}\n" if flag == "--args" else f"cd {workspace} && fractal {arguments}\n")
     assert err_path.read_bytes() == b""
 
 

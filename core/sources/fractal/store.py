@@ -47,7 +47,7 @@ from .models import SessionState
 __all__ = ["LOCK_TIMEOUT_S", "MAX_META_BYTES", "MAX_RECORD_BYTES", "MAX_SESSION_BYTES", "FileVersion",
            "Inspected", "Loaded", "SessionMeta", "Store", "digest"]
 
-_SETTLE_TRIES = 6
+_SETTLE_TRIES = 20   # up to a second for a file rewritten in place to settle (a loaded machine is slow to finish)
 _SETTLE_PAUSE_S = 0.05
 _RECENT_NS = 2_000_000_000
 
