@@ -471,8 +471,10 @@ class Catalog:
         Files are indexed on first search and re-indexed when they change, so listing never pays for it."""
         if not query.split():
             return []
-        keys = self._workspace_keys() if keys is None else list(keys)
-        rows = self.refresh(keys)
+        wanted = None if keys is None else list(keys)
+        rows = self.refresh(wanted)
+        # Known only now: the workspaces of a store that records them in its files come from the refresh.
+        keys = self._workspace_keys() if wanted is None else wanted
         return self._index.search(query, keys, rows, self._by_name, limit=limit, should_stop=should_stop)
 
     # --- derived figures ---------------------------------------------------------------------

@@ -201,8 +201,16 @@ def _claude_choice(claude: ClaudeSettings, env: dict[str, str], path: Path) -> S
         roots, where = (Path(env["CLAUDE_CONFIG_DIR"]).expanduser(),), "CLAUDE_CONFIG_DIR"
     else:
         roots, where = (Path(env.get("HOME") or Path.home()) / ".claude",), "the default (~/.claude)"
-    found = [root for root in roots if (root / "projects").is_dir()]
+    found, unreadable = [], []
+    for root in roots:
+        try:
+            if (root / "projects").is_dir():
+                found.append(root)
+        except OSError as exc:   # a root the user may not look into is not listed, and says why
+            unreadable.append(f"{root} ({exc.strerror or exc})")
     shown = ", ".join(str(root) for root in roots)
+    if unreadable and not found and claude.enabled is not True:
+        return SourceChoice("claude", False, roots, f"off: cannot look into {', '.join(unreadable)}")
     if claude.enabled is False:
         return SourceChoice("claude", False, roots, f"off: enabled = false in {path}")
     if claude.enabled is True:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .service import DoctorReport, Listing, SendResult, WorkspaceInfo
     from .service import ResumePlan as CoreResumePlan
     from .service import SessionDetail as CoreSessionDetail
+    from .sources.base import KeepReport
     from .transcript import Transcript as CoreTranscript
     from .transcript import Usage
     from .trash_results import PruneResult, PurgeResult, RelinkResult
@@ -169,6 +170,11 @@ class Session(Document):
     hidden_by_agent: bool = Field(description="true for sessions the agent's own picker does not offer")
     agent_title: str | None = Field(default=None, description="the title the agent's own picker shows "
                                     "(Claude Code's custom or AI title); null for Fractal")
+    deleted_by_agent_at: str | None = Field(default=None, description="when the agent's own clean-up deletes the "
+                                            "file (Claude Code's cleanupPeriodDays after its last change); null "
+                                            "when never, or when Reprise keeps a copy of it as it is")
+    kept: bool = Field(default=False, description="Reprise keeps a copy of the file as it is (`reprise keep`), "
+                       "out of the agent's clean-up")
 
 
 class SessionList(Document):
@@ -198,7 +204,12 @@ def session(row: SessionRow) -> Session:
         problem=None if row.problem_code is None else RowProblem(code=row.problem_code, message=row.problem_message,
                                                                  field=row.problem_field),
         warning=fields.warning, source=row.source, branch=fields.branch, model=fields.model,
-        hidden_by_agent=fields.hidden_by_agent, agent_title=fields.agent_title)
+        hidden_by_agent=fields.hidden_by_agent, agent_title=fields.agent_title,
+        deleted_by_agent_at=_iso(row.agent_deletion.at) if row.agent_deletion else None, kept=row.kept)
+
+
+def _iso(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
 
 
 def session_list(listing: Listing) -> SessionList:
@@ -417,14 +428,16 @@ class ResumePlan(Document):
     resume_cost: int | None
     window: int | None
     over_window: bool
+    being_written: str | None = Field(default=None, description="why the session counts as being written by its "
+                                      "agent now (a record minutes old, a live Claude Code); null otherwise")
 
 
 def resume_plan(plan: CoreResumePlan) -> ResumePlan:
     meter = plan.meter
     return ResumePlan(session_id=plan.ref.session_id, argv=plan.argv, cwd=plan.cwd, notes=plan.notes,
-                         snapshot=plan.snapshot.digest if plan.snapshot else None,
-                         resume_cost=meter.total if meter else None, window=meter.window if meter else None,
-                         over_window=plan.over_window)
+                      snapshot=plan.snapshot.digest if plan.snapshot else None,
+                      resume_cost=meter.total if meter else None, window=meter.window if meter else None,
+                      over_window=plan.over_window, being_written=plan.writer)
 
 
 # --- meter ------------------------------------------------------------------------------------------
@@ -915,6 +928,22 @@ class ConfigValue(Document):
     source: str = Field(description="default, the config file, an environment variable or a flag")
 
 
+class Keep(Document):
+    """`reprise keep`: a session copied into Reprise's archive, out of its agent's clean-up."""
+
+    session_id: str
+    digest: str = Field(description="the SHA-256 of the newest kept copy of the session file")
+    size: int
+    added: list[str] = Field(description='the files copied now ("session", "subagents/agent-….jsonl", …)')
+    unchanged: list[str] = Field(description="the files whose copy was already kept as they are")
+    problems: list[Problem]
+
+
+def keep(report: KeepReport) -> Keep:
+    return Keep(session_id=report.ref.session_id, digest=report.digest, size=report.size, added=report.added,
+                unchanged=report.unchanged, problems=[problem(p) for p in report.problems])
+
+
 class SourceState(Document):
     name: str
     enabled: bool
@@ -964,7 +993,7 @@ DOCUMENTS: dict[str, type[Document]] = {
     "archive show": ArchiveText, "archive show --output": ArchiveExport, "rm": TrashEntry,
     "trash list": TrashList, "trash restore": TrashEntry, "trash purge": Purge, "prune": Prune,
     "relink": Relink, "audit": Audit, "pick": SessionPlace, "search": Search, "workspaces": Workspaces,
-    "config": Config, "doctor": Doctor,
+    "config": Config, "doctor": Doctor, "keep": Keep,
 }
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .errors import RepriseError
 from .paths import SessionRef
-from .sources.base import ListingFields
+from .sources.base import AgentDeletion, ListingFields
 
 
 class DetailsNotLoaded(RuntimeError):
@@ -41,6 +41,8 @@ class SessionRow:
     path: str   # where the source keeps the file (not a catalog column: the source derives it)
     group: str = ""   # the source's folder of the file (the workspace key, for a store grouped by workspace)
     hidden_by_agent: bool = False   # the agent's own picker does not offer it (Claude Code's `claude -p` sessions)
+    agent_deletion: AgentDeletion | None = None   # when the agent deletes the file by age (not a catalog column)
+    kept: bool = False   # Reprise keeps a copy of the file as it is, out of the agent's reach
     workspace_path: str | None = None
     title: str | None = None
     pinned: bool = False

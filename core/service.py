@@ -46,7 +46,7 @@ from .search_index import SearchHit
 from .sending import SendResult as SendResult
 from .sending import send_turn
 from .sources import make_sources
-from .sources.base import OpenedSession, SessionSource
+from .sources.base import KeepReport, OpenedSession, SessionSource
 from .times import utc_now_iso
 from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
@@ -88,6 +88,7 @@ class SessionDetail:
     agent_title: str | None = None   # the title the agent keeps (Claude Code's custom or AI title)
     agent_label: str = "Agent"       # how the agent is named to people ("Claude Code")
     cost_label: str = "cost"
+    deletion: str | None = None      # when the agent deletes the file by age, or that Reprise keeps a copy
 
     @property
     def title(self) -> str | None:
@@ -129,6 +130,7 @@ class ResumePlan:
     notes: list[str]
     snapshot: ArchiveEntry | None = None
     meter: MeterResult | None = None
+    writer: str | None = None   # why the session counts as being written now (resuming it would interleave)
 
     @property
     def over_window(self) -> bool:
@@ -199,6 +201,7 @@ class Service:
         rows = self.catalog.refresh(keys)
         if len(chosen) < len(self.sources):
             rows = [row for row in rows if row.source in chosen]
+        self._mark_agent_deletions(rows)
         total = len(rows)
         if hide_agent_hidden:
             rows = [row for row in rows if not row.hidden_by_agent]
@@ -208,6 +211,25 @@ class Service:
         scope = "all workspaces" if all_workspaces else f"workspace {key or self.workspace_key}"
         shown = rows if limit is None else rows[:limit]
         return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen))
+
+    def _mark_agent_deletions(self, rows: list[SessionRow]) -> None:
+        """Each row the agent deletes by age says when, unless Reprise keeps its file as it is."""
+        keeping = self._able_sources("keep")
+        if not keeping:
+            return
+        now = time.time()
+        kept = {ref: version for source in keeping for ref, version in source.kept_versions().items()}
+        names = {source.name for source in keeping}
+        for row in rows:
+            if row.source not in names or row.ref is None:
+                continue
+            version = kept.get(row.ref)
+            row.kept = version is not None and (version == (row.size, row.mtime_ns) or row.group == "kept")
+            row.agent_deletion = None if row.kept else self.sources[row.source].deletion(row.path, row.mtime_ns, now)
+
+    def keep(self, ref: SessionRef) -> KeepReport:
+        """Copy a session (and its sidecar files) into Reprise's archive, out of its agent's clean-up."""
+        return self._able(ref, "keep", "kept").keep(ref)
 
     def chosen_sources(self, names: list[str] | None) -> list[str]:
         """The sources a listing is narrowed to; a UsageError naming why for one that is off or unknown."""
@@ -319,7 +341,25 @@ class Service:
         return SessionDetail(ref, opened.path, source.read_meta(ref), self.workspace_path_of(ref.workspace_key)[0],
                              opened.size, opened.warnings, opened.transcript, source.summary_text(opened),
                              source.history(opened), opened, source.agent_title(opened), source.label,
-                             source.cost_label)
+                             source.cost_label, self._deletion_note(source, ref, opened.path))
+
+    @staticmethod
+    def _deletion_note(source: SessionSource, ref: SessionRef, path: Path) -> str | None:
+        """When the agent deletes the session's file by age, or that Reprise keeps a copy of it."""
+        if not source.capabilities.keep:
+            return None
+        try:
+            info = path.stat()
+        except OSError:
+            return None
+        kept = source.kept_versions().get(ref)
+        if kept == (info.st_size, info.st_mtime_ns):
+            return f"Reprise keeps a copy of this session as it is, out of reach of {source.label}'s clean-up."
+        deletion = source.deletion(str(path), info.st_mtime_ns, time.time())
+        if deletion is None:
+            return None
+        older = " (an older copy is kept)" if kept is not None else ""
+        return f"{deletion.phrase}{older}; `reprise keep {ref.session_id[:8]}` copies it out of reach."
 
     def new_session(self, title: str | None = None, *, source: str = "fractal") -> SessionRef:
         """Write a valid 0-turn session in the current workspace."""
@@ -363,17 +403,17 @@ class Service:
         argv = source.resume_argv(ref, workspace)
         if for_exec and shutil.which(argv[0]) is None:
             raise AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
-                             hint="install it, or set [agent] resume in the config file "
+                             hint=f"install it, or set {source.resume_setting} in the config file "
                                   f"({self.loaded.config_path})")
-        notes, snapshot, result = source.before_handoff(ref, Path(workspace), for_exec=for_exec)
-        notes = moved + notes
+        handoff = source.before_handoff(ref, Path(workspace), for_exec=for_exec)
+        notes, snapshot, result = moved + handoff.notes, handoff.snapshot, handoff.meter
         if for_exec and where in ("current directory", "recorded"):
             with contextlib.suppress(OSError, RepriseError):
                 source.record_workspace(ref.workspace_key, Path(workspace))
         if result is not None and result.state == "over":
             notes.append(f"Its context ({result.total:,} tokens) is over the {result.model} window "
                          f"({result.window:,}); consider `reprise trim {ref.session_id} --fit`.")
-        return ResumePlan(ref, argv, workspace, notes, snapshot, result)
+        return ResumePlan(ref, argv, workspace, notes, snapshot, result, handoff.writer)
 
     # --- the context meter ---------------------------------------------------------------
 

@@ -177,8 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
     printed.add_argument("--args", action="store_true",
                          help="print the resume arguments after the program name, for the picked session's agent "
                               "(`--workspace DIR --resume ID` for Fractal, `--resume ID` for Claude Code)")
-    printed.add_argument("--command", action="store_true",
+    printed.add_argument("--command", action="store_true", dest="whole_command",
                          help="print the whole shell-quoted resume line (`cd DIR && claude --resume ID`)")
+
+    p = add("keep", "copy a session into Reprise's archive, out of reach of its agent's clean-up (Claude Code "
+                    "deletes sessions by age)")
+    p.add_argument("id")
 
     p = add("search", "full-text search over every turn")
     p.add_argument("query", nargs="+")
@@ -344,6 +348,8 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
     print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
           f"{'  [pinned]' if detail.meta.pinned else ''}")
     print(f"Workspace {safe_line(detail.workspace_path or detail.ref.workspace_key)}")
+    if detail.deletion is not None:
+        print(f"Note: {safe_line(detail.deletion)}")
     print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {len(detail.transcript.turns)} turns")
     for warning in detail.warnings:
         print(f"Warning: {safe_line(warning.message)}")
@@ -393,14 +399,19 @@ def cmd_resume(service: Service, args, as_json: bool) -> int:
     plan = service.resume_plan(ref, for_exec=not args.print)
     for note in [*service.take_notices(), *plan.notes]:  # before the agent replaces this process
         print(f"reprise: {safe_line(note)}", file=sys.stderr)
-    if plan.over_window and not args.yes and not args.print:
-        if not sys.stdin.isatty():
-            raise RepriseError(f"Session {ref.session_id} is over the model's context window.",
-                               hint="pass --yes to resume anyway, or trim it first")
-        answer = input("Resume anyway? [y/N] ").strip().lower()
-        if answer not in ("y", "yes"):
-            print("Not resumed.", file=sys.stderr)
-            return 1
+    for worry, refusal, hint in (
+            (plan.over_window, f"Session {ref.session_id} is over the model's context window.",
+             "pass --yes to resume anyway, or trim it first"),
+            (plan.writer is not None, f"Session {ref.session_id} may be being written by its agent now "
+                                      f"({plan.writer}).", "pass --yes to resume it anyway")):
+        if worry and not args.yes and not args.print:
+            if not sys.stdin.isatty():
+                raise RepriseError(refusal, hint=hint)
+            print(f"reprise: {safe_line(refusal)}", file=sys.stderr)
+            answer = input("Resume anyway? [y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("Not resumed.", file=sys.stderr)
+                return 1
     if args.print:
         if as_json:
             _emit(contract.dump(contract.resume_plan(plan)))
@@ -739,6 +750,9 @@ def cmd_rename(service: Service, args, as_json: bool) -> int:
         _emit(contract.dump(contract.Renamed(session_id=ref.session_id, title=meta.title)))
     else:
         print(f"Renamed {safe_line(ref.session_id)} to {safe_line(meta.title or '(untitled)')}")
+        note = service.source(ref).rename_note
+        if note:
+            print(note)
     return 0
 
 
@@ -779,6 +793,19 @@ def cmd_config(service: Service, args, as_json: bool) -> int:
     for choice in service.source_choices():
         roots = ", ".join(safe_line(root) for root in choice.roots)
         print(f"  {choice.name}: {'on' if choice.enabled else 'off'} ({safe_line(choice.why)}); roots: {roots}")
+    return 0
+
+
+def cmd_keep(service: Service, args, as_json: bool) -> int:
+    report = service.keep(service.resolve(args.id))
+    if as_json:
+        _emit(contract.dump(contract.keep(report)))
+        return 0
+    added = ", ".join(report.added) or "nothing new"
+    print(f"Kept {safe_line(report.ref.session_id)}: {human_size(report.size)}, copy {report.digest[:12]} "
+          f"in Reprise's archive (added: {safe_line(added)}); Claude Code's clean-up cannot reach it.")
+    for problem in report.problems:
+        print(f"Warning: {safe_line(problem.path)}: {safe_line(problem.message)}")
     return 0
 
 
@@ -838,7 +865,7 @@ def cmd_pick(service: Service, args, as_json: bool) -> int:
         result = make_app(service, mode="pick").run()
     if not isinstance(result, Picked):
         return 1
-    if args.args or args.command:
+    if args.args or args.whole_command:
         plan = service.resume_plan(result.ref, for_exec=False)
         if args.args:
             print(shlex.join(plan.argv[1:]))
@@ -857,7 +884,7 @@ COMMANDS: dict[str, Callable] = {
     "pick": cmd_pick, "search": cmd_search, "send": cmd_send, "recover": cmd_recover,
     "trim": cmd_trim, "restore": cmd_restore, "rm": cmd_rm, "trash": cmd_trash, "prune": cmd_prune,
     "relink": cmd_relink, "audit": cmd_audit, "config": cmd_config,
-    "doctor": cmd_doctor, "archive": cmd_archive,
+    "doctor": cmd_doctor, "archive": cmd_archive, "keep": cmd_keep,
 }
 
 

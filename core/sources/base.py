@@ -46,6 +46,7 @@ class Capabilities:
     trim_in_place: bool = False
     trim_fork: bool = False
     trash: bool = False
+    keep: bool = False   # copy a session where the agent's own clean-up cannot reach it
 
     def names(self) -> builtins.list[str]:   # `list` in this class is the capability
         return [name for name in self.__slots__ if getattr(self, name)]
@@ -103,6 +104,37 @@ class ListedFile:
     settled: bool = True   # False: a rewrite in the same clock tick could keep (size, mtime); read it again
     content_digest: str | None = None   # tells a re-read of an unsettled file from a change
     carry: bytes | None = None   # the source's state after this read, handed back with the file's next change
+
+
+@dataclass(slots=True)
+class Handoff:
+    """What a source has to say before its agent resumes a session."""
+
+    notes: list[str]
+    snapshot: ArchiveEntry | None = None   # the archive entry written first
+    meter: MeterResult | None = None       # the next turn's meter
+    writer: str | None = None              # why the session counts as being written now
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDeletion:
+    """When an agent will delete a session file by age, and how to say it."""
+
+    at: float          # seconds since the epoch
+    phrase: str        # "deleted by Claude Code in 4 days"
+    at_risk: bool      # within the week, or due
+
+
+@dataclass(slots=True)
+class KeepReport:
+    """What one keep copied: the session's newest kept copy, the files added and left as they were."""
+
+    ref: SessionRef
+    digest: str
+    size: int
+    added: list[str]
+    unchanged: list[str]
+    problems: list[Problem]
 
 
 @dataclass(slots=True)
@@ -186,6 +218,8 @@ class SessionSource(ABC):
     capabilities: ClassVar[Capabilities]
     resumes_from_any_folder: ClassVar[bool] = False   # the agent finds a session by id wherever it runs
     cost_label: ClassVar[str] = "cost"                # what the USD figure the agent records is
+    rename_note: ClassVar[str | None] = None          # what a rename in Reprise means to the agent
+    resume_setting: ClassVar[str] = "[agent] resume"  # the config key of its resume argv
     listing: ListingSource   # what the catalog lists of this store
     own_paths: OwnPaths      # where Reprise keeps its own files of this source's sessions
     archive: Archive         # Reprise's archive of them (trimmed and replaced bytes, long outputs)
@@ -244,11 +278,10 @@ class SessionSource(ABC):
     def _unsupported(self, action: str) -> UsageError:
         return UsageError(f"{self.label} sessions cannot be {action} by Reprise.")
 
-    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool
-                       ) -> tuple[list[str], ArchiveEntry | None, MeterResult | None]:
-        """Before the agent resumes the session: (notes, the archive entry written first, the next
-        turn's meter), all from one read of the file."""
-        return [], None, None
+    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
+        """Before the agent resumes the session: notes, the archive entry written first, the next
+        turn's meter and who may be writing the session now, all from one read of the file."""
+        return Handoff([])
 
     def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
                 model: str | None = None) -> MeterResult:
@@ -318,6 +351,17 @@ class SessionSource(ABC):
 
     def can_undo_trim(self, ref: SessionRef) -> bool:
         return False
+
+    def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
+        """When the agent itself will delete this file (Claude Code's age sweep); None if never."""
+        return None
+
+    def keep(self, ref: SessionRef) -> KeepReport:
+        raise self._unsupported("kept")
+
+    def kept_versions(self) -> dict[SessionRef, tuple[int, int]]:
+        """{session: (size, mtime_ns) of the file its newest kept copy was taken from}."""
+        return {}
 
     def remove(self, ref: SessionRef, *, force: bool) -> TrashEntry:
         raise self._unsupported("moved to the trash")

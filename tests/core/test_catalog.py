@@ -207,7 +207,8 @@ def test_search_follows_changed_and_deleted_files(store, catalog):
 # Today's `reprise list --json` row, key for key, then the fields added with the source seam.
 ROW_KEYS = ["session_id", "workspace_key", "workspace_path", "path", "title", "pinned", "turns", "first_message",
             "last_message", "last_status", "pending", "last_activity", "activity_source", "size", "context_tokens",
-            "usage", "resume_cost", "problem", "warning", "source", "branch", "model", "hidden_by_agent"]
+            "usage", "resume_cost", "problem", "warning", "source", "branch", "model", "hidden_by_agent",
+            "agent_title", "deleted_by_agent_at", "kept"]
 USAGE_KEYS = ["input_tokens", "output_tokens", "cost", "cache_read_tokens", "cache_creation_tokens"]
 
 

@@ -133,8 +133,10 @@ def without_additions(name: str, data: dict) -> dict:
     data = json.loads(json.dumps(data))
     rows = data.get("sessions", []) if name == "list" else []
     for row in rows:
-        for key in ("source", "branch", "model", "hidden_by_agent", "agent_title"):
+        for key in ("source", "branch", "model", "hidden_by_agent", "agent_title", "deleted_by_agent_at", "kept"):
             del row[key]
+    if name == "resume --print":
+        del data["being_written"]
     if name == "config":   # the sources (Claude Code's, issue 13) were added
         del data["sources"]
         data["values"] = {key: value for key, value in data["values"].items() if not key.startswith("sources.")}

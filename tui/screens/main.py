@@ -144,6 +144,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         Binding("w", "choose_workspace", "Workspace"),
         Binding("s", "cycle_sort", "Sort"),
         Binding("g", "cycle_agent", "Agent"),
+        Binding("K", "keep", "Keep a copy", show=False),
         Binding("h", "toggle_agent_hidden", "Hide -p"),
         Binding("i,tab", "focus_composer", "Compose"),
         Binding("escape", "back", "Back", show=False),
@@ -452,7 +453,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     # --- actions ---------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        needs_session = {"resume", "trim", "delete", "rename", "pin"}
+        needs_session = {"resume", "trim", "delete", "rename", "pin", "keep"}
         if action in ("cycle_agent", "toggle_agent_hidden"):
             return len(self.service.sources) > 1
         if action in needs_session:
@@ -463,7 +464,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 return False
             able = self.service.sources[row.source].capabilities
             if ((action == "trim" and not (able.trim_in_place or able.trim_fork))
-                    or (action == "delete" and not able.trash) or (action == "resume" and not able.resume)):
+                    or (action == "delete" and not able.trash) or (action == "resume" and not able.resume)
+                    or (action == "keep" and not able.keep)):
                 return None
         if self.mode == "pick" and action in ("new", "focus_composer", "recover", "undo"):
             return False
@@ -495,14 +497,19 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     def _confirm_resume(self, plan: ResumePlan) -> None:
         handoff = Handoff(plan.argv, plan.cwd, plan.notes)
-        if not plan.over_window:
+        if not plan.over_window and plan.writer is None:
             self.app.exit(handoff)
             return
+        worries = []
+        if plan.writer is not None:
+            worries.append(f"This session may be being written by its agent now ({safe_line(plan.writer)}): "
+                           "resuming it as well would interleave two conversations in one file.")
         result = plan.meter
-        assert result is not None  # over_window is measured
-        question = (f"This session's next turn would send {result.total:,} tokens, over the "
-                    f"{result.window:,}-token window of {safe_line(result.model)}. Resume anyway?\n\n"
-                    f"Trimming it first (t) keeps everything in the archive.")
+        if plan.over_window and result is not None:
+            worries.append(f"This session's next turn would send {result.total:,} tokens, over the "
+                           f"{result.window:,}-token window of {safe_line(result.model)}. "
+                           f"Trimming it first (t) keeps everything in the archive.")
+        question = "\n\n".join(worries) + "\n\nResume anyway?"
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -533,7 +540,15 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             if title is not None:
                 self.run_service(lambda: self.service.rename(ref, title), lambda _: self.load_rows(), "Renamed")
 
-        self.app.push_screen(TextDialog("New title:", value=row.title or ""), rename)
+        note = self.service.source(ref).rename_note
+        self.app.push_screen(TextDialog(f"New title:{f' ({note})' if note else ''}", value=row.title or ""), rename)
+
+    def action_keep(self) -> None:
+        ref = self.current_ref()
+        if ref is None:
+            return
+        self.run_service(lambda: self.service.keep(ref), lambda _: self.load_rows(),
+                         "Kept a copy in Reprise's archive")
 
     def action_pin(self) -> None:
         ref = self.current_ref()

@@ -41,6 +41,10 @@ def clip_long_lines(text: str, session_id: str) -> str:
     return "\n".join(lines)
 
 
+def session_id_prefix(detail: SessionDetail) -> str:
+    return detail.ref.session_id[:8]
+
+
 class DetailPane(Vertical):
     DEFAULT_CSS = """
     DetailPane {
@@ -100,6 +104,11 @@ class DetailPane(Vertical):
                             "gone; press x to mark it interrupted")
         if detail.size > LARGE_SESSION_BYTES:
             warnings.insert(0, f"large session ({human_size(detail.size)}): resuming it may be slow")
+        if detail.deletion:
+            deletion = detail.deletion.replace("`reprise keep " + session_id_prefix(detail) + "`", "K")
+            (warnings.insert(0, deletion) if "deleted by" in deletion or "due for" in deletion
+             else parts.append(deletion))
+            text = " · ".join(parts)
         banner.set_class(bool(warnings), "-warning")
         banner.update(Text(text + ("\n⚠ " + "; ".join(warnings) if warnings else "")))
         session_id = detail.ref.session_id

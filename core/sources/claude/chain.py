@@ -4,7 +4,8 @@ Every record with a `uuid` names its parent; a rewind or a fork leaves siblings 
 only the chain back from the newest leaf is the conversation. The leaf is the newest main-line
 record (`isSidechain` false) when it was written after the newest `last-prompt`, else that
 `last-prompt`'s `leafUuid` when the file has it (a record appended after the last prompt, a
-turn being written, extends the conversation), else the newest main-line record. A
+turn being written, extends the conversation), else the newest main-line record (in a subagent's
+own file, `<session>/subagents/agent-*.jsonl`, where every record is a sidechain, the newest record). A
 `compact_boundary` has no parent but keeps `logicalParentUuid`: the chain goes on through it,
 the boundary marked, so the transcript keeps what came before the compaction.
 
@@ -129,6 +130,8 @@ class ChainTable:
             if not self.rows[at][SIDE]:
                 newest = at
                 break
+        if newest is None and self.rows:   # a subagent's own file: every record is on its sidechain
+            newest = len(self.rows) - 1
         hint = self.index.get(self.leaf_hint) if self.leaf_hint is not None else None
         if hint is not None and (newest is None or newest < self.rows_at_hint):
             return str(self.rows[hint][UUID])

@@ -10,6 +10,7 @@ chain table). A file that grew and still matches is read from that offset only; 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...archive import Archive
 from ...errors import RepriseError
 from ...own_files import OwnFiles
 from ...paths import OwnPaths, SessionRef, workspace_key
@@ -26,11 +28,13 @@ from ...rooted import Root
 from ...session_files import ReadProblem, chunks_of, opened_regular_file
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from .fields import ClaudeFields, ListingFold
+from .keep import kept_path, kept_sessions
 from .layout import SUFFIX, ClaudeRoot, is_session_id
 from .records import parse_lines
 from .search import search_records
 
 NAME = "claude"
+KEPT = "kept"   # the group of kept copies whose original Claude Code has deleted (Reprise's archive)
 PREVIEW_CHARS = 400
 EDGE = 4096                      # the bytes hashed at the start of a file and before the offset read to
 MAX_WARNINGS = 5
@@ -191,7 +195,10 @@ class ClaudeListing(ListingSource):
         self.roots = [ClaudeRoot(Path(root)) for root in roots]
         self._own_paths = own_paths
         self.own_files = OwnFiles(own_paths, Root(own_paths.root, "Reprise's data folder"))
+        self.archive = Archive(own_paths)
         self.bytes_read = 0   # what read_listing took from the disk, past the edges it checks (for the benchmarks)
+        self._kept: dict[str, str] | None = None   # {session id: kept copy} of the sessions only kept copies hold
+        self.kept_problems: list[Problem] = []
 
     def __reduce__(self) -> tuple[Callable[[list[str], str], ClaudeListing], tuple[list[str], str]]:
         return _listing_at, ([str(root.path) for root in self.roots], str(self._own_paths.root))
@@ -207,6 +214,8 @@ class ClaudeListing(ListingSource):
             projects = f"{root.projects}/"
             if text.startswith(projects):
                 return root.path
+        if text.startswith(f"{self._own_paths.root}/"):
+            return self._own_paths.root   # a kept copy
         raise RepriseError(f"{text} is not inside a Claude Code root ({', '.join(str(r.path) for r in self.roots)}).")
 
     def groups(self) -> list[str]:
@@ -223,10 +232,29 @@ class ClaudeListing(ListingSource):
                             found.append(entry.path)
                     except OSError:
                         continue
-        return sorted(found)
+        return sorted(found) + ([KEPT] if self.kept_only() else [])
 
+    def kept_only(self) -> dict[str, str]:
+        """{session id: path of its newest kept copy} of the kept sessions whose original is gone."""
+        listing = kept_sessions(self._own_paths)
+        self.kept_problems = listing.problems
+        found = {}
+        for kept in listing.sessions:
+            if not kept.original.exists():
+                with contextlib.suppress(OSError, RepriseError):
+                    found[kept.ref.session_id] = str(kept_path(self.archive, kept.ref))
+        self._kept = found
+        return found
     def file_stats(self, group: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
         found: dict[str, tuple[int, int]] = {}
+        if group == KEPT:
+            for session_id, path in (self._kept if self._kept is not None else self.kept_only()).items():
+                try:
+                    info = os.stat(path)
+                    found[session_id] = (info.st_size, info.st_mtime_ns)
+                except OSError:
+                    found[session_id] = (-1, -1)
+            return found, None
         try:
             entries = os.scandir(group)
         except (FileNotFoundError, NotADirectoryError):
@@ -247,11 +275,14 @@ class ClaudeListing(ListingSource):
         return found, None
 
     def file_path(self, group: str, file_id: str) -> str:
+        if group == KEPT:
+            kept = self._kept if self._kept is not None and file_id in self._kept else self.kept_only()
+            return kept.get(file_id, f"{self._own_paths.root}/{KEPT}/{file_id}")
         return f"{group}/{file_id}{SUFFIX}"
 
     def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
         path = Path(file.path)
-        guessed = folder_guess(file.group or str(path.parent))
+        guessed = folder_guess(file.group if file.group and file.group != KEPT else str(path.parent))
         try:
             read = read_session_file(path, self.root_of(path), file.carry)
         except FileNotFoundError:
@@ -269,6 +300,8 @@ class ClaudeListing(ListingSource):
         if folder is None:
             folder = guessed
             warnings.append(f"the file records no folder (cwd); guessed {guessed} from its project folder's name")
+        if file.group == KEPT:
+            warnings.insert(0, "Claude Code deleted its file; listed from the copy Reprise kept")
         key = workspace_key(folder)
         settled = abs(now_ns - read.mtime_ns) >= _RACY_NS
         digest = hashlib.blake2b(read.carry.head + read.carry.edge + str(read.size).encode(),

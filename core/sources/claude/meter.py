@@ -54,12 +54,12 @@ class ClaudeMeter:
     def _context_part(self) -> Part:
         context = self.context
         if context.tokens is None:
-            return Part("context", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
+            return Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
                         note="nothing measured yet: Claude Code's fixed prompt (system prompt, tools, environment), "
                              "about 49,300 characters, estimated")
         what = ("the compaction's postTokens" if context.source == "compaction" else
                 "input + cache creation + cache read of the newest reply")
-        return Part("context", context.tokens, MEASURED,
+        return Part("measured", context.tokens, MEASURED,
                     note=f"{what} (turn {context.turn}), as Claude Code recorded it")
 
     def _result(self, message: str) -> MeterResult:

@@ -7,26 +7,31 @@ archive of kept copies) live in Reprise's data folder, under `claude/` folders (
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...agents import substitute
-from ...archive import Archive, ArchiveEntry
 from ...audit import AuditLog
 from ...config import Settings
 from ...errors import NotFoundError, ProblemFileError, RepriseError
+from ...liveness import PendingTurn
 from ...meter import LiveMeter, MeterResult, TokenCounter, spec_for
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
-from ..base import Capabilities, OpenedSession, SessionSource
+from ...times import parse_time
+from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession, SessionSource
 from .fields import ClaudeFields, ListingFold
+from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
-from .listing import NAME, ClaudeListing
+from .listing import KEPT, NAME, ClaudeListing
+from .liveness import writer_of
 from .meter import ClaudeMeter, ContextNow
 from .records import Record, parse_lines
+from .retention import RetentionPolicy
 from .transcript import read_transcript
 
 METER_VERSION = "claude-1"
@@ -50,9 +55,11 @@ def _fields_of(records: list[Record]) -> ClaudeFields:
 class ClaudeSource(SessionSource):
     name = NAME
     label = "Claude Code"
-    capabilities = Capabilities(list=True, search=True, meter=True, resume=True)
+    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, keep=True)
     resumes_from_any_folder = True
     cost_label = "API-equivalent cost (subscription users pay no such sum)"
+    resume_setting = "[sources.claude] resume"
+    rename_note = "Titles and pins are Reprise's own: Claude Code's own picker does not show them."
 
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
         self.settings = settings
@@ -61,9 +68,10 @@ class ClaudeSource(SessionSource):
         self.claude_listing = ClaudeListing(roots, self.own_paths)
         self.listing = self.claude_listing
         self.own_files = self.claude_listing.own_files
-        self.archive = Archive(self.own_paths)
+        self.archive = self.claude_listing.archive
         self.audit = AuditLog(self.own_paths)
         self.counter = TokenCounter()
+        self._policies: dict[Path, tuple[RetentionPolicy, Problem | None]] = {}
 
     # --- finding and reading -----------------------------------------------------------------
 
@@ -92,7 +100,7 @@ class ClaudeSource(SessionSource):
         return candidates[0]
 
     def exists(self, ref: SessionRef) -> bool:
-        return self._locate(ref) is not None
+        return self._locate(ref) is not None or kept_session(self.archive, ref) is not None
 
     def session_path(self, ref: SessionRef) -> Path:
         path = self._locate(ref)
@@ -102,19 +110,23 @@ class ClaudeSource(SessionSource):
 
     def open(self, ref: SessionRef) -> OpenedSession:
         path = self._locate(ref)
+        kept_note: list[Problem] = []
         if path is None:
-            raise NotFoundError(f"No Claude Code session {ref.session_id} in any root "
-                                f"({', '.join(str(root.path) for root in self.roots)}).")
-        try:
-            data, _ = read_regular_file(path, self.claude_listing.root_of(path))
-        except FileNotFoundError:
-            raise NotFoundError(f"The Claude Code session file {path} disappeared.", path=path) from None
-        except ReadProblem as exc:
-            raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
+            kept = kept_session(self.archive, ref)
+            if kept is None:
+                raise NotFoundError(f"No Claude Code session {ref.session_id} in any root "
+                                    f"({', '.join(str(root.path) for root in self.roots)}).")
+            path = kept_path(self.archive, ref)
+            data = read_kept(self.archive, ref)
+            kept_note.append(Problem(str(kept.original), "deleted_by_agent",
+                                     f"Claude Code deleted {kept.original}; this is the copy Reprise kept at "
+                                     f"{kept.kept_at}", severity="warning"))
+        else:
+            data = self._read(path)
         parsed = parse_lines(data, 0)
         subagents = self._subagent_count(path)
         transcript, notes = read_transcript(parsed.records, subagents=subagents)
-        warnings = [Problem(str(path), "skipped_line", warning) for warning in parsed.warnings]
+        warnings = kept_note + [Problem(str(path), "skipped_line", warning) for warning in parsed.warnings]
         if parsed.end < len(data):
             warnings.append(Problem(str(path), "truncated_line", f"the last line ({len(data) - parsed.end:,} bytes) "
                                     "is incomplete, probably being written; it was skipped"))
@@ -127,6 +139,15 @@ class ClaudeSource(SessionSource):
                              "compaction" if found.context_basis == "compact_boundary" else "reply", found.model)
         return OpenedSession(ref, path, size, sha256, transcript, warnings,
                              ClaudeSession(parsed.records, context, found))
+
+    def _read(self, path: Path) -> bytes:
+        try:
+            data, _ = read_regular_file(path, self.claude_listing.root_of(path))
+        except FileNotFoundError:
+            raise NotFoundError(f"The Claude Code session file {path} disappeared.", path=path) from None
+        except ReadProblem as exc:
+            raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
+        return data
 
     def agent_title(self, opened: OpenedSession) -> str | None:
         found = self._session(opened).fields
@@ -162,10 +183,104 @@ class ClaudeSource(SessionSource):
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
         return substitute(self.settings.sources.claude.resume, session_id=ref.session_id, workspace=workspace or "")
 
-    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool
-                       ) -> tuple[list[str], ArchiveEntry | None, MeterResult | None]:
+    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
+        path = self._locate(ref)
+        if path is None:
+            kept = kept_session(self.archive, ref)
+            where = f" Reprise's copy of it is {kept_path(self.archive, ref)}" if kept is not None else ""
+            original = f" to {kept.original}" if kept is not None else ""
+            raise RepriseError(f"Claude Code deleted this session's file, so it cannot resume it.{where}.",
+                               hint=f"copy the kept file back{original} to resume it")
         opened = self.open(ref)
-        return [], None, self.prepare_meter(opened, workspace).with_message("")
+        notes = []
+        writer = self.writer(ref, opened)
+        if writer is not None:
+            notes.append(f"Claude Code may be writing this session now ({writer}); resuming it as well would "
+                         "interleave two conversations in one file.")
+        return Handoff(notes, None, self.prepare_meter(opened, workspace).with_message(""), writer)
+
+    def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
+        """Why the session counts as being written now (a recent record, a live Claude Code), or None."""
+        path = self._locate(ref)
+        if path is None:
+            return None
+        found = self._session(opened).fields if opened is not None else None
+        newest = parse_time(found.last_activity) if found is not None and found.last_activity else None
+        written = writer_of(path, newest.timestamp() if newest else None, time.time() if now is None else now,
+                            session_id=ref.session_id, claude_root=self.claude_listing.root_of(path))
+        return written.why if written is not None else None
+
+    def running(self, ref: SessionRef, *, now: float) -> PendingTurn | None:
+        try:
+            opened = self.open(ref)
+        except RepriseError:
+            return None
+        why = self.writer(ref, opened, now=now)
+        return None if why is None else PendingTurn("", None, None, True, why)
+
+    # --- Claude Code's age sweep, and keeping a copy out of its reach ---------------------------
+
+    def policy(self, root: Path) -> tuple[RetentionPolicy, Problem | None]:
+        if root not in self._policies:
+            self._policies[root] = RetentionPolicy.read(root)
+        return self._policies[root]
+
+    def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
+        try:
+            root = self.claude_listing.root_of(path)
+        except RepriseError:
+            return None
+        if root == self.own_paths.root:
+            return None   # a kept copy: out of the sweep's reach
+        policy, _ = self.policy(root)
+        moment = policy.deletes_at(mtime_ns / 1e9)
+        phrase = policy.phrase(mtime_ns / 1e9, now)
+        if moment is None or phrase is None:
+            return None
+        return AgentDeletion(moment, phrase, policy.at_risk(mtime_ns / 1e9, now))
+
+    def keep(self, ref: SessionRef) -> KeepReport:
+        path = self._locate(ref)
+        if path is None:
+            raise NotFoundError(f"No Claude Code session file {ref.session_id} to keep (it may only be kept already).")
+        root = self.claude_listing.root_of(path)
+        with self.own_files.lock(ref):
+            result = keep(self.archive, ref, path, root)
+        return KeepReport(ref, result.session.digest, result.session.size, [f.part for f in result.added],
+                          [f.part for f in result.unchanged], result.problems)
+
+    def kept_versions(self) -> dict[SessionRef, tuple[int, int]]:
+        return {kept.ref: (kept.session.size, kept.session.mtime_ns or -1)
+                for kept in kept_sessions(self.own_paths).sessions}
+
+    def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
+        """Retention settings that cannot be read, damaged keep records, and the sessions Claude Code's
+        sweep deletes within the week (not kept)."""
+        problems: list[Problem] = []
+        notes: list[str] = []
+        now = time.time()
+        kept = {(kept.ref.session_id, kept.session.size, kept.session.mtime_ns)
+                for kept in kept_sessions(self.own_paths).sessions}
+        for root in self.roots:
+            policy, problem = self.policy(root.path)
+            if problem is not None:
+                problems.append(problem)
+            at_risk = []
+            for group in self.claude_listing.groups():
+                if group == KEPT or not group.startswith(f"{root.projects}/"):
+                    continue
+                stats, _ = self.claude_listing.file_stats(group)
+                for session_id, (size, mtime_ns) in stats.items():
+                    if mtime_ns > 0 and (session_id, size, mtime_ns) not in kept \
+                            and policy.at_risk(mtime_ns / 1e9, now):
+                        at_risk.append(f"{session_id} ({policy.phrase(mtime_ns / 1e9, now)})")
+            if at_risk:
+                notes.append(f"{len(at_risk)} Claude Code session(s) under {root.path} are deleted by Claude Code "
+                             f"within a week ({policy.days} days after their last change, {policy.origin}); "
+                             f"`reprise keep ID` copies one out of its reach: " + ", ".join(sorted(at_risk)[:20])
+                             + (" …" if len(at_risk) > 20 else ""))
+        problems.extend(self.claude_listing.kept_problems)
+        return problems, [], [], notes
 
     # --- the meter ---------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ...agents import substitute
-from ...archive import Archive, ArchiveEntry
+from ...archive import Archive
 from ...audit import AuditLog
 from ...config import Settings
 from ...errors import (
@@ -36,7 +36,7 @@ from ...retention import PruneSelection
 from ...times import utc_now_iso
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from ...trimming import RestoreResult, TrimOptions, TrimResult
-from ..base import Capabilities, OpenedSession, SessionSource
+from ..base import Capabilities, Handoff, OpenedSession, SessionSource
 from .codec import fractal_would_drop
 from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
@@ -137,22 +137,21 @@ class FractalSource(SessionSource):
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
         return substitute(self.settings.agent.resume, session_id=ref.session_id, workspace=workspace or "")
 
-    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool
-                       ) -> tuple[list[str], ArchiveEntry | None, MeterResult | None]:
+    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
         """What Fractal's next save would drop, archived first for a real handoff, and the next
-        turn's meter: (notes, snapshot, meter), from one read of the file."""
+        turn's meter, from one read of the file."""
         loaded = self.store.load(ref)
         meter = self.meter.measure(loaded.state, workspace)
         dropped = fractal_would_drop(loaded.state)
         if not dropped:
-            return [], None, meter
+            return Handoff([], None, meter)
         if not for_exec:
-            return ([f"Fractal's next save would drop {' and '.join(dropped)}; resuming archives the file first."],
-                    None, meter)
+            return Handoff([f"Fractal's next save would drop {' and '.join(dropped)}; resuming archives the file "
+                            "first."], None, meter)
         assert loaded.data is not None
         snapshot = self.archive.put(ref, loaded.data, op="snapshot", reason="before handing to Fractal", drops=dropped)
-        return [f"Fractal's next save would drop {' and '.join(dropped)}; the file was archived first "
-                f"(reprise restore {ref.session_id} --archive {snapshot.digest[:12]})."], snapshot, meter
+        return Handoff([f"Fractal's next save would drop {' and '.join(dropped)}; the file was archived first "
+                        f"(reprise restore {ref.session_id} --archive {snapshot.digest[:12]})."], snapshot, meter)
 
     # --- the context meter -----------------------------------------------------------------
 

@@ -14,8 +14,12 @@ The reply is scripted from the request (`reply_blocks`), looking at the newest `
 (Claude Code may send `system` messages after it):
 - a `tool_result` in it: a text reply counting the result's lines (never quoting them, so a word
   of the output is found in the tool output only);
-- "RUN: <command>" in its text (and Bash among the request's tools): a `tool_use` of Bash with
-  that command;
+- "RUN: <command>", "READ: <path>", "WRITE: <path>" or "AGENT: <task>" in its text (the command
+  and the task run to the end of the line, a path to the next space) (and that
+  tool among the request's tools): a `tool_use` of Bash with the command, of Read or Write with the
+  path (Write's content names the path), of Agent with the task (a foreground subagent, whose own
+  request is then answered by these same rules);
+- "FAIL:" in its text: HTTP 400 `invalid_request_error` (an API error the client records);
 - a request for a summary (what `/compact` sends): "<analysis>...</analysis><summary>...</summary>"
   naming the MARK words of the whole conversation;
 - a request for a title (the system prompt asks for one): a JSON title naming the first MARK word;
@@ -29,18 +33,25 @@ Usage is deterministic and derived from the request: with `n = len(body) // 4`,
 
 from __future__ import annotations
 
-import argparse
-import itertools
 import json
-import os
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import sys
 from pathlib import Path
 from typing import Any
 
+if __package__:
+    from ..live.fake_server import Handler as RecordingHandler
+    from ..live.fake_server import serve
+else:  # run as a script (by launch.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
+    from fake_server import Handler as RecordingHandler  # type: ignore[import-not-found,no-redef]
+    from fake_server import serve  # type: ignore[no-redef]
+
 MARK_RE = re.compile(r"\bMARK(\w+)")
-RUN_RE = re.compile(r"RUN: ?(.+)")
+TOOL_RE = re.compile(r"\b(?:(RUN|AGENT): ?(.+)|(READ|WRITE): ?(\S+))")
+TOOL_NAMES = {"RUN": "Bash", "READ": "Read", "WRITE": "Write", "AGENT": "Agent"}
+PREAMBLES = {"Bash": "I will run it.", "Read": "I will read it.", "Write": "I will write it.",
+             "Agent": "I will ask a subagent."}
 SUMMARY_HINTS = ("detailed summary of the conversation", "summary of the conversation so far",
                  "create a detailed summary", "<summary>")
 TITLE_HINTS = ("title",)
@@ -103,9 +114,30 @@ def request_kind(body: dict) -> str:
         return "summary"
     if "title" in system and ("session" in system or "conversation" in system) and not body.get("tools"):
         return "title"
-    if RUN_RE.search(text) and any(tool.get("name") == "Bash" for tool in body.get("tools") or []):
+    if "FAIL:" in text:
+        return "fail"
+    asked = TOOL_RE.search(text)
+    if asked and any(tool.get("name") == TOOL_NAMES[asked.group(1) or asked.group(3)]
+                     for tool in body.get("tools") or []):
         return "tool_use"
     return "text"
+
+
+def tool_use(text: str, number: int) -> dict:
+    asked = TOOL_RE.search(text)
+    assert asked is not None
+    verb, argument = (asked.group(1), asked.group(2).strip()) if asked.group(1) else (asked.group(3), asked.group(4))
+    tool_input: dict[str, Any]
+    if verb == "RUN":
+        tool_input = {"command": argument, "description": "Run the command the user asked for"}
+    elif verb == "READ":
+        tool_input = {"file_path": argument}
+    elif verb == "WRITE":
+        tool_input = {"file_path": argument, "content": f"written by the fake model into {Path(argument).name}\n"}
+    else:
+        tool_input = {"description": "A task for a subagent", "prompt": argument, "subagent_type": "general-purpose",
+                      "run_in_background": False}
+    return {"type": "tool_use", "id": f"toolu_fake{number:04d}", "name": TOOL_NAMES[verb], "input": tool_input}
 
 
 def reply_blocks(body: dict, number: int) -> tuple[list[dict], str]:
@@ -118,10 +150,8 @@ def reply_blocks(body: dict, number: int) -> tuple[list[dict], str]:
         output = (tool_results(last) or [""])[0].strip().splitlines()
         return [{"type": "text", "text": f"The command printed {len(output)} lines; REPLYtoolresult."}], "end_turn"
     if kind == "tool_use":
-        command = RUN_RE.search(text).group(1).strip()  # type: ignore[union-attr]
-        return [{"type": "text", "text": "I will run it."},
-                {"type": "tool_use", "id": f"toolu_fake{number:04d}", "name": "Bash",
-                 "input": {"command": command, "description": "Run the command the user asked for"}}], "tool_use"
+        block = tool_use(text, number)
+        return [{"type": "text", "text": PREAMBLES[block["name"]]}, block], "tool_use"
     if kind == "summary":
         words = marks("\n".join(prompt_text(m) for m in messages if m.get("role") == "user"))
         listed = ", ".join(f"MARK{w}" for w in words) or "none"
@@ -178,17 +208,14 @@ def stream_events(message: dict) -> list[bytes]:
     return events
 
 
-class Handler(BaseHTTPRequestHandler):
-    counter = itertools.count(1)
-    record: Path
-    lock = threading.Lock()
+class Handler(RecordingHandler):
+    """The Fractal fake's recording handler (its counter, lock, quiet log, JSON replies), answering
+    the Anthropic Messages API instead."""
+
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args: Any) -> None:  # quiet: the test reads the records instead
-        pass
-
     def do_GET(self) -> None:
-        self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "no such endpoint"}})
+        self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": "no such endpoint"}})
 
     def do_HEAD(self) -> None:
         self.send_response(200)
@@ -207,10 +234,14 @@ class Handler(BaseHTTPRequestHandler):
             body = {}
         path = self.path.split("?", 1)[0]
         if path.endswith("/count_tokens"):
-            self._json(200, {"input_tokens": len(raw) // 4})
+            self._send(200, {"input_tokens": len(raw) // 4})
             return
         if not path.endswith("/v1/messages"):
-            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+            self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+            return
+        if request_kind(body) == "fail":
+            self._send(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                        "message": "the fake server was asked to fail"}})
             return
         content, stop = reply_blocks(body, number)
         reply_chars = sum(len(b.get("text", "")) + len(json.dumps(b.get("input", ""))) for b in content)
@@ -218,7 +249,7 @@ class Handler(BaseHTTPRequestHandler):
                    "model": body.get("model", "claude-fake"), "content": content, "stop_reason": stop,
                    "stop_sequence": None, "usage": usage_for(raw, body, reply_chars)}
         if not body.get("stream"):
-            self._json(200, message)
+            self._send(200, message)
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -230,27 +261,6 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
-    def _json(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--record", type=Path, required=True)
-    parser.add_argument("--ready", type=Path, required=True)
-    args = parser.parse_args()
-    args.record.mkdir(parents=True, exist_ok=True)
-    Handler.record = args.record
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    args.ready.write_text(str(os.getpid()))
-    server.serve_forever()
-
 
 if __name__ == "__main__":
-    main()
+    serve(Handler)

@@ -8,7 +8,7 @@ scratch HOME and CLAUDE_CONFIG_DIR per store and the telemetry/update switches s
 
 `make_store(root)` runs the scenario (`SCENARIO`: one turn; three turns with `--resume`; a Bash
 tool call; a `/compact`; a `--fork-session`; a second folder; one named with `-n`; one typed in
-the interactive UI on a pty) and returns a
+the interactive UI on a pty; a Read and a Write; a subagent; an API error) and returns a
 `ClaudeStore`: where the sessions are, their ids, prompts, and every request each step sent.
 Session ids are chosen (`--session-id`) so that a store made twice names the same files.
 `LiveClaude.run` runs any other steps (the compat tests resume sessions with it).
@@ -174,6 +174,9 @@ SESSION_IDS = {
     "beta": "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb",
     "named": "dddddddd-dddd-4ddd-8ddd-dddddddddddd",
     "typed": "ffffffff-ffff-4fff-8fff-ffffffffffff",
+    "files": "22222222-2222-4222-8222-222222222222",
+    "agent": "44444444-4444-4444-8444-444444444444",
+    "failed": "66666666-6666-4666-8666-666666666666",
 }
 TYPED_PROMPT = "Typed in the terminal UI MARKtyped"
 NAMED_TITLE = "Named by the compat scenario"
@@ -208,7 +211,16 @@ SCENARIO: list[tuple[str, str, str, list[str]]] = [
     ("second folder", "beta", "beta", [*_new("beta"), "-p", "Another project MARKbeta", *JSON_OUT]),
     ("named", "named", "beta", [*_new("named"), "-n", NAMED_TITLE, "-p", "A named one MARKnamed", *JSON_OUT]),
     ("interactive", "typed", "beta", _new("typed")),
+    ("files: read", "files", "alpha", [*_new("files"), "--allowedTools", "Read", "Write",
+                                       "-p", "Please READ: {alpha}/notes.txt MARKread", *JSON_OUT]),
+    ("files: write", "files", "alpha", [*_resume("files"), "--allowedTools", "Read", "Write",
+                                        "-p", "Now WRITE: {alpha}/written.txt MARKwrite", *JSON_OUT]),
+    ("subagent", "agent", "alpha", [*_new("agent"), "--allowedTools", "Agent",
+                                    "-p", "Delegate this. AGENT: look around the folder MARKsub", *JSON_OUT]),
+    ("api error", "failed", "beta", [*_new("failed"), "-p", "This one will FAIL: MARKfail", *JSON_OUT]),
 ]
+# steps whose client run ends in an error on purpose
+FAILING = {"api error"}
 INTERACTIVE = {"interactive": TYPED_PROMPT}
 
 
@@ -244,13 +256,17 @@ def make_store(binary: Path, root: Path) -> ClaudeStore:
         folder.mkdir(parents=True, exist_ok=True)
     (folders["alpha"] / "notes.txt").write_text("a file for the scenario's folder\n")
     live.trust(*folders.values())
-    steps = [Step(args, folders[folder], label=label, interactive=INTERACTIVE.get(label))
-             for label, _, folder, args in SCENARIO]
+    steps = [Step([arg.format(**folders) for arg in args], folders[folder], label=label,
+                  interactive=INTERACTIVE.get(label)) for label, _, folder, args in SCENARIO]
     results = live.run(steps)
     for result in results:
         typed = result.step.interactive is not None
-        if (result.returncode != 0 or result.output.get("is_error") or not result.output or
-                (typed and (result.output.get("exit") != 0 or not result.requests))):
+        failed = result.returncode != 0 or result.output.get("is_error") or not result.output
+        if result.step.label in FAILING:
+            if not failed:
+                raise AssertionError(f"a scenario step meant to fail did not: {result.describe()}")
+            continue
+        if failed or (typed and (result.output.get("exit") != 0 or not result.requests)):
             raise AssertionError(f"a scenario step failed: {result.describe()}")
     return ClaudeStore(root, live.config_dir, folders, dict(SESSION_IDS),
                        {session: folder for _, session, folder, _ in SCENARIO}, results, live)

@@ -5,7 +5,9 @@ that runs the client again works on a copy of the scenario's config dir."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from . import fake_anthropic
 from .sessions import (
     BASH_OUTPUT_WORD,
     NAMED_TITLE,
+    PTY_DRIVER,
     SESSION_IDS,
     SESSION_OF,
     TYPED_PROMPT,
@@ -91,7 +94,8 @@ def test_usage_in_the_file_is_the_servers_usage_so_the_measured_context_is_the_r
     seen = 0
     for session in SESSION_IDS:
         for record in records(claude_store.session_file(session)):
-            if record["type"] != "assistant" or session == "fork":  # the fork copies three's messages
+            if (record["type"] != "assistant" or session == "fork"  # the fork copies three's messages
+                    or record["message"]["model"] == "<synthetic>"):  # the API error's stand-in
                 continue
             usage = record["message"]["usage"]
             measured = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
@@ -127,6 +131,43 @@ def test_fork_session_copies_the_chain_keeping_uuids_and_message_ids_under_the_n
         if record["type"] == "assistant":  # one API message in two files: de-duplicate usage by message.id
             assert record["message"] == original[record["uuid"]]["message"]
     assert not [r for r in fork if r.get("forkedFrom") or r.get("type") == "fork"]
+
+
+def test_an_api_error_is_a_synthetic_assistant_record_with_zero_usage_and_no_system_record(claude_store):
+    failed = records(claude_store.session_file("failed"))
+    [error] = [r for r in failed if r["type"] == "assistant"]
+    assert error["isApiErrorMessage"] is True and error["message"]["model"] == "<synthetic>"
+    assert error["message"]["content"][0]["text"].startswith("API Error: 400")
+    usage = error["message"]["usage"]
+    assert usage["input_tokens"] == usage["cache_read_input_tokens"] == usage["cache_creation_input_tokens"] == 0
+    assert not [r for r in failed if r["type"] == "system"]
+    [step] = [r for r in claude_store.results if r.step.label == "api error"]
+    assert step.returncode == 1 and step.output["is_error"] is True and len(step.requests) > 1  # it retried
+
+
+def test_a_subagent_writes_its_own_sidechain_file_beside_the_session(claude_store):
+    main = claude_store.session_file("agent")
+    [subagent] = main.parent.glob(f"{SESSION_IDS['agent']}/subagents/agent-*.jsonl")
+    meta = json.loads(subagent.with_suffix(".meta.json").read_text())
+    side = [r for r in records(subagent) if r.get("type") in ("user", "assistant")]
+    assert {r["isSidechain"] for r in side} == {True} and {r["sessionId"] for r in side} == {SESSION_IDS["agent"]}
+    assert side[0]["message"]["content"] == "look around the folder MARKsub" and side[0]["parentUuid"] is None
+    assert side[-1]["message"]["content"][0]["text"] == "Noted MARKsub; my answer word is REPLYsub."
+    assert not [r for r in records(main) if r.get("isSidechain")]
+    [result] = [r for r in records(main) if r["type"] == "user" and isinstance(r["message"]["content"], list)]
+    assert result["toolUseResult"]["agentId"] == subagent.stem.removeprefix("agent-") == side[0]["agentId"]
+    assert meta["toolUseId"] == result["message"]["content"][0]["tool_use_id"]
+    ids = [r["message"]["id"] for r in records(main) if r["type"] == "assistant"]
+    assert len(ids) == 3 and ids[0] == ids[1] != ids[2]  # the text and the tool_use of one API message
+
+
+def test_read_and_write_calls_are_recorded_with_their_paths(claude_store):
+    alpha = claude_store.folders["alpha"]
+    uses = [b for r in records(claude_store.session_file("files")) if r["type"] == "assistant"
+            for b in r["message"]["content"] if b["type"] == "tool_use"]
+    assert [(u["name"], u["input"]["file_path"]) for u in uses] == [("Read", str(alpha / "notes.txt")),
+                                                                     ("Write", str(alpha / "written.txt"))]
+    assert (alpha / "written.txt").read_text() == "written by the fake model into written.txt\n"
 
 
 def test_the_bash_call_and_its_output_are_recorded(claude_store):
@@ -203,3 +244,34 @@ def test_a_copy_with_a_new_id_in_its_name_and_records_resumes_with_exactly_its_h
     assert sent_prompts(result) == ["Start a plan MARKfirst", "Continue the plan MARKsecond",
                                     "Finish the plan MARKthird", "Copy MARKcopyid"]
     assert (folder / f"{three}.jsonl").read_text(encoding="utf-8") == text
+
+
+def test_a_running_terminal_ui_announces_itself_in_sessions_pid_json_and_holds_no_transcript_open(claude_store,
+                                                                                                   tmp_path):
+    """What liveness can read: `<root>/sessions/<pid>.json` (session id, cwd, status, the process
+    start time) while the UI runs, gone after /exit; the transcript itself is not kept open."""
+    live = copy_store(claude_store, tmp_path)
+    three = SESSION_IDS["three"]
+    record = live.root / "batches" / f"{live.batches + 1:02d}" / "requests"
+    drive = [sys.executable, str(PTY_DRIVER), "--record", str(record), "--send", "Live probe MARKlive",
+             "--timeout", "40", "--", str(live.binary), "--resume", three]
+    sessions = live.config_dir / "sessions"
+    # probe once the prompt's request has reached the server (the UI then idles ~2.5 s before /exit)
+    script = (f"{shlex.join(drive)} > /dev/null & "
+              f"for i in $(seq 600); do ls {record}/*.json > /dev/null 2>&1 && break; sleep 0.1; done; "
+              f"for f in {sessions}/*.json; do cat \"$f\"; echo; "
+              f"pid=$(basename \"$f\" .json); echo \"stat $(cut -d' ' -f22 /proc/$pid/stat)\"; done; "
+              "for p in /proc/[0-9]*; do ls -l $p/fd 2>/dev/null | grep -c '[.]jsonl$'; done "
+              "| awk '{s += $1} END {print s + 0}'; wait")
+    bash = LiveClaude(Path("/bin/bash"), live.root)  # the same root: the same HOME and config dir
+    bash.batches = live.batches
+    [result] = bash.run([Step(["-c", script], claude_store.folders["alpha"])])
+    lines = result.stdout.strip().splitlines()
+    assert result.returncode == 0 and len(lines) == 3, result.describe()
+    announced = json.loads(lines[0])
+    assert (announced["sessionId"], announced["cwd"], announced["kind"], announced["entrypoint"]) == (
+        three, str(claude_store.folders["alpha"]), "interactive", "cli")
+    assert announced["status"] in ("idle", "busy") and isinstance(announced["pid"], int)
+    assert lines[1] == f"stat {announced['procStart']}"  # /proc/<pid>/stat's start time
+    assert lines[2] == "0"
+    assert not list(sessions.glob("*.json"))

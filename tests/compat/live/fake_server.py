@@ -87,19 +87,25 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def main() -> None:
+def serve(handler: type[Handler]) -> None:
+    """Parse `--port`, `--record`, `--ready`; serve `handler` on 127.0.0.1, recording into the record
+    folder, and write this pid into the ready file once listening (launch.py waits for it)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--record", type=Path, required=True)
     parser.add_argument("--ready", type=Path, required=True)
     args = parser.parse_args()
     args.record.mkdir(parents=True, exist_ok=True)
-    Handler.record = args.record
-    Handler.overrides = json.loads(os.environ.get("FAKE_REPLY") or "{}")
-    Handler.loop = os.environ.get("FAKE_MODE") == "loop"
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    handler.record = args.record
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler)
     args.ready.write_text(str(os.getpid()))
     server.serve_forever()
+
+
+def main() -> None:
+    Handler.overrides = json.loads(os.environ.get("FAKE_REPLY") or "{}")
+    Handler.loop = os.environ.get("FAKE_MODE") == "loop"
+    serve(Handler)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from reprise.core import contract
-from reprise.core.errors import UsageError
+from reprise.core.errors import RepriseError, UsageError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from tests import factories
@@ -25,6 +26,8 @@ NAMED = "dddddddd-dddd-4ddd-8ddd-dddddddddddd"
 BASH = "55555555-5555-4555-8555-555555555555"
 COMPACTED = "77777777-7777-4777-8777-777777777777"
 INTERACTIVE = "ffffffff-ffff-4fff-8fff-ffffffffffff"
+ALPHA = {path.stem for path in (FIXTURE / "-tmp-reprise-claude-fixture-work-alpha").glob("*.jsonl")}
+EVERY = {path.stem for path in FIXTURE.glob("*/*.jsonl")}
 
 
 def copy_store(claude_root: Path, work: Path) -> dict[str, Path]:
@@ -66,8 +69,8 @@ def test_claude_sessions_list_beside_fractal_ones_in_their_folder(store, isolate
     service.load_details(listing.rows)
     by_source = {(row.source, row.file_id) for row in listing.rows}
     assert ("fractal", "fractal-one") in by_source
-    assert {file_id for source, file_id in by_source if source == "claude"} == {
-        "11111111-1111-4111-8111-111111111111", THREE_TURNS, BASH, COMPACTED, "99999999-9999-4999-8999-999999999999"}
+    assert {file_id for source, file_id in by_source if source == "claude"} == ALPHA
+    assert {THREE_TURNS, BASH, COMPACTED} <= ALPHA
     for row in listing.rows:
         assert row.workspace_key == workspace_key(folders["alpha"])
     rows = rows_by_id(listing)
@@ -83,7 +86,7 @@ def test_every_session_lists_across_folders_with_titles_and_hidden_marks(store):
     listing = service.list_sessions(all_workspaces=True, sources=["claude"])
     service.load_details(listing.rows)
     documents = {doc["session_id"]: doc for doc in contract.dump(contract.session_list(listing))["sessions"]}
-    assert len(documents) == 8
+    assert set(documents) == EVERY
     assert documents[NAMED]["title"] == "Named by the compat scenario"
     assert documents[NAMED]["agent_title"] == "Named by the compat scenario"
     assert documents[NAMED]["source"] == "claude"
@@ -92,7 +95,7 @@ def test_every_session_lists_across_folders_with_titles_and_hidden_marks(store):
     assert documents[THREE_TURNS]["hidden_by_agent"] is True
     interactive_only = service.list_sessions(all_workspaces=True, sources=["claude"], hide_agent_hidden=True)
     assert [row.file_id for row in interactive_only.rows] == [INTERACTIVE]
-    assert interactive_only.total == 8 and interactive_only.hidden_left_out == 7
+    assert interactive_only.total == len(EVERY) and interactive_only.hidden_left_out == len(EVERY) - 1
 
 
 def test_a_source_that_is_off_is_refused_with_why(tmp_path, monkeypatch):
@@ -158,6 +161,8 @@ def test_show_reads_every_prompt_and_reply_in_order(store):
 def test_search_finds_a_reply_word_and_a_tool_output(store):
     _, folders = store
     service = service_in(folders["alpha"])
+    assert {hit.row.file_id for hit in service.search("REPLYbeta", all_workspaces=True)} \
+        == {"bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"}   # on a cold catalog, in every workspace
     assert {hit.row.file_id for hit in service.search("REPLYsecond")} >= {THREE_TURNS}
     assert {hit.row.file_id for hit in service.search("OUTWORD42")} == {BASH}
 
@@ -172,7 +177,7 @@ def test_the_meter_measures_the_context_claude_code_recorded(store):
     newest = usages[-1]
     expected = newest["input_tokens"] + newest["cache_creation_input_tokens"] + newest["cache_read_input_tokens"]
     result = service.measure(ref)
-    assert result.part("context").tokens == expected and result.part("context").basis == "measured"
+    assert result.part("measured").tokens == expected and result.part("measured").basis == "measured"
     assert not result.exact
     drafted = service.measure(ref, "a draft of a few words")
     assert drafted.total > expected and drafted.part("message").basis == "counted"
@@ -222,12 +227,15 @@ def test_bad_files_are_named_and_the_rest_lists(store):
     rows = rows_by_id(listing)
     assert rows["cdcdcdcd-cdcd-4dcd-8dcd-cdcdcdcdcdcd"].problem_code == "not_regular"
     assert "line 1" in (rows["abababab-abab-4bab-8bab-abababababab"].fields.warning or "")
-    assert len(rows) == 10
+    assert len(rows) == len(EVERY) + 2
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, cwd: Path, path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = os.environ.copy()
+    if path is not None:
+        env["PATH"] = f"{path}:{env['PATH']}"
     return subprocess.run([sys.executable, "-m", "reprise.tui.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, env=os.environ.copy(), timeout=120)
+                          cwd=cwd, env=env, timeout=120, stdin=subprocess.DEVNULL)
 
 
 def test_the_command_line_narrows_by_source_and_shows_the_sources(store):
@@ -236,9 +244,82 @@ def test_the_command_line_narrows_by_source_and_shows_the_sources(store):
     assert listed.returncode == 0, listed.stderr
     assert {doc["source"] for doc in json.loads(listed.stdout)["sessions"]} == {"claude"}
     interactive = run_cli("list", "--all", "--interactive", cwd=folders["alpha"])
-    assert "1 of 8 sessions shown (7 that the agent's own picker hides left out)" in interactive.stdout
+    assert (f"1 of {len(EVERY)} sessions shown ({len(EVERY) - 1} that the agent's own picker hides left out)"
+            in interactive.stdout)
     config = json.loads(run_cli("config", "--json", cwd=folders["alpha"]).stdout)
     claude = next(source for source in config["sources"] if source["name"] == "claude")
     assert claude["enabled"] and claude["roots"] == [os.environ["CLAUDE_CONFIG_DIR"]]
     printed = run_cli("resume", "--print", THREE_TURNS[:8], cwd=folders["beta"])
     assert printed.stdout.strip() == f"claude --resume {THREE_TURNS}"
+
+
+def _age(path: Path, days: float) -> None:
+    moment = time.time() - days * 86400
+    os.utime(path, (moment, moment))
+
+
+def test_rows_say_when_claude_code_deletes_them_and_the_doctor_lists_those_at_risk(store):
+    _, folders = store
+    service = service_in(folders["alpha"])
+    path = Path(service.session_path(service.resolve(THREE_TURNS)))
+    _age(path, 27.5)
+    listing = service.list_sessions()
+    service.load_details(listing.rows)
+    row = rows_by_id(listing)[THREE_TURNS]
+    assert row.agent_deletion is not None and row.agent_deletion.phrase == "deleted by Claude Code in 2 days"
+    assert row.agent_deletion.at_risk
+    fresh = rows_by_id(listing)[BASH].agent_deletion
+    assert fresh is not None and not fresh.at_risk
+    documents = contract.dump(contract.session_list(listing))["sessions"]
+    document = next(d for d in documents if d["session_id"] == THREE_TURNS)
+    assert document["deleted_by_agent_at"] is not None and document["kept"] is False
+    notes = " ".join(service.doctor().notes)
+    assert THREE_TURNS in notes and "deleted by Claude Code in 2 days" in notes and BASH not in notes
+    assert "deleted by Claude Code in 2 days" in (service.show(service.resolve(THREE_TURNS)).deletion or "")
+
+
+def test_a_kept_session_outlives_claude_codes_sweep(store):
+    _, folders = store
+    service = service_in(folders["alpha"])
+    ref = service.resolve(THREE_TURNS)
+    path = Path(service.session_path(ref))
+    report = service.keep(ref)
+    assert report.added == ["session"] and report.size == path.stat().st_size
+    row = rows_by_id(service.list_sessions())[THREE_TURNS]
+    assert row.kept and row.agent_deletion is None
+    assert "keeps a copy" in (service.show(ref).deletion or "")
+    path.unlink()   # what Claude Code's age sweep does
+    listing = service.list_sessions()
+    service.load_details(listing.rows)
+    row = rows_by_id(listing)[THREE_TURNS]
+    assert row.turns == 3 and row.kept and "deleted its file" in (row.fields.warning or "")
+    detail = service.show(ref)
+    assert [turn.user_message for turn in detail.transcript.turns][-1] == "Finish the plan MARKthird"
+    assert any(w.code == "deleted_by_agent" for w in detail.warnings)
+    assert THREE_TURNS in {hit.row.file_id for hit in service.search("REPLYsecond")}
+    with pytest.raises(RepriseError, match="Claude Code deleted this session's file"):
+        service.resume_plan(ref, for_exec=False)
+
+
+def test_a_session_written_minutes_ago_is_flagged_before_resuming(store):
+    _, folders = store
+    service = service_in(folders["alpha"])
+    ref = service.resolve(BASH)
+    path = Path(service.session_path(ref))
+    record = {"type": "user", "uuid": "bbbbbbbb-0000-4000-8000-000000000002", "parentUuid": None,
+              "sessionId": BASH, "cwd": str(folders["alpha"]),
+              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+              "message": {"role": "user", "content": "still typing"}}
+    with path.open("ab") as handle:
+        handle.write((json.dumps(record, separators=(",", ":")) + "\n").encode())
+    plan = service.resume_plan(ref, for_exec=False)
+    assert plan.writer is not None and "written" in plan.writer
+    assert any("may be writing" in note for note in plan.notes)
+    programs = folders["alpha"].parent / "bin"
+    programs.mkdir()
+    (programs / "claude").write_text("#!/bin/sh\necho resumed\n")
+    (programs / "claude").chmod(0o755)
+    refused = run_cli("resume", BASH[:8], cwd=folders["alpha"], path=programs)
+    assert refused.returncode != 0 and "being written" in refused.stderr and "resumed" not in refused.stdout
+    forced = run_cli("resume", BASH[:8], "--yes", cwd=folders["alpha"], path=programs)
+    assert forced.returncode == 0 and forced.stdout.strip() == "resumed"

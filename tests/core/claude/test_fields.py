@@ -254,6 +254,8 @@ REAL = {
     "bbbbbbbb": ("Another project MARKbeta", 1, "prompt"),
     "dddddddd": ("Named by the compat scenario", 1, "custom-title"),
     "ffffffff": ("Typed in the terminal UI MARKtyped", 1, "prompt"),
+    "22222222": ("Please READ: /tmp/reprise-claude-fixture/work/alpha/notes.txt MARKread", 2, "prompt"),
+    "44444444": ("Delegate this. AGENT: look around the folder MARKsub", 1, "prompt"),
 }
 
 
@@ -282,6 +284,12 @@ def test_real_files_list_with_their_title_turns_and_measured_context(prefix):
                                   + newest["cache_read_input_tokens"])
     costs = [r["totalCostUSD"] for r in records if r["type"] == "cost-state"]
     assert got.usage.cost == costs[-1]
+
+
+def test_the_real_failed_session_is_failed_with_no_measured_context():
+    got = fields_of(_real("66666666").read_bytes())
+    assert (got.turns, got.last_status, got.context_tokens, got.model) == (1, "failed", None, None)
+    assert got.usage.input_tokens == 0 and got.title == "This one will FAIL: MARKfail"
 
 
 def test_the_real_compacted_session_keeps_its_turns_across_the_boundary():

@@ -193,3 +193,31 @@ def test_the_real_fork_holds_the_copied_turns_and_the_new_one():
     transcript, _ = read_transcript(_real("99999999"))
     assert [t.user_message for t in transcript.turns][-1] == "Branch off MARKforked"
     assert len(transcript.turns) == 4 and transcript.notes == []
+
+
+def test_the_real_read_and_write_calls_are_observed_file_touches():
+    transcript, _ = read_transcript(_real("22222222"))
+    read, write = transcript.turns
+    assert [(c.name, c.is_error) for c in read.tool_calls] == [("Read", False)]
+    assert read.tool_calls[0].result is not None and "a file for the scenario's folder" in read.tool_calls[0].result
+    assert [(f.path, f.provenance) for f in read.files_read] == [
+        ("/tmp/reprise-claude-fixture/work/alpha/notes.txt", "observed")]
+    assert [f.path for f in write.files_modified] == ["/tmp/reprise-claude-fixture/work/alpha/written.txt"]
+    assert read.files_modified == [] and write.files_read == []
+
+
+def test_the_real_failed_turn_is_failed_with_the_clients_error_text():
+    transcript, _ = read_transcript(_real("66666666"))
+    [turn] = transcript.turns
+    assert (turn.status, turn.error, turn.reply) == ("failed", "API Error: 400 the fake server was asked to fail", "")
+
+
+def test_the_real_subagent_call_and_its_own_file():
+    transcript, _ = read_transcript(_real("44444444"), subagents=1)
+    [turn] = transcript.turns
+    assert [c.name for c in turn.tool_calls] == ["Agent"] and "1 subagent transcript" in " ".join(transcript.notes)
+    [path] = sorted(STORE.glob("*/44444444-*/subagents/agent-*.jsonl"))
+    side, _ = read_transcript(parse_lines(path.read_bytes(), 0).records)
+    assert [t.user_message for t in side.turns] == ["look around the folder MARKsub"]
+    assert side.turns[0].reply
+
