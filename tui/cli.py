@@ -829,12 +829,16 @@ def _open_tui(args) -> int:
     if args.demo:
         import tempfile
 
-        from .demo import build_demo
+        from .demo import build_demo, claude_root
 
         root = Path(tempfile.mkdtemp(prefix="reprise-demo-"))
         workspace = str(build_demo(root))
         state_dir = str(root / "state")
         os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
+        # The demo's own Claude Code root, data folder and (absent) config: never the user's ~/.claude.
+        os.environ["CLAUDE_CONFIG_DIR"] = str(claude_root(root))
+        os.environ["REPRISE_DATA_DIR"] = str(root / "data")
+        os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
         print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
     agent = args.agent or ("echo" if args.demo else None)
     service = Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)

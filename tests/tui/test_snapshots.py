@@ -1,8 +1,9 @@
-"""Snapshots of the main screens at 120x40, built with the CLI's factory on a demo store in a
-fixed folder at a fixed clock, so every pixel is deterministic."""
+"""Snapshots of the main screens at 120x40, built with the CLI's factory on a demo store (its
+Fractal and Claude Code sessions) in a fixed folder at a fixed clock, so every pixel is deterministic."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from reprise.core import config
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
-from reprise.tui.demo import build_demo
+from reprise.tui.demo import build_demo, claude_root
 
 from ..core.test_store import make_state
 from .conftest import NOW, build_app, settle
@@ -25,7 +26,8 @@ def snap_service():
     root = Path(tempfile.gettempdir()) / "reprise-snapshot-demo"
     shutil.rmtree(root, ignore_errors=True)
     workspace = build_demo(root, now=NOW)
-    service = Service(config.load(state_dir=str(root / "state")), workspace=workspace, cache=root / "cache")
+    loaded = config.load(state_dir=str(root / "state"), env=dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(root))))
+    service = Service(loaded, workspace=workspace, cache=root / "cache")
     yield service
     shutil.rmtree(root, ignore_errors=True)
 
@@ -46,6 +48,13 @@ def test_main_screen(snap_compare, snap_service):
 @pytest.mark.parametrize("tab", ["1", "2", "3"], ids=["summary", "history", "context"])
 def test_each_detail_tab(snap_compare, snap_service, tab):
     assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled("down", "down", tab))
+
+
+@pytest.mark.parametrize("tab", ["1", "2", "3"], ids=["summary", "history", "context"])
+def test_each_detail_tab_of_a_claude_session(snap_compare, snap_service, tab):
+    """The demo's Claude Code session from the terminal UI: thinking folded, a Bash call and its output."""
+    keys = ["down", "down", "down", tab]
+    assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled(*keys))
 
 
 def test_filtered_list_says_n_of_m(snap_compare, snap_service):
@@ -82,5 +91,5 @@ def test_small_terminal_is_usable(snap_compare, snap_service):
 
 
 def test_trim_dialog(snap_compare, snap_service):
-    keys = ["down", "down", "down", "t"]
+    keys = ["down"] * 5 + ["t"]   # the 60-turn Fractal session, below the demo's newer Claude Code ones
     assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled(*keys))

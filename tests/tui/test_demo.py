@@ -1,0 +1,111 @@
+"""The demo store's Claude Code sessions: written in Claude Code's byte form in the demo's own
+Claude root, they list beside the demo's Fractal sessions, open and search through the service."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from reprise.core import config
+from reprise.core.service import Service
+from reprise.core.sources.claude.retention import RetentionPolicy
+from reprise.tui.demo import build_demo, claude_root
+
+from .conftest import NOW
+
+
+@pytest.fixture
+def demo_root(tmp_path) -> Path:
+    build_demo(tmp_path / "demo", now=NOW)
+    return tmp_path / "demo"
+
+
+def demo_service(root: Path, folder: str = "webapp") -> Service:
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(root)))
+    return Service(config.load(state_dir=str(root / "state"), env=env), workspace=root / "projects" / folder)
+
+
+def claude_files(root: Path) -> list[Path]:
+    return sorted((claude_root(root) / "projects").glob("*/*.jsonl"))
+
+
+def by_first_message(service: Service, **options):
+    listing = service.list_sessions(sources=["claude"], **options)
+    service.load_details(listing.rows)
+    return {row.fields.first_message: row for row in listing.rows}
+
+
+def test_the_demo_files_are_in_claude_codes_byte_form(demo_root):
+    files = claude_files(demo_root)
+    assert len(files) == 5
+    entrypoints = []
+    for path in files:
+        data = path.read_bytes()
+        assert data.endswith(b"\n") and path.stem == json.loads(data.splitlines()[0])["sessionId"]
+        for line in data.splitlines():
+            record = json.loads(line)
+            assert json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode() == line
+            if "entrypoint" in record:
+                entrypoints.append(record["entrypoint"])
+    assert entrypoints.count("cli") and set(entrypoints) == {"cli", "sdk-cli"}
+
+
+def test_the_demo_is_the_same_for_the_same_clock(tmp_path):
+    first, second = tmp_path / "one", tmp_path / "two"
+    build_demo(first, now=NOW)
+    build_demo(second, now=NOW)
+    pairs = zip(claude_files(first), claude_files(second), strict=True)
+    for mine, theirs in pairs:
+        assert mine.name == theirs.name and mine.stat().st_mtime_ns == theirs.stat().st_mtime_ns
+        assert mine.read_bytes().replace(str(first).encode(), str(second).encode()) == theirs.read_bytes()
+
+
+def test_the_demos_claude_sessions_list_beside_its_fractal_ones(demo_root):
+    service = demo_service(demo_root)
+    listing = service.list_sessions()
+    assert {row.source for row in listing.rows} == {"fractal", "claude"}
+    rows = by_first_message(service)
+    assert len(rows) == 4
+    typed = rows["Add address autocomplete to the checkout form"]
+    assert typed.fields.agent_title == "Checkout: address autocomplete" and typed.turns == 3
+    assert not typed.hidden_by_agent
+    assert all(row.hidden_by_agent for row in rows.values() if row is not typed)
+    assert by_first_message(service, hide_agent_hidden=True).keys() == {typed.fields.first_message}
+    assert all(row.workspace_path == str((demo_root / "projects" / "webapp").resolve()) for row in rows.values())
+    other = by_first_message(demo_service(demo_root, "data-pipeline"))
+    assert [row.fields.last_status for row in other.values()] == ["interrupted"]
+
+
+def test_one_demo_session_is_days_from_claude_codes_cleanup(demo_root):
+    policy = RetentionPolicy()
+    phrases = sorted(policy.phrase(path.stat().st_mtime, NOW.timestamp()) or "" for path in claude_files(demo_root))
+    assert phrases[0] == "deleted by Claude Code in 2 days"
+    assert [policy.at_risk(path.stat().st_mtime, NOW.timestamp()) for path in claude_files(demo_root)].count(True) == 1
+
+
+def test_the_demos_claude_sessions_open_with_tools_thinking_and_compaction(demo_root):
+    service = demo_service(demo_root)
+    rows = by_first_message(service)
+    typed = service.show(rows["Add address autocomplete to the checkout form"].ref).transcript
+    assert typed.turns[0].thinking and "debounced" in typed.turns[0].thinking
+    bash = typed.turns[2].tool_calls[0]
+    assert bash.name == "Bash" and "21 passed" in (bash.result or "")
+    assert [command.command for command in typed.turns[2].commands] == ["pnpm test checkout"]
+    failing = service.show(rows["Why does the date test fail on CI? Run it and fix it."].ref).transcript
+    assert "vi.setSystemTime" in failing.turns[0].reply
+    compacted = service.show(rows["Plan the move of the API from REST to tRPC"].ref).transcript
+    assert len(compacted.turns) == 4 and len(compacted.compactions) == 1
+    compaction = compacted.compactions[0]
+    assert compaction.before_turn == 3 and compaction.tokens_before > compaction.tokens_after > 0
+
+
+def test_the_demos_claude_sessions_are_searched_with_the_fractal_ones(demo_root):
+    service = demo_service(demo_root)
+    failing = by_first_message(service)["Why does the date test fail on CI? Run it and fix it."]
+    assert [(hit.row.file_id, hit.turn, hit.field) for hit in service.search("ELIFECYCLE")] == [
+        (failing.file_id, 1, "tool")]
+    assert {hit.row.source for hit in service.search("router")} == {"claude"}
+    assert "fractal" in {hit.row.source for hit in service.search("refactor")}
