@@ -89,6 +89,7 @@ class SessionDetail:
     agent_label: str = "Agent"       # how the agent is named to people ("Claude Code")
     cost_label: str = "cost"
     deletion: str | None = None      # when the agent deletes the file by age, or that Reprise keeps a copy
+    deletion_soon: bool = False      # within the week, or due
 
     @property
     def title(self) -> str | None:
@@ -158,6 +159,7 @@ class Service:
                                parallel=parallel_scan)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
         self.workspace_key = workspace_key(self.workspace)
+        self.clock: Callable[[], float] = time.time   # what "now" is for ages told to people (the TUI's clock)
         self._remembered = False
 
     @classmethod
@@ -217,7 +219,7 @@ class Service:
         keeping = self._able_sources("keep")
         if not keeping:
             return
-        now = time.time()
+        now = self.clock()
         kept = {ref: version for source in keeping for ref, version in source.kept_versions().items()}
         names = {source.name for source in keeping}
         for row in rows:
@@ -341,25 +343,26 @@ class Service:
         return SessionDetail(ref, opened.path, source.read_meta(ref), self.workspace_path_of(ref.workspace_key)[0],
                              opened.size, opened.warnings, opened.transcript, source.summary_text(opened),
                              source.history(opened), opened, source.agent_title(opened), source.label,
-                             source.cost_label, self._deletion_note(source, ref, opened.path))
+                             source.cost_label, *self._deletion_note(source, ref, opened.path))
 
-    @staticmethod
-    def _deletion_note(source: SessionSource, ref: SessionRef, path: Path) -> str | None:
-        """When the agent deletes the session's file by age, or that Reprise keeps a copy of it."""
+    def _deletion_note(self, source: SessionSource, ref: SessionRef, path: Path) -> tuple[str | None, bool]:
+        """When the agent deletes the session's file by age (and whether that is within the week),
+        or that Reprise keeps a copy of it."""
         if not source.capabilities.keep:
-            return None
+            return None, False
         try:
             info = path.stat()
         except OSError:
-            return None
+            return None, False
         kept = source.kept_versions().get(ref)
         if kept == (info.st_size, info.st_mtime_ns):
-            return f"Reprise keeps a copy of this session as it is, out of reach of {source.label}'s clean-up."
-        deletion = source.deletion(str(path), info.st_mtime_ns, time.time())
+            return f"Reprise keeps a copy of this session as it is, out of reach of {source.label}'s clean-up.", False
+        deletion = source.deletion(str(path), info.st_mtime_ns, self.clock())
         if deletion is None:
-            return None
+            return None, False
         older = " (an older copy is kept)" if kept is not None else ""
-        return f"{deletion.phrase}{older}; `reprise keep {ref.session_id[:8]}` copies it out of reach."
+        return (f"{deletion.phrase}{older}; `reprise keep {ref.session_id[:8]}` copies it out of reach.",
+                deletion.at_risk)
 
     def new_session(self, title: str | None = None, *, source: str = "fractal") -> SessionRef:
         """Write a valid 0-turn session in the current workspace."""

@@ -87,6 +87,7 @@ class Transcript:
     turns: list[Turn] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)   # what a reader should know (history kept, skipped records)
+    recorded_cost: float | None = None   # the session's cost as the agent recorded it whole (Claude Code's cost-state)
 
     def totals(self) -> Usage:
         """Sums over the turns, with `context_tokens` the newest recorded figure."""
@@ -106,4 +107,6 @@ class Transcript:
             if usage.cost is not None:
                 cost = (cost or 0.0) + usage.cost
             context = usage.context_tokens or context
+        if cost is None:
+            cost = self.recorded_cost
         return Usage(input_tokens, output_tokens, cache_read, cache_creation, cost, context, duration, iterations)

@@ -89,6 +89,7 @@ class RepriseApp(ReportsWorkerErrors, App):
         self.mode = mode
         self.agent = agent
         self.clock = clock
+        service.clock = clock
         self.follow_disk = follow_disk
         self.exit_signal: int | None = None
         self.signal_line: str | None = None

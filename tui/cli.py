@@ -328,6 +328,13 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
     left_out = (f" ({listing.hidden_left_out} that the agent's own picker hides left out)"
                 if listing.hidden_left_out else "")
     print(f"{shown} sessions shown{left_out}, {safe_line(listing.scope)}, sorted by {listing.sort}")
+    at_risk = [row for row in listing.rows if row.agent_deletion is not None and row.agent_deletion.at_risk]
+    for row in at_risk[:10]:
+        assert row.agent_deletion is not None
+        print(f"  {clipped(row.file_id, 9)}: {safe_line(row.agent_deletion.phrase)} (`reprise keep "
+              f"{clipped(row.file_id, 8)}` keeps a copy)")
+    if len(at_risk) > 10:
+        print(f"  … and {len(at_risk) - 10} more deleted within the week (`reprise doctor` lists them)")
     return 0
 
 

@@ -348,7 +348,8 @@ def test_pick_with_stdin_stdout_and_stderr_redirected_draws_on_the_tty_and_print
         os.close(master)
         os.close(slave)
     arguments = f"--workspace {workspace} --resume {session_id}"
-    assert out_path.read_text() == (f"{arguments}\n" if flag == "--args" else f"cd {workspace} && fractal {arguments}\n")
+    wanted = arguments if flag == "--args" else f"cd {workspace} && fractal {arguments}"
+    assert out_path.read_text() == f"{wanted}\n"
     assert err_path.read_bytes() == b""
 
 

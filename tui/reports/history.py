@@ -41,7 +41,10 @@ def history_lines(transcript: Transcript) -> list[Line]:
     """The History tab: turn by turn, what the user asked, what the agent touched and ran (and
     whether the host observed it or the model reported it), errors and usage."""
     kept = kept_turns(transcript)
-    lines = [line(f"{len(kept)} turn(s) kept in the file (the summary has {len(transcript.turns)}).")]
+    counted = (f"{len(kept)} turn(s) kept in the file (the summary has {len(transcript.turns)})."
+               if len(kept) < len(transcript.turns) or transcript.source == "fractal"
+               else f"{len(kept)} turn{'s' if len(kept) != 1 else ''}.")
+    lines = [line(counted)]
     lines += [line(safe_line(note), style="dim") for note in transcript.notes]
     for turn in kept:
         lines.append(line())

@@ -63,8 +63,10 @@ def context_lines(result: MeterResult | None, note: str = "", width: int = 40,
         line(f"The window is the input budget: what the prompt may hold once the model's reserved output "
              f"is set aside ({safe_line(result.window_source)}).", style="dim"),
         line(f"{_counted_with(result)}: {kind}", style="dim"),
-        line(f"The draft adds {result.draft:,} tokens: it enters the summary in full (as the pending turn) "
-             "and both previews.", style="dim"),
+        line(f"The draft adds {result.draft:,} tokens: " + (
+            "it enters the summary in full (as the pending turn) and both previews."
+            if any(part.name == "summary" for part in result.parts) else "the message the next turn sends."),
+            style="dim"),
         line(),
     ]
     bar_width = max(width - 2, 10)

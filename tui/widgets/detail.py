@@ -106,8 +106,7 @@ class DetailPane(Vertical):
             warnings.insert(0, f"large session ({human_size(detail.size)}): resuming it may be slow")
         if detail.deletion:
             deletion = detail.deletion.replace("`reprise keep " + session_id_prefix(detail) + "`", "K")
-            (warnings.insert(0, deletion) if "deleted by" in deletion or "due for" in deletion
-             else parts.append(deletion))
+            (warnings.insert(0, deletion) if detail.deletion_soon else parts.append(deletion))
             text = " · ".join(parts)
         banner.set_class(bool(warnings), "-warning")
         banner.update(Text(text + ("\n⚠ " + "; ".join(warnings) if warnings else "")))

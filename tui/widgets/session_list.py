@@ -51,7 +51,7 @@ AGENT_MARKS = {"fractal": "F", "claude": "C"}   # the agent column, shown when t
 
 
 def marks_width(show_agent: bool) -> int:
-    return MARKS_WIDTH + (2 if show_agent else 0)
+    return MARKS_WIDTH + (1 if show_agent else 0)
 
 
 def header_text(width: int, sort: str, show_agent: bool = False) -> str:
@@ -182,12 +182,16 @@ class SessionList(ScrollView, can_focus=True):
             human_size(row.size),
             f"{row.resume_cost:,}" if row.resume_cost is not None else "…" if not row.problem_code else "-",
         ]
-        segments = [Segment(f" {pin}", base), Segment(mark, mark_style), Segment(" ", base)]
+        segments = [Segment(f" {pin}", base), Segment(mark, mark_style)]
         if self.show_agent:
-            # A session the agent's own picker hides (`claude -p`) is marked in lower case, muted.
+            # A session the agent's own picker hides (`claude -p`) is marked in lower case, muted; one
+            # the agent deletes within the week (Claude Code's age sweep) in the warning colour.
             agent = AGENT_MARKS.get(row.source, "?")
             agent_style = base + self.get_component_rich_style("session-list--muted") if row.hidden_by_agent else base
-            segments.append(Segment(f"{agent.lower() if row.hidden_by_agent else agent} ", agent_style))
+            if row.agent_deletion is not None and row.agent_deletion.at_risk:
+                agent_style = base + Style(color=self.app.theme_variables.get("warning", "yellow"), bold=True)
+            segments.append(Segment(agent.lower() if row.hidden_by_agent else agent, agent_style))
+        segments.append(Segment(" ", base))
         segments.append(Segment(clipped(row.display_title, title_width).ljust(title_width), title_style))
         for column, figure in zip(COLUMNS, figures, strict=True):
             segments.append(Segment(" " + figure[: column.width].rjust(column.width), base))

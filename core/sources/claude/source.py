@@ -135,6 +135,7 @@ class ClaudeSource(SessionSource):
         size = len(data)
         del data
         found = _fields_of(parsed.records)
+        transcript.recorded_cost = found.usage.cost
         context = ContextNow(found.context_tokens, found.turns,
                              "compaction" if found.context_basis == "compact_boundary" else "reply", found.model)
         return OpenedSession(ref, path, size, sha256, transcript, warnings,
