@@ -32,9 +32,9 @@ from .problems import Problem
 from .resume_costs import carry_resume_cost, store_resume_costs
 from .rows import SessionRow
 from .scan_pool import map_in_processes
+from .search_index import HIT_END, HIT_START, SearchHit, SearchIndex
 from .search_index import TABLE_NAMES as SEARCH_TABLE_NAMES
 from .search_index import TABLES as SEARCH_TABLES
-from .search_index import SearchHit, SearchIndex
 from .sources.base import ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
@@ -160,6 +160,24 @@ def _no_gc_pauses() -> Iterator[None]:
 
 
 Ident = tuple[str, str, str]   # (source, group, file id)
+
+
+def _title_hits(query: str, rows: Iterable[SessionRow]) -> list[SearchHit]:
+    """Rows whose own title (a rename in Reprise) holds every word of the query, as hits of turn 0."""
+    words = [word.lower() for word in query.split()]
+    hits = []
+    for row in rows:
+        title = row.title
+        folded = title.lower() if title else ""
+        if not title or not all(word in folded for word in words):
+            continue
+        snippet = title
+        if len(folded) == len(title):   # mark the first word where lowering kept the offsets
+            start = folded.find(words[0])
+            end = start + len(words[0])
+            snippet = f"{title[:start]}{HIT_START}{title[start:end]}{HIT_END}{title[end:]}"
+        hits.append(SearchHit(row, 0, "title", snippet))
+    return hits
 
 
 class Catalog:
@@ -475,7 +493,10 @@ class Catalog:
         rows = self.refresh(wanted)
         # Known only now: the workspaces of a store that records them in its files come from the refresh.
         keys = self._workspace_keys() if wanted is None else wanted
-        return self._index.search(query, keys, rows, self._by_name, limit=limit, should_stop=should_stop)
+        titled = _title_hits(query, rows)   # Reprise's own titles (renames) are searched too
+        hits = self._index.search(query, keys, rows, self._by_name, limit=max(limit - len(titled), 0),
+                                  should_stop=should_stop)
+        return (titled + hits)[:limit]
 
     # --- derived figures ---------------------------------------------------------------------
 

@@ -884,8 +884,8 @@ def audit(records: Iterable[CoreAuditRecord], problems: Iterable[CoreProblem]) -
 class SearchHit(Document):
     session_id: str
     workspace_key: str
-    turn: int = Field(description="the turn's number, from 1")
-    field: Literal["user", "response", "error", "files", "commands", "tool", "thinking"]
+    turn: int = Field(description="the turn's number, from 1; 0 for a match in Reprise's own title of the session")
+    field: Literal["user", "response", "error", "files", "commands", "tool", "thinking", "title"]
     snippet: str = Field(description="the matched words between [ and ]")
 
 

@@ -323,3 +323,12 @@ def test_a_session_written_minutes_ago_is_flagged_before_resuming(store):
     assert refused.returncode != 0 and "being written" in refused.stderr and "resumed" not in refused.stdout
     forced = run_cli("resume", BASH[:8], "--yes", cwd=folders["alpha"], path=programs)
     assert forced.returncode == 0 and forced.stdout.strip() == "resumed"
+
+
+def test_a_rename_in_reprise_is_found_by_search(store):
+    _, folders = store
+    service = service_in(folders["alpha"])
+    service.rename(service.resolve(BASH), "Deploy checklist for Friday")
+    hits = service.search("friday checklist")
+    assert [(hit.row.file_id, hit.turn, hit.field) for hit in hits] == [(BASH, 0, "title")]
+    assert "\x02Friday\x03" in hits[0].snippet or "\x02friday\x03" in hits[0].snippet.lower()
