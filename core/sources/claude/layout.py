@@ -7,7 +7,6 @@ beside each file a `<uuid>/` folder of sidecars (`subagents/agent-*.jsonl`, `too
 from __future__ import annotations
 
 import re
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from ...errors import InvalidIdError
 
 SUFFIX = ".jsonl"
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def slug(folder: str) -> str:
@@ -23,11 +23,8 @@ def slug(folder: str) -> str:
 
 
 def is_session_id(text: str) -> bool:
-    """Claude Code names each session file by its UUID."""
-    try:
-        return str(uuid.UUID(text)) == text.lower() and len(text) == 36
-    except ValueError:
-        return False
+    """Claude Code names each session file by its UUID (lower-case hex in 8-4-4-4-12 groups)."""
+    return _UUID.fullmatch(text) is not None
 
 
 def check_session_id(text: str) -> str:

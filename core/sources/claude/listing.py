@@ -193,6 +193,8 @@ class ClaudeListing(ListingSource):
 
     def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
         self.roots = [ClaudeRoot(Path(root)) for root in roots]
+        self._projects = [(f"{root.projects}/", root.path) for root in self.roots]   # root_of runs per row
+        self._own_prefix = f"{own_paths.root}/"
         self._own_paths = own_paths
         self.own_files = OwnFiles(own_paths, Root(own_paths.root, "Reprise's data folder"))
         self.archive = Archive(own_paths)
@@ -210,11 +212,10 @@ class ClaudeListing(ListingSource):
     def root_of(self, path: str | Path) -> Path:
         """The root a session file is under (the listing never names a file outside its roots)."""
         text = str(path)
-        for root in self.roots:
-            projects = f"{root.projects}/"
+        for projects, root in self._projects:
             if text.startswith(projects):
-                return root.path
-        if text.startswith(f"{self._own_paths.root}/"):
+                return root
+        if text.startswith(self._own_prefix):
             return self._own_paths.root   # a kept copy
         raise RepriseError(f"{text} is not inside a Claude Code root ({', '.join(str(r.path) for r in self.roots)}).")
 
