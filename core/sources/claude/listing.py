@@ -141,7 +141,7 @@ def read_session_file(path: Path, root: Path, previous: bytes | None) -> FileRea
             fold, start, lines, warnings = ListingFold(), 0, 0, []
         data = b"".join(chunks_of(fd))
         mtime_ns = os.fstat(fd).st_mtime_ns
-        parsed = parse_lines(data, start, first_line=lines + 1)
+        parsed = parse_lines(data, start, first_line=lines + 1, skim_results=True)
         end = parsed.end   # a truncated last line is read again next time
         head_length = edge_length = min(EDGE, end)
         head = data[:head_length] if start == 0 else _pread_all(fd, head_length, 0)

@@ -29,6 +29,12 @@ _ATTACHMENT_HEAD = re.compile(
 _ATTACHMENT_TAIL = re.compile(rb',"type":"attachment","uuid":"([0-9A-Za-z-]{1,64})","timestamp":"([0-9T:.Z+-]{1,40})"')
 _TIMESTAMP = re.compile(rb'"timestamp":"([0-9T:.Z+-]{1,40})"')
 _TAIL_MARK = b',"type":"attachment","uuid":"'
+# A tool result (`user` record): its bulk is the tool's output, which only the transcript and search read.
+_RESULT_HEAD = re.compile(
+    rb'\{"parentUuid":(?:null|"([0-9A-Za-z-]{1,64})"),"isSidechain":(true|false),(?:"promptId":"[0-9A-Za-z-]{1,64}",)?'
+    rb'"type":"user","message":\{"role":"user","content":\[\{"tool_use_id":"[0-9A-Za-z_-]{1,128}","type":"tool_result"')
+_RESULT_TAIL = re.compile(rb'\]\},"uuid":"([0-9A-Za-z-]{1,64})","timestamp":"([0-9T:.Z+-]{1,40})"')
+_INTERRUPTED = b"[Request interrupted"
 
 
 @dataclass(slots=True)
@@ -42,9 +48,11 @@ class Parsed:
     lines: int = 0
 
 
-def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bool = True) -> Parsed:
+def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bool = True,
+                skim_results: bool = False) -> Parsed:
     """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
-    whose first line is line `first_line`. Never raises for the bytes."""
+    whose first line is line `first_line`. Never raises for the bytes. `skim_results` (the listing's
+    read: it needs the chain, not the tools' output) also skims large tool results to stubs."""
     parsed = Parsed(end=base_offset)
     complete = chunk.rfind(b"\n") + 1
     if complete == 0:
@@ -58,7 +66,7 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
         if not line or line.isspace():
             continue
         if skim and len(line) >= SKIM_OVER:
-            stub = _skimmed(line)
+            stub = _skimmed(line) or (_skimmed_result(line) if skim_results else None)
             if stub is not None:
                 records.append(stub)
                 continue
@@ -102,6 +110,30 @@ def _skimmed(line: bytes) -> Record | None:
         "parentUuid": parent.decode() if parent is not None else None,
         "isSidechain": head.group(2) == b"true",
         "attachment": {"type": head.group(3).decode()},
+        "uuid": tail.group(1).decode(),
+        "timestamp": tail.group(2).decode(),
+        SKIPPED: len(line),
+    }
+
+
+def _skimmed_result(line: bytes) -> Record | None:
+    """A stub for a large tool result: its chain fields, the kind a reader tells from its content
+    (a tool result), and the size of the line; None to parse it whole (another form, or a result
+    that also carries the interruption marker, which makes it an interruption)."""
+    head = _RESULT_HEAD.match(line)
+    if head is None or _INTERRUPTED in line:
+        return None
+    # Inside a JSON string every quote is escaped, so the first `]},"uuid":"` after the head is the
+    # record's own key, right after its message.
+    tail = _RESULT_TAIL.search(line, head.end())
+    if tail is None:
+        return None
+    parent = head.group(1)
+    return {
+        "parentUuid": parent.decode() if parent is not None else None,
+        "isSidechain": head.group(2) == b"true",
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "tool_result"}]},
         "uuid": tail.group(1).decode(),
         "timestamp": tail.group(2).decode(),
         SKIPPED: len(line),
