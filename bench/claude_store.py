@@ -220,7 +220,8 @@ class _Pools:
         self.code = _Pool(code_lines)
         self.numbered = _Pool([f"{(i % 900) + 1:>6}→{line}" for i, line in enumerate(code_lines)])
         self.prompts = [stores._request(rng) for _ in range(400)]
-        self.prompts += ["Lancez les tests et corrigez l'échec — merci ✓", "修复登录页面的错误", "¿Puedes revisar el parser?"]
+        self.prompts += ["Lancez les tests et corrigez l'échec — merci ✓", "修复登录页面的错误",
+                         "¿Puedes revisar el parser?"]
         verbs = ("Fix", "Refactor", "Speed up", "Document", "Test", "Rename", "Debug", "Add", "Remove", "Cache")
         self.titles = [f"{rng.choice(verbs)} the {rng.choice(stores._ADJECTIVES)} {rng.choice(stores._NOUNS)} "
                        f"{rng.choice(stores._NOUNS)}" for _ in range(300)]
@@ -258,9 +259,9 @@ class _Pools:
 
     def _snapshot(self, rng: random.Random, parts: int, chars: int, *, tools: bool) -> str:
         prompt = ",".join(f'"{self.prose.take(rng, chars)}"' for _ in range(parts))
-        listing = f',"tools":{self._tools(rng, "snapshot")},"cliPrefix":"You are a Claude agent, built on Anthropic\'s ' \
-                  'Claude Agent SDK.","reminderFold":false,"systemTurns":true,"toolChangeHeader":true,' \
-                  '"inlineTools":false,"keptReminders":false' if tools else ',"reminderFold":false'
+        listing = (f',"tools":{self._tools(rng, "snapshot")},"cliPrefix":"You are a Claude agent, built on '
+                   'Anthropic\'s Claude Agent SDK.","reminderFold":false,"systemTurns":true,"toolChangeHeader":true,'
+                   '"inlineTools":false,"keptReminders":false') if tools else ',"reminderFold":false'
         return (f'{{"type":"prompt_snapshot","systemPrompt":[{prompt}]{listing},"echoWireToolInputs":false,'
                 f'"contextRendering":"announced"}}')
 
@@ -648,14 +649,15 @@ class SessionWriter:
         if rng.random() < 0.3:
             self.emit(f'{{"type":"mode","mode":"normal","sessionId":"{self.sid}"}}')
         i, o, r, c = self.usage_totals
-        self.emit(f'{{"type":"cost-state","sessionId":"{self.sid}","totalCostUSD":{round(self.cost, 7)!r},"totalAPIDuration":'
+        cost = round(self.cost, 7)
+        self.emit(f'{{"type":"cost-state","sessionId":"{self.sid}","totalCostUSD":{cost!r},"totalAPIDuration":'
                   f'{rng.randrange(1000, 900_000)},"totalAPIDurationWithoutRetries":{rng.randrange(1000, 900_000)},'
                   f'"totalToolDuration":{rng.randrange(0, 90_000)},"totalLinesAdded":{rng.randrange(0, 900)},'
                   f'"totalLinesRemoved":{rng.randrange(0, 400)},"totalDuration":{rng.randrange(1000, 3_600_000)},'
                   f'"startTime":{int(self.now * 1000) - rng.randrange(1000, 3_600_000)},"modelUsage":{{"{self.model}":'
                   f'{{"inputTokens":{i},"outputTokens":{o},"thinkingTokens":{o // 3},"cacheReadInputTokens":{r},'
                   f'"cacheCreationInputTokens":{c},"cacheCreationEphemeral5mInputTokens":{c},'
-                  f'"cacheCreationEphemeral1hInputTokens":0,"webSearchRequests":0,"costUSD":{round(self.cost, 7)!r}}}}},'
+                  f'"cacheCreationEphemeral1hInputTokens":0,"webSearchRequests":0,"costUSD":{cost!r}}}}},'
                   f'"hasUnknownModelCost":false}}')
 
     def compact(self, trigger: str) -> None:
@@ -726,7 +728,8 @@ class SessionWriter:
             self.handle = main_handle
             self.size = main_size
         self.parent, self.context = main_parent, main_context
-        content = f'[{{"tool_use_id":"{tool_id}","type":"tool_result","content":[{{"type":"text","text":"{report}"}}]}}]'
+        content = (f'[{{"tool_use_id":"{tool_id}","type":"tool_result","content":[{{"type":"text",'
+                   f'"text":"{report}"}}]}}]')
         extra = (f'{{"status":"completed","prompt":"{task}","agentId":"{agent_id}","content":[{{"type":"text","text":'
                  f'"{report}"}}],"totalDurationMs":{rng.randrange(5000, 600_000)},"totalTokens":'
                  f'{rng.randrange(5000, 90_000)},"totalToolUseCount":{rng.randrange(2, 30)}}}')
@@ -739,7 +742,8 @@ def write_session(path: Path, pools: _Pools, rng: random.Random, *, target: int,
     session_id = path.stem
     writer = SessionWriter(pools, rng, session_id=session_id, cwd=cwd, sdk=sdk, start=start,
                            model=rng.choice(MODELS), version=rng.choice(CLIENT_VERSIONS),
-                           branch=rng.choice(("main", "main", "HEAD", f"feature/{rng.choice(stores._NOUNS)}")), path=path)
+                           branch=rng.choice(("main", "main", "HEAD", f"feature/{rng.choice(stores._NOUNS)}")),
+                           path=path)
     facts = writer.facts
     draw = rng.random()
     ending = ("failed" if draw < params.error_share else

@@ -41,6 +41,7 @@ BENCHMARKS = {
     "trim": "bench.trim",
     "tui": "bench.tui",
     "live_meter": "bench.live_meter",
+    "json_parsers": "bench.json_parsers",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 
