@@ -950,9 +950,11 @@ def write_big_session(directory: Path, target: int, *, seed: int = 20261201, cwd
                          sdk=False, start=_EPOCH.timestamp() - 86400, params=params)
 
 
-def append_turn(path: Path, *, seed: int = 1, budget: int = 60_000, pools: _Pools | None = None) -> int:
+def append_turn(path: Path, *, seed: int = 1, budget: int = 60_000, pools: _Pools | None = None,
+                parent: str | None = None) -> int:
     """Append one more turn (prompt, tool calls, reply, last-prompt, cost-state) to a session file,
-    chained to its newest leaf, as the client would; returns the bytes appended."""
+    chained to its newest leaf as the client would (or to `parent`: a rewind); returns the bytes
+    appended."""
     with open(path, "rb") as handle:
         handle.seek(max(0, os.path.getsize(path) - 2**20))
         tail = handle.read().split(b"\n")
@@ -976,7 +978,7 @@ def append_turn(path: Path, *, seed: int = 1, budget: int = 60_000, pools: _Pool
     writer = SessionWriter(pools or _Pools(seed), rng, session_id=path.stem, cwd=cwd, sdk=entry == "sdk-cli",
                            start=time.time() - 60, model=MODELS[0], version=version, branch=branch, path=path,
                            mode="a")
-    writer.parent, writer.header_written, writer.context = leaf, True, 40_000
+    writer.parent, writer.header_written, writer.context = parent or leaf, True, 40_000
     writer.turn(budget)
     writer.end_process()
     writer.close()

@@ -42,6 +42,7 @@ BENCHMARKS = {
     "tui": "bench.tui",
     "live_meter": "bench.live_meter",
     "json_parsers": "bench.json_parsers",
+    "claude_listing": "bench.claude_listing",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 
