@@ -70,7 +70,7 @@ def json_pass_seconds(files: list[Path]) -> float:
 try:
     import msgspec
 except ImportError:   # the typed variant is then left out
-    msgspec = None
+    msgspec = None  # type: ignore[assignment]
 
 if msgspec is not None:
     class _Usage(msgspec.Struct):
@@ -137,7 +137,7 @@ def variants() -> list[tuple[str, Callable[[bytes], object] | None, Callable[[by
         import orjson
         out.append((f"orjson {orjson.__version__} loads, every line", orjson.loads, None, ""))
     except ImportError:
-        orjson = None
+        orjson = None  # type: ignore[assignment]
     if msgspec is not None:
         out.append((f"msgspec {msgspec.__version__} json.decode (untyped), every line", msgspec.json.decode, None, ""))
         out.append((f"msgspec {msgspec.__version__} typed: listing fields only, message decoded for user/assistant",
