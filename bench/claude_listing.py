@@ -41,41 +41,34 @@ APPEND_TARGET = 2**20
 MEMORY_TARGET_MB = 150
 
 
-def _settings(claude_root: Path | None):
-    from reprise.core.config import Settings
+def loaded_settings(state_root: Path, claude_root: Path, cache: Path):
+    """Settings as `reprise` loads them, with no config file, the Fractal state root given as
+    `--state-dir` and the Claude root as CLAUDE_CONFIG_DIR (HOME a scratch folder, so no real
+    ~/.claude is read)."""
+    from reprise.core import config
 
-    if claude_root is None:
-        return Settings()
-    try:
-        return Settings.model_validate({"sources": {"claude": {"roots": [str(claude_root)]}}})
-    except Exception:   # settings without a [sources] table: CLAUDE_CONFIG_DIR names the root
-        return Settings()
+    env = {"CLAUDE_CONFIG_DIR": str(claude_root), "HOME": str(cache), "PATH": os.environ.get("PATH", "")}
+    return config.load(state_dir=str(state_root), config_path=cache / "no-config.toml", env=env)
 
 
 def service(state_root: Path, claude_root: Path | None, cache: Path, workspace: str, **options):
     """A Service over this Fractal state root and this Claude root (None: an empty one)."""
-    from reprise.core.config import LoadedSettings
     from reprise.core.service import Service
 
     if claude_root is None:
         claude_root = cache / "no-claude"
         claude_root.mkdir(parents=True, exist_ok=True)
-    os.environ["CLAUDE_CONFIG_DIR"] = str(claude_root)
-    loaded = LoadedSettings(_settings(claude_root), config_path=cache / "no-config.toml", state_root=state_root)
-    return Service(loaded, workspace=Path(workspace), cache=cache, **options)
+    return Service(loaded_settings(state_root, claude_root, cache), workspace=Path(workspace), cache=cache,
+                   **options)
 
 
 def has_claude_source() -> bool:
-    from reprise.core.config import Settings
-    from reprise.core.sources import make_sources
-
+    """Whether this code lists a Claude Code root (core/sources/claude/ wired into the registry)."""
     with tempfile.TemporaryDirectory(prefix="reprise-bench-probe-") as scratch:
-        os.environ["CLAUDE_CONFIG_DIR"] = scratch
-        (Path(scratch) / "projects").mkdir()
-        try:
-            return "claude" in make_sources(Path(scratch) / "state", Settings())
-        except TypeError:
-            return False
+        root = Path(scratch)
+        (root / "claude" / "projects").mkdir(parents=True)
+        (root / "state").mkdir()
+        return "claude" in service(root / "state", root / "claude", root, scratch).sources
 
 
 def _rchar() -> int:
@@ -104,8 +97,13 @@ def measure_cold(state_root: str, claude_root: str, cache: str, workspace: str, 
     for row in listing.rows:
         by_source[row.source] = by_source.get(row.source, 0) + 1
     problems = [f"{row.path}: {row.problem_code} {row.problem_message}" for row in listing.rows if row.problem_code]
+    sources_of: dict[str, set[str]] = {}
+    for row in listing.rows:
+        sources_of.setdefault(row.workspace_key, set()).add(row.source)
     return {"seconds": seconds, "cpu": cpu, "rows": listing.total, "by_source": by_source,
-            "problems": len(problems), "problem_sample": problems[:5]}
+            "problems": len(problems), "problem_sample": problems[:5],
+            "workspaces": len(sources_of), "mixed_workspaces": sum(len(s) > 1 for s in sources_of.values()),
+            "claude_turns": {row.path: row.turns for row in listing.rows if row.source == "claude"}}
 
 
 def measure_warm_memory(state_root: str, claude_root: str, cache: str, workspace: str) -> dict:
@@ -292,8 +290,20 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     section.note(f"Stores: Fractal {store.describe()}; Claude Code {claude.describe()}.")
     per_source = ", ".join(f"{k} {v:,}" for k, v in sorted(cold["by_source"].items()))
     sample = ": " + "; ".join(cold["problem_sample"]) if cold["problems"] else ""
+    expected = {entry["path"]: entry["turns"] for entry in claude_store.manifest_files(claude)}
+    listed = cold["claude_turns"]
+    agree = sum(1 for path, turns in expected.items() if listed.get(path) == turns)
+    differ = [f"{Path(path).name} {listed.get(path)} vs {turns}" for path, turns in expected.items()
+              if listed.get(path) != turns]
     section.note(f"Rows: cold {cold['rows']:,} ({per_source}; {cold['problems']} problem rows{sample}), "
-                 f"warm {memory['rows']:,}; expected {n_fractal:,} Fractal and {n_claude:,} Claude sessions.")
+                 f"warm {memory['rows']:,}; expected {n_fractal:,} Fractal and {n_claude:,} Claude sessions. "
+                 f"{cold['mixed_workspaces']} of the {cold['workspaces']} workspaces hold rows of both sources. "
+                 f"Turns of the Claude rows against the generator's count (user prompts on the main chain): "
+                 f"{agree:,} of {len(expected):,} agree"
+                 + (f"; differing (listed vs generated), e.g. {'; '.join(differ[:4])}" if differ else "") + ".")
+    for row in colds:
+        row.pop("claude_turns", None)
+    parallel.pop("claude_turns", None)
     section.note("Baseline: one serial pass in this process of `json.loads` over every line of the "
                  f"{len(claude_files):,} Claude files (sidecars included; {base_claude[0]:.2f} s wall, "
                  f"{base_claude[3]:.2f} s CPU) plus "
