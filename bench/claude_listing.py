@@ -184,6 +184,32 @@ def _append_case(log) -> dict:
     return out
 
 
+def _code_measured() -> str:
+    """This checkout's core, or the commit a `git archive` of another one was extracted from (a file
+    `done` beside the `reprise` package, as bench/memory.py writes it, names it)."""
+    import reprise.core
+
+    package = Path(reprise.core.__file__).resolve().parent.parent
+    if package.parent == PROJECT or PROJECT in package.parents or package == PROJECT:
+        return "this checkout's core/"
+    done = package.parent / "done"
+    named = done.read_text().strip() if done.exists() else "an unnamed tree"
+    return f"core/ of {named}, extracted with `git archive` and first on PYTHONPATH (not this checkout's)"
+
+
+def _profile_cold_claude(log) -> str:
+    """cProfile of a cold listing of the quick Claude Code store (200 sessions) with no Fractal sessions."""
+    from .listing import _profile
+
+    small = claude_store.build(claude_store.QUICK, log=log)
+    with tempfile.TemporaryDirectory(prefix="reprise-bench-prof-") as scratch:
+        root = Path(scratch)
+        (root / "state").mkdir()
+        listing = service(root / "state", small.root, root / "cache", scratch)
+        text = _profile(lambda: listing.list_sessions(all_workspaces=True), top=16)
+    return f"Cold listing of the quick Claude Code store alone ({small.describe()}): {text}"
+
+
 def _older_prompt(path: Path) -> str:
     """The uuid of a user prompt about a third of the way into the file."""
     import orjson
@@ -288,6 +314,7 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                 "(information)", None)
 
     section.note(f"Stores: Fractal {store.describe()}; Claude Code {claude.describe()}.")
+    section.note(f"Code measured: {_code_measured()}.")
     per_source = ", ".join(f"{k} {v:,}" for k, v in sorted(cold["by_source"].items()))
     sample = ": " + "; ".join(cold["problem_sample"]) if cold["problems"] else ""
     expected = {entry["path"]: entry["turns"] for entry in claude_store.manifest_files(claude)}
@@ -323,5 +350,8 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                  f"{append['rewind_read'] / 1024:,.0f} KB. "
                  f"Turns on the row: {append['turns_before']} before, {append['turns_after']} after the turn, "
                  f"{append['turns_rewind']} after the rewind (its chain leaves the turns after the older prompt).")
+    if cold["cpu"] > base_cpu:
+        log("  the cold target was missed: profiling a cold listing of the quick Claude Code store alone ...")
+        section.profile = _profile_cold_claude(log)
     section.data.update(colds=colds, parallel=parallel, warm_runs=warm_runs, fractal_runs=fractal_runs,
                         memory=memory, append=append, baseline=[base_claude, base_fractal])

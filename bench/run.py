@@ -92,7 +92,7 @@ class Section:
         return "\n".join(out)
 
     def markdown_table(self) -> str:
-        lines = ["| " + " | ".join(h or "measure" for h in self.headers) + " |",
+        lines = ["| " + " | ".join(h or ("measure" if i == 0 else "") for i, h in enumerate(self.headers)) + " |",
                  "|---|---:|---:|---:|---|:---:|"]
         for row in self.rows:
             lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row.cells()) + " |")
