@@ -85,6 +85,16 @@ def _list_all(state_root: Path, claude_root: Path | None, cache: Path, workspace
     return time.perf_counter() - started, listing
 
 
+def _warm_runs(state_root: Path, claude_root: Path | None, cache: Path, workspace: str) -> list[tuple[float, float]]:
+    """WARM_REPEATS warm listings, a new Service each: (wall, CPU seconds) of each."""
+    runs = []
+    for _ in range(WARM_REPEATS):
+        cpu = time.process_time()
+        seconds, _ = _list_all(state_root, claude_root, cache, workspace)
+        runs.append((seconds, time.process_time() - cpu))
+    return runs
+
+
 def measure_cold(state_root: str, claude_root: str, cache: str, workspace: str, parallel: str) -> dict:
     """In this (fresh) process: one cold listing of everything; its wall and CPU time and rows."""
     from reprise.core import catalog, config  # noqa: F401  (imports apart)
@@ -110,16 +120,11 @@ def measure_warm_memory(state_root: str, claude_root: str, cache: str, workspace
     """In this (fresh) process: one warm listing, and the RSS it grew by."""
     from reprise.core import catalog, config  # noqa: F401
 
-    def status(field: str) -> int:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-        return 0
+    from .listing import proc_status
 
-    before = status("VmRSS")
+    before = proc_status("VmRSS")
     seconds, listing = _list_all(Path(state_root), Path(claude_root), Path(cache), workspace)
-    peak = status("VmHWM")
+    peak = proc_status("VmHWM")
     return {"seconds": seconds, "rows": listing.total, "rss_before": before, "peak_rss": peak,
             "rss_delta": peak - before}
 
@@ -271,14 +276,14 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
         cold_wall = min(r["seconds"] for r in colds)
 
         log("  reprise: warm ...")
-        warm_runs = [_list_all(state_root, claude_root, cache, ws0)[0] for _ in range(WARM_REPEATS)]
-        warm_s = min(warm_runs)
+        warm = _warm_runs(state_root, claude_root, cache, ws0)
+        warm_s, warm_cpu = min(t for t, _ in warm), min(c for _, c in warm)
         log(f"    {warm_s * 1000:.1f} ms")
         log("  reprise: warm, Fractal only (the Claude root empty) ...")
         with tempfile.TemporaryDirectory(prefix="reprise-bench-cache-") as other:
             _list_all(state_root, None, Path(other), ws0)
-            fractal_runs = [_list_all(state_root, None, Path(other), ws0)[0] for _ in range(WARM_REPEATS)]
-        fractal_warm = min(fractal_runs)
+            fractal = _warm_runs(state_root, None, Path(other), ws0)
+        fractal_warm, fractal_cpu = min(t for t, _ in fractal), min(c for _, c in fractal)
         log("  reprise: warm peak memory (fresh process) ...")
         memory, _ = _child_rss("measure_warm_memory", str(state_root), str(claude_root), str(cache), ws0)
     finally:
@@ -293,8 +298,12 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     warm_target = TODAY_WARM_S * WARM_RATIO
     section.row(f"warm, all {n:,} (best of {WARM_REPEATS})", fmt(warm_s), fmt(TODAY_WARM_S), "",
                 f"≤ {WARM_RATIO} × 77 ms = {warm_target * 1000:.1f} ms", warm_s <= warm_target)
-    section.row(f"warm, all {n:,}, against Fractal's {n_fractal:,} alone in this run", fmt(warm_s), fmt(fractal_warm),
-                f"{warm_s / fractal_warm:.2f}× as long", f"≤ {WARM_RATIO}×", warm_s <= fractal_warm * WARM_RATIO)
+    section.row("  the same, CPU time", fmt(warm_cpu), "", "", "(information)", None)
+    section.row(f"warm, all {n:,}, against Fractal's {n_fractal:,} alone in this run, CPU time", fmt(warm_cpu),
+                fmt(fractal_cpu), f"{warm_cpu / fractal_cpu:.2f}× as long", f"≤ {WARM_RATIO}×",
+                warm_cpu <= fractal_cpu * WARM_RATIO)
+    section.row("  the same, wall time", fmt(warm_s), fmt(fractal_warm), f"{warm_s / fractal_warm:.2f}× as long",
+                "(information)", None)
     section.row("warm peak memory: RSS growth during the listing", report.mb(memory["rss_delta"]), "", "",
                 f"< {MEMORY_TARGET_MB} MB", memory["rss_delta"] < MEMORY_TARGET_MB * 2**20)
     section.row("cold peak memory: whole process peak RSS (serial)", report.mb(cold["peak_rss"]), "", "",
@@ -340,8 +349,10 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                  "machine does not inflate; wall times are beside it. Cold runs: "
                  + "; ".join(f"{r['seconds']:.2f} s wall, {r['cpu']:.2f} s CPU" for r in colds)
                  + f"; parallel {parallel['seconds']:.2f} s wall.")
-    section.note(f"Warm runs: {', '.join(fmt(t) for t in warm_runs)}; Fractal only: "
-                 f"{', '.join(fmt(t) for t in fractal_runs)} (a new Service each time, its catalog warm).")
+    section.note(f"Warm runs (wall / CPU): {', '.join(f'{fmt(t)} / {fmt(c)}' for t, c in warm)}; Fractal only: "
+                 f"{', '.join(f'{fmt(t)} / {fmt(c)}' for t, c in fractal)} (a new Service each time, its catalog "
+                 "warm). The absolute target is judged on wall time, as the issue states it; the relative one on "
+                 "CPU time, which the shared machine's other work inflates less.")
     section.note(f"Appending: the session is {append['file_bytes']:,} bytes, alone in its Claude root with an empty "
                  f"Fractal state root; bytes read = growth of `rchar` in /proc/self/io over one "
                  f"`list_sessions(all_workspaces=True)` (every read of the process, SQLite's included): cold "
@@ -353,5 +364,5 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     if cold["cpu"] > base_cpu:
         log("  the cold target was missed: profiling a cold listing of the quick Claude Code store alone ...")
         section.profile = _profile_cold_claude(log)
-    section.data.update(colds=colds, parallel=parallel, warm_runs=warm_runs, fractal_runs=fractal_runs,
+    section.data.update(colds=colds, parallel=parallel, warm_runs=warm, fractal_runs=fractal,
                         memory=memory, append=append, baseline=[base_claude, base_fractal])

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from . import stores
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 STORES_DIR = stores.STORES_DIR
 CLIENT_VERSIONS = ("2.1.332", "2.1.332", "2.1.330", "2.1.318")
 MODELS = ("claude-opus-5-5", "claude-opus-5-5", "claude-sonnet-5-1", "claude-haiku-5")
@@ -664,9 +664,6 @@ class SessionWriter:
         rng, p = self.rng, self.p
         pre = self.context
         post = rng.randrange(2_500, 30_000)
-        if trigger == "manual":
-            self.prompt("<command-name>/compact</command-name>\\n            <command-message>compact</command-message>"
-                        "\\n            <command-args></command-args>")
         boundary = _uuid(rng)
         self.emit(f'{{"parentUuid":null,"logicalParentUuid":{_ref(self.parent)},"isSidechain":false,"type":"system",'
                   f'"subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":'
@@ -681,6 +678,22 @@ class SessionWriter:
                   f'Summary:\\n{p.prose.take(rng, rng.randrange(2000, 9000))}"}},"isVisibleInTranscriptOnly":true,'
                   f'"isCompactSummary":true,"uuid":"{summary}","timestamp":"{self.tick()}",{self.tail}}}')
         self.parent = summary
+        if trigger == "manual":   # as the real client writes a /compact: after the boundary and the summary
+            uuid = _uuid(rng)
+            self.emit(f'{{"parentUuid":"{summary}","isSidechain":false,"promptId":"{_uuid(rng)}","type":"user",'
+                      f'"message":{{"role":"user","content":"<local-command-caveat>The command below was run directly '
+                      f'in Claude Code, not sent to you as a request, and its output goes straight to the user.'
+                      f'</local-command-caveat>"}},"isMeta":true,"rowSource":"harness","uuid":"{uuid}",'
+                      f'"timestamp":"{self.tick()}",{self.tail}}}')
+            self.parent = uuid
+            for content in ("<command-name>/compact</command-name>\\n            <command-message>compact"
+                            "</command-message>\\n            <command-args></command-args>",
+                            "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>"):
+                uuid = _uuid(rng)
+                self.emit(f'{{"parentUuid":"{self.parent}","isSidechain":false,"promptId":"{_uuid(rng)}",'
+                          f'"type":"user","message":{{"role":"user","content":"{content}"}},"rowSource":"local",'
+                          f'"uuid":"{uuid}","timestamp":"{self.tick()}",{self.tail}}}')
+                self.parent = uuid
         self.context = post
         self.facts.compactions += 1
         self.header(full=True)
