@@ -45,7 +45,7 @@ from pathlib import Path
 
 from . import stores
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 STORES_DIR = stores.STORES_DIR
 CLIENT_VERSIONS = ("2.1.332", "2.1.332", "2.1.330", "2.1.318")
 MODELS = ("claude-opus-5-5", "claude-opus-5-5", "claude-sonnet-5-1", "claude-haiku-5")
@@ -546,8 +546,9 @@ class SessionWriter:
         return blocks
 
     # -- a turn --
-    def turn(self, budget: int, *, ending: str = "ok") -> None:
-        """One user prompt and the agent's work, about `budget` bytes in all."""
+    def turn(self, budget: int, *, ending: str = "ok", subagent: bool = False) -> None:
+        """One user prompt and the agent's work, about `budget` bytes in all (starting with an Agent
+        call when `subagent`)."""
         rng, p = self.rng, self.p
         start_size = self.size
         self.now += rng.uniform(20, 1800)
@@ -595,6 +596,8 @@ class SessionWriter:
             self.parent = uuid
             self.last_prompt_record()
             return
+        if subagent:
+            self.subagent()
         keep = 0
         steps = 0
         while True:
@@ -788,11 +791,10 @@ def write_session(path: Path, pools: _Pools, rng: random.Random, *, target: int,
         budget = max(2_000, left if last else int(per_turn * rng.uniform(0.3, 1.7)))
         if not writer.header_written and last:
             budget = max(2_000, budget - header)
-        if subagent_due and turn_number >= 1:
-            writer.subagent()
-            subagent_due = False
         branch_point = writer.parent
-        writer.turn(budget, ending=ending if last else "ok")
+        writer.turn(budget, ending=ending if last else "ok", subagent=subagent_due and turn_number >= 1)
+        if turn_number >= 1:
+            subagent_due = False
         turn_number += 1
         turn_in_process += 1
         if turn_number == 1 and wants_ai_title:
