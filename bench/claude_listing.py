@@ -217,15 +217,13 @@ def _profile_cold_claude(log) -> str:
 
 def _older_prompt(path: Path) -> str:
     """The uuid of a user prompt about a third of the way into the file."""
-    import orjson
-
     size = path.stat().st_size
     with open(path, "rb") as handle:
         handle.seek(size // 3)
         handle.readline()
         for line in handle:
             if b'"type":"user"' in line[:300] and json_parsers.TOOL_RESULT not in line[:256]:
-                record = orjson.loads(line)
+                record = json.loads(line)
                 if isinstance(record.get("message", {}).get("content"), str) and not record.get("isSidechain"):
                     return record["uuid"]
     raise ValueError(f"{path}: no user prompt after its first third")

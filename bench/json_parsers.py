@@ -169,13 +169,11 @@ def _check_filter(files: list[Path], limit: int = 200) -> int:
     """The pre-filter's claim, checked on the lines of some files: what it skips is an attachment,
     a request-log record, a queue operation, a latch or a mode record, and what the strict one also
     skips is a user record whose message starts with a tool result. Returns the lines checked."""
-    import orjson
-
     checked = 0
     for path in files[:limit]:
         with open(path, "rb") as handle:
             for line in handle:
-                record = orjson.loads(line)
+                record = json.loads(line)
                 kind = record["type"]
                 if not needed(line) and kind not in ("attachment", "api-request", "api-request-blob",
                                                      "api-request-shape", "queue-operation", "atis-latch",
