@@ -102,6 +102,15 @@ def _pick_files(store, count: int) -> list[Path]:
     return files[::step][:count]
 
 
+def proc_status(field: str) -> int:
+    """A memory figure of this process from /proc/self/status (VmRSS, VmHWM...), in bytes; 0 if absent."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def measure_memory(root: str, cache: str, workspace: str, mode: str) -> dict:
     """In this (fresh) process: one warm listing of all workspaces, and what it cost in memory."""
     import resource
@@ -110,14 +119,7 @@ def measure_memory(root: str, cache: str, workspace: str, mode: str) -> dict:
     from reprise.core import catalog, config, service  # noqa: F401  (imports are not the listing's)
     from reprise.core.sources.fractal import store  # noqa: F401
 
-    def status(field: str) -> int:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-        return 0
-
-    before_rss = status("VmRSS") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    before_rss = proc_status("VmRSS") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if mode == "tracemalloc":
         tracemalloc.start()
     elapsed, listing = _list_all(Path(root), Path(cache), workspace)
@@ -126,7 +128,7 @@ def measure_memory(root: str, cache: str, workspace: str, mode: str) -> dict:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         result["tracemalloc_peak"] = peak
-    peak_rss = status("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak_rss = proc_status("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     result.update(rss_before=before_rss, peak_rss=peak_rss, rss_delta=peak_rss - before_rss)
     return result
 

@@ -41,6 +41,8 @@ BENCHMARKS = {
     "trim": "bench.trim",
     "tui": "bench.tui",
     "live_meter": "bench.live_meter",
+    "json_parsers": "bench.json_parsers",
+    "claude_listing": "bench.claude_listing",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 
@@ -90,7 +92,7 @@ class Section:
         return "\n".join(out)
 
     def markdown_table(self) -> str:
-        lines = ["| " + " | ".join(h or "measure" for h in self.headers) + " |",
+        lines = ["| " + " | ".join(h or ("measure" if i == 0 else "") for i, h in enumerate(self.headers)) + " |",
                  "|---|---:|---:|---:|---|:---:|"]
         for row in self.rows:
             lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row.cells()) + " |")
