@@ -100,7 +100,8 @@ def test_the_listing_skims_large_tool_results_to_stubs_that_keep_their_chain_and
     stubs = 0
     for path in REAL:
         # Every tool result made large, the way real outputs are, by padding its output text.
-        big = path.read_bytes().replace(b'"type":"tool_result","content":"', b'"type":"tool_result","content":"' + b"x" * SKIM_OVER)
+        marker = b'"type":"tool_result","content":"'
+        big = path.read_bytes().replace(marker, marker + b"x" * SKIM_OVER)
         full = parse_lines(big, 0, skim=False).records
         listing = parse_lines(big, 0, skim_results=True).records
         assert len(full) == len(listing)
