@@ -113,7 +113,7 @@ def measure_cold(state_root: str, claude_root: str, cache: str, workspace: str, 
     return {"seconds": seconds, "cpu": cpu, "rows": listing.total, "by_source": by_source,
             "problems": len(problems), "problem_sample": problems[:5],
             "workspaces": len(sources_of), "mixed_workspaces": sum(len(s) > 1 for s in sources_of.values()),
-            "claude_turns": {row.path: row.turns for row in listing.rows if row.source == "claude"}}
+            "claude_turns": {os.path.realpath(row.path): row.turns for row in listing.rows if row.source == "claude"}}
 
 
 def measure_warm_memory(state_root: str, claude_root: str, cache: str, workspace: str) -> dict:
@@ -324,7 +324,7 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     section.note(f"Code measured: {_code_measured()}.")
     per_source = ", ".join(f"{k} {v:,}" for k, v in sorted(cold["by_source"].items()))
     sample = ": " + "; ".join(cold["problem_sample"]) if cold["problems"] else ""
-    expected = {entry["path"]: entry["turns"] for entry in claude_store.manifest_files(claude)}
+    expected = {os.path.realpath(entry["path"]): entry["turns"] for entry in claude_store.manifest_files(claude)}
     listed = cold["claude_turns"]
     agree = sum(1 for path, turns in expected.items() if listed.get(path) == turns)
     differ = [f"{Path(path).name} {listed.get(path)} vs {turns}" for path, turns in expected.items()
