@@ -486,6 +486,38 @@ class Root:
             _fsync_fd(dst_fd)
             _fsync_fd(src_fd)
 
+    def copy_in(self, other: Root, source: Path | str, target: Path | str) -> str:
+        """Copy the file or folder `source` of another root to `target` under this one (folders on
+        the way created, no link followed): to a temp name, fsynced, checked to read back with the
+        source's digest, then given the target's name. Never replaces: FileExistsError when the
+        target exists. Returns the digest (`digest`'s form); the source is left as it is."""
+        with other.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name):
+            info = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
+            temp = f".{dst_name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+            try:
+                _copy_entry(src_fd, src_name, dst_fd, temp, info)
+                digest = _digest_entry(src_fd, src_name)
+                if digest != _digest_entry(dst_fd, temp):
+                    raise OSError(errno.EIO, "the copy does not read back as the original", str(target))
+                with contextlib.suppress(FileNotFoundError):
+                    os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
+                    raise FileExistsError(errno.EEXIST, "it already exists", str(target))
+                os.rename(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    if stat.S_ISDIR(info.st_mode):
+                        shutil.rmtree(temp, dir_fd=dst_fd)
+                    else:
+                        os.unlink(temp, dir_fd=dst_fd)
+                raise
+            _fsync_fd(dst_fd)
+        return digest
+
+    def digest(self, path: Path | str) -> str:
+        """A digest of a file, or of a folder's names and contents (links are not followed)."""
+        with self.parent(path) as (fd, name):
+            return _digest_entry(fd, name)
+
     def _copy_across(self, src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result) -> None:
         """Copy to a temp name in the target folder, fsync, check it reads back with the source's
         digest, and only then give it the target's name."""
