@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ... import faults
 from ...audit import AuditLog, iso_time
 from ...errors import ConflictError, NotFoundError, RepriseError, UsageError
 from ...paths import OwnPaths, SessionRef
@@ -87,6 +88,8 @@ class ClaudeTrash:
             raise ConflictError(f"{session_file} is not a regular file; it was left as it is.", path=session_file)
         has_sidecars = claude.is_dir(sidecars)
         there = self.files(ref)
+        if self._interrupted(ref, claude, session_file, sidecars, has_sidecars):
+            return self._finish(ref, claude, session_file, sidecars, has_sidecars, force=force, now=now)
         for place in (there.session, there.sidecars, there.record):
             if self.data.exists(place):
                 raise ConflictError(f"A Claude Code session {ref.session_id} is already in the trash.",
@@ -122,10 +125,40 @@ class ClaudeTrash:
             raise RepriseError(f"Session {ref.session_id} was not moved to the trash: {_reason(exc)}{where}.",
                                path=str(session_file)) from None
         # Verified copies are in the trash, recorded and audited: only now does the original go.
+        faults.point("claude_trash_before_unlink")
         claude.unlink(session_file)
         if has_sidecars:
             claude.rmtree(sidecars)
         return TrashEntry(ref, iso_time(now), now, info.st_size, title, str(session_file))
+
+    def _interrupted(self, ref: SessionRef, claude: Root, session_file: Path, sidecars: Path,
+                     has_sidecars: bool) -> bool:
+        """Whether an `rm` stopped (a crash) after its verified copies were recorded in the trash but
+        before the original went: the trash holds these very bytes, from this very place."""
+        there = self.files(ref)
+        record = self.record(ref)
+        if not self.data.exists(there.session) or record.get("from") != str(session_file):
+            return False
+        try:
+            if self.data.digest(there.session) != record.get("sha256") or claude.digest(session_file) != \
+                    record.get("sha256"):
+                return False
+            if has_sidecars != self.data.is_dir(there.sidecars):
+                return False
+            return not has_sidecars or claude.digest(sidecars) == record.get("sidecars") == \
+                self.data.digest(there.sidecars)
+        except (OSError, RepriseError):
+            return False
+
+    def _finish(self, ref: SessionRef, claude: Root, session_file: Path, sidecars: Path, has_sidecars: bool, *,
+                force: bool, now: float) -> TrashEntry:
+        entry = self._entry(ref)
+        self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
+                          options={"force": force, "finished": True}, counts={"bytes": entry.size}, now=now)
+        claude.unlink(session_file)
+        if has_sidecars:
+            claude.rmtree(sidecars)
+        return entry
 
     def _undo(self, made: list[Path], meta_now: Path | None, meta_home: Path) -> str:
         stuck = []

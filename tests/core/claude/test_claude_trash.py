@@ -9,6 +9,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -266,3 +268,24 @@ def test_prune_protects_a_session_claude_code_is_writing(store):
     forced = PruneSelection(PruneOptions(older_than=60.0, force=True), [candidate])
     assert service.sources["claude"].prune(forced, confirmed=True).moved == [ref]
     assert not path.exists()
+
+
+def test_an_rm_killed_before_the_original_goes_loses_nothing_and_the_next_rm_finishes_it(store):
+    _, folders = store
+    service = Service.from_environment(workspace=str(folders["alpha"]))
+    ref = service.resolve(SUBAGENT)
+    path = Path(service.session_path(ref))
+    before = snapshot(path)
+    script = ("import sys; from reprise.core.service import Service; "
+              "s = Service.from_environment(workspace=sys.argv[1]); s.sources['claude'].remove(s.resolve(sys.argv[2]))")
+    child = subprocess.run([sys.executable, "-c", script, str(folders["alpha"]), SUBAGENT], timeout=60, check=False,
+                           env={**os.environ, "REPRISE_FAULTS": "claude_trash_before_unlink=kill"})
+    assert child.returncode == -9
+    assert snapshot(path) == before   # the original is untouched, and its verified copy is in the trash
+    assert [e.ref.session_id for e in service.trash_entries()] == [SUBAGENT]
+    with pytest.raises(ConflictError, match="exists again"):
+        service.trash_restore(ref)
+    service.remove(ref)   # the same bytes from the same place: the interrupted rm is finished
+    assert not path.exists() and not path.with_suffix("").exists()
+    service.trash_restore(ref)
+    assert snapshot(path) == before
