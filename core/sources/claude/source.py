@@ -24,7 +24,7 @@ from ...problems import Problem
 from ...retention import PruneSelection
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
-from ...trash_results import PruneResult, PurgeResult, TrashEntry
+from ...trash_results import PruneResult, PurgeResult, TrashEntry, audit_prune
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession, SessionSource
 from .fields import ClaudeFields, ListingFold
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
@@ -375,11 +375,5 @@ class ClaudeSource(SessionSource):
                 result.failed.append((candidate.ref, exc.message))
                 continue
             result.moved.append(candidate.ref)
-        for key in sorted({c.ref.workspace_key for c in selection.selected}):
-            moved = [ref.session_id for ref in result.moved if ref.workspace_key == key]
-            failed = sum(1 for ref, _ in result.failed if ref.workspace_key == key)
-            self.audit.append(key, "prune", options=selection.options.as_dict(), sessions=moved,
-                              counts={"moved": len(moved), "failed": failed,
-                                      "protected": sum(1 for c in selection.protected if c.ref.workspace_key == key)},
-                              result="ok" if not failed else f"failed: {failed} not moved", now=now)
+        audit_prune(self.audit, selection, result, now)
         return result

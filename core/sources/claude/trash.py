@@ -30,7 +30,8 @@ from ...audit import AuditLog, iso_time
 from ...errors import ConflictError, NotFoundError, RepriseError, UsageError
 from ...paths import OwnPaths, SessionRef
 from ...rooted import Root
-from ...trash_results import PurgeResult, TrashEntry
+from ...trash_results import PurgeResult, TrashEntry, purge_entries
+from ...trash_results import reason as _reason
 from .layout import SUFFIX, is_session_id
 
 TOMBSTONE_PREFIX = ".purge-"
@@ -38,12 +39,6 @@ MAX_RECORD_BYTES = 64 * 1024
 Locker = Callable[[SessionRef], AbstractContextManager[object]]
 
 
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, RepriseError):
-        return exc.message.rstrip(".")
-    if isinstance(exc, OSError):
-        return f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else "")
-    return str(exc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,35 +282,12 @@ class ClaudeTrash:
         seconds ago when given), with their metadata and, unless the session is back in Claude
         Code's store, Reprise's archive of it. Raises unless `confirmed`. Each is first renamed
         into a tombstone, so it is either still restorable or wholly gone."""
-        if not confirmed:
-            raise UsageError("Purging deletes trashed sessions for good.", hint="confirm with --yes")
-        now = time.time() if now is None else now
-        keys = list(keys)
-        result = PurgeResult()
-        for key in keys:
-            self._finish_tombstones(key, result)
-        by_key: dict[str, list[str]] = {}
-        for entry in self.entries(keys):
-            if older_than is not None and entry.age(now) <= older_than:
-                result.kept.append(entry)
-                continue
-            try:
-                with self.lock(entry.ref):
-                    self._purge_one(entry, result)
-            except (OSError, RepriseError) as exc:
-                result.failed.append((entry, _reason(exc)))
-                continue
-            by_key.setdefault(entry.ref.workspace_key, []).append(entry.ref.session_id)
-        for ref in result.finished:
-            by_key.setdefault(ref.workspace_key, []).append(ref.session_id)
-        for key, ids in by_key.items():
-            self.audit.append(key, "purge", options={"older_than_s": older_than}, sessions=ids,
-                              counts={"sessions": len(ids)}, now=now)
-        if result.failed:
-            problems = [f"{entry.ref.session_id} is still in the trash ({error})" for entry, error in result.failed]
-            raise RepriseError(f"Purged {len(result.purged)} trashed Claude Code session(s); "
-                               + "; ".join(problems) + ".")
-        return result
+        return purge_entries(self.audit, list(keys), self.entries, self._finish_tombstones, self._purge_locked,
+                             confirmed=confirmed, older_than=older_than, now=now)
+
+    def _purge_locked(self, entry: TrashEntry, result: PurgeResult) -> None:
+        with self.lock(entry.ref):
+            self._purge_one(entry, result)
 
     def _tombstone(self, ref: SessionRef) -> Path:
         return self.paths.trash_dir(ref.workspace_key) / f"{TOMBSTONE_PREFIX}{ref.session_id}"
