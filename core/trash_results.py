@@ -109,8 +109,21 @@ def purge_entries(audit: AuditLog, keys: list[str], entries: Callable[[list[str]
     return result
 
 
-def audit_prune(audit: AuditLog, selection: PruneSelection, result: PruneResult, now: float) -> None:
-    """One `prune` audit line per workspace of the selection: what moved, failed and was protected."""
+def apply_prune(audit: AuditLog, selection: PruneSelection, move: Callable[[SessionRef], object], *,
+                confirmed: bool, now: float | None = None) -> PruneResult:
+    """`move(ref)` each selected session to the trash when `confirmed` (one that fails is named with
+    why, the rest still move), then one `prune` audit line per workspace; else only the selection."""
+    result = PruneResult(selection, confirmed)
+    if not confirmed:
+        return result
+    now = time.time() if now is None else now
+    for candidate in selection.selected:
+        try:
+            move(candidate.ref)
+        except RepriseError as exc:
+            result.failed.append((candidate.ref, exc.message))
+            continue
+        result.moved.append(candidate.ref)
     keys: Iterable[str] = sorted({c.ref.workspace_key for c in selection.selected})
     for key in keys:
         moved = [ref.session_id for ref in result.moved if ref.workspace_key == key]
@@ -119,3 +132,4 @@ def audit_prune(audit: AuditLog, selection: PruneSelection, result: PruneResult,
                      counts={"moved": len(moved), "failed": failed,
                              "protected": sum(1 for c in selection.protected if c.ref.workspace_key == key)},
                      result="ok" if not failed else f"failed: {failed} not moved", now=now)
+    return result

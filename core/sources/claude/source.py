@@ -24,7 +24,7 @@ from ...problems import Problem
 from ...retention import PruneSelection
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
-from ...trash_results import PruneResult, PurgeResult, TrashEntry, audit_prune
+from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession, SessionSource
 from .fields import ClaudeFields, ListingFold
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
@@ -364,16 +364,4 @@ class ClaudeSource(SessionSource):
                 why = self.writer(candidate.ref)
                 selection.selected.remove(candidate)
                 selection.protected.append(replace(candidate, reason=f"Claude Code may be writing it ({why})"))
-        result = PruneResult(selection, confirmed)
-        if not confirmed:
-            return result
-        now = time.time()
-        for candidate in selection.selected:
-            try:
-                self.remove(candidate.ref, force=force)
-            except RepriseError as exc:
-                result.failed.append((candidate.ref, exc.message))
-                continue
-            result.moved.append(candidate.ref)
-        audit_prune(self.audit, selection, result, now)
-        return result
+        return apply_prune(self.audit, selection, lambda ref: self.remove(ref, force=force), confirmed=confirmed)

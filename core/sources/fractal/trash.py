@@ -36,7 +36,7 @@ from ...paths import (
 )
 from ...retention import PruneSelection
 from ...rooted import Root
-from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry, audit_prune, purge_entries
+from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry, apply_prune, purge_entries
 from ...trash_results import reason as _reason
 from .liveness import check_not_running
 from .store import MAX_META_BYTES, MAX_RECORD_BYTES, Loaded, Store
@@ -314,21 +314,14 @@ class Trash:
 
     def prune(self, selection: PruneSelection, *, confirmed: bool, now: float | None = None) -> PruneResult:
         """Move the selected sessions to the trash; without `confirmed` only report the selection."""
-        result = PruneResult(selection, confirmed)
-        if not confirmed:
-            return result
-        now = time.time() if now is None else now
-        for candidate in selection.selected:
-            try:
-                self._check(candidate.ref)
-                with self.store.lock(candidate.ref):
-                    self._move_to_trash(candidate.ref, Journal(self.root), force=selection.options.force, now=now)
-            except RepriseError as exc:
-                result.failed.append((candidate.ref, exc.message))
-                continue
-            result.moved.append(candidate.ref)
-        audit_prune(self.audit, selection, result, now)
-        return result
+        moment = time.time() if now is None else now
+        return apply_prune(self.audit, selection, lambda ref: self._prune_one(ref, selection.options.force, moment),
+                           confirmed=confirmed, now=moment)
+
+    def _prune_one(self, ref: SessionRef, force: bool, now: float) -> None:
+        self._check(ref)
+        with self.store.lock(ref):
+            self._move_to_trash(ref, Journal(self.root), force=force, now=now)
 
 
 # --- relink ------------------------------------------------------------------------------------------------

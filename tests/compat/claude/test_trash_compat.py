@@ -4,7 +4,6 @@ files, which the real client then resumes with their whole history (`claude --re
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import time
@@ -16,6 +15,7 @@ import pytest
 from reprise.core.sources.base import Capabilities
 from reprise.core.sources.claude.source import ClaudeSource
 from reprise.tui import cli
+from tests.core.claude.builder import snapshot
 
 from . import fake_anthropic
 from .sessions import JSON_OUT, SESSION_IDS, LiveClaude, Step
@@ -32,15 +32,6 @@ def trash_on(monkeypatch):
     flags = ClaudeSource.capabilities
     monkeypatch.setattr(ClaudeSource, "capabilities", Capabilities(**{name: True for name in flags.names()},
                                                                    trash=True))
-
-
-def snapshot(path: Path) -> dict[str, str]:
-    found = {path.name: hashlib.sha256(path.read_bytes()).hexdigest()}
-    folder = path.with_suffix("")
-    for file in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        if file.is_file():
-            found[str(file.relative_to(path.parent))] = hashlib.sha256(file.read_bytes()).hexdigest()
-    return found
 
 
 def newest_age(path: Path) -> float:

@@ -5,7 +5,6 @@ same bytes where they were, `purge` deletes only when confirmed, a live session 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -18,11 +17,12 @@ import pytest
 
 from reprise.core import contract
 from reprise.core.errors import ConflictError, RepriseError, UsageError
-from reprise.core.paths import OwnPaths
+from reprise.core.paths import OwnPaths, SessionRef
 from reprise.core.retention import PruneCandidate, PruneOptions, PruneSelection
 from reprise.core.service import Service
 from reprise.core.sources.base import Capabilities
 from reprise.core.sources.claude.source import ClaudeSource
+from tests.core.claude.builder import snapshot
 from tests.core.claude.test_claude_source import FIXTURE, RECORDED, copy_store
 
 SUBAGENT = "44444444-4444-4444-8444-444444444444"   # has a <uuid>/subagents/ sidecar folder
@@ -51,14 +51,11 @@ def store(tmp_path):
     return claude_root, folders
 
 
-def snapshot(path: Path) -> dict[str, str]:
-    """{relative name: sha256} of a session file and every file under its sidecar folder."""
-    found = {path.name: hashlib.sha256(path.read_bytes()).hexdigest()}
-    folder = path.with_suffix("")
-    for file in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        if file.is_file():
-            found[str(file.relative_to(path.parent))] = hashlib.sha256(file.read_bytes()).hexdigest()
-    return found
+def opened(folder: Path, session_id: str) -> tuple[Service, SessionRef, Path]:
+    """A service in `folder`, the session's ref and its file."""
+    service = Service.from_environment(workspace=str(folder))
+    ref = service.resolve(session_id)
+    return service, ref, Path(service.session_path(ref))
 
 
 def listed(service: Service) -> set[str]:
@@ -67,9 +64,7 @@ def listed(service: Service) -> set[str]:
 
 def test_rm_moves_file_and_sidecars_to_the_trash_and_restore_gives_back_the_same_bytes(store):
     _, folders = store
-    service = Service.from_environment(workspace=str(folders["alpha"]))
-    ref = service.resolve(SUBAGENT)
-    path = Path(service.session_path(ref))
+    service, ref, path = opened(folders["alpha"], SUBAGENT)
     service.rename(ref, "Subagent run")
     before = snapshot(path)
     assert any("subagents/" in name for name in before)
@@ -100,9 +95,7 @@ def test_rm_moves_file_and_sidecars_to_the_trash_and_restore_gives_back_the_same
 
 def test_restore_refuses_when_something_is_where_the_session_was(store):
     _, folders = store
-    service = Service.from_environment(workspace=str(folders["alpha"]))
-    ref = service.resolve(THREE_TURNS)
-    path = Path(service.session_path(ref))
+    service, ref, path = opened(folders["alpha"], THREE_TURNS)
     original = path.read_bytes()
     service.remove(ref)
     path.write_bytes(b'{"type":"user"}\n')   # a new file under the same name
@@ -126,9 +119,7 @@ def _touch_now(path: Path, session_id: str, cwd: Path) -> None:
 
 def test_a_session_claude_code_is_writing_is_refused_unless_forced(store):
     _, folders = store
-    service = Service.from_environment(workspace=str(folders["alpha"]))
-    ref = service.resolve(BASH)
-    path = Path(service.session_path(ref))
+    service, ref, path = opened(folders["alpha"], BASH)
     _touch_now(path, BASH, folders["alpha"])
     data = path.read_bytes()
     with pytest.raises(ConflictError, match="may be writing"):
@@ -140,9 +131,7 @@ def test_a_session_claude_code_is_writing_is_refused_unless_forced(store):
 
 def test_a_file_that_changes_while_it_is_copied_stays_where_it_is(store, monkeypatch):
     _, folders = store
-    service = Service.from_environment(workspace=str(folders["alpha"]))
-    ref = service.resolve(THREE_TURNS)
-    path = Path(service.session_path(ref))
+    service, ref, path = opened(folders["alpha"], THREE_TURNS)
     from reprise.core import rooted
 
     real_copy = rooted.Root.copy_in
@@ -254,9 +243,7 @@ def test_prune_moves_claude_sessions_per_source_and_offers_those_claude_code_del
 
 def test_prune_protects_a_session_claude_code_is_writing(store):
     _, folders = store
-    service = Service.from_environment(workspace=str(folders["alpha"]))
-    ref = service.resolve(BASH)
-    path = Path(service.session_path(ref))
+    service, ref, path = opened(folders["alpha"], BASH)
     _touch_now(path, BASH, folders["alpha"])
     candidate = PruneCandidate(ref, "newest turn 40d ago", 1, path.stat().st_size, None, False)
     selection = PruneSelection(PruneOptions(older_than=60.0), [candidate])
@@ -272,9 +259,7 @@ def test_prune_protects_a_session_claude_code_is_writing(store):
 
 def test_an_rm_killed_before_the_original_goes_loses_nothing_and_the_next_rm_finishes_it(store):
     _, folders = store
-    service = Service.from_environment(workspace=str(folders["alpha"]))
-    ref = service.resolve(SUBAGENT)
-    path = Path(service.session_path(ref))
+    service, ref, path = opened(folders["alpha"], SUBAGENT)
     before = snapshot(path)
     script = ("import sys; from reprise.core.service import Service; "
               "s = Service.from_environment(workspace=sys.argv[1]); s.sources['claude'].remove(s.resolve(sys.argv[2]))")
