@@ -813,6 +813,9 @@ class Prune(Document):
     applied: bool
     moved: list[str]
     failed: list[Failure]
+    keep_instead: list[PruneCandidate] = Field(default_factory=list, description=(
+        "sessions not selected that their agent deletes soon by age and Reprise keeps no copy of; "
+        "`reprise keep ID` saves one (reason: when the agent deletes it)"))
 
 
 def prune_options(options: CorePruneOptions) -> PruneOptions:
@@ -829,7 +832,8 @@ def prune(result: PruneResult) -> Prune:
     selection = result.selection
     return Prune(options=prune_options(selection.options), selected=[_candidate(c) for c in selection.selected],
                  protected=[_candidate(c) for c in selection.protected],
-                 skipped=[_candidate(c) for c in selection.skipped], applied=result.applied,
+                 skipped=[_candidate(c) for c in selection.skipped],
+                 keep_instead=[_candidate(c) for c in selection.keep_instead], applied=result.applied,
                  moved=[ref.session_id for ref in result.moved],
                  failed=[Failure(session_id=ref.session_id, error=why) for ref, why in result.failed])
 

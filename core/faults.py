@@ -25,7 +25,9 @@ WRITE_PATH_POINTS = (  # a session rewritten (trim, restore, a turn), its archiv
     "after_index_append",
 )
 PURGE_POINTS = ("after_tombstone",)  # a trashed session renamed into its tombstone, not yet deleted
-POINTS = WRITE_PATH_POINTS + PURGE_POINTS
+# a Claude Code session's verified copies recorded in Reprise's trash, the original not yet removed
+CLAUDE_TRASH_POINTS = ("claude_trash_before_unlink",)
+POINTS = WRITE_PATH_POINTS + PURGE_POINTS + CLAUDE_TRASH_POINTS
 
 
 def point(name: str) -> None:

@@ -71,12 +71,15 @@ class PruneCandidate:
 
 @dataclass(slots=True)
 class PruneSelection:
-    """`selected` go to the trash; `protected` matched but are kept; `skipped` could not be judged."""
+    """`selected` go to the trash; `protected` matched but are kept; `skipped` could not be judged;
+    `keep_instead` are the sessions not selected that their agent deletes soon by age and Reprise
+    keeps no copy of (`reprise keep ID` saves one; the reason is when the agent deletes it)."""
 
     options: PruneOptions
     selected: list[PruneCandidate] = field(default_factory=list)
     protected: list[PruneCandidate] = field(default_factory=list)
     skipped: list[PruneCandidate] = field(default_factory=list)
+    keep_instead: list[PruneCandidate] = field(default_factory=list)
 
 
 def _activity(row: SessionRow) -> tuple[float | None, float]:
@@ -110,6 +113,13 @@ def select_prune(rows: Iterable[SessionRow], options: PruneOptions, *, now: floa
             bucket, reason = verdict
             getattr(selection, bucket).append(
                 PruneCandidate(ref, reason, row.turns, row.size, row.fields.last_activity, row.pinned))
+    chosen = {candidate.ref for candidate in selection.selected}
+    for row in sorted(rows, key=lambda r: (r.workspace_key, r.file_id)):
+        deletion = row.agent_deletion
+        if row.ref is not None and row.ref not in chosen and deletion is not None and deletion.at_risk \
+                and not row.kept:
+            selection.keep_instead.append(PruneCandidate(row.ref, deletion.phrase, row.turns, row.size,
+                                                         row.fields.last_activity, row.pinned))
     return selection
 
 

@@ -17,7 +17,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -486,21 +486,55 @@ class Root:
             _fsync_fd(dst_fd)
             _fsync_fd(src_fd)
 
+    def copy_in(self, other: Root, source: Path | str, target: Path | str) -> str:
+        """Copy the file or folder `source` of another root to `target` under this one (folders on
+        the way created, no link followed): to a temp name, fsynced, checked to read back with the
+        source's digest, then given the target's name. Never replaces: FileExistsError when the
+        target exists. Returns the digest (`digest`'s form); the source is left as it is."""
+        with other.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name):
+            info = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
+
+            def place(temp: str) -> None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
+                    raise FileExistsError(errno.EEXIST, "it already exists", str(target))
+                os.rename(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd)
+
+            digest = _placed_copy(src_fd, src_name, dst_fd, dst_name, info, place)
+            _fsync_fd(dst_fd)
+        return digest
+
+    def digest(self, path: Path | str) -> str:
+        """A digest of a file, or of a folder's names and contents (links are not followed)."""
+        with self.parent(path) as (fd, name):
+            return _digest_entry(fd, name)
+
     def _copy_across(self, src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result) -> None:
         """Copy to a temp name in the target folder, fsync, check it reads back with the source's
         digest, and only then give it the target's name."""
-        temp = f".{dst_name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-        try:
-            _copy_entry(src_fd, src_name, dst_fd, temp, info)
-            _verify_copy(src_fd, src_name, dst_fd, temp)
-            os.replace(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                if stat.S_ISDIR(info.st_mode):
-                    shutil.rmtree(temp, dir_fd=dst_fd)
-                else:
-                    os.unlink(temp, dir_fd=dst_fd)
-            raise
+        _placed_copy(src_fd, src_name, dst_fd, dst_name, info,
+                     lambda temp: os.replace(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd))
+
+
+def _placed_copy(src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result,
+                 place: Callable[[str], None]) -> str:
+    """Copy an entry to a temp name beside `dst_name` (fsynced), check it reads back with the
+    source's digest, then `place(temp)` it; the temp copy is removed on any failure. Returns the digest."""
+    temp = f".{dst_name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        _copy_entry(src_fd, src_name, dst_fd, temp, info)
+        digest = _digest_entry(src_fd, src_name)
+        if digest != _digest_entry(dst_fd, temp):
+            raise OSError(errno.EIO, "the copy does not read back as the original", dst_name)
+        place(temp)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(temp, dir_fd=dst_fd)
+            else:
+                os.unlink(temp, dir_fd=dst_fd)
+        raise
+    return digest
 
 
 def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
@@ -573,8 +607,3 @@ def _digest_entry(dir_fd: int, name: str) -> str:
         finally:
             os.close(fd)
     return hasher.hexdigest()
-
-
-def _verify_copy(src_fd: int, src_name: str, dst_fd: int, dst_name: str) -> None:
-    if _digest_entry(src_fd, src_name) != _digest_entry(dst_fd, dst_name):
-        raise OSError(errno.EIO, "the copy does not read back as the original", dst_name)

@@ -40,7 +40,7 @@ from .paths import (
     workspace_key,
 )
 from .problems import Problem
-from .retention import PruneOptions, select_prune
+from .retention import PruneCandidate, PruneOptions, PruneSelection, select_prune
 from .rows import SessionRow
 from .search_index import SearchHit
 from .sending import SendResult as SendResult
@@ -588,6 +588,7 @@ class Service:
     def prune(self, options: PruneOptions, *, all_workspaces: bool = False, confirmed: bool = False) -> PruneResult:
         rows = self.catalog.refresh(None if all_workspaces else [self.workspace_key])
         self.catalog.load_details(rows)
+        self._mark_agent_deletions(rows)   # those the agent deletes soon: offered to keep instead
         now = time.time()
 
         def running(ref: SessionRef) -> str | None:
@@ -599,7 +600,7 @@ class Service:
 
         trashable = [row for row in rows if row.ref is None or self.source(row.ref).capabilities.trash]
         selection = select_prune(trashable, options, now=now, running=running)
-        return self.sources["fractal"].prune(selection, confirmed=confirmed)
+        return _pruned_per_source(selection, self.sources, confirmed=confirmed)
 
     def relink(self, old: str, new_dir: str, *, force: bool = False) -> RelinkResult:
         """Move the sessions of a moved repository to its new folder's key. OLD is a key or the old path."""
@@ -666,6 +667,24 @@ def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None
     if ref is None:
         raise UsageError(f"{path}: the file name is not a valid session id.", path=path)
     return ref
+
+
+def _pruned_per_source(selection: PruneSelection, sources: dict[str, SessionSource], *,
+                       confirmed: bool) -> PruneResult:
+    """Each source moves its own selected sessions (and may protect more: a live one); one result."""
+    everyone = selection.selected + selection.protected + selection.skipped
+    result = PruneResult(selection, confirmed)
+    lists: dict[str, list[PruneCandidate]] = {"selected": [], "protected": [], "skipped": []}
+    for name in sorted({c.ref.source for c in everyone}):
+        part = PruneSelection(selection.options, *([c for c in getattr(selection, bucket) if c.ref.source == name]
+                                                   for bucket in lists))
+        done = sources[name].prune(part, confirmed=confirmed)
+        for bucket, found in lists.items():
+            found.extend(getattr(part, bucket))
+        result.moved.extend(done.moved)
+        result.failed.extend(done.failed)
+    selection.selected, selection.protected, selection.skipped = lists["selected"], lists["protected"], lists["skipped"]
+    return result
 
 
 def _merged_purges(results: list[PurgeResult]) -> PurgeResult:

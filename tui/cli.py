@@ -721,6 +721,9 @@ def cmd_prune(service: Service, args, as_json: bool) -> int:
         print(f"skip   {clipped(candidate.ref.session_id, 9):9}  {safe_line(candidate.reason)}")
     for ref, error in result.failed:
         print(f"failed {clipped(ref.session_id, 9):9}  {safe_line(error)}")
+    for candidate in selection.keep_instead:
+        print(f"save?  {clipped(candidate.ref.session_id, 9):9}  {safe_line(candidate.reason)}; "
+              "reprise keep ID copies it out of its agent's reach")
     if result.applied:
         print(f"Moved {len(result.moved)} sessions to the trash.")
     else:

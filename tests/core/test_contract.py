@@ -137,6 +137,8 @@ def without_additions(name: str, data: dict) -> dict:
             del row[key]
     if name == "resume --print":
         del data["being_written"]
+    if name == "prune":   # the sessions their agent deletes soon, offered to keep (issue 14)
+        del data["keep_instead"]
     if name == "config":   # the sources (Claude Code's, issue 13) were added
         del data["sources"]
         data["values"] = {key: value for key, value in data["values"].items() if not key.startswith("sources.")}

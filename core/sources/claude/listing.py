@@ -236,12 +236,14 @@ class ClaudeListing(ListingSource):
         return sorted(found) + ([KEPT] if self.kept_only() else [])
 
     def kept_only(self) -> dict[str, str]:
-        """{session id: path of its newest kept copy} of the kept sessions whose original is gone."""
+        """{session id: path of its newest kept copy} of the kept sessions whose original is gone
+        (not into Reprise's trash: a trashed session is listed by `trash list` only)."""
         listing = kept_sessions(self._own_paths)
         self.kept_problems = listing.problems
         found = {}
         for kept in listing.sessions:
-            if not kept.original.exists():
+            trashed = self._own_paths.trash_dir(kept.ref.workspace_key) / f"{kept.ref.session_id}.jsonl"
+            if not kept.original.exists() and not os.path.lexists(trashed):
                 with contextlib.suppress(OSError, RepriseError):
                     found[kept.ref.session_id] = str(kept_path(self.archive, kept.ref))
         self._kept = found

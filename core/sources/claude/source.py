@@ -8,21 +8,23 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...agents import substitute
 from ...audit import AuditLog
 from ...config import Settings
-from ...errors import NotFoundError, ProblemFileError, RepriseError
+from ...errors import ConflictError, NotFoundError, ProblemFileError, RepriseError
 from ...liveness import PendingTurn
 from ...meter import LiveMeter, MeterResult, TokenCounter, spec_for
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
+from ...retention import PruneSelection
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
+from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession, SessionSource
 from .fields import ClaudeFields, ListingFold
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
@@ -33,6 +35,7 @@ from .meter import ClaudeMeter, ContextNow
 from .records import Record, parse_lines
 from .retention import RetentionPolicy
 from .transcript import read_transcript
+from .trash import ClaudeTrash
 
 METER_VERSION = "claude-1"
 
@@ -310,3 +313,56 @@ class ClaudeSource(SessionSource):
         """The next turn with an empty draft: the measured context the listing read."""
         return listed_context or None
 
+
+    # --- trash and prune (issue 14) ---------------------------------------------------------------
+
+    def _trash(self) -> ClaudeTrash:
+        return ClaudeTrash(self.own_paths, self.audit, self.own_files.lock)
+
+    def _refuse_if_written(self, ref: SessionRef, *, force: bool, action: str) -> None:
+        """Refuse while Claude Code may be writing the session (liveness.writer_of), unless forced."""
+        if force:
+            return
+        try:
+            opened: OpenedSession | None = self.open(ref)
+        except RepriseError:
+            opened = None   # an unreadable file: only a live process can mark it written
+        why = self.writer(ref, opened)
+        if why is not None:
+            raise ConflictError(f"Claude Code may be writing session {ref.session_id} now ({why}); it was not "
+                                f"{action}.", hint="wait until Claude Code is done with it, or use --force")
+
+    def remove(self, ref: SessionRef, *, force: bool = False) -> TrashEntry:
+        """`reprise rm`: the session file and its `<uuid>/` folder into Reprise's trash (trash.py)."""
+        path = self._locate(ref)
+        if path is None:
+            kept = " (Reprise keeps only a copy of it: Claude Code deleted its file)" \
+                if kept_session(self.archive, ref) is not None else ""
+            raise NotFoundError(f"No Claude Code session file {ref.session_id} to move to the trash{kept}.")
+        root = self.claude_listing.root_of(path)
+        with self.own_files.lock(ref):
+            self._refuse_if_written(ref, force=force, action="moved to the trash")
+            return self._trash().remove(ref, path, root, force=force)
+
+    def trash_entries(self, keys: Iterable[str]) -> list[TrashEntry]:
+        return self._trash().entries(keys)
+
+    def trash_restore(self, ref: SessionRef) -> TrashEntry:
+        with self.own_files.lock(ref):
+            return self._trash().restore(ref, [root.path for root in self.roots])
+
+    def purge(self, keys: Iterable[str], *, confirmed: bool, older_than: float | None) -> PurgeResult:
+        return self._trash().purge(keys, confirmed=confirmed, older_than=older_than)
+
+    def prune(self, selection: PruneSelection, *, confirmed: bool) -> PruneResult:
+        """Move the selected sessions to the trash; one Claude Code may be writing is protected
+        instead (unless forced). Without `confirmed` only the selection is reported."""
+        force = selection.options.force
+        for candidate in list(selection.selected):
+            try:
+                self._refuse_if_written(candidate.ref, force=force, action="pruned")
+            except ConflictError:
+                why = self.writer(candidate.ref)
+                selection.selected.remove(candidate)
+                selection.protected.append(replace(candidate, reason=f"Claude Code may be writing it ({why})"))
+        return apply_prune(self.audit, selection, lambda ref: self.remove(ref, force=force), confirmed=confirmed)

@@ -36,21 +36,12 @@ from ...paths import (
 )
 from ...retention import PruneSelection
 from ...rooted import Root
-from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
+from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry, apply_prune, purge_entries
+from ...trash_results import reason as _reason
 from .liveness import check_not_running
 from .store import MAX_META_BYTES, MAX_RECORD_BYTES, Loaded, Store
 
 TOMBSTONE_PREFIX = ".purge-"
-
-
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, RepriseError):
-        return exc.message.rstrip(".")
-    if isinstance(exc, OSError):
-        return f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else "")
-    return str(exc)
 
 
 class Journal:
@@ -253,42 +244,13 @@ class Trash:
         so a failure or a crash leaves it restorable or wholly gone; a tombstone left by a crash is
         finished by the next purge. Raises, after auditing what was purged, when a session could
         not be purged."""
-        if not confirmed:
-            raise UsageError("Purging deletes trashed sessions for good.", hint="confirm with --yes")
-        now = time.time() if now is None else now
-        keys = list(keys)
-        result = PurgeResult()
-        for key in keys:
-            self._finish_tombstones(key, result)
-        purged_by_key: dict[str, list[str]] = {}
-        for ref in result.finished:
-            purged_by_key.setdefault(ref.workspace_key, []).append(ref.session_id)
-        for entry in self.entries(keys):
-            if older_than is not None and entry.age(now) <= older_than:
-                result.kept.append(entry)
-                continue
-            try:
-                self._check(entry.ref)
-                with self.store.lock(entry.ref):
-                    self._purge_one(entry, result)
-            except (OSError, RepriseError) as exc:
-                result.failed.append((entry, _reason(exc)))
-                continue
-            purged_by_key.setdefault(entry.ref.workspace_key, []).append(entry.ref.session_id)
-        audit_errors = []
-        for key, ids in purged_by_key.items():
-            try:
-                self.audit.append(key, "purge", options={"older_than_s": older_than}, sessions=ids,
-                                  counts={"sessions": len(ids), "archives": sum(
-                                      1 for e in result.archives_deleted if e in ids)}, now=now)
-            except RepriseError as exc:
-                audit_errors.append(exc.message)
-        if result.failed or audit_errors:
-            purged = ", ".join(entry.ref.session_id for entry in result.purged) or "none"
-            problems = [f"{entry.ref.session_id} is still in the trash ({error})" for entry, error in result.failed]
-            raise RepriseError(f"Purged {len(result.purged)} trashed session(s) ({purged}); "
-                               + "; ".join(problems + audit_errors) + ".")
-        return result
+        return purge_entries(self.audit, list(keys), self.entries, self._finish_tombstones, self._purge_locked,
+                             confirmed=confirmed, older_than=older_than, now=now)
+
+    def _purge_locked(self, entry: TrashEntry, result: PurgeResult) -> None:
+        self._check(entry.ref)
+        with self.store.lock(entry.ref):
+            self._purge_one(entry, result)
 
     def _tombstone(self, ref: SessionRef) -> Path:
         return self.paths.trash_dir(ref.workspace_key) / f"{TOMBSTONE_PREFIX}{ref.session_id}"
@@ -352,30 +314,14 @@ class Trash:
 
     def prune(self, selection: PruneSelection, *, confirmed: bool, now: float | None = None) -> PruneResult:
         """Move the selected sessions to the trash; without `confirmed` only report the selection."""
-        result = PruneResult(selection, confirmed)
-        if not confirmed:
-            return result
-        now = time.time() if now is None else now
-        by_key: dict[str, list[str]] = {}
-        for candidate in selection.selected:
-            try:
-                self._check(candidate.ref)
-                with self.store.lock(candidate.ref):
-                    self._move_to_trash(candidate.ref, Journal(self.root), force=selection.options.force, now=now)
-            except RepriseError as exc:
-                result.failed.append((candidate.ref, exc.message))
-                continue
-            result.moved.append(candidate.ref)
-            by_key.setdefault(candidate.ref.workspace_key, []).append(candidate.ref.session_id)
-        keys = {c.ref.workspace_key for c in selection.selected}
-        for key in sorted(keys):
-            moved = by_key.get(key, [])
-            failed = sum(1 for ref, _ in result.failed if ref.workspace_key == key)
-            self.audit.append(key, "prune", options=selection.options.as_dict(), sessions=moved,
-                              counts={"moved": len(moved), "failed": failed,
-                                      "protected": sum(1 for c in selection.protected if c.ref.workspace_key == key)},
-                              result="ok" if not failed else f"failed: {failed} not moved", now=now)
-        return result
+        moment = time.time() if now is None else now
+        return apply_prune(self.audit, selection, lambda ref: self._prune_one(ref, selection.options.force, moment),
+                           confirmed=confirmed, now=moment)
+
+    def _prune_one(self, ref: SessionRef, force: bool, now: float) -> None:
+        self._check(ref)
+        with self.store.lock(ref):
+            self._move_to_trash(ref, Journal(self.root), force=force, now=now)
 
 
 # --- relink ------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ reader knows. Each chain record's parent is the previous one unless a test rewin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid as uuids
 from datetime import UTC, datetime, timedelta
@@ -239,3 +240,13 @@ def rewound(*abandoned: str) -> ClaudeFile:
     session.rewind_to(back)
     session.turn("two again", "r2b")
     return session
+
+
+def snapshot(path: Path) -> dict[str, str]:
+    """{name: sha256} of a session file and of every file under its sidecar folder (`<uuid>/`)."""
+    found = {path.name: hashlib.sha256(path.read_bytes()).hexdigest()}
+    folder = path.with_suffix("")
+    for file in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if file.is_file():
+            found[str(file.relative_to(path.parent))] = hashlib.sha256(file.read_bytes()).hexdigest()
+    return found

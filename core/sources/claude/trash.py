@@ -1,0 +1,361 @@
+"""Reprise's trash for Claude Code sessions: `rm` moves a session file and its sidecar folder
+(`<uuid>/`) out of the Claude root into the workspace's trash in Reprise's data folder
+(`workspaces/<key>/reprise/trash/claude/`), `trash restore` puts them back where they were, and
+`purge` (the one hard delete, confirmed) deletes trashed ones for good.
+
+The Claude root and the data folder are two roots, often on two filesystems, so every move is a
+copy: to a temp name, fsynced, checked to read back with the original's digest, renamed, and
+only then is the original removed (never before). The original is read once more just before it
+goes; a file Claude Code wrote meanwhile is left where it is and the copy is dropped. A crash in
+between leaves both the original and the copy (restore then refuses; nothing is lost).
+
+In the trash, beside `<id>.jsonl` and `<id>/`: `records/<id>.json` (when, from where, the
+digests) and `meta/<id>.json` (Reprise's title and pins of the session). Restore refuses while
+anything is at the recorded place, and only writes under a Claude root Reprise reads.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ... import faults
+from ...audit import AuditLog, iso_time
+from ...errors import ConflictError, NotFoundError, RepriseError, UsageError
+from ...paths import OwnPaths, SessionRef
+from ...rooted import Root
+from ...trash_results import PurgeResult, TrashEntry, purge_entries
+from ...trash_results import reason as _reason
+from .layout import SUFFIX, is_session_id
+
+TOMBSTONE_PREFIX = ".purge-"
+MAX_RECORD_BYTES = 64 * 1024
+Locker = Callable[[SessionRef], AbstractContextManager[object]]
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class TrashedFiles:
+    """Where one trashed Claude session lies in the trash."""
+
+    session: Path   # <trash>/<id>.jsonl
+    sidecars: Path  # <trash>/<id>/
+    record: Path    # <trash>/records/<id>.json
+    meta: Path      # <trash>/meta/<id>.json
+
+
+class ClaudeTrash:
+    """The trash of Claude Code sessions in Reprise's data folder (`paths`: OwnPaths of "claude")."""
+
+    def __init__(self, paths: OwnPaths, audit: AuditLog, lock: Locker):
+        self.paths = paths
+        self.data = Root(paths.root, "Reprise data folder")
+        self.audit = audit
+        self.lock = lock
+
+    def files(self, ref: SessionRef) -> TrashedFiles:
+        trash = self.paths.trash_dir(ref.workspace_key)
+        return TrashedFiles(trash / f"{ref.session_id}{SUFFIX}", trash / ref.session_id,
+                            trash / "records" / f"{ref.session_id}.json", trash / "meta" / f"{ref.session_id}.json")
+
+    # --- rm ----------------------------------------------------------------------------------------
+
+    def remove(self, ref: SessionRef, session_file: Path, claude_root: Path, *, now: float | None = None,
+               force: bool = False) -> TrashEntry:
+        """Move the session file `session_file` (under the Claude root `claude_root`) and its sidecar
+        folder into the trash, with Reprise's metadata of it, then audit. The caller holds the lock
+        and has checked that no one is writing the session."""
+        now = time.time() if now is None else now
+        session_file = Path(session_file)
+        if session_file.name != f"{ref.session_id}{SUFFIX}":
+            raise UsageError(f"{session_file} is not the file of Claude Code session {ref.session_id}.")
+        claude = Root(claude_root, "Claude Code root")
+        sidecars = session_file.parent / ref.session_id
+        info = claude.lstat(session_file)
+        if not _is_regular(info.st_mode):
+            raise ConflictError(f"{session_file} is not a regular file; it was left as it is.", path=session_file)
+        has_sidecars = claude.is_dir(sidecars)
+        there = self.files(ref)
+        if self._interrupted(ref, claude, session_file, sidecars, has_sidecars):
+            return self._finish(ref, claude, session_file, sidecars, has_sidecars, force=force, now=now)
+        for place in (there.session, there.sidecars, there.record):
+            if self.data.exists(place):
+                raise ConflictError(f"A Claude Code session {ref.session_id} is already in the trash.",
+                                    hint="restore or purge that one first", path=place)
+        title = _title(self.data, self.paths.meta_file(ref))
+        made: list[Path] = []
+        meta_moved = False
+        try:
+            digest = self.data.copy_in(claude, session_file, there.session)
+            made.append(there.session)
+            sidecar_digest = None
+            if has_sidecars:
+                sidecar_digest = self.data.copy_in(claude, sidecars, there.sidecars)
+                made.append(there.sidecars)
+            record = {"session_id": ref.session_id, "workspace_key": ref.workspace_key,
+                      "trashed_at": iso_time(now), "trashed_ts": now, "from": str(session_file),
+                      "root": str(Path(claude_root)), "size": info.st_size, "mtime_ns": info.st_mtime_ns,
+                      "sha256": digest, "sidecars": sidecar_digest, "title": title, "force": force}
+            self.data.write_atomic(there.record, (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
+            made.append(there.record)
+            if self.data.exists(self.paths.meta_file(ref)):
+                self.data.move(self.paths.meta_file(ref), there.meta, replace=True)
+                meta_moved = True
+            # The last look: bytes Claude Code wrote since the copy stay where they are.
+            if claude.digest(session_file) != digest or (has_sidecars and claude.digest(sidecars) != sidecar_digest):
+                raise ConflictError(f"{session_file} changed while Reprise moved it to the trash; it was left "
+                                    "where it is.", hint="try again once Claude Code is done with it")
+            self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id, options={"force": force},
+                              digests=[digest], counts={"bytes": info.st_size}, now=now)
+        except (OSError, RepriseError) as exc:
+            stuck = self._undo(made, there.meta if meta_moved else None, self.paths.meta_file(ref))
+            where = f"; could not take back {stuck}" if stuck else "; the session was left where it is"
+            raise RepriseError(f"Session {ref.session_id} was not moved to the trash: {_reason(exc)}{where}.",
+                               path=str(session_file)) from None
+        # Verified copies are in the trash, recorded and audited: only now does the original go.
+        faults.point("claude_trash_before_unlink")
+        claude.unlink(session_file)
+        if has_sidecars:
+            claude.rmtree(sidecars)
+        return TrashEntry(ref, iso_time(now), now, info.st_size, title, str(session_file))
+
+    def _interrupted(self, ref: SessionRef, claude: Root, session_file: Path, sidecars: Path,
+                     has_sidecars: bool) -> bool:
+        """Whether an `rm` stopped (a crash) after its verified copies were recorded in the trash but
+        before the original went: the trash holds these very bytes, from this very place."""
+        there = self.files(ref)
+        record = self.record(ref)
+        if not self.data.exists(there.session) or record.get("from") != str(session_file):
+            return False
+        try:
+            if self.data.digest(there.session) != record.get("sha256") or claude.digest(session_file) != \
+                    record.get("sha256"):
+                return False
+            if has_sidecars != self.data.is_dir(there.sidecars):
+                return False
+            return not has_sidecars or claude.digest(sidecars) == record.get("sidecars") == \
+                self.data.digest(there.sidecars)
+        except (OSError, RepriseError):
+            return False
+
+    def _finish(self, ref: SessionRef, claude: Root, session_file: Path, sidecars: Path, has_sidecars: bool, *,
+                force: bool, now: float) -> TrashEntry:
+        entry = self._entry(ref)
+        self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
+                          options={"force": force, "finished": True}, counts={"bytes": entry.size}, now=now)
+        claude.unlink(session_file)
+        if has_sidecars:
+            claude.rmtree(sidecars)
+        return entry
+
+    def _undo(self, made: list[Path], meta_now: Path | None, meta_home: Path) -> str:
+        stuck = []
+        for path in reversed(made):
+            try:
+                if self.data.is_dir(path):
+                    self.data.rmtree(path)
+                else:
+                    self.data.unlink(path)
+            except (OSError, RepriseError) as exc:
+                stuck.append(f"{path} ({_reason(exc)})")
+        if meta_now is not None:
+            try:
+                self.data.move(meta_now, meta_home)
+            except (OSError, RepriseError) as exc:
+                stuck.append(f"{meta_now} ({_reason(exc)})")
+        return "; ".join(stuck)
+
+    # --- listing -----------------------------------------------------------------------------------
+
+    def contains(self, ref: SessionRef) -> bool:
+        return self.data.exists(self.files(ref).session)
+
+    def entries(self, keys: Iterable[str]) -> list[TrashEntry]:
+        """The trashed Claude Code sessions of these workspaces, newest first."""
+        found = []
+        for key in keys:
+            try:
+                names = self.data.names(self.paths.trash_dir(key))
+            except (OSError, RepriseError):
+                continue
+            for name, is_dir in names:
+                if is_dir or not name.endswith(SUFFIX) or not is_session_id(name[:-len(SUFFIX)]):
+                    continue
+                try:
+                    found.append(self._entry(SessionRef(key, name[:-len(SUFFIX)], "claude")))
+                except (OSError, RepriseError):
+                    continue   # restored or purged meanwhile
+        found.sort(key=lambda entry: entry.trashed_ts, reverse=True)
+        return found
+
+    def record(self, ref: SessionRef) -> dict[str, Any]:
+        try:
+            loaded = json.loads(self.data.read(self.files(ref).record, MAX_RECORD_BYTES))
+        except (OSError, ValueError, RepriseError):
+            return {}
+        return loaded if isinstance(loaded, dict) else {}
+
+    def _entry(self, ref: SessionRef) -> TrashEntry:
+        info = self.data.lstat(self.files(ref).session)
+        record = self.record(ref)
+        stamp = record.get("trashed_ts")
+        trashed_ts = float(stamp) if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
+            and abs(stamp) < 1e12 else info.st_ctime
+        title = _title(self.data, self.files(ref).meta) or _text(record.get("title"))
+        return TrashEntry(ref, _text(record.get("trashed_at")), trashed_ts, info.st_size, title,
+                          _text(record.get("from")))
+
+    # --- trash restore -----------------------------------------------------------------------------
+
+    def restore(self, ref: SessionRef, roots: Sequence[Path], *, now: float | None = None) -> TrashEntry:
+        """Put a trashed session's file and sidecar folder back where they were, byte for byte, with
+        its metadata; refused while anything is there, or when that place is not in one of the Claude
+        roots `roots`. The trash copies go only once the restored files are verified and audited."""
+        now = time.time() if now is None else now
+        there = self.files(ref)
+        if not self.data.exists(there.session):
+            raise NotFoundError(f"Claude Code session {ref.session_id} is not in the trash of workspace "
+                                f"{ref.workspace_key}.", hint="reprise trash list")
+        record = self.record(ref)
+        origin, root = _text(record.get("from")), _text(record.get("root"))
+        if origin is None or root is None:
+            raise RepriseError(f"The trash record of {ref.session_id} ({there.record}) does not say where it was; "
+                               "it was left in the trash.", hint=f"copy {there.session} back by hand")
+        target, claude_root = Path(origin), Path(root)
+        if claude_root not in [Path(r) for r in roots] or target.name != f"{ref.session_id}{SUFFIX}" \
+                or target.parent.parent != claude_root / "projects":
+            raise ConflictError(f"{target} is not a session file of a Claude Code root Reprise reads "
+                                f"({', '.join(str(r) for r in roots) or 'none'}); it was left in the trash.",
+                                path=str(target))
+        claude = Root(claude_root, "Claude Code root")
+        sidecars = target.parent / ref.session_id
+        for place in (target, sidecars):
+            if claude.exists(place):
+                raise ConflictError(f"{place} exists again; the trashed session was left in the trash.",
+                                    hint="move that one away first", path=str(place))
+        entry = self._entry(ref)
+        has_sidecars = self.data.is_dir(there.sidecars)
+        made: list[Path] = []
+        try:
+            digest = claude.copy_in(self.data, there.session, target)
+            made.append(target)
+            if record.get("sha256") not in (None, digest):
+                raise ConflictError(f"{there.session} no longer has the bytes that were trashed.")
+            if has_sidecars:
+                folder_digest = claude.copy_in(self.data, there.sidecars, sidecars)
+                made.append(sidecars)
+                if record.get("sidecars") not in (None, folder_digest):
+                    raise ConflictError(f"{there.sidecars} no longer has the files that were trashed.")
+            self.audit.append(ref.workspace_key, "trash-restore", session_id=ref.session_id, digests=[digest],
+                              counts={"bytes": entry.size}, now=now)
+        except (OSError, RepriseError) as exc:
+            stuck = []
+            for path in reversed(made):
+                try:
+                    claude.rmtree(path) if claude.is_dir(path) else claude.unlink(path)
+                except (OSError, RepriseError) as undo:
+                    stuck.append(f"{path} ({_reason(undo)})")
+            where = f"; could not remove the partial copy {'; '.join(stuck)}" if stuck else ""
+            raise RepriseError(f"Session {ref.session_id} was not restored from the trash: {_reason(exc)}{where}; "
+                               "it is still in the trash.", path=str(target)) from None
+        if self.data.exists(there.meta) and not self.data.exists(self.paths.meta_file(ref)):
+            self.data.move(there.meta, self.paths.meta_file(ref))
+        for path in (there.sidecars, there.session, there.meta, there.record):
+            try:
+                self.data.rmtree(path) if self.data.is_dir(path) else self.data.unlink(path)
+            except (OSError, RepriseError):
+                pass   # a leftover copy of a restored session: the next purge or rm names it
+        return entry
+
+    # --- purge -------------------------------------------------------------------------------------
+
+    def purge(self, keys: Iterable[str], *, confirmed: bool, older_than: float | None = None,
+              now: float | None = None) -> PurgeResult:
+        """Delete trashed Claude Code sessions for good (only those trashed more than `older_than`
+        seconds ago when given), with their metadata and, unless the session is back in Claude
+        Code's store, Reprise's archive of it. Raises unless `confirmed`. Each is first renamed
+        into a tombstone, so it is either still restorable or wholly gone."""
+        return purge_entries(self.audit, list(keys), self.entries, self._finish_tombstones, self._purge_locked,
+                             confirmed=confirmed, older_than=older_than, now=now)
+
+    def _purge_locked(self, entry: TrashEntry, result: PurgeResult) -> None:
+        with self.lock(entry.ref):
+            self._purge_one(entry, result)
+
+    def _tombstone(self, ref: SessionRef) -> Path:
+        return self.paths.trash_dir(ref.workspace_key) / f"{TOMBSTONE_PREFIX}{ref.session_id}"
+
+    def _purge_one(self, entry: TrashEntry, result: PurgeResult) -> None:
+        ref, there = entry.ref, self.files(entry.ref)
+        tomb = self._tombstone(ref)
+        if self.data.exists(tomb):
+            self.data.rmtree(tomb)
+        self.data.mkdir(tomb)
+        try:
+            self.data.move(there.session, tomb / "session.jsonl")
+        except BaseException:
+            self.data.rmtree(tomb)
+            raise
+        result.purged.append(entry)   # no longer restorable: the rest joins it in the tombstone
+        if self._gather(ref, tomb):
+            result.archives_deleted.append(ref.session_id)
+        try:
+            self.data.rmtree(tomb)
+        except (OSError, RepriseError) as exc:
+            result.leftovers.append(f"{tomb}: {_reason(exc)}; the next purge deletes it")
+
+    def _gather(self, ref: SessionRef, tomb: Path) -> bool:
+        there = self.files(ref)
+        record = self.record(ref)
+        for place, name in ((there.sidecars, "sidecars"), (there.meta, "meta.json"), (there.record, "record.json")):
+            if self.data.exists(place):
+                self.data.move(place, tomb / name, replace=True)
+        origin = _text(record.get("from"))
+        archive = self.paths.archive_dir(ref)
+        if self.data.is_dir(archive) and not (origin is not None and Path(origin).exists()):
+            self.data.move(archive, tomb / "archive", replace=True)
+            return True
+        return False
+
+    def _finish_tombstones(self, key: str, result: PurgeResult) -> None:
+        trash = self.paths.trash_dir(key)
+        try:
+            names = self.data.names(trash)
+        except (OSError, RepriseError):
+            return
+        for name, is_dir in names:
+            if not (is_dir and name.startswith(TOMBSTONE_PREFIX)) or not is_session_id(name[len(TOMBSTONE_PREFIX):]):
+                continue
+            ref = SessionRef(key, name[len(TOMBSTONE_PREFIX):], "claude")
+            try:
+                with self.lock(ref):
+                    if not self.data.exists(self.files(ref).session) and self._gather(ref, trash / name):
+                        result.archives_deleted.append(ref.session_id)
+                    self.data.rmtree(trash / name)
+            except (OSError, RepriseError) as exc:
+                result.leftovers.append(f"{trash / name}: {_reason(exc)}")
+                continue
+            result.finished.append(ref)
+
+
+def _is_regular(mode: int) -> bool:
+    return stat.S_ISREG(mode)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _title(root: Root, meta: Path) -> str | None:
+    try:
+        loaded = json.loads(root.read(meta, MAX_RECORD_BYTES))
+    except (OSError, ValueError, RepriseError):
+        return None
+    return _text(loaded.get("title")) if isinstance(loaded, dict) else None
