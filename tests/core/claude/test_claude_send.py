@@ -240,3 +240,35 @@ def test_the_result_parser_reads_the_real_clients_output():
     assert result.usage["cost"] == output["total_cost_usd"] and not result.is_error
     assert parse_result("not json") is None
     assert denial_line({"tool_name": "Write", "tool_input": {"content": "y" * 1000}}).endswith("…")
+
+
+def test_a_turn_over_the_window_is_refused_before_claude_runs_unless_confirmed(store, fake, tmp_path, capsys):
+    (tmp_path / "config.toml").write_text('[[meter.models]]\npattern = "*"\nwindow = 1000\n')
+    status, _, err = run(capsys, "send", THREE_TURNS, "--message", "too much")
+    assert status != 0 and "over the 1,000-token window" in err
+    assert fake() == []
+    status, _, err = run(capsys, "send", THREE_TURNS, "--message", "too much", "--yes")
+    assert status == 0, err
+    assert len(fake()) == 1
+
+
+def test_a_result_over_the_reply_cap_is_read_from_the_turn_claude_saved(store, fake, tmp_path, capsys):
+    (tmp_path / "config.toml").write_text("[agent]\nmax_reply_bytes = 1024\n")
+    message = "long " * 400
+    status, out, err = run(capsys, "send", THREE_TURNS, "--message", message, "--json")
+    assert status == 0, err
+    sent = json.loads(out)
+    assert sent["status"] == "succeeded"
+    assert sent["response"] == "Fake reply to: " + message.strip()
+    assert any("over [agent] max_reply_bytes" in note for note in sent["notes"])
+
+
+def test_a_session_only_reprise_kept_cannot_be_sent_to(store, fake, capsys):
+    claude_root, _ = store
+    service = Service.from_environment()
+    ref = service.resolve(THREE_TURNS)
+    service.keep(ref)
+    session_file(claude_root, THREE_TURNS).unlink()
+    status, _, err = run(capsys, "send", THREE_TURNS, "--message", "hello")
+    assert status != 0 and "deleted" in err
+    assert fake() == []
