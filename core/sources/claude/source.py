@@ -16,7 +16,7 @@ from pathlib import Path
 from ...agents import Backend, substitute
 from ...audit import AuditLog
 from ...config import Settings
-from ...errors import NotFoundError, OverWindowError, PendingTurnError, ProblemFileError, RepriseError
+from ...errors import NotFoundError, PendingTurnError, ProblemFileError, RepriseError
 from ...liveness import PendingTurn
 from ...meter import LiveMeter, MeterResult, TokenCounter, spec_for
 from ...outcome import TurnOutcome
@@ -337,11 +337,7 @@ class ClaudeSource(SessionSource):
             raise PendingTurnError(f"Claude Code may be running session {ref.session_id} now ({running.why}).",
                                    hint="finish or leave that Claude Code first")
         result = self.prepare_meter(opened, workspace).with_message(message)
-        if result.state == "over" and not confirm_over:
-            raise OverWindowError(f"The next turn would send {result.total:,} tokens, over the {result.window:,}-token "
-                                  f"window of {result.model}.",
-                                  hint="trim the session first, or confirm to send anyway")
-        return result
+        return result.sendable(confirm_over=confirm_over)
 
     def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
         """Before Claude Code appends the turn: the number of turns now (it needs no summary)."""
