@@ -272,3 +272,18 @@ def test_a_session_only_reprise_kept_cannot_be_sent_to(store, fake, capsys):
     status, _, err = run(capsys, "send", THREE_TURNS, "--message", "hello")
     assert status != 0 and "deleted" in err
     assert fake() == []
+
+
+def test_the_default_commands_bypass_no_permission_and_a_configured_one_is_used(store, fake, tmp_path, capsys):
+    status, out, _ = run(capsys, "config", "--json")
+    values = json.loads(out)["values"]
+    assert values["sources.claude.send"]["value"] == [
+        "claude", "--resume", "{session_id}", "-p", "--output-format", "json"]
+    assert values["sources.claude.new"]["value"] == ["claude", "--session-id", "{session_id}"]
+    assert not any("permission" in item or "dangerous" in item for item in SEND_ARGV)
+    (tmp_path / "config.toml").write_text(
+        '[sources.claude]\nsend = ["claude", "--resume", "{session_id}", "-p", "--output-format", "json", '
+        '"--allowedTools", "Bash"]\n')
+    status, _, err = run(capsys, "send", THREE_TURNS, "--message", "with a tool allowed")
+    assert status == 0, err
+    assert fake()[0]["argv"] == [*SEND_ARGV[1:], "--allowedTools", "Bash"]
