@@ -8,7 +8,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -28,6 +28,8 @@ HISTORY_KEPT = 20
 DEFAULT_OVERHEAD = 13_631  # Fractal 0.1.1's fixed prompt text, measured on a live gpt-5 turn (README)
 DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
 CLAUDE_RESUME = ["claude", "--resume", "{session_id}"]
+CLAUDE_NEW = ["claude", "--session-id", "{session_id}"]
+CLAUDE_SEND = ["claude", "--resume", "{session_id}", "-p", "--output-format", "json"]  # the message on stdin
 MAX_TIMEOUT_S = 7 * 24 * 3600
 MAX_TOKENS = 100_000_000
 MAX_REPLY_BYTES = 256 * 1024 * 1024  # a reply this long still leaves a session Reprise opens
@@ -142,10 +144,13 @@ class ClaudeSettings(_Section):
     enabled: bool | None = None
     roots: list[Text] | None = Field(default=None, min_length=1)   # unset: $CLAUDE_CONFIG_DIR, else ~/.claude
     resume: list[Text] = Field(default_factory=lambda: list(CLAUDE_RESUME), min_length=1)
+    new: list[Text] = Field(default_factory=lambda: list(CLAUDE_NEW), min_length=1)
+    send: list[Text] = Field(default_factory=lambda: list(CLAUDE_SEND), min_length=1)
 
 
 class SourcesSettings(_Section):
     claude: ClaudeSettings = Field(default_factory=ClaudeSettings)
+    new_agent: Literal["fractal", "claude"] | None = None   # `reprise new`'s agent when more than one is on
 
 
 class Settings(_Section):

@@ -387,11 +387,14 @@ class SessionPlace(Document):
     session_id: str
     workspace_key: str
     workspace_path: str | None
+    command: list[str] | None = Field(default=None, description="`new` of an agent that writes the session "
+                                      "itself (Claude Code): the argv that starts it, run in workspace_path")
 
 
-def session_place(ref: SessionRef, workspace_path: str | Path | None) -> SessionPlace:
+def session_place(ref: SessionRef, workspace_path: str | Path | None,
+                  command: list[str] | None = None) -> SessionPlace:
     return SessionPlace(session_id=ref.session_id, workspace_key=ref.workspace_key,
-                        workspace_path=str(workspace_path) if workspace_path is not None else None)
+                        workspace_path=str(workspace_path) if workspace_path is not None else None, command=command)
 
 
 class Renamed(Document):

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from . import tokens
 from .config import DEFAULT_MODELS, ModelSpec
+from .errors import OverWindowError
 
 CONFIGURED, COUNTED, FAILED, MEASURED = "configured", "counted", "failed", "measured"
 
@@ -66,6 +67,13 @@ class MeterResult:
     def state(self) -> str:
         ratio = self.total / self.window
         return "over" if ratio > 1 else "warn" if ratio >= self.warn_at else "ok"
+
+    def sendable(self, *, confirm_over: bool) -> MeterResult:
+        """This result, unless the turn is over the window and not confirmed (OverWindowError)."""
+        if self.state == "over" and not confirm_over:
+            raise OverWindowError(f"The next turn would send {self.total:,} tokens, over the {self.window:,}-token "
+                                  f"window of {self.model}.", hint="trim the session first, or confirm to send anyway")
+        return self
 
     def part(self, name: str) -> Part:
         return next(part for part in self.parts if part.name == name)

@@ -24,18 +24,21 @@ if TYPE_CHECKING:
 def send_turn(service: Service, ref: SessionRef, message: str, *, agent: str | None, confirm_over: bool,
               cancel: threading.Event | None, on_begin: Callable[[str], object]) -> SendResult:
     settings = service.settings.agent
-    backend = choose_backend(agent, settings)
+    source = service.source(ref)
+    backend = source.turn_backend(ref) if source.capabilities.send else None
+    backend = backend or choose_backend(agent, settings)
     if backend is None:
         raise AgentError("No agent backend is configured and the fractal program is not installed.",
                          hint="install fractal-rlm, or set [agent] backend = \"command\" with [agent] turn, "
                               "or pass --agent echo to try Reprise offline")
     cancel = cancel or threading.Event()
     workspace_path = service.workspace_path_of(ref.workspace_key)[0]
+    if source.resumes_from_any_folder and (workspace_path is None or not Path(workspace_path).is_dir()):
+        workspace_path = str(service.workspace)   # the agent finds the session by id from here
     if workspace_path is None or not Path(workspace_path).is_dir():
         raise AgentError(f"The folder of workspace {ref.workspace_key} is unknown or gone.",
                          hint="relink the workspace first")
     estimate = service.check_sendable(ref, message, confirm_over=confirm_over).total
-    source = service.source(ref)
     workspace = Path(workspace_path)
     turn_id: str | None
     if backend.writes_session:

@@ -374,6 +374,28 @@ class Service:
         return chosen.new_session(self.workspace_key, self.workspace,
                                   SessionMeta(title=clean_title(title), created_at=utc_now_iso()))
 
+    def new_agent(self, name: str | None = None) -> str:
+        """The agent `new` starts a session of: the one named, else `[sources] new_agent`, else the
+        only enabled agent that can; a UsageError when that leaves a choice to make."""
+        able = [source.name for source in self._able_sources("new")]
+        wanted = name or self.settings.sources.new_agent
+        if wanted is not None:
+            if wanted not in self.sources:
+                choice = self.loaded.choices.get(wanted)
+                raise UsageError(f"The {wanted} agent is not enabled" + (f" ({choice.why})." if choice else "."))
+            if wanted not in able:
+                raise UsageError(f"Reprise cannot start {self.sources[wanted].label} sessions.")
+            return wanted
+        if len(able) == 1:
+            return able[0]
+        raise UsageError(f"Which agent should the new session be for? {' and '.join(able)} are enabled.",
+                         hint=f"pass --agent {'|'.join(able)}, or set [sources] new_agent in the config file")
+
+    def new_argv(self, ref: SessionRef) -> list[str] | None:
+        """The command that starts a session `new_session` named, run in the current workspace (None:
+        the session is written already, as Fractal's are)."""
+        return self.source(ref).new_argv(ref, self.workspace)
+
     def rename(self, ref: SessionRef, title: str) -> SessionMeta:
         return self.source(ref).update_meta(ref, lambda meta: setattr(meta, "title", clean_title(title)))
 

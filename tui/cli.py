@@ -12,6 +12,7 @@ import json
 import math
 import os
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reprise.core import contract
-from reprise.core.errors import AmbiguousError, RepriseError, UsageError
+from reprise.core.errors import AgentError, AmbiguousError, RepriseError, UsageError
 from reprise.core.paths import SOURCE_NAMES
 from reprise.core.service import SORTS, Service, activity_time
 
@@ -76,8 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--summary", action="store_true", help="print exactly Fractal's rendered summary")
 
-    p = add("new", "write a new empty session and print its id")
+    p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id (Claude Code)")
     p.add_argument("--title")
+    p.add_argument("--agent", dest="new_agent", choices=SOURCE_NAMES,
+                   help="the agent of the new session (default: [sources] new_agent, else the only one enabled)")
+    p.add_argument("--print", action="store_true", help="print the command that starts it instead of running it")
 
     p = add("resume", "resume a session in its agent")
     p.add_argument("id", nargs="?")
@@ -103,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--message", help="the message to send")
     group.add_argument("--message-file", help="read the message from a file (- for stdin)")
-    p.add_argument("--agent", choices=("fractal", "command", "echo"), help="backend (default: [agent] backend)")
+    p.add_argument("--agent", choices=("fractal", "command", "echo"),
+                   help="backend of a Fractal session (default: [agent] backend); a Claude Code session always "
+                        "runs [sources.claude] send")
     p.add_argument("--yes", action="store_true", help="send even when the context is over the window")
 
     p = add("recover", "mark pending turns whose agent is gone as interrupted")
@@ -389,9 +395,19 @@ def _print_safe(text: str, chunk: int = 1 << 20) -> None:
 
 
 def cmd_new(service: Service, args, as_json: bool) -> int:
-    ref = service.new_session(args.title)
+    ref = service.new_session(args.title, source=service.new_agent(args.new_agent))
+    argv = service.new_argv(ref)
+    if argv is not None and not (args.print or as_json):
+        if shutil.which(argv[0]) is None:
+            raise AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
+                             hint=f"install it, or set [sources.{ref.source}] new in the config file")
+        print(f"reprise: new session {ref.session_id}", file=sys.stderr)
+        exec_handoff(argv, str(service.workspace))
+        return 0
     if as_json:
-        _emit(contract.dump(contract.session_place(ref, service.workspace)))
+        _emit(contract.dump(contract.session_place(ref, service.workspace, argv)))
+    elif argv is not None:
+        print(shlex.join(argv))
     else:
         print(ref.session_id)
     return 0

@@ -29,6 +29,7 @@ from ..transcript import Status, Transcript, Usage
 from ..trimming import RestoreResult, TrimOptions, TrimResult
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
+    from ..agents import Backend
     from ..retention import PruneSelection
     from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 
@@ -306,6 +307,11 @@ class SessionSource(ABC):
                        confirm_over: bool) -> MeterResult:
         raise self._unsupported("sent a turn")
 
+    def turn_backend(self, ref: SessionRef) -> Backend | None:
+        """The backend that runs every turn of this source's sessions (its own agent, whatever
+        `--agent` says); None: the one `--agent` or `[agent] backend` chooses."""
+        return None
+
     def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
         raise self._unsupported("sent a turn")
 
@@ -340,6 +346,10 @@ class SessionSource(ABC):
 
     def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
         raise self._unsupported("created")
+
+    def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
+        """The command that starts a session `new_session` named (None: the session is written already)."""
+        return None
 
     def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:

@@ -139,6 +139,8 @@ def without_additions(name: str, data: dict) -> dict:
         del data["being_written"]
     if name == "prune":   # the sessions their agent deletes soon, offered to keep (issue 14)
         del data["keep_instead"]
+    if name == "new":   # the command that starts a new Claude Code session (issue 14) was added
+        del data["command"]
     if name == "config":   # the sources (Claude Code's, issue 13) were added
         del data["sources"]
         data["values"] = {key: value for key, value in data["values"].items() if not key.startswith("sources.")}

@@ -522,13 +522,36 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.action_resume()
 
     def action_new(self) -> None:
+        """A new session; which agent's is asked when more than one can start one."""
+        able = [source for source in self.service.sources.values() if source.capabilities.new]
+        if len(able) <= 1:
+            self._new_titled(able[0].name if able else "fractal")
+            return
+
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                self._new_titled(name)
+
+        self.app.push_screen(ChoiceDialog("A new session of which agent?",
+                                          [(source.name, source.label) for source in able]), chosen)
+
+    def _new_titled(self, agent: str) -> None:
         def create(title: str | None) -> None:
             if title is not None:
-                self.run_service(lambda: self.service.new_session(title or None),
-                                 lambda ref: self.load_rows(select=self.service.session_path(ref)),
-                                 "New session created")
+                self.run_service(lambda: self.service.new_session(title or None, source=agent), self._started)
 
         self.app.push_screen(TextDialog("Title of the new session (optional):", placeholder="untitled"), create)
+
+    def _started(self, ref: SessionRef) -> None:
+        """Fractal's new session is written: select it. Any other agent writes its own on its first
+        turn: hand the terminal to it (the command line runs it, as for a resume)."""
+        argv = self.service.new_argv(ref)
+        if argv is None:
+            self.app.notify("New session created")
+            self.load_rows(select=self.service.session_path(ref))
+            return
+        label = self.service.source(ref).label
+        self.app.exit(Handoff(argv, str(self.service.workspace), [f"new {label} session {ref.session_id}"]))
 
     def action_rename(self) -> None:
         ref = self.current_ref()

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ...agents import substitute
+from ...agents import Backend, substitute
 from ...audit import AuditLog
 from ...config import Settings
-from ...errors import ConflictError, NotFoundError, ProblemFileError, RepriseError
+from ...errors import ConflictError, NotFoundError, PendingTurnError, ProblemFileError, RepriseError
 from ...liveness import PendingTurn
 from ...meter import LiveMeter, MeterResult, TokenCounter, spec_for
+from ...outcome import TurnOutcome
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
@@ -30,12 +32,13 @@ from .fields import ClaudeFields, ListingFold
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
 from .listing import KEPT, NAME, ClaudeListing
-from .liveness import writer_of
+from .liveness import scan_processes, writer_of
 from .meter import ClaudeMeter, ContextNow
 from .records import Record, parse_lines
 from .retention import RetentionPolicy
 from .transcript import read_transcript
 from .trash import ClaudeTrash
+from .turns import ClaudeSendBackend, new_argv
 
 METER_VERSION = "claude-1"
 
@@ -58,7 +61,8 @@ def _fields_of(records: list[Record]) -> ClaudeFields:
 class ClaudeSource(SessionSource):
     name = NAME
     label = "Claude Code"
-    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, keep=True)
+    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, keep=True, new=True, send=True,
+                                trash=True)
     resumes_from_any_folder = True
     cost_label = "API-equivalent cost (subscription users pay no such sum)"
     resume_setting = "[sources.claude] resume"
@@ -366,3 +370,71 @@ class ClaudeSource(SessionSource):
                 selection.selected.remove(candidate)
                 selection.protected.append(replace(candidate, reason=f"Claude Code may be writing it ({why})"))
         return apply_prune(self.audit, selection, lambda ref: self.remove(ref, force=force), confirmed=confirmed)
+
+    # --- new and send (issue 14) ---
+
+    def turn_backend(self, ref: SessionRef) -> Backend | None:
+        """Every turn of a Claude Code session runs `[sources.claude] send`, whatever `--agent` says."""
+        path = self._locate(ref)
+        root = self.claude_listing.root_of(path) if path is not None else self.roots[0].path
+        return ClaudeSendBackend(self.settings.sources.claude.send, root)
+
+    def check_sendable(self, ref: SessionRef, message: str, workspace: Path | None, *,
+                       confirm_over: bool) -> MeterResult:
+        """The meter with the message; refused when the file is gone, when a Claude Code process is
+        running the session (an interactive one, or another send), or over the window unless confirmed.
+        A record written a moment ago alone does not refuse: it is the previous turn Reprise sent."""
+        path = self._locate(ref)
+        if path is None:
+            raise NotFoundError(f"Claude Code deleted session {ref.session_id}'s file, so no turn can be sent to it.",
+                                hint="copy the kept file back to its folder to continue it")
+        opened = self.open(ref)
+        scan = scan_processes(roots=[self.claude_listing.root_of(path)])
+        running = scan.writer(path, session_id=ref.session_id)
+        if running is not None:
+            raise PendingTurnError(f"Claude Code may be running session {ref.session_id} now ({running.why}).",
+                                   hint="finish or leave that Claude Code first")
+        result = self.prepare_meter(opened, workspace).with_message(message)
+        return result.sendable(confirm_over=confirm_over)
+
+    def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
+        """Before Claude Code appends the turn: the number of turns now (it needs no summary)."""
+        return len(self.open(ref).transcript.turns), ""
+
+    def after_agent_wrote(self, ref: SessionRef, turns_before: int, outcome: TurnOutcome) -> str | None:
+        """The turn Claude Code saved (the uuid of its prompt record); the measured context after it
+        goes into the outcome's usage, and a reply too long to read from stdout is taken from the file."""
+        try:
+            opened = self.open(ref)
+        except RepriseError:
+            return None
+        turns = opened.transcript.turns
+        if len(turns) <= turns_before:
+            return None
+        newest = turns[-1]
+        if outcome.unread:
+            outcome.response = newest.reply
+            outcome.unread = False
+        context = self._session(opened).context
+        if context.tokens and context.turn == len(turns):
+            if outcome.usage is not None:
+                outcome.usage["context_tokens"] = context.tokens
+            outcome.notes.append(f"Context after this turn: {context.tokens:,} tokens (measured by Claude Code).")
+        return newest.turn_id
+
+    def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
+        """A session id for Claude Code to start (`new_argv`), with Reprise's title of it kept ahead
+        of the file Claude Code writes on its first turn."""
+        for _ in range(8):
+            ref = SessionRef(key, str(uuid.uuid4()), NAME)
+            if not self._candidates(ref.session_id):
+                break
+        else:   # pragma: no cover - eight colliding uuid4s
+            raise RepriseError("Could not choose a new Claude Code session id.")
+        def given(kept: SessionMeta) -> None:
+            kept.title, kept.created_at = meta.title, meta.created_at
+        self.own_files.update_meta(ref, given)
+        return ref
+
+    def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
+        return new_argv(self.settings.sources.claude.new, ref.session_id, folder)

@@ -21,7 +21,6 @@ from ...config import Settings
 from ...errors import (
     ChangedOnDiskError,
     NotFoundError,
-    OverWindowError,
     PendingTurnError,
     ProblemFileError,
     RepriseError,
@@ -198,11 +197,7 @@ class FractalSource(SessionSource):
             raise PendingTurnError(f"A turn of session {ref.session_id} is still running ({running.why}).",
                                    hint="wait for it, or interrupt it")
         result = self.meter.measure(loaded.state, workspace, message)
-        if result.state == "over" and not confirm_over:
-            raise OverWindowError(f"The next turn would send {result.total:,} tokens, over the {result.window:,}-token "
-                                  f"window of {result.model}.",
-                                  hint="trim the session first, or confirm to send anyway")
-        return result
+        return result.sendable(confirm_over=confirm_over)
 
     def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
         """Before an agent that saves the session itself runs: archive what it would drop; (turns, summary)."""
