@@ -4,7 +4,6 @@ agent when two can start a session, handing the terminal to Claude Code for a Cl
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import pytest
 
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
-from reprise.core.sources.claude.source import ClaudeSource
 from reprise.tui.screens.dialogs import ChoiceDialog, TextDialog
 from reprise.tui.screens.main import Handoff
 from reprise.tui.widgets.session_list import SessionList
@@ -21,12 +19,6 @@ from ..core.claude.test_claude_send import fake  # noqa: F401  (a fixture)
 from ..core.claude.test_claude_source import copy_store
 from .conftest import build_app, settle
 from .test_turns import type_and_send, wait_for
-
-
-@pytest.fixture(autouse=True)
-def claude_can_send(monkeypatch):
-    monkeypatch.setattr(ClaudeSource, "capabilities",
-                        dataclasses.replace(ClaudeSource.capabilities, new=True, send=True))
 
 
 @pytest.fixture

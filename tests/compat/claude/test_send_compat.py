@@ -21,14 +21,9 @@ from .test_claude_compat import records, reply_to, scenario_prompts
 
 pytestmark = pytest.mark.compat
 
-# `reprise` as the namespace runs it; `new` and `send` are turned on here until the Claude source's
-# capabilities name them (the lead turns them on; then this changes nothing).
+# `reprise` as the namespace runs it.
 REPRISE = """
-import dataclasses, sys
-from reprise.core.sources.claude.source import ClaudeSource
-caps = ClaudeSource.capabilities
-if not (caps.new and caps.send):
-    ClaudeSource.capabilities = dataclasses.replace(caps, new=True, send=True)
+import sys
 from reprise.tui.cli import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from reprise.core.sources.base import Capabilities
-from reprise.core.sources.claude.source import ClaudeSource
 from reprise.tui import cli
 from tests.core.claude.builder import snapshot
 
@@ -24,14 +22,6 @@ from .test_claude_compat import records, reprise, scenario_prompts
 pytestmark = pytest.mark.compat
 
 RECENT_S = 300.0   # liveness.RECENT_S: a newer record makes `rm` refuse without --force
-
-
-@pytest.fixture(autouse=True)
-def trash_on(monkeypatch):
-    """Until the lead turns the flag on in ClaudeSource, the test turns it on here."""
-    flags = ClaudeSource.capabilities
-    monkeypatch.setattr(ClaudeSource, "capabilities", Capabilities(**{name: True for name in flags.names()},
-                                                                   trash=True))
 
 
 def newest_age(path: Path) -> float:

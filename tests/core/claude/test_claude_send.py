@@ -5,7 +5,6 @@ failures), the measured context after it is read from the file, and `new` names 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -18,7 +17,6 @@ import pytest
 from reprise.core.errors import PendingTurnError, UsageError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
-from reprise.core.sources.claude.source import ClaudeSource
 from reprise.core.sources.claude.turns import denial_line, parse_result
 from reprise.tui import cli
 
@@ -26,13 +24,6 @@ from .test_claude_source import THREE_TURNS, copy_store
 
 FAKE = Path(__file__).with_name("fake_claude.py")
 SEND_ARGV = ["claude", "--resume", THREE_TURNS, "-p", "--output-format", "json"]
-
-
-@pytest.fixture(autouse=True)
-def claude_can_send(monkeypatch):
-    """Until the lead turns `new` and `send` on in ClaudeSource.capabilities."""
-    monkeypatch.setattr(ClaudeSource, "capabilities",
-                        dataclasses.replace(ClaudeSource.capabilities, new=True, send=True))
 
 
 @pytest.fixture

@@ -20,22 +20,12 @@ from reprise.core.errors import ConflictError, RepriseError, UsageError
 from reprise.core.paths import OwnPaths, SessionRef
 from reprise.core.retention import PruneCandidate, PruneOptions, PruneSelection
 from reprise.core.service import Service
-from reprise.core.sources.base import Capabilities
-from reprise.core.sources.claude.source import ClaudeSource
 from tests.core.claude.builder import snapshot
 from tests.core.claude.test_claude_source import FIXTURE, RECORDED, copy_store
 
 SUBAGENT = "44444444-4444-4444-8444-444444444444"   # has a <uuid>/subagents/ sidecar folder
 THREE_TURNS = "33333333-3333-4333-8333-333333333333"
 BASH = "55555555-5555-4555-8555-555555555555"
-
-
-@pytest.fixture(autouse=True)
-def trash_on(monkeypatch):
-    """The lead turns the flag on in ClaudeSource; until then the tests turn it on here."""
-    flags = ClaudeSource.capabilities
-    monkeypatch.setattr(ClaudeSource, "capabilities", Capabilities(**{name: True for name in flags.names()},
-                                                                   trash=True))
 
 
 @pytest.fixture
