@@ -26,12 +26,14 @@ from ...errors import UsageError
 from ...session_files import digest
 from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
 from .chain import main_chain_records
-from .messages import ASSISTANT, BOUNDARY, PROMPT, RESULT, kind_of, prompt_text, turn_starts
+from .messages import BOUNDARY, PROMPT, RESULT, kind_of, prompt_text, turn_starts
 from .records import Record, parse_lines
 
 DROPPED_TYPES = frozenset({"api-request-shape", "api-request-blob", "api-request", "queue-operation", "last-prompt"})
 CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system"})
 FIT_CAPS = (4000, 2000, 1000, 500)
+# The keys of a `toolUseResult` that hold a tool's output or a file's text (Bash, Read, Write, Agent...).
+RESULT_TEXT_KEYS = frozenset({"stdout", "stderr", "content", "text", "output", "result", "originalFile"})
 FIT_KEEPS = (20, 10, 5, 3, 1)
 
 
@@ -153,7 +155,7 @@ class _Capper:
         elif isinstance(message, dict) and isinstance(message.get("content"), str) and reply:
             record = {**record, "message": {**message, "content": self.text(message["content"])}}
         if "toolUseResult" in record and record.get("type") == "user":
-            record = {**record, "toolUseResult": self.deep(record["toolUseResult"])}
+            record = {**record, "toolUseResult": self.deep(record["toolUseResult"], None)}
         return record
 
     def block(self, block: Any, reply: bool) -> Any:
@@ -171,13 +173,14 @@ class _Capper:
                 return {**block, "content": [self.block(part, True) for part in content]}
         return block   # thinking (signed), tool_use, images: whole
 
-    def deep(self, value: Any) -> Any:
+    def deep(self, value: Any, key: str | None) -> Any:
+        """`toolUseResult`'s texts (outputs, file contents), never its ids, names or paths."""
         if isinstance(value, str):
-            return self.text(value)
+            return self.text(value) if key in RESULT_TEXT_KEYS else value
         if isinstance(value, list):
-            return [self.deep(item) for item in value]
+            return [self.deep(item, key) for item in value]
         if isinstance(value, dict):
-            return {key: self.deep(item) for key, item in value.items()}
+            return {name: self.deep(item, name) for name, item in value.items()}
         return value
 
 
@@ -200,7 +203,8 @@ def _texts(record: Record) -> Iterable[str]:
             if isinstance(inner, str):
                 yield inner
             elif isinstance(inner, list):
-                yield from (part["text"] for part in inner if isinstance(part, dict) and isinstance(part.get("text"), str))
+                yield from (part["text"] for part in inner
+                            if isinstance(part, dict) and isinstance(part.get("text"), str))
 
 
 def _tool_ids(record: Record, kind: str, key: str) -> list[str]:
@@ -232,31 +236,32 @@ def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], l
     dropped: set[str] = set()
     removed_tokens = 0
     for record in records:
-        uuid = record.get("uuid")
-        if not isinstance(uuid, str):
+        record_id = record.get("uuid")
+        if not isinstance(record_id, str):
             continue
         parent = record.get("logicalParentUuid") if kind_of(record) == BOUNDARY else record.get("parentUuid")
-        parent_of.setdefault(uuid, parent if isinstance(parent, str) else None)
+        parent_of.setdefault(record_id, parent if isinstance(parent, str) else None)
         attachment = record.get("attachment")
-        if uuid in dropped_turn_uuids:
-            dropped.add(uuid)
+        if record_id in dropped_turn_uuids:
+            dropped.add(record_id)
             removed_tokens += sum(count(text) for text in _texts(record))
-        elif uuid not in chain_uuids or record.get("type") not in CHAIN_TYPES \
+        elif record_id not in chain_uuids or record.get("type") not in CHAIN_TYPES \
                 or (isinstance(attachment, dict) and attachment.get("type") == "prompt_snapshot"):
-            dropped.add(uuid)
+            dropped.add(record_id)
     # Kept records, capped; then no tool call left without its result.
     kept: dict[int, Record] = {}
     cut_by_turn: dict[int, int] = {}
     for at, record in enumerate(records):
-        uuid = record.get("uuid")
-        if isinstance(uuid, str):
-            if uuid in dropped:
+        record_id = record.get("uuid")
+        if isinstance(record_id, str):
+            if record_id in dropped:
                 continue
-            if uuid in capped_uuids:
+            if record_id in capped_uuids:
                 capper = _Capper(steps.cap or 0, original.sha256, count)
                 record = capper.record(record)
                 if capper.cut:
-                    cut_by_turn[capped_uuids[uuid]] = cut_by_turn.get(capped_uuids[uuid], 0) + capper.cut
+                    turn_at = capped_uuids[record_id]
+                    cut_by_turn[turn_at] = cut_by_turn.get(turn_at, 0) + capper.cut
                     removed_tokens += capper.tokens
         kept[at] = record
     results = {tool_id for record in kept.values() if kind_of(record) == RESULT
@@ -268,8 +273,8 @@ def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], l
         if not orphans:
             continue
         message = record["message"]
-        content = [block for block in message["content"]
-                   if not (isinstance(block, dict) and block.get("type") == "tool_use" and str(block.get("id")) in orphans)]
+        content = [block for block in message["content"] if not (
+            isinstance(block, dict) and block.get("type") == "tool_use" and str(block.get("id")) in orphans)]
         if content:
             kept[at] = {**record, "message": {**message, "content": content}}
         else:
@@ -303,8 +308,9 @@ def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], l
             if kind_of(record) == PROMPT:
                 last_prompt = prompt_text(record)
             result = record.get("toolUseResult")
-            if isinstance(result, dict) and isinstance(result.get("agentId"), str) and result["agentId"] not in agent_ids:
-                agent_ids.append(result["agentId"])
+            agent_id = result.get("agentId") if isinstance(result, dict) else None
+            if isinstance(agent_id, str) and agent_id not in agent_ids:
+                agent_ids.append(agent_id)
         if "sessionId" in record:
             record = {**record, "sessionId": fork_id}
         line = dumps(record)
