@@ -436,6 +436,18 @@ class ClaudeSource(SessionSource):
             notes.append(why)
         if dry_run:
             return RestoreResult(ref, data, b"", [step], False, True, None, notes)
+        if type(self).remove is not SessionSource.remove:
+            # Reprise's trash of Claude sessions (`reprise rm`) is here: the fork goes where `trash
+            # restore` finds it. Unchanged since Reprise wrote it, nothing is writing it.
+            self.remove(ref, force=force or digest(data) == written)
+        else:
+            self._trash_fork(ref, path, data, str(extra["forked_from"]))
+        self.audit.append(ref.workspace_key, "restore", session_id=ref.session_id, digests=[written],
+                          result=f"fork moved to the trash ({extra['forked_from']} unchanged)")
+        return RestoreResult(ref, data, b"", [step], True, False, None, notes)
+
+    def _trash_fork(self, ref: SessionRef, path: Path, data: bytes, forked_from: str) -> None:
+        """The fork's file and sidecars copied into Reprise's trash, verified, then unlinked."""
         root = Root(self.claude_listing.root_of(path), "Claude Code root")
         own = self.own_files.rooted
         trash = self.own_paths.trash_dir(ref.workspace_key) / "forks"
@@ -451,10 +463,13 @@ class ClaudeSource(SessionSource):
                         moved.append(sidecars / sub / name)
             own.write_atomic(self.own_paths.trash_record_file(ref), (json.dumps(
                 {"original": str(path), "trashed_at": iso_time(time.time()), "sha256": digest(data),
-                 "op": "undo-fork", "forked_from": extra["forked_from"]}, indent=2) + "\n").encode("utf-8"))
+                 "op": "undo-fork", "forked_from": forked_from}, indent=2) + "\n").encode("utf-8"))
             if digest(own.read(trash / path.name, len(data) + 1)) != digest(data):
                 raise ChangedOnDiskError(f"The trashed copy of {path} does not read back; nothing was removed.",
                                          path=path)
+            if root.sha256(path) != digest(data):
+                raise ChangedOnDiskError(f"{path} changed while it was copied to the trash; nothing was removed.",
+                                         hint="undo again", path=path)
             root.unlink(path)
             for piece in moved:
                 root.unlink(piece)
@@ -463,6 +478,3 @@ class ClaudeSource(SessionSource):
                     root.rmtree(sidecars / sub)   # emptied by the move: nothing else was in it
             if root.is_dir(sidecars) and not root.names(sidecars):
                 root.rmtree(sidecars)
-        self.audit.append(ref.workspace_key, "restore", session_id=ref.session_id, digests=[written],
-                          result=f"fork moved to the trash ({extra['forked_from']} unchanged)")
-        return RestoreResult(ref, data, b"", [step], True, False, None, notes)

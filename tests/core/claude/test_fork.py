@@ -247,6 +247,11 @@ def test_a_forks_subagent_sidecar_is_copied_with_the_new_id(forks):
     assert records and {r["sessionId"] for r in records} == {result.ref.session_id}
     assert (copied.parent / f"agent-{AGENT_ID}.meta.json").read_bytes() == \
         (ALPHA / SUBAGENT / "subagents" / f"agent-{AGENT_ID}.meta.json").read_bytes()
+    sidecar = copied.read_bytes()
+    assert service.restore(result.ref).applied
+    assert not (project / result.ref.session_id).exists() and (project / SUBAGENT / "subagents").is_dir()
+    trashed = list(Path(service.sources["claude"].own_paths.root).rglob(f"trash/**/agent-{AGENT_ID}.jsonl"))
+    assert [path.read_bytes() for path in trashed] == [sidecar]
 
 
 def test_undo_moves_the_fork_to_the_trash_and_asks_when_it_grew(forks):
