@@ -16,7 +16,14 @@ from pathlib import Path
 from ...agents import substitute
 from ...audit import AuditLog, iso_time
 from ...config import Settings
-from ...errors import ChangedOnDiskError, NotFoundError, ProblemFileError, RepriseError, UsageError
+from ...errors import (
+    ChangedOnDiskError,
+    ForkOnlyError,
+    NotFoundError,
+    ProblemFileError,
+    RepriseError,
+    UsageError,
+)
 from ...liveness import PendingTurn
 from ...meter import LiveMeter, MeterResult, TokenCounter, spec_for
 from ...own_files import SessionMeta
@@ -323,7 +330,7 @@ class ClaudeSource(SessionSource):
         Claude Code's own file is never rewritten), archived (op `fork`, with the original's bytes,
         op `fork-original`, which capped text points at), titled "<title> (trimmed)" with lineage."""
         if not fork:
-            raise UsageError("Claude Code's own files are never rewritten: use --fork.",
+            raise ForkOnlyError("Claude Code's own files are never rewritten: use --fork.",
                              hint=f"reprise trim {ref.session_id} --fork ...")
         path = self._locate(ref)
         if path is None:

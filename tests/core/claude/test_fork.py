@@ -274,3 +274,26 @@ def test_undo_moves_the_fork_to_the_trash_and_asks_when_it_grew(forks):
     assert (project / f"{THREE_TURNS}.jsonl").read_bytes() == original
     with pytest.raises(UsageError, match="not a fork"):
         service.restore(ref)
+
+
+def test_the_command_line_forks_with_the_trim_document_and_refuses_in_place_with_status_1(forks, monkeypatch,
+                                                                                        capsys):
+    from reprise.tui import cli
+
+    service, project = forks
+    monkeypatch.chdir(project.parents[2] / "work" / "alpha")
+    original = (project / f"{THREE_TURNS}.jsonl").read_bytes()
+    assert cli.main(["trim", THREE_TURNS, "--drop", "2"]) == 1
+    out, err = capsys.readouterr()
+    assert "Claude Code's own files are never rewritten: use --fork" in err
+    assert cli.main(["trim", THREE_TURNS, "--fork", "--drop", "2", "--dry-run", "--json"]) == 0
+    preview = json.loads(capsys.readouterr().out)
+    assert preview["dry_run"] and not preview["applied"] and preview["size_after"] < preview["size_before"]
+    assert preview["meter_after"] < preview["meter_before"]
+    assert cli.main(["trim", THREE_TURNS, "--fork", "--drop", "2", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert set(document) == set(contract.Trim.model_fields)
+    assert document["source_session_id"] == THREE_TURNS and document["session_id"] != THREE_TURNS
+    assert document["turns"] == [{"number": 2, "turn_id": document["turns"][0]["turn_id"], "change": "dropped"}]
+    assert (project / f"{document['session_id']}.jsonl").is_file()
+    assert (project / f"{THREE_TURNS}.jsonl").read_bytes() == original
