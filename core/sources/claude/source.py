@@ -147,8 +147,9 @@ class ClaudeSource(SessionSource):
         size = len(data)
         del data
         found = _fields_of(parsed.records)
-        context = ContextNow(found.context_tokens, found.turns,
-                             "compaction" if found.context_basis == "compact_boundary" else "reply", found.model)
+        context = self._fork_context(ref, sha256, ContextNow(
+            found.context_tokens, found.turns, "compaction" if found.context_basis == "compact_boundary" else "reply",
+            found.model))
         return OpenedSession(ref, path, size, sha256, transcript, warnings,
                              ClaudeSession(parsed.records, context, found))
 
@@ -318,8 +319,9 @@ class ClaudeSource(SessionSource):
 
     def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
                     listed_context: int = 0) -> int | None:
-        """The next turn with an empty draft: the measured context the listing read."""
-        return listed_context or None
+        """The next turn with an empty draft: the measured context the listing read (a fork's estimate
+        until its first turn)."""
+        return self._fork_listed(ref, size) or listed_context or None
 
 
     # --- trim as a fork (issue 14) -------------------------------------------------------------
@@ -370,7 +372,8 @@ class ClaudeSource(SessionSource):
                 plan.notes.extend(self._copy_sidecars(root, path, fork_path, plan.state))
                 self.own_files.write_meta(target, SessionMeta.model_validate({
                     "title": f"{title} (trimmed)", "created_at": iso_time(time.time()),
-                    "forked_from": ref.session_id, "fork_sha256": plan.records_digest, "fork_size": len(plan.data)}))
+                    "forked_from": ref.session_id, "fork_sha256": plan.records_digest, "fork_size": len(plan.data),
+                    "fork_context_estimate": plan.meter_after}))
         except (RepriseError, OSError) as exc:
             self.audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options_info,
                               digests=digests, counts=plan.counts(), result=f"failed: {getattr(exc, 'code', exc)}")
@@ -409,6 +412,27 @@ class ClaudeSource(SessionSource):
         meta = self.own_files.read_meta(ref)
         extra = meta.model_extra or {}
         return meta if isinstance(extra.get("forked_from"), str) and isinstance(extra.get("fork_sha256"), str) else None
+
+    def _fork_estimate(self, ref: SessionRef) -> tuple[str, int, int] | None:
+        """(digest, size, estimated context) of a fork as Reprise wrote it, when it is one."""
+        meta = self._fork_meta(ref)
+        extra = (meta.model_extra or {}) if meta is not None else {}
+        estimate, size = extra.get("fork_context_estimate"), extra.get("fork_size")
+        if meta is None or not isinstance(estimate, int) or not isinstance(size, int):
+            return None
+        return str(extra["fork_sha256"]), size, estimate
+
+    def _fork_context(self, ref: SessionRef, sha256: str, context: ContextNow) -> ContextNow:
+        """A fork unchanged since Reprise wrote it: its copied usage records describe the untrimmed
+        session, so its context is the estimate made when it was written."""
+        known = self._fork_estimate(ref)
+        if known is None or known[0] != sha256:
+            return context
+        return ContextNow(known[2], context.turn, "estimate", context.model)
+
+    def _fork_listed(self, ref: SessionRef, size: int) -> int | None:
+        known = self._fork_estimate(ref)
+        return known[2] if known is not None and known[1] == size else None
 
     def can_undo_trim(self, ref: SessionRef) -> bool:
         """Whether this session is a fork Reprise wrote whose file is still there."""

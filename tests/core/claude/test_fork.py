@@ -297,3 +297,21 @@ def test_the_command_line_forks_with_the_trim_document_and_refuses_in_place_with
     assert document["turns"] == [{"number": 2, "turn_id": document["turns"][0]["turn_id"], "change": "dropped"}]
     assert (project / f"{document['session_id']}.jsonl").is_file()
     assert (project / f"{THREE_TURNS}.jsonl").read_bytes() == original
+
+
+def test_a_forks_context_is_the_estimate_until_it_changes(forks):
+    service, project = forks
+    ref = service.resolve(THREE_TURNS)
+    measured = service.measure(ref)
+    result = service.trim(ref, TrimOptions(drop=("2",)), fork=True)
+    assert result.plan.meter_before == measured.parts[0].tokens
+    estimate = service.measure(result.ref)
+    part = estimate.parts[0]
+    assert (part.name, part.basis, part.tokens) == ("measured", "counted", result.plan.meter_after)
+    assert "estimate" in (part.note or "") and estimate.measured is None
+    assert result.plan.meter_after < measured.parts[0].tokens
+    fork_file = project / f"{result.ref.session_id}.jsonl"
+    with fork_file.open("ab") as grown:   # Claude Code wrote to the fork: its own figures count again
+        grown.write(b'{"type":"mode","mode":"normal","sessionId":"' + result.ref.session_id.encode() + b'"}\n')
+    again = service.measure(result.ref)
+    assert again.parts[0].basis == "measured" and again.parts[0].tokens == measured.parts[0].tokens
