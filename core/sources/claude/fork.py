@@ -8,8 +8,9 @@ with each `parentUuid` re-joined to the nearest kept ancestor; no `tool_use` wit
 `thinking` blocks copied whole (they carry signatures). It drops what repeats the text of dropped
 turns: the request log (`api-request-shape`, `api-request-blob`, `api-request`), `prompt_snapshot`
 attachments, `queue-operation` records, the old `last-prompt` records (one is written for the fork's
-leaf), records off the main chain (rewound branches), and `file-history-snapshot` records of dropped
-messages. Capped text ends with a marker naming the original's SHA-256 (archived with the fork).
+leaf), records off the main chain (rewound branches), `file-history-snapshot` records of dropped
+messages, and the model's own `summary` and `ai-title` records when turns are dropped. Capped text
+ends with a marker naming the original's SHA-256 (archived with the fork).
 Planning has no clock and no randomness: the fork's id is given.
 """
 
@@ -31,6 +32,9 @@ from .records import Record, parse_lines
 
 DROPPED_TYPES = frozenset({"api-request-shape", "api-request-blob", "api-request", "queue-operation", "last-prompt"})
 CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system"})
+# Written by the model about the conversation (older versions' `summary`, the `ai-title`): left out of
+# a fork that drops turns, which they may describe. A `custom-title` is the person's: kept.
+TITLES_OF_TEXT = frozenset({"summary", "ai-title"})
 FIT_CAPS = (4000, 2000, 1000, 500)
 # The keys of a `toolUseResult` that hold a tool's output or a file's text (Bash, Read, Write, Agent...).
 RESULT_TEXT_KEYS = frozenset({"stdout", "stderr", "content", "text", "output", "result", "originalFile"})
@@ -296,7 +300,7 @@ def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], l
         record = kept[at]
         kind = record.get("type")
         if not isinstance(record.get("uuid"), str):
-            if kind in DROPPED_TYPES:
+            if kind in DROPPED_TYPES or (kind in TITLES_OF_TEXT and steps.drop):
                 continue
             if kind == "file-history-snapshot" and record.get("messageId") in dropped:
                 continue

@@ -315,3 +315,17 @@ def test_a_forks_context_is_the_estimate_until_it_changes(forks):
         grown.write(b'{"type":"mode","mode":"normal","sessionId":"' + result.ref.session_id.encode() + b'"}\n')
     again = service.measure(result.ref)
     assert again.parts[0].basis == "measured" and again.parts[0].tokens == measured.parts[0].tokens
+
+
+def test_the_models_titles_and_summaries_of_dropped_turns_are_left_out_and_the_persons_title_kept():
+    built = ClaudeFile()
+    built.turn("the secret is SECRETWORD", "noted")
+    built.turn("second question", "second answer")
+    built.ai_title("About SECRETWORD")
+    built.unknown("summary", summary="They discussed SECRETWORD", leafUuid=built.head)
+    built.custom_title("My own title")
+    plan = _plan(built.data(), TrimOptions(drop=("1",)))
+    assert plan.data is not None and b"SECRETWORD" not in plan.data
+    assert [r["customTitle"] for r in _records(plan.data) if r["type"] == "custom-title"] == ["My own title"]
+    capped = _plan(built.data(), TrimOptions(cap_replies=3, spare=0))
+    assert b"About SECRETWORD" in (capped.data or b"")   # nothing dropped: the title describes what is kept
