@@ -329,11 +329,11 @@ class ClaudeSource(SessionSource):
     def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
         """Preview or write a trimmed copy of the session as a new session beside it (`fork` only:
-        Claude Code's own file is never rewritten), archived (op `fork`, with the original's bytes,
-        op `fork-original`, which capped text points at), titled "<title> (trimmed)" with lineage."""
+        Claude Code's own file is never rewritten), archived (op `fork`; the original's bytes, which
+        capped text points at, in the original's archive, op `fork-original`), titled "<title> (trimmed)" with lineage."""
         if not fork:
             raise ForkOnlyError("Claude Code's own files are never rewritten: use --fork.",
-                             hint=f"reprise trim {ref.session_id} --fork ...")
+                                hint=f"reprise trim {ref.session_id} --fork ...")
         path = self._locate(ref)
         if path is None:
             raise NotFoundError(f"No Claude Code session file {ref.session_id} to fork (a kept copy is not forked).")
@@ -355,14 +355,15 @@ class ClaudeSource(SessionSource):
         if dry_run or not plan.changed:
             return TrimResult(plan, ref, target, False, dry_run, True)
         assert plan.data is not None and plan.records_digest is not None and isinstance(plan.state, ForkState)
-        title = self.read_meta(ref).title or found.title or f"session {ref.session_id[:8]}"
+        title = " ".join((self.read_meta(ref).title or found.title or f"session {ref.session_id[:8]}").split())
+        title = title if len(title) <= 60 else title[:59] + "…"
         options_info = {**options.as_dict(), "fork": fork_id, "force": force}
         digests = [plan.records_digest, plan.original_digest]
         fork_path = path.parent / f"{fork_id}{SUFFIX}"
         try:
             with self.own_files.lock(target):
-                self.archive.put(target, data, op="fork-original", source_session_id=ref.session_id,
-                                 fork=plan.records_digest)
+                # The original as it was (what capped text points at), once however many forks it has.
+                self.archive.put(ref, data, op="fork-original", fork_session_id=fork_id)
                 self.archive.put(target, plan.data, op="fork", source_session_id=ref.session_id,
                                  original_sha256=plan.original_digest, options=options.as_dict(),
                                  counts=plan.counts())
