@@ -330,7 +330,8 @@ class ClaudeSource(SessionSource):
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
         """Preview or write a trimmed copy of the session as a new session beside it (`fork` only:
         Claude Code's own file is never rewritten), archived (op `fork`; the original's bytes, which
-        capped text points at, in the original's archive, op `fork-original`), titled "<title> (trimmed)" with lineage."""
+        capped text points at, in the original's archive, op `fork-original`), titled "<title> (trimmed)"
+        with lineage."""
         if not fork:
             raise ForkOnlyError("Claude Code's own files are never rewritten: use --fork.",
                                 hint=f"reprise trim {ref.session_id} --fork ...")
