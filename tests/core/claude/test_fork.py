@@ -330,3 +330,20 @@ def test_the_models_titles_and_summaries_of_dropped_turns_are_left_out_and_the_p
     assert [r["customTitle"] for r in _records(plan.data) if r["type"] == "custom-title"] == ["My own title"]
     capped = _plan(built.data(), TrimOptions(cap_replies=3, spare=0))
     assert b"About SECRETWORD" in (capped.data or b"")   # nothing dropped: the title describes what is kept
+
+
+def test_a_fork_is_never_written_over_a_file_and_leaves_no_temp_file(tmp_path):
+    import os
+
+    from reprise.core.sources.claude.fork import write_new
+
+    (tmp_path / "taken.jsonl").write_bytes(b"theirs\n")
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with pytest.raises(FileExistsError):
+            write_new(fd, "taken.jsonl", b"ours\n")
+        write_new(fd, "new.jsonl", b"ours\n")
+    finally:
+        os.close(fd)
+    assert (tmp_path / "taken.jsonl").read_bytes() == b"theirs\n" and (tmp_path / "new.jsonl").read_bytes() == b"ours\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.jsonl", "taken.jsonl"]
