@@ -309,6 +309,8 @@ def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], l
                 record = {**record, "parentUuid": joined(record["parentUuid"])}
             if isinstance(record.get("logicalParentUuid"), str):
                 record = {**record, "logicalParentUuid": joined(record["logicalParentUuid"])}
+            if kind_of(record) == BOUNDARY:
+                record = _preserved_kept(record, dropped)
             if kind_of(record) == PROMPT:
                 last_prompt = prompt_text(record)
             result = record.get("toolUseResult")
@@ -338,6 +340,37 @@ def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], l
     kept_turns = [turn.turn_id for index, turn in enumerate(turns) if index not in steps.drop]
     state = ForkState(fork_id, kept_turns, new_leaf, agent_ids, tool_results, removed_tokens)
     return _Built(b"".join(out), state, changes)
+
+
+def _preserved_kept(boundary: Record, dropped: set[str]) -> Record:
+    """A compaction boundary naming only kept records as the segment it preserved after its summary
+    (Claude Code re-sends that segment, and skips what follows it when the segment is missing)."""
+    metadata = boundary.get("compactMetadata")
+    if not isinstance(metadata, dict):
+        return boundary
+    preserved = metadata.get("preservedMessages")
+    segment = metadata.get("preservedSegment")
+    named = set()
+    if isinstance(preserved, dict):
+        named.update(u for key in ("uuids", "allUuids") for u in preserved.get(key) or () if isinstance(u, str))
+    if isinstance(segment, dict):
+        named.update(segment.get(key) for key in ("headUuid", "tailUuid") if isinstance(segment.get(key), str))
+    if not named & dropped:
+        return boundary
+    metadata = dict(metadata)
+    kept = [u for u in (preserved.get("allUuids") or preserved.get("uuids") or [])
+            if isinstance(u, str) and u not in dropped] if isinstance(preserved, dict) else []
+    if not kept:
+        metadata.pop("preservedMessages", None)
+        metadata.pop("preservedSegment", None)
+    else:
+        assert isinstance(preserved, dict)
+        metadata["preservedMessages"] = {**preserved, **{key: [u for u in preserved[key] if u not in dropped]
+                                                         for key in ("uuids", "allUuids")
+                                                         if isinstance(preserved.get(key), list)}}
+        if isinstance(segment, dict):
+            metadata["preservedSegment"] = {**segment, "headUuid": kept[0], "tailUuid": kept[-1]}
+    return {**boundary, "compactMetadata": metadata}
 
 
 _TOOL_RESULTS = b"/tool-results/"

@@ -1,7 +1,9 @@
 """A Claude Code session trimmed as a fork by `reprise trim ID --fork ... --json`, then resumed by the
 real client (`claude --resume NEWID -p ...`): the request it sends holds exactly the kept turns, in
 order, with no text of a dropped turn (or of a capped output) in the request or in the fork's file,
-and the original file's bytes are unchanged. One fork per real session kind of the scenario."""
+and the original file's bytes are unchanged. One fork per real session kind of the scenario (the
+compacted one keeps Claude Code's summary, which names the earlier prompts' words: only the replies of
+the dropped turns are checked gone there)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,9 @@ FORKS = [
     ("bash", ["--cap-replies", "5", "--spare", "0"], [0], [BASH_OUTPUT_WORD]),
     ("files", ["--keep-history", "1"], [1], ["MARKread", "REPLYread", "a file for the scenario"]),
     ("agent", ["--cap-replies", "8", "--spare", "0"], [0], ["REPLYsub"]),
+    ("compact", ["--keep-history", "1"], [2], ["REPLYhexagon", "REPLYteal"]),
 ]
+COMPACT_SUMMARY = "This session is being continued from a previous conversation"
 
 
 @pytest.fixture
@@ -76,7 +80,14 @@ def test_each_kind_of_fork_resumes_with_exactly_its_kept_turns(claude_store, liv
         request = result.requests[-1]
         sent = [fake_anthropic.prompt_text(m) for m in request["messages"]
                 if m["role"] == "user" and fake_anthropic.prompt_text(m)]
-        assert sent == sent_prompts, session
+        if session == "compact":
+            # After a compaction the client sends its summary, then what followed it: with the preserved
+            # reply (turn 2) left out, the summary and the kept prompt are one user message.
+            joined = "\n".join(sent)
+            assert sent[0].startswith(COMPACT_SUMMARY) and sent[-1] == sent_prompts[-1], session
+            assert sent_prompts[0] in joined and "REPLYhexagon" not in joined, session
+        else:
+            assert sent == sent_prompts, session
         every_request = json.dumps(result.requests, ensure_ascii=False)
         for word in gone:
             assert word not in every_request, (session, word)

@@ -347,3 +347,19 @@ def test_a_fork_is_never_written_over_a_file_and_leaves_no_temp_file(tmp_path):
         os.close(fd)
     assert (tmp_path / "taken.jsonl").read_bytes() == b"theirs\n" and (tmp_path / "new.jsonl").read_bytes() == b"ours\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.jsonl", "taken.jsonl"]
+
+
+def test_a_compaction_names_only_kept_records_as_the_segment_it_preserved():
+    data = (ALPHA / f"{COMPACTED}.jsonl").read_bytes()
+    [original] = [r for r in _records(data) if r.get("subtype") == "compact_boundary"]
+    preserved = original["compactMetadata"]["preservedMessages"]["uuids"]
+    assert preserved   # Claude Code 2.1.332 preserved the reply before /compact
+    plan = _plan(data, TrimOptions(keep_history=1))
+    assert plan.data is not None
+    [boundary] = [r for r in _records(plan.data) if r.get("subtype") == "compact_boundary"]
+    assert "preservedMessages" not in boundary["compactMetadata"] and "preservedSegment" not in boundary["compactMetadata"]
+    assert boundary["compactMetadata"]["postTokens"] == original["compactMetadata"]["postTokens"]
+    assert not any(uuid.encode() in plan.data for uuid in preserved)
+    kept = _plan(data, TrimOptions(drop=("1",)))   # the preserved reply is turn 2's: kept as it was
+    assert [r for r in _records(kept.data or b"") if r.get("subtype") == "compact_boundary"][0]["compactMetadata"] \
+        == original["compactMetadata"]
