@@ -350,11 +350,11 @@ def _preserved_kept(boundary: Record, dropped: set[str]) -> Record:
         return boundary
     preserved = metadata.get("preservedMessages")
     segment = metadata.get("preservedSegment")
-    named = set()
+    named: set[str] = set()
     if isinstance(preserved, dict):
         named.update(u for key in ("uuids", "allUuids") for u in preserved.get(key) or () if isinstance(u, str))
     if isinstance(segment, dict):
-        named.update(segment.get(key) for key in ("headUuid", "tailUuid") if isinstance(segment.get(key), str))
+        named.update(str(segment[key]) for key in ("headUuid", "tailUuid") if isinstance(segment.get(key), str))
     if not named & dropped:
         return boundary
     metadata = dict(metadata)
