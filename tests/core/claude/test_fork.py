@@ -363,3 +363,25 @@ def test_a_compaction_names_only_kept_records_as_the_segment_it_preserved():
     kept = _plan(data, TrimOptions(drop=("1",)))   # the preserved reply is turn 2's: kept as it was
     assert [r for r in _records(kept.data or b"") if r.get("subtype") == "compact_boundary"][0]["compactMetadata"] \
         == original["compactMetadata"]
+
+
+def test_a_preserved_segment_over_two_turns_keeps_the_kept_ones():
+    built = ClaudeFile()
+    built.prompt("first MARKone")
+    [first_reply] = built.assistant("reply REPLYone")
+    built.prompt("second MARKtwo")
+    [second_reply] = built.assistant("reply REPLYtwo")
+    boundary = built.compact()
+    [record] = [r for r in built.records if r.get("uuid") == boundary]
+    record["compactMetadata"]["preservedSegment"] = {"headUuid": first_reply, "anchorUuid": "x",
+                                                     "tailUuid": second_reply}
+    record["compactMetadata"]["preservedMessages"] = {"anchorUuid": "x", "uuids": [first_reply, second_reply],
+                                                      "allUuids": [first_reply, second_reply]}
+    built.prompt("third MARKthree")
+    built.assistant("reply REPLYthree")
+    plan = _plan(built.data(), TrimOptions(drop=("1",)))
+    assert plan.data is not None and b"REPLYone" not in plan.data
+    [kept] = [r for r in _records(plan.data) if r.get("subtype") == "compact_boundary"]
+    metadata = kept["compactMetadata"]
+    assert metadata["preservedMessages"] == {"anchorUuid": "x", "uuids": [second_reply], "allUuids": [second_reply]}
+    assert metadata["preservedSegment"] == {"headUuid": second_reply, "anchorUuid": "x", "tailUuid": second_reply}
