@@ -385,3 +385,17 @@ def test_a_preserved_segment_over_two_turns_keeps_the_kept_ones():
     metadata = kept["compactMetadata"]
     assert metadata["preservedMessages"] == {"anchorUuid": "x", "uuids": [second_reply], "allUuids": [second_reply]}
     assert metadata["preservedSegment"] == {"headUuid": second_reply, "anchorUuid": "x", "tailUuid": second_reply}
+
+
+def test_the_tool_results_files_of_kept_turns_only_are_named_for_copying():
+    built = ClaudeFile()
+    built.prompt("first")
+    built.assistant("looking", tools=(("toolu_a", "Bash", {"command": "ls"}),))
+    built.tool_result("toolu_a", "Output too large. Full output saved to: /h/.claude/projects/p/"
+                      f"{built.session_id}/tool-results/toolu_a.txt")
+    built.assistant("done")
+    built.prompt("second")
+    built.assistant("looking again", tools=(("toolu_b", "Bash", {"command": "ls"}),))
+    built.tool_result("toolu_b", f"saved to: /h/.claude/projects/p/{built.session_id}/tool-results/toolu_b.txt")
+    built.assistant("done again")
+    assert _plan(built.data(), TrimOptions(drop=("1",))).state.tool_results == ["toolu_b.txt"]
