@@ -95,7 +95,7 @@ def problem(item: CoreProblem) -> Problem:
 class ErrorBody(Document):
     code: str = Field(description="the error's kind: usage, not_found, ambiguous, problem_file, changed_on_disk, "
                                   "locked, archive, agent, config, pending_turn, conflict, over_window, invalid_id, "
-                                  "audit, error")
+                                  "audit, fork_only, error")
     message: str
     path: str | None
     hint: str | None

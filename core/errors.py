@@ -42,6 +42,14 @@ class InvalidIdError(UsageError):
     code = "invalid_id"
 
 
+class ForkOnlyError(UsageError):
+    """A trim in place of a session whose agent's files Reprise never rewrites (Claude Code's): it
+    forks only. Exits 1, as a refused action, not a mistyped command."""
+
+    code = "fork_only"
+    exit_status = 1
+
+
 class NotFoundError(RepriseError):
     code = "not_found"
     exit_status = 3

@@ -551,13 +551,19 @@ class Service:
              force: bool = False, model: str | None = None, expected_sha256: str | None = None) -> TrimResult:
         """Preview, then (unless dry_run) archive and write the trimmed session, in place or as a fork.
         `expected_sha256` applies a previewed plan only to the file it was previewed on."""
-        source = self._able(ref, "trim_fork" if fork else "trim_in_place", "trimmed")
+        able = self.source(ref).capabilities
+        if not fork and able.trim_fork and not able.trim_in_place:
+            source = self.source(ref)   # it trims only as a fork: its own refusal says how
+        else:
+            source = self._able(ref, "trim_fork" if fork else "trim_in_place", "trimmed")
         return source.trim(ref, options, self._meter_workspace(ref), dry_run=dry_run, fork=fork, force=force,
                            model=model, expected_sha256=expected_sha256)
 
     def restore(self, ref: SessionRef, *, archive_digest: str | None = None, all_trims: bool = False,
                 dry_run: bool = False, force: bool = False) -> RestoreResult:
-        return self._able(ref, "trim_in_place", "restored").restore(
+        able = self.source(ref).capabilities
+        return self._able(ref, "trim_fork" if able.trim_fork and not able.trim_in_place else "trim_in_place",
+                          "restored").restore(
             ref, archive_digest=archive_digest, all_trims=all_trims, dry_run=dry_run, force=force)
 
     def archive_entries(self, ref: SessionRef) -> list[ArchiveEntry]:

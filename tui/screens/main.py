@@ -618,6 +618,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             if last is not None and last[0] == "rm":
                 return last
             if ref is not None and self.service.can_undo_trim(ref):
+                able = self.service.sources[ref.source].capabilities
+                if able.trim_fork and not able.trim_in_place:   # a fork: undoing moves it to the trash
+                    return ("fork", ref, self.service.restore(ref, dry_run=True))
                 return ("trim", ref)
             entries = self.service.trash_entries(all_workspaces=scope_all)
             return ("rm", entries[0].ref) if entries else None
@@ -628,8 +631,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if target is None:
             self.app.notify("Nothing to undo: this session has no trim and the trash is empty.")
             return
-        kind, ref = target
-        if kind == "trim":
+        kind, ref, *preview = target
+        if kind == "fork":
+            grown = any("needs --force" in note for note in preview[0].notes)
+            question = (f"Move the fork {safe_line(ref.session_id[:8])} to Reprise's trash? The session it was "
+                        "trimmed from is unchanged." + ("\n\nIt has grown since Reprise wrote it: its new turns go "
+                                                        "to the trash with it." if grown else ""))
+            call, done = (lambda: self.service.restore(ref, force=grown)), "The fork is in the trash."
+        elif kind == "trim":
             question = f"Undo the last trim of session {safe_line(ref.session_id[:8])}? The archived text goes back."
             call, done = (lambda: self.service.restore(ref)), "Trim undone."
         else:

@@ -91,6 +91,8 @@ class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
         self.window = window
         self.operation = "fit"
         self.result: TrimResult | None = None
+        able = service.sources[ref.source].capabilities
+        self.fork_only = able.trim_fork and not able.trim_in_place   # Claude Code's files are never rewritten
         self.defaults = {"fit": str((window or 200_000) // 4), "cap": "2000", "fold": "10", "keep": "5", "drop": ""}
 
     def compose(self) -> ComposeResult:
@@ -124,7 +126,7 @@ class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
 
     @on(Input.Submitted, "#trim-value")
     def on_value_submitted(self, _: Input.Submitted) -> None:
-        self._finish(fork=False)
+        self._finish(fork=self.fork_only)
 
     def current_options(self) -> TrimOptions | None:
         try:
@@ -147,7 +149,7 @@ class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
     @work(thread=True, exclusive=True, group="trim-preview", exit_on_error=False)
     def compute_preview(self, options: TrimOptions) -> None:
         try:
-            result = self.service.trim(self.ref, options, dry_run=True)
+            result = self.service.trim(self.ref, options, dry_run=True, fork=self.fork_only)
         except RepriseError as exc:
             self.app.call_from_thread(self._show_error, str(exc))
             return
@@ -162,7 +164,7 @@ class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
             return  # a newer figure was typed
         self.result = result
         self.query_one("#trim-preview", Static).update(preview_text(result))
-        self.query_one("#apply", Button).disabled = not result.plan.changed
+        self.query_one("#apply", Button).disabled = not result.plan.changed or self.fork_only
         self.query_one("#fork", Button).disabled = not result.plan.changed
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -27,7 +27,7 @@ class ContextNow:
 
     tokens: int | None      # None: no reply or compaction recorded yet
     turn: int               # the turn (from 1) whose reply or compaction it was measured at
-    source: str             # "reply" or "compaction"
+    source: str             # "reply", "compaction", or "estimate" (a fork Reprise wrote, before its first turn)
     model: str | None
 
 
@@ -57,6 +57,10 @@ class ClaudeMeter:
             return Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
                         note="nothing measured yet: Claude Code's fixed prompt (system prompt, tools, environment), "
                              "about 49,300 characters, estimated")
+        if context.source == "estimate":
+            return Part("measured", context.tokens, COUNTED,
+                        note="an estimate: the measured context of the session this fork was trimmed from, minus "
+                             f"what the fork leaves out, counted with {ENCODING}; measured again after its first turn")
         what = ("the compaction's postTokens" if context.source == "compaction" else
                 "input + cache creation + cache read of the newest reply")
         return Part("measured", context.tokens, MEASURED,
@@ -67,7 +71,8 @@ class ClaudeMeter:
         parts = [self._context_part(),
                  Part("message", draft, COUNTED, len(message), len(message),
                       note=f"the draft, estimated with {ENCODING}: Claude's tokenizer is not public")]
-        measured = Measured(self.context.turn, self.context.tokens) if self.context.tokens is not None else None
+        measured = Measured(self.context.turn, self.context.tokens) \
+            if self.context.tokens is not None and self.context.source != "estimate" else None
         return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=tuple(parts),
                            window=self.spec.input_budget, warn_at=self.settings.warn, measured=measured, exact=False,
                            window_source=f"model table ({self.spec.pattern}): the input budget", draft=draft)

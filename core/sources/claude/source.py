@@ -14,9 +14,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...agents import Backend, substitute
-from ...audit import AuditLog
+from ...audit import AuditLog, iso_time
 from ...config import Settings
-from ...errors import ConflictError, NotFoundError, PendingTurnError, ProblemFileError, RepriseError
+from ...errors import (
+    ChangedOnDiskError,
+    ConflictError,
+    ForkOnlyError,
+    NotFoundError,
+    PendingTurnError,
+    ProblemFileError,
+    RepriseError,
+    UsageError,
+)
 from ...liveness import PendingTurn
 from ...meter import LiveMeter, MeterResult, TokenCounter, spec_for
 from ...outcome import TurnOutcome
@@ -24,11 +33,14 @@ from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...retention import PruneSelection
-from ...session_files import ReadProblem, read_regular_file
+from ...rooted import Root
+from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
+from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession, SessionSource
 from .fields import ClaudeFields, ListingFold
+from .fork import ForkState, new_fork_id, plan_fork, rewrite_subagent, write_new
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
 from .listing import KEPT, NAME, ClaudeListing
@@ -41,6 +53,7 @@ from .trash import ClaudeTrash
 from .turns import ClaudeSendBackend, new_argv
 
 METER_VERSION = "claude-1"
+MAX_SIDECAR_BYTES = 1 << 30
 
 
 @dataclass(slots=True)
@@ -62,7 +75,7 @@ class ClaudeSource(SessionSource):
     name = NAME
     label = "Claude Code"
     capabilities = Capabilities(list=True, search=True, meter=True, resume=True, keep=True, new=True, send=True,
-                                trash=True)
+                                trash=True, trim_fork=True)
     resumes_from_any_folder = True
     cost_label = "API-equivalent cost (subscription users pay no such sum)"
     resume_setting = "[sources.claude] resume"
@@ -143,8 +156,9 @@ class ClaudeSource(SessionSource):
         del data
         found = _fields_of(parsed.records)
         transcript.recorded_cost = found.usage.cost
-        context = ContextNow(found.context_tokens, found.turns,
-                             "compaction" if found.context_basis == "compact_boundary" else "reply", found.model)
+        context = self._fork_context(ref, sha256, ContextNow(
+            found.context_tokens, found.turns, "compaction" if found.context_basis == "compact_boundary" else "reply",
+            found.model))
         return OpenedSession(ref, path, size, sha256, transcript, warnings,
                              ClaudeSession(parsed.records, context, found))
 
@@ -314,8 +328,9 @@ class ClaudeSource(SessionSource):
 
     def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
                     listed_context: int = 0) -> int | None:
-        """The next turn with an empty draft: the measured context the listing read."""
-        return listed_context or None
+        """The next turn with an empty draft: the measured context the listing read (a fork's estimate
+        until its first turn)."""
+        return self._fork_listed(ref, size) or listed_context or None
 
 
     # --- trash and prune (issue 14) ---------------------------------------------------------------
@@ -438,3 +453,156 @@ class ClaudeSource(SessionSource):
 
     def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
         return new_argv(self.settings.sources.claude.new, ref.session_id, folder)
+
+    # --- trim as a fork (issue 14) -------------------------------------------------------------
+
+    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+             force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
+        """Preview or write a trimmed copy of the session as a new session beside it (`fork` only:
+        Claude Code's own file is never rewritten), archived (op `fork`; the original's bytes, which
+        capped text points at, in the original's archive, op `fork-original`), titled "<title> (trimmed)"
+        with lineage."""
+        if not fork:
+            raise ForkOnlyError("Claude Code's own files are never rewritten: use --fork.",
+                                hint=f"reprise trim {ref.session_id} --fork ...")
+        path = self._locate(ref)
+        if path is None:
+            raise NotFoundError(f"No Claude Code session file {ref.session_id} to fork (a kept copy is not forked).")
+        data = self._read(path)
+        if expected_sha256 is not None and digest(data) != expected_sha256:
+            raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was written.",
+                                     hint="open the trim dialog again", path=path)
+        found = _fields_of(parse_lines(data, 0).records)
+        encoding = spec_for(model or found.model or self.settings.meter.model or "claude",
+                            self.settings.meter.models).encoding
+        fork_id = new_fork_id()
+        plan = plan_fork(data, options, fork_id=fork_id, context_before=found.context_tokens,
+                         count=lambda text: self.counter.count(text, encoding))
+        target = SessionRef(ref.workspace_key, fork_id, NAME)
+        writer = self.writer(ref)
+        if writer is not None:
+            plan.notes.append(f"Claude Code may be writing this session now ({writer}); the fork holds the turns "
+                              "written so far")
+        if dry_run or not plan.changed:
+            return TrimResult(plan, ref, target, False, dry_run, True)
+        assert plan.data is not None and plan.records_digest is not None and isinstance(plan.state, ForkState)
+        title = " ".join((self.read_meta(ref).title or found.title or f"session {ref.session_id[:8]}").split())
+        title = title if len(title) <= 60 else title[:59] + "…"
+        options_info = {**options.as_dict(), "fork": fork_id, "force": force}
+        digests = [plan.records_digest, plan.original_digest]
+        fork_path = path.parent / f"{fork_id}{SUFFIX}"
+        try:
+            with self.own_files.lock(target):
+                # The original as it was (what capped text points at), once however many forks it has.
+                self.archive.put(ref, data, op="fork-original", fork_session_id=fork_id)
+                self.archive.put(target, plan.data, op="fork", source_session_id=ref.session_id,
+                                 original_sha256=plan.original_digest, options=options.as_dict(),
+                                 counts=plan.counts())
+                root = Root(self.claude_listing.root_of(path), "Claude Code root")
+                with root.parent(fork_path) as (fd, name):
+                    write_new(fd, name, plan.data)
+                plan.notes.extend(self._copy_sidecars(root, path, fork_path, plan.state))
+                self.own_files.write_meta(target, SessionMeta.model_validate({
+                    "title": f"{title} (trimmed)", "created_at": iso_time(time.time()),
+                    "forked_from": ref.session_id, "fork_sha256": plan.records_digest, "fork_size": len(plan.data),
+                    "fork_context_estimate": plan.meter_after}))
+        except (RepriseError, OSError) as exc:
+            self.audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options_info,
+                              digests=digests, counts=plan.counts(), result=f"failed: {getattr(exc, 'code', exc)}")
+            raise
+        self.audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options_info,
+                          digests=digests, counts=plan.counts(), result=f"forked to {fork_id}")
+        return TrimResult(plan, ref, target, True, False, True, digests)
+
+    @staticmethod
+    def _copy_sidecars(root: Root, path: Path, fork_path: Path, state: ForkState) -> list[str]:
+        """The kept turns' subagent transcripts (with the fork's sessionId) and `tool-results/` files,
+        copied into the fork's own sidecar folder; what could not be copied, as notes."""
+        old, new = path.with_suffix(""), fork_path.with_suffix("")
+        wanted: list[tuple[Path, Path, bool]] = []
+        for agent_id in state.agent_ids:
+            for suffix, rewrite in ((SUFFIX, True), (".meta.json", False)):
+                name = f"agent-{agent_id}{suffix}"
+                wanted.append((old / "subagents" / name, new / "subagents" / name, rewrite))
+        wanted += [(old / "tool-results" / name, new / "tool-results" / name, False) for name in state.tool_results]
+        notes = []
+        for source, target, rewrite in wanted:
+            try:
+                data = root.read(source, MAX_SIDECAR_BYTES)
+            except FileNotFoundError:
+                continue   # a kept turn names it, Claude Code did not keep it
+            except (OSError, RepriseError) as exc:
+                notes.append(f"the sidecar {source} could not be read ({exc}); the fork has none")
+                continue
+            if rewrite:
+                data = rewrite_subagent(data, state.fork_id)
+            with root.parent(target, create=True) as (fd, name):
+                write_new(fd, name, data)
+        return notes
+
+    def _fork_meta(self, ref: SessionRef) -> SessionMeta | None:
+        meta = self.own_files.read_meta(ref)
+        extra = meta.model_extra or {}
+        return meta if isinstance(extra.get("forked_from"), str) and isinstance(extra.get("fork_sha256"), str) else None
+
+    def _fork_estimate(self, ref: SessionRef) -> tuple[str, int, int] | None:
+        """(digest, size, estimated context) of a fork as Reprise wrote it, when it is one."""
+        meta = self._fork_meta(ref)
+        extra = (meta.model_extra or {}) if meta is not None else {}
+        estimate, size = extra.get("fork_context_estimate"), extra.get("fork_size")
+        if meta is None or not isinstance(estimate, int) or not isinstance(size, int):
+            return None
+        return str(extra["fork_sha256"]), size, estimate
+
+    def _fork_context(self, ref: SessionRef, sha256: str, context: ContextNow) -> ContextNow:
+        """A fork unchanged since Reprise wrote it: its copied usage records describe the untrimmed
+        session, so its context is the estimate made when it was written."""
+        known = self._fork_estimate(ref)
+        if known is None or known[0] != sha256:
+            return context
+        return ContextNow(known[2], context.turn, "estimate", context.model)
+
+    def _fork_listed(self, ref: SessionRef, size: int) -> int | None:
+        known = self._fork_estimate(ref)
+        return known[2] if known is not None and known[1] == size else None
+
+    def can_undo_trim(self, ref: SessionRef) -> bool:
+        """Whether this session is a fork Reprise wrote whose file is still there."""
+        return self._fork_meta(ref) is not None and self._locate(ref) is not None
+
+    def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
+                force: bool) -> RestoreResult:
+        """Undo a fork: move the fork's file and sidecar folder to Reprise's trash, when the file is as
+        Reprise wrote it (a fork Claude Code has added turns to needs `force`). The fork's bytes stay
+        in the archive; the original was never touched."""
+        meta = self._fork_meta(ref)
+        path = self._locate(ref)
+        if meta is None or path is None:
+            raise UsageError(f"Session {ref.session_id} is not a fork Reprise wrote; there is no trim to undo.",
+                             hint="a Claude Code session itself is never trimmed in place")
+        extra = meta.model_extra or {}
+        data = self._read(path)
+        written = str(extra["fork_sha256"])
+        step = RestoreStep(written, "fork", "trashed")
+        notes = [f"the fork is moved to Reprise's trash; {extra['forked_from']} was never changed"]
+        if digest(data) != written:
+            grown = len(data) > int(extra.get("fork_size") or 0)
+            why = (f"the fork has grown since Reprise wrote it ({len(data) - int(extra.get('fork_size') or 0):,} "
+                   "bytes: Claude Code added turns)" if grown else "the fork changed since Reprise wrote it")
+            if not force:
+                if dry_run:
+                    notes.append(f"{why}; undoing needs --force")
+                    return RestoreResult(ref, data, b"", [step], False, True, None, notes)
+                raise ChangedOnDiskError(f"{why[0].upper()}{why[1:]}; nothing was moved.",
+                                         hint="--force moves it to the trash anyway (its new turns go with it)",
+                                         path=path)
+            notes.append(why)
+        if dry_run:
+            return RestoreResult(ref, data, b"", [step], False, True, None, notes)
+        # Into Reprise's trash of Claude sessions, where `trash restore` finds it. Unchanged since
+        # Reprise wrote it, nothing is writing it.
+        self.remove(ref, force=force or digest(data) == written)
+        self.audit.append(ref.workspace_key, "restore", session_id=ref.session_id, digests=[written],
+                          result=f"fork moved to the trash ({extra['forked_from']} unchanged)")
+        return RestoreResult(ref, data, b"", [step], True, False, None, notes)
+
