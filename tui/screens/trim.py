@@ -31,6 +31,13 @@ OPERATIONS = (
     ("keep", "Keep only the newest N history entries (file size)"),
     ("drop", "Drop turns by number or turn id (e.g. 3,5,turn-…)"),
 )
+# A fork of a Claude Code session: no fold (its compaction is Claude Code's own), and "keep" keeps turns.
+FORK_OPERATIONS = (
+    ("fit", "Fit the context to N tokens (cap tool results and replies, then drop the oldest turns)"),
+    ("cap", "Cap tool results and replies at N characters (the newest 3 turns are spared)"),
+    ("keep", "Keep only the newest N turns"),
+    ("drop", "Drop turns by number (e.g. 3,5)"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +106,7 @@ class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
         with Vertical():
             yield Label(Text(f"Trim {safe_line(self.title_text)}", style="bold"))
             with RadioSet(id="trim-operation"):
-                for index, (key, label) in enumerate(OPERATIONS):
+                for index, (key, label) in enumerate(FORK_OPERATIONS if self.fork_only else OPERATIONS):
                     yield RadioButton(label, value=index == 0, id=f"op-{key}")
             yield Input(self.defaults["fit"], id="trim-value")
             yield Static(Text("Computing the preview…", style="dim"), id="trim-preview")
