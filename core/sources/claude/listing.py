@@ -25,7 +25,7 @@ from ...own_files import OwnFiles
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root
-from ...session_files import ReadProblem, chunks_of, opened_regular_file
+from ...session_files import ReadProblem, chunks_of, opened_regular_file, stats_in
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from .fields import ClaudeFields, ListingFold
 from .keep import kept_path, kept_sessions
@@ -258,24 +258,7 @@ class ClaudeListing(ListingSource):
                 except OSError:
                     found[session_id] = (-1, -1)
             return found, None
-        try:
-            entries = os.scandir(group)
-        except (FileNotFoundError, NotADirectoryError):
-            return found, None
-        except OSError as exc:
-            return found, Problem(group, "unreadable_folder", f"the project folder cannot be read "
-                                  f"({exc.strerror or exc}); its sessions are not listed")
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if not name.endswith(SUFFIX) or not is_session_id(name[:-len(SUFFIX)]):
-                    continue
-                try:
-                    info = entry.stat()
-                    found[name[:-len(SUFFIX)]] = (info.st_size, info.st_mtime_ns)
-                except OSError:
-                    found[name[:-len(SUFFIX)]] = (-1, -1)
-        return found, None
+        return stats_in(group, SUFFIX, "project folder", is_session_id)
 
     def file_path(self, group: str, file_id: str) -> str:
         if group == KEPT:

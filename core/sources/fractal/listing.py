@@ -7,13 +7,13 @@ source (`FractalSource`) takes these methods over.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import RepriseError
-from ...paths import OwnPaths, SessionRef, is_temp_name
+from ...paths import OwnPaths, SessionRef
 from ...problems import Problem
+from ...session_files import stats_in
 from ...transcript import Usage
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from .models import SessionState, last_measured_context, parse_time, usage_totals
@@ -103,26 +103,8 @@ class FractalListing(ListingSource):
         return f"{self._workspaces}{key}/sessions/{file_id}.json"
 
     def file_stats(self, key: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
-        found: dict[str, tuple[int, int]] = {}
-        directory = f"{self._workspaces}{key}/sessions"
-        try:
-            entries = os.scandir(directory)
-        except (FileNotFoundError, NotADirectoryError):
-            return found, None
-        except OSError as exc:
-            return found, Problem(directory, "unreadable_folder", f"the sessions folder cannot be read "
-                                  f"({exc.strerror or exc}); its sessions are not listed")
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if not name.endswith(".json") or (name[0] == "." and is_temp_name(name)):
-                    continue
-                try:
-                    info = entry.stat()
-                    found[name[:-5]] = (info.st_size, info.st_mtime_ns)
-                except OSError:
-                    found[name[:-5]] = (-1, -1)
-        return found, None
+        # Reprise's in-flight writes (`.<id>.tmp-…`) never end in .json: the suffix leaves them out.
+        return stats_in(f"{self._workspaces}{key}/sessions", ".json", "sessions folder")
 
     def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
         key = file.workspace_key or ""
