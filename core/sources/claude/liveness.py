@@ -212,10 +212,14 @@ def _open_for_writing(pid: int, fd: str) -> bool:
 
 
 def _ids_in_argv(pid: int) -> Iterator[str]:
-    """The values of `--resume ID`, `-r ID`, `--session-id ID` (or `--flag=ID`) in a process's arguments."""
+    """The values of `--resume ID`, `-r ID`, `--session-id ID` (or `--flag=ID`) in the arguments of a
+    Claude Code process (one whose program, or the script it runs, is named claude…): another
+    program's `--resume` says nothing about this session."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
+        return
+    if not any(os.path.basename(raw).startswith(b"claude") for raw in argv[:2]):
         return
     previous = ""
     for raw in argv:

@@ -146,7 +146,9 @@ def test_a_session_in_another_root_is_sent_with_that_root(tmp_path, fake, monkey
 
 def test_a_session_a_claude_process_is_running_is_refused(store, fake):
     _, folders = store
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "--resume", THREE_TURNS])
+    script = folders["alpha"].parent / "claude"   # a program named claude, running this session
+    script.write_text("import time\ntime.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, str(script), "--resume", THREE_TURNS])
     try:
         service = Service.from_environment()
         ref = service.resolve(THREE_TURNS)

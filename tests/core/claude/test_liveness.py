@@ -8,6 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+
+from pathlib import Path
 
 import pytest
 
@@ -21,10 +24,12 @@ UUID = "0b7c1f4e-8d2a-4c3e-9f10-2a6b5c4d3e21"
 needs_proc = pytest.mark.skipif(not os.path.isdir(f"/proc/{os.getpid()}/fd"), reason="no /proc on this system")
 
 
-def _child(code, *args):
-    """A Python child that runs `code`, prints "ready" and sleeps; ended by its pid by the caller."""
-    child = subprocess.Popen([sys.executable, "-c", code + "\nprint('ready', flush=True)\nimport time\n"
-                              "time.sleep(60)\n", *args], stdout=subprocess.PIPE, text=True)
+def _child(code, *args, program="claude"):
+    """A Python child that runs `code` from a script named `program` (the liveness rule believes the
+    arguments of a program named claude…), prints "ready" and sleeps; ended by its pid by the caller."""
+    script = Path(tempfile.mkdtemp(prefix="reprise-liveness-")) / program
+    script.write_text(code + "\nprint('ready', flush=True)\nimport time\ntime.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None and child.stdout.readline().strip() == "ready"
     return child
 
@@ -219,3 +224,12 @@ def test_damaged_registry_records_are_skipped_quietly(session):
     (folder / "5.json").mkdir()
     (folder / "6.json").symlink_to(folder / "2.json")
     assert writer_of(session, None, NOW) is None
+
+
+@needs_proc
+def test_another_programs_resume_flag_says_nothing_about_the_session(session):
+    child = _child("", "--resume", UUID, program="editor")
+    try:
+        assert writer_of(session, None, NOW, session_id=UUID) is None
+    finally:
+        _end(child)
