@@ -338,7 +338,7 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
     for row in at_risk[:10]:
         assert row.agent_deletion is not None
         print(f"  {clipped(row.file_id, 9)}: {safe_line(row.agent_deletion.phrase)} (`reprise keep "
-              f"{clipped(row.file_id, 8)}` keeps a copy)")
+              f"{safe_line(row.file_id[:8])}` keeps a copy)")
     if len(at_risk) > 10:
         print(f"  … and {len(at_risk) - 10} more deleted within the week (`reprise doctor` lists them)")
     return 0
