@@ -84,9 +84,10 @@ def preview_text(result: TrimResult) -> Text:
 
 class TrimDialog(ReportsWorkerErrors, ModalScreen[TrimRequest | None]):
     DEFAULT_CSS = DIALOG_CSS.format(name="TrimDialog") + """
-    TrimDialog > Vertical { width: 84; }
+    TrimDialog > Vertical { width: 84; padding: 0 1; }
     TrimDialog RadioSet { width: 100%; }
-    TrimDialog #trim-preview { height: auto; min-height: 5; margin-top: 1; padding: 0 1; background: $panel; }
+    TrimDialog #trim-preview { height: auto; min-height: 3; padding: 0 1; background: $panel; }
+    TrimDialog .dialog-buttons { margin-top: 0; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
