@@ -90,6 +90,7 @@ class SessionDetail:
     cost_label: str = "cost"
     deletion: str | None = None      # when the agent deletes the file by age, or that Reprise keeps a copy
     deletion_soon: bool = False      # within the week, or due
+    keepable: bool = False           # a copy of the file as it is could still be kept (`keep`)
 
     @property
     def title(self) -> str | None:
@@ -347,24 +348,24 @@ class Service:
                              source.history(opened), opened, source.agent_title(opened), source.label,
                              source.cost_label, *self._deletion_note(source, ref, opened.path))
 
-    def _deletion_note(self, source: SessionSource, ref: SessionRef, path: Path) -> tuple[str | None, bool]:
-        """When the agent deletes the session's file by age (and whether that is within the week),
-        or that Reprise keeps a copy of it."""
+    def _deletion_note(self, source: SessionSource, ref: SessionRef, path: Path) -> tuple[str | None, bool, bool]:
+        """When the agent deletes the session's file by age, whether that is within the week and whether
+        a copy could be kept; or that Reprise keeps a copy of it. Each front end names its own way to keep."""
         if not source.capabilities.keep:
-            return None, False
+            return None, False, False
         try:
             info = path.stat()
         except OSError:
-            return None, False
+            return None, False, False
         kept = source.kept_versions().get(ref)
         if kept == (info.st_size, info.st_mtime_ns):
-            return f"Reprise keeps a copy of this session as it is, out of reach of {source.label}'s clean-up.", False
+            return (f"Reprise keeps a copy of this session as it is, out of reach of {source.label}'s clean-up.",
+                    False, False)
         deletion = source.deletion(str(path), info.st_mtime_ns, self.clock())
         if deletion is None:
-            return None, False
+            return None, False, False
         older = " (an older copy is kept)" if kept is not None else ""
-        return (f"{deletion.phrase}{older}; `reprise keep {ref.session_id[:8]}` copies it out of reach.",
-                deletion.at_risk)
+        return f"{deletion.phrase}{older}", deletion.at_risk, True
 
     def new_session(self, title: str | None = None, *, source: str = "fractal") -> SessionRef:
         """Write a valid 0-turn session in the current workspace."""

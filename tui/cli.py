@@ -362,7 +362,8 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
           f"{'  [pinned]' if detail.meta.pinned else ''}")
     print(f"Workspace {safe_line(detail.workspace_path or detail.ref.workspace_key)}")
     if detail.deletion is not None:
-        print(f"Note: {safe_line(detail.deletion)}")
+        keep = f"; `reprise keep {detail.ref.session_id[:8]}` copies it out of reach." if detail.keepable else ""
+        print(f"Note: {safe_line(detail.deletion)}{keep}")
     print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {len(detail.transcript.turns)} turns")
     for warning in detail.warnings:
         print(f"Warning: {safe_line(warning.message)}")

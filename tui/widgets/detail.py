@@ -41,10 +41,6 @@ def clip_long_lines(text: str, session_id: str) -> str:
     return "\n".join(lines)
 
 
-def session_id_prefix(detail: SessionDetail) -> str:
-    return detail.ref.session_id[:8]
-
-
 class DetailPane(Vertical):
     DEFAULT_CSS = """
     DetailPane {
@@ -105,7 +101,7 @@ class DetailPane(Vertical):
         if detail.size > LARGE_SESSION_BYTES:
             warnings.insert(0, f"large session ({human_size(detail.size)}): resuming it may be slow")
         if detail.deletion:
-            deletion = detail.deletion.replace("`reprise keep " + session_id_prefix(detail) + "`", "K")
+            deletion = safe_line(detail.deletion) + ("; K copies it out of reach." if detail.keepable else "")
             (warnings.insert(0, deletion) if detail.deletion_soon else parts.append(deletion))
             text = " · ".join(parts)
         banner.set_class(bool(warnings), "-warning")

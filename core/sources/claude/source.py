@@ -129,7 +129,10 @@ class ClaudeSource(SessionSource):
         return path
 
     def open(self, ref: SessionRef) -> OpenedSession:
-        path = self._locate(ref)
+        return self._open_at(ref, self._locate(ref))
+
+    def _open_at(self, ref: SessionRef, path: Path | None) -> OpenedSession:
+        """The session read from its file at `path` (as `_locate` found it), or from its kept copy."""
         kept_note: list[Problem] = []
         if path is None:
             kept = kept_session(self.archive, ref)
@@ -213,7 +216,7 @@ class ClaudeSource(SessionSource):
             original = f" to {kept.original}" if kept is not None else ""
             raise RepriseError(f"Claude Code deleted this session's file, so it cannot resume it.{where}.",
                                hint=f"copy the kept file back{original} to resume it")
-        opened = self.open(ref)
+        opened = self._open_at(ref, path)
         notes = []
         writer = self.writer(ref, opened)
         if writer is not None:
@@ -223,7 +226,10 @@ class ClaudeSource(SessionSource):
 
     def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
         """Why the session counts as being written now (a recent record, a live Claude Code), or None."""
-        path = self._locate(ref)
+        if opened is not None:   # the file it was read from (a kept copy is nobody's to write)
+            path: Path | None = None if opened.path.is_relative_to(self.own_paths.root) else opened.path
+        else:
+            path = self._locate(ref)
         if path is None:
             return None
         found = self._session(opened).fields if opened is not None else None
