@@ -225,8 +225,8 @@ def stream_events(response_id: str, items: list[dict], usage: dict, model: str) 
 
 
 def reply_chars(items: list[dict]) -> int:
-    return sum(len(item.get("arguments", "")) + len(item.get("input", "")) + sum(len(p.get("text", "")) for p in item.get("content", []))
-               for item in items)
+    return sum(len(item.get("arguments", "")) + len(item.get("input", ""))
+               + sum(len(part.get("text", "")) for part in item.get("content", [])) for item in items)
 
 
 class Handler(RecordingHandler):

@@ -291,4 +291,8 @@ if __name__ == "__main__":  # a dev run: python -m tests.compat.codex.sessions [
         print(step_result.step.label, step_result.returncode, len(step_result.requests), step_result.thread_id,
               step_result.request_paths)
     print(json.dumps(store.ids))
+    steps = [{"label": r.step.label, "argv": ["codex", *r.step.args], "cwd": str(r.step.cwd), "exit": r.returncode,
+              "session": store.ids.get(SESSION_OF[r.step.label]), "requests": r.request_paths,
+              "request_bytes": r.request_sizes, "events": r.events} for r in store.results]
+    (where / "steps.json").write_text(json.dumps(steps, indent=1, ensure_ascii=False) + "\n")
     print(where)
