@@ -276,3 +276,41 @@ def test_a_hand_made_session_index_entry_names_a_thread_that_resume_finds_by_nam
     result = live.one(Step([*EXEC, "resume", name, "Found by its name MARKbyname"], codex_store.folders["beta"]))
     assert result.thread_id == codex_store.ids["beta"], result.describe()
     assert sent_prompts(result) == [*prompts_of("beta"), "Found by its name MARKbyname"]
+
+
+def request_parts(raw: bytes, base_instructions: str) -> dict[str, int]:
+    """The characters of a Responses request by part (each input item's compact JSON; `envelope` is
+    the rest: model, reasoning, client metadata, the JSON around the items)."""
+    body = json.loads(raw)
+    parts = dict.fromkeys(("tools", "base instructions", "other developer context", "environment", "history"), 0)
+    for item in body["input"]:
+        text = fake_openai.message_text(item) if item.get("type") == "message" else ""
+        if item.get("type") == "additional_tools":
+            part = "tools"
+        elif item.get("role") == "developer":
+            part = "base instructions" if text == base_instructions else "other developer context"
+        elif item.get("role") == "user" and text.startswith("<environment_context>"):
+            part = "environment"
+        else:
+            part = "history"
+        parts[part] += len(rollouts.dumps(item))
+    parts["tools"] += len(rollouts.dumps(body.get("tools") or []))
+    parts["envelope"] = len(raw.decode("utf-8")) - sum(parts.values())
+    return parts
+
+
+def test_what_a_resumed_turn_sends_by_part(codex_store):
+    """The meter's ground truth: the request of the third turn of the three-turn session."""
+    result = codex_store.step("three turns: 3")
+    [raw] = sorted((codex_store.root / "batches").glob("04/requests/*.json"))
+    meta = rollouts.records(codex_store.rollout("three"))[0]["payload"]
+    parts = request_parts(raw.read_bytes(), meta["base_instructions"]["text"])
+    assert sum(parts.values()) == len(raw.read_text(encoding="utf-8"))
+    assert raw.stat().st_size == result.request_sizes[0]
+    assert parts["tools"] > 20_000 and parts["base instructions"] > 20_000
+    assert 0 < parts["environment"] < 1_000 and 0 < parts["envelope"] < 3_000
+    assert not json.loads(raw.read_bytes()).get("tools") and not json.loads(raw.read_bytes()).get("instructions")
+    history = [item for item in result.responses[0]["input"] if item.get("type") == "message"
+               and (item["role"] == "assistant" or not fake_openai.is_injected(fake_openai.message_text(item)))]
+    assert len(history) == 5           # two earlier turns (prompt and reply), the new prompt
+    assert parts["history"] < 2_000
