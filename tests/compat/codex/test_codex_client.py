@@ -311,6 +311,7 @@ def test_what_a_resumed_turn_sends_by_part(codex_store):
     assert 0 < parts["environment"] < 1_000 and 0 < parts["envelope"] < 3_000
     assert not json.loads(raw.read_bytes()).get("tools") and not json.loads(raw.read_bytes()).get("instructions")
     history = [item for item in result.responses[0]["input"] if item.get("type") == "message"
-               and (item["role"] == "assistant" or not fake_openai.is_injected(fake_openai.message_text(item)))]
+               and (item["role"] == "assistant" or item["role"] == "user"
+                    and not fake_openai.is_injected(fake_openai.message_text(item)))]
     assert len(history) == 5           # two earlier turns (prompt and reply), the new prompt
     assert parts["history"] < 2_000
