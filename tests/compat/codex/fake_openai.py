@@ -19,6 +19,8 @@ its newest `user` message:
 - a compaction request (Codex's summarisation prompt): a summary naming the MARK words of every
   user message;
 - "FAIL:" in the newest user message: HTTP 400 `invalid_request_error`;
+- "SLOW:" in the newest user message: the stream starts (`response.created`), then nothing for
+  `SLOW_S` seconds before the reply (time for a test to interrupt the client mid-turn);
 - otherwise a text reply quoting each `MARK<word>` of the prompt and adding `REPLY<word>` (a word
   found only in the reply, for search tests).
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,7 @@ else:  # run as a script (by launch.py)
 MARK_RE = re.compile(r"\bMARK(\w+)")
 RUN_RE = re.compile(r"\bRUN: ?(.+)")
 BIG_TOKENS = 120_000
+SLOW_S = 60
 COMPACTION_HINTS = ("context checkpoint compaction", "handoff summary", "summarize the conversation",
                     "summary of the conversation")
 # the shell tools Codex may offer, and how each takes a command line
@@ -142,6 +146,8 @@ def request_kind(body: dict) -> str:
     prompt = last_prompt(body)
     if "FAIL:" in prompt:
         return "fail"
+    if "SLOW:" in prompt:
+        return "slow"
     if RUN_RE.search(prompt) and shell_tool(body):
         return "function_call"
     return "text"
@@ -271,7 +277,12 @@ class Handler(RecordingHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
-        for event in stream_events(f"resp_fake{number:04d}", items, usage, str(body.get("model", "gpt-fake"))):
+        events = stream_events(f"resp_fake{number:04d}", items, usage, str(body.get("model", "gpt-fake")))
+        if request_kind(body) == "slow":
+            self.wfile.write(events[0])
+            self.wfile.flush()
+            time.sleep(SLOW_S)
+        for event in events:
             self.wfile.write(event)
         self.wfile.flush()
         self.close_connection = True

@@ -8,7 +8,8 @@ points Codex at the fake server and turns analytics, feedback, telemetry and upd
 Only `codex exec` runs (never the interactive picker, which leaves an app-server daemon behind).
 
 `make_store(root)` runs the scenario (`SCENARIO`: one turn; three turns with `exec resume`; a shell
-tool call; an auto-compaction; an `exec fork`; a second folder) and returns a `CodexStore`: where
+tool call; an auto-compaction; an `exec fork`; a second folder; an API error; a turn interrupted
+with SIGINT) and returns a `CodexStore`: where
 the rollouts are, the session ids (Codex chooses them: read from each run's `thread.started`
 event), the folders, and every request each step sent. `LiveCodex.run` runs any other steps.
 """
@@ -81,12 +82,18 @@ def prepare() -> Path:
 
 @dataclass(slots=True)
 class Step:
-    """One client run: `codex ARGS` in `cwd`, with `stdin` (empty unless given)."""
+    """One client run: `codex ARGS` in `cwd`, with `stdin` (empty unless given); with `interrupt_s`
+    set, the client gets SIGINT (as from Ctrl-C) after that many seconds (`timeout -s INT`)."""
 
     args: list[str]
     cwd: Path
     stdin: str = ""
     label: str = ""
+    interrupt_s: int | None = None
+
+    def argv(self, binary: Path) -> list[str]:
+        wrapper = [] if self.interrupt_s is None else ["timeout", "-s", "INT", "-k", "20", str(self.interrupt_s)]
+        return [*wrapper, str(binary), *self.args]
 
 
 @dataclass(slots=True)
@@ -155,7 +162,7 @@ class LiveCodex:
         workdir = self.root / "batches" / f"{self.batches:02d}"
         record = workdir / "requests"
         record.mkdir(parents=True)
-        runs = [{"argv": [str(self.binary), *step.args], "stdin": step.stdin, "env": self.env(env),
+        runs = [{"argv": step.argv(self.binary), "stdin": step.stdin, "env": self.env(env),
                  "cwd": str(step.cwd), "timeout": timeout} for step in steps]
         spec = workdir / "spec.json"
         spec.write_text(json.dumps({"port": PORT, "record": str(record), "workdir": str(workdir), "runs": runs,
@@ -205,9 +212,12 @@ SCENARIO: list[tuple[str, str, str, str, str, list[str]]] = [
     ("fork of three", "fork", "alpha", "fork:three", "Branch off MARKforked", []),
     ("second folder", "beta", "beta", "new", "Another project MARKbeta", []),
     ("api error", "failed", "beta", "new", "This one will FAIL: MARKfail", []),
+    ("interrupted", "aborted", "beta", "new", "Take your time SLOW: MARKslow", []),
 ]
 # steps whose client run ends in an error on purpose
-FAILING = {"api error"}
+FAILING = {"api error", "interrupted"}
+# steps interrupted (SIGINT, as from Ctrl-C) after this many seconds, while the fake server is slow
+INTERRUPT_S = {"interrupted": 6}
 SESSION_OF = {label: session for label, session, *_ in SCENARIO}
 
 
@@ -243,6 +253,17 @@ class CodexStore:
         return next(r for r in self.results if r.step.label == label)
 
 
+GIT_BRANCH = "feature/fixture"
+
+
+def make_git_repo(folder: Path) -> None:
+    """A git repository with one commit on GIT_BRANCH (Codex records the branch in session_meta)."""
+    (folder / "README.txt").write_text("the second folder of the scenario, a git repository\n")
+    who = ["-c", "user.name=Reprise tests", "-c", "user.email=tests@reprise.invalid"]
+    for args in (["init", "-q", "-b", GIT_BRANCH], ["add", "README.txt"], [*who, "commit", "-q", "-m", "fixture"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+
 def make_store(binary: Path, root: Path) -> CodexStore:
     """Run the scenario into a fresh CODEX_HOME under `root`, one namespace per step (a step needs
     the ids Codex chose before it); raises AssertionError on a failed step."""
@@ -251,11 +272,12 @@ def make_store(binary: Path, root: Path) -> CodexStore:
     for folder in folders.values():
         folder.mkdir(parents=True, exist_ok=True)
     (folders["alpha"] / "notes.txt").write_text("a file for the scenario's folder\n")
+    make_git_repo(folders["beta"])
     ids: dict[str, str] = {}
     results = []
     for label, session, folder, how, prompt, options in SCENARIO:
         arguments = exec_args(how if how != "resume" else f"resume:{session}", prompt, options, ids)
-        result = live.one(Step(arguments, folders[folder], label=label))
+        result = live.one(Step(arguments, folders[folder], label=label, interrupt_s=INTERRUPT_S.get(label)))
         results.append(result)
         failed = result.returncode != 0 or result.thread_id is None
         if label in FAILING:

@@ -17,6 +17,7 @@ from . import fake_openai, rollouts
 from .sessions import (
     BASH_OUTPUT_WORD,
     EXEC,
+    GIT_BRANCH,
     SCENARIO,
     SESSION_OF,
     CodexStore,
@@ -77,6 +78,11 @@ def test_each_rollout_is_named_by_its_id_in_a_date_folder_and_records_its_folder
         assert (meta["payload"]["source"], meta["payload"]["originator"]) == ("exec", "codex_exec")
         assert meta["payload"]["cli_version"] == "0.171.0" and meta["payload"]["model_provider"] == "fake"
         assert meta["payload"]["history_mode"] == "paginated"
+        git = meta["payload"].get("git")
+        if codex_store.folder_of[session] == "beta":
+            assert git["branch"] == GIT_BRANCH and len(git["commit_hash"]) == 40, git
+        else:
+            assert git is None, git
 
 
 def test_every_line_is_compact_json_with_a_rising_ordinal(codex_store):
@@ -104,6 +110,7 @@ def test_a_turn_runs_from_task_started_to_task_complete(codex_store):
     for session in codex_store.ids:
         path = codex_store.rollout(session)
         started, completed = payloads(path, "event_msg", "task_started"), payloads(path, "event_msg", "task_complete")
+        completed += payloads(path, "event_msg", "turn_aborted")
         assert len(started) == len(completed) == len(prompts_of(session)), session
         assert [s["turn_id"] for s in started] == [c["turn_id"] for c in completed]
         assert {s["model_context_window"] for s in started} == {475_000}
@@ -167,6 +174,19 @@ def test_an_api_error_ends_the_turn_with_an_error_on_task_complete(codex_store):
     assert "the fake server was asked to fail" in complete["error"]["message"]
     assert complete["last_agent_message"] is None and not payloads(path, "event_msg", "error")
     assert codex_store.step("api error").returncode == 1
+
+
+def test_an_interrupted_turn_ends_with_turn_aborted_and_no_task_complete(codex_store):
+    path = codex_store.rollout("aborted")
+    [aborted] = payloads(path, "event_msg", "turn_aborted")
+    [started] = payloads(path, "event_msg", "task_started")
+    assert aborted["reason"] == "interrupted" and aborted["turn_id"] == started["turn_id"]
+    assert not payloads(path, "event_msg", "task_complete")
+    assert [c["info"] for c in payloads(path, "event_msg", "token_count")] == [None]   # no reply, no usage
+    developer = [fake_openai.message_text(p) for p in payloads(path, "response_item", "message")
+                 if p["role"] == "developer"]
+    assert developer[-1].startswith("<turn_aborted>")
+    assert codex_store.step("interrupted").returncode == 124       # timeout's status after SIGINT
 
 
 def test_codex_keeps_its_own_sqlite_files_and_the_threads_table_holds_absolute_rollout_paths(codex_store, tmp_path):
