@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from .sessions import ClaudeStore, ClaudeUnavailable, make_root, make_store, prepare, remove_root
+from ..live.batch import ClientUnavailable
+from .sessions import ClaudeStore, make_root, make_store, prepare, remove_root
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     try:
         return prepare()
-    except ClaudeUnavailable as exc:
+    except ClientUnavailable as exc:
         if os.environ.get("REPRISE_REQUIRE_COMPAT"):
             pytest.fail(f"Claude Code compat tests cannot run: {exc}; REPRISE_REQUIRE_COMPAT is set, "
                         "so this is a failure")

@@ -41,13 +41,12 @@ from typing import Any
 
 if __package__:
     from ..live.fake_server import Handler as RecordingHandler
-    from ..live.fake_server import serve
+    from ..live.fake_server import marks, serve
 else:  # run as a script (by launch.py)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
     from fake_server import Handler as RecordingHandler  # type: ignore[import-not-found,no-redef]
-    from fake_server import serve  # type: ignore[no-redef]
+    from fake_server import marks, serve  # type: ignore[no-redef]
 
-MARK_RE = re.compile(r"\bMARK(\w+)")
 TOOL_RE = re.compile(r"\b(?:(RUN|AGENT): ?(.+)|(READ|WRITE): ?(\S+))")
 TOOL_NAMES = {"RUN": "Bash", "READ": "Read", "WRITE": "Write", "AGENT": "Agent"}
 PREAMBLES = {"Bash": "I will run it.", "Read": "I will read it.", "Write": "I will write it.",
@@ -87,14 +86,6 @@ def tool_results(message: dict) -> list[str]:
             inner = block.get("content")
             found.append("\n".join(_texts(inner)) if isinstance(inner, list) else str(inner or ""))
     return found
-
-
-def marks(text: str) -> list[str]:
-    seen: list[str] = []
-    for word in MARK_RE.findall(text):
-        if word not in seen:
-            seen.append(word)
-    return seen
 
 
 def last_user(messages: list[dict]) -> dict:

@@ -17,16 +17,15 @@ Session ids are chosen (`--session-id`) so that a store made twice names the sam
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..live.batch import configured_binary, prepare_client, record_folder, run_batch
+
 HERE = Path(__file__).resolve().parent
-LAUNCHER = HERE.parent / "live" / "launch.py"
 SERVER = HERE / "fake_anthropic.py"
 PTY_DRIVER = HERE / "pty_drive.py"
 PORT = 18090
@@ -37,27 +36,13 @@ SWITCHES = {"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR
             "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 
 
-class ClaudeUnavailable(RuntimeError):
-    """What stops the Claude compat tests on this machine (they skip, or fail under CI)."""
-
-
 def find_claude_bin() -> Path | None:
-    configured = os.environ.get(BIN_ENV)
-    return Path(configured) if configured else None
+    return configured_binary(BIN_ENV)
 
 
 def prepare() -> Path:
-    """The client binary, checked, and a namespace check; raises ClaudeUnavailable."""
-    binary = find_claude_bin()
-    if binary is None:
-        raise ClaudeUnavailable(f"the real Claude Code is not installed (set {BIN_ENV})")
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        raise ClaudeUnavailable(f"{BIN_ENV}={binary} is not an executable file")
-    done = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "true"], check=False,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise ClaudeUnavailable(f"cannot create a network namespace (unshare -n -p -f): {done.stderr.strip()}")
-    return binary
+    """The client binary, checked, and a namespace check; raises ClientUnavailable."""
+    return prepare_client(BIN_ENV, "the real Claude Code")
 
 
 @dataclass(slots=True)
@@ -139,28 +124,13 @@ class LiveClaude:
     def run(self, steps: list[Step], *, env: dict[str, str] | None = None, timeout: int = 120) -> list[StepResult]:
         self.batches += 1
         workdir = self.root / "batches" / f"{self.batches:02d}"
-        record = workdir / "requests"
-        record.mkdir(parents=True)
-        runs = [{"argv": self.argv(step, record), "stdin": step.stdin, "env": self.env(env),
+        runs = [{"argv": self.argv(step, record_folder(workdir)), "stdin": step.stdin, "env": self.env(env),
                  "cwd": str(step.cwd), "timeout": timeout} for step in steps]
-        spec = workdir / "spec.json"
-        spec.write_text(json.dumps({"port": PORT, "record": str(record), "workdir": str(workdir), "runs": runs,
-                                    "server": str(SERVER)}))
-        done = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", sys.executable, str(LAUNCHER), str(spec)],
-                              check=False, capture_output=True, text=True, timeout=timeout * len(steps) + 60)
-        results_path = workdir / "results.json"
-        if done.returncode != 0 or not results_path.exists():
-            raise AssertionError(f"the namespace launcher failed ({done.returncode}): {done.stderr[-3000:]}")
-        results = []
-        seen = 0
-        files = sorted(record.glob("*.json"))
-        for step, raw in zip(steps, json.loads(results_path.read_text()), strict=True):
-            mine = files[seen:raw["requests"]]
-            seen = raw["requests"]
-            results.append(StepResult(step, raw["returncode"], raw["stdout"], raw["stderr"],
-                                      [json.loads(path.read_bytes()) for path in mine],
-                                      [path.with_suffix(".path").read_text() for path in mine]))
-        return results
+        done = run_batch(workdir, port=PORT, server=SERVER, runs=runs, timeout=timeout)
+        return [StepResult(step, run.returncode, run.stdout, run.stderr,
+                           [json.loads(path.read_bytes()) for path in run.request_files],
+                           [path.with_suffix(".path").read_text() for path in run.request_files])
+                for step, run in zip(steps, done, strict=True)]
 
 
 # The scenario: (label, session, folder, args). `session` names the session the step writes;

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import http.client
 import json
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from ..live.local_http import post, serving
 from . import fake_anthropic
 
 REQUESTS = Path(__file__).resolve().parents[2] / "fixtures" / "claude-store" / "requests"
@@ -72,20 +70,8 @@ def test_usage_is_derived_from_the_request_and_sums_to_a_quarter_of_its_bytes():
 
 @pytest.fixture
 def server(tmp_path):
-    fake_anthropic.Handler.record = tmp_path
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake_anthropic.Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd.server_address[1], tmp_path
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def post(port: int, path: str, body: dict) -> tuple[http.client.HTTPResponse, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    connection.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
-    response = connection.getresponse()
-    return response, response.read()
+    with serving(fake_anthropic.Handler, tmp_path) as port:
+        yield port, tmp_path
 
 
 def test_a_streamed_reply_is_anthropic_sse_ending_with_message_stop_and_a_closed_connection(server):

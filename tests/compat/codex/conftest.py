@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from .sessions import CodexStore, CodexUnavailable, make_root, make_store, prepare, remove_root
+from ..live.batch import ClientUnavailable
+from .sessions import CodexStore, make_root, make_store, prepare, remove_root
 
 
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
     try:
         return prepare()
-    except CodexUnavailable as exc:
+    except ClientUnavailable as exc:
         if os.environ.get("REPRISE_REQUIRE_COMPAT"):
             pytest.fail(f"Codex compat tests cannot run: {exc}; REPRISE_REQUIRE_COMPAT is set, so this is a failure")
         pytest.skip(f"Codex compat tests cannot run: {exc}")

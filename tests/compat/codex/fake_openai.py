@@ -42,13 +42,12 @@ from typing import Any
 
 if __package__:
     from ..live.fake_server import Handler as RecordingHandler
-    from ..live.fake_server import serve
+    from ..live.fake_server import marks, serve
 else:  # run as a script (by launch.py)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
     from fake_server import Handler as RecordingHandler  # type: ignore[import-not-found,no-redef]
-    from fake_server import serve  # type: ignore[no-redef]
+    from fake_server import marks, serve  # type: ignore[no-redef]
 
-MARK_RE = re.compile(r"\bMARK(\w+)")
 RUN_RE = re.compile(r"\bRUN: ?(.+)")
 BIG_TOKENS = 120_000
 SLOW_S = 60
@@ -116,14 +115,6 @@ def shell_tool(body: dict) -> str | None:
         return CODE_TOOL
     names = [t.get("name") for t in tools if t.get("type") == "function"]
     return next((name for name in SHELL_TOOLS if name in names), None)
-
-
-def marks(text: str) -> list[str]:
-    seen: list[str] = []
-    for word in MARK_RE.findall(text):
-        if word not in seen:
-            seen.append(word)
-    return seen
 
 
 def output_text(item: dict) -> str:

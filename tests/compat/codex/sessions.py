@@ -17,7 +17,6 @@ event), the folders, and every request each step sent. `LiveCodex.run` runs any 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -25,8 +24,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..live.batch import configured_binary, prepare_client, run_batch
+
 HERE = Path(__file__).resolve().parent
-LAUNCHER = HERE.parent / "live" / "launch.py"
 SERVER = HERE / "fake_openai.py"
 PORT = 18091
 FAKE_KEY = "sk-fake-offline-codex-0000000000000000"
@@ -57,27 +57,13 @@ exporter = "none"
 EXEC = ["exec", "--json", "--skip-git-repo-check"]
 
 
-class CodexUnavailable(RuntimeError):
-    """What stops the Codex compat tests on this machine (they skip, or fail under CI)."""
-
-
 def find_codex_bin() -> Path | None:
-    configured = os.environ.get(BIN_ENV)
-    return Path(configured) if configured else None
+    return configured_binary(BIN_ENV)
 
 
 def prepare() -> Path:
-    """The client binary, checked, and a namespace check; raises CodexUnavailable."""
-    binary = find_codex_bin()
-    if binary is None:
-        raise CodexUnavailable(f"the real Codex CLI is not installed (set {BIN_ENV})")
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        raise CodexUnavailable(f"{BIN_ENV}={binary} is not an executable file")
-    done = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "true"], check=False,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise CodexUnavailable(f"cannot create a network namespace (unshare -n -p -f): {done.stderr.strip()}")
-    return binary
+    """The client binary, checked, and a namespace check; raises ClientUnavailable."""
+    return prepare_client(BIN_ENV, "the real Codex CLI")
 
 
 @dataclass(slots=True)
@@ -159,30 +145,15 @@ class LiveCodex:
 
     def run(self, steps: list[Step], *, env: dict[str, str] | None = None, timeout: int = 120) -> list[StepResult]:
         self.batches += 1
-        workdir = self.root / "batches" / f"{self.batches:02d}"
-        record = workdir / "requests"
-        record.mkdir(parents=True)
-        runs = [{"argv": step.argv(self.binary), "stdin": step.stdin, "env": self.env(env),
-                 "cwd": str(step.cwd), "timeout": timeout} for step in steps]
-        spec = workdir / "spec.json"
-        spec.write_text(json.dumps({"port": PORT, "record": str(record), "workdir": str(workdir), "runs": runs,
-                                    "server": str(SERVER)}))
-        done = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", sys.executable, str(LAUNCHER), str(spec)],
-                              check=False, capture_output=True, text=True, timeout=timeout * len(steps) + 60)
-        results_path = workdir / "results.json"
-        if done.returncode != 0 or not results_path.exists():
-            raise AssertionError(f"the namespace launcher failed ({done.returncode}): {done.stderr[-3000:]}")
-        results = []
-        seen = 0
-        files = sorted(record.glob("*.json"))
-        for step, raw in zip(steps, json.loads(results_path.read_text()), strict=True):
-            mine = files[seen:raw["requests"]]
-            seen = raw["requests"]
-            results.append(StepResult(step, raw["returncode"], raw["stdout"], raw["stderr"],
-                                      [json.loads(path.read_bytes()) for path in mine],
-                                      [path.with_suffix(".path").read_text() for path in mine],
-                                      [path.stat().st_size for path in mine]))
-        return results
+        runs = [{"argv": step.argv(self.binary), "stdin": step.stdin, "env": self.env(env), "cwd": str(step.cwd),
+                 "timeout": timeout} for step in steps]
+        done = run_batch(self.root / "batches" / f"{self.batches:02d}", port=PORT, server=SERVER, runs=runs,
+                         timeout=timeout)
+        return [StepResult(step, run.returncode, run.stdout, run.stderr,
+                           [json.loads(path.read_bytes()) for path in run.request_files],
+                           [path.with_suffix(".path").read_text() for path in run.request_files],
+                           [path.stat().st_size for path in run.request_files])
+                for step, run in zip(steps, done, strict=True)]
 
     def one(self, step: Step, **options) -> StepResult:
         [result] = self.run([step], **options)

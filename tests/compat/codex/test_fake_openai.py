@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import http.client
 import json
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from ..live.local_http import post, serving
 from . import fake_openai
 
 REQUESTS = Path(__file__).resolve().parents[2] / "fixtures" / "codex-store" / "requests"
@@ -87,20 +85,8 @@ def test_usage_is_a_quarter_of_the_request_cached_half_once_there_is_a_reply_and
 
 @pytest.fixture
 def server(tmp_path):
-    fake_openai.Handler.record = tmp_path
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake_openai.Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd.server_address[1], tmp_path
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def post(port: int, path: str, body: dict) -> tuple[http.client.HTTPResponse, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    connection.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
-    response = connection.getresponse()
-    return response, response.read()
+    with serving(fake_openai.Handler, tmp_path) as port:
+        yield port, tmp_path
 
 
 def events_of(data: bytes) -> list[dict]:

@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
+MARK_RE = re.compile(r"\bMARK(\w+)")
 FIELDS_RE = re.compile(r"Your output fields are:\n(.*?)(?:\n\n|\Z)", re.DOTALL)
 FIELD_RE = re.compile(r"^\d+\. `([^`]+)`", re.MULTILINE)
 
@@ -33,6 +34,12 @@ def output_fields(body: dict) -> list[str]:
         system = "".join(part.get("text", "") for part in system if isinstance(part, dict))
     match = FIELDS_RE.search(system)
     return FIELD_RE.findall(match.group(1)) if match else []
+
+
+def marks(text: str) -> list[str]:
+    """The words of each `MARK<word>` in `text`, once each, in order (the compat scenarios' prompts
+    carry them, and the fake servers' replies quote them)."""
+    return list(dict.fromkeys(MARK_RE.findall(text)))
 
 
 def reply_text(fields: list[str], overrides: dict[str, str], loop: bool) -> str:
