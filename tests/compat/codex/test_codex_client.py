@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import sqlite3
 from pathlib import Path
@@ -335,3 +336,24 @@ def test_what_a_resumed_turn_sends_by_part(codex_store):
                     and not fake_openai.is_injected(fake_openai.message_text(item)))]
     assert len(history) == 5           # two earlier turns (prompt and reply), the new prompt
     assert parts["history"] < 2_000
+
+
+def test_a_running_exec_holds_its_rollout_open_for_writing_until_it_ends(codex_store, tmp_path):
+    """What liveness can read: while `codex exec` waits for the model, the codex process has its
+    rollout open read-write (a /proc/<pid>/fd link); Ctrl-C (SIGINT) ends the turn as aborted."""
+    live = LiveCodex(codex_store.live.binary, tmp_path / "live")
+    record = live.root / "batches" / f"{live.batches + 1:02d}" / "requests"
+    codex = shlex.join([str(live.binary), *EXEC, "Hold on SLOW: MARKheld"])
+    script = (f"{codex} > /dev/null 2>&1 < /dev/null & pid=$!; "
+              f"for i in $(seq 600); do ls {record}/*.json > /dev/null 2>&1 && break; sleep 0.1; done; sleep 1; "
+              "for p in /proc/[0-9]*; do ls -l $p/fd 2>/dev/null | grep '[.]jsonl$' "
+              "| sed \"s|^|$(cat $p/comm) |\"; done; kill -INT $pid; wait $pid; echo \"exit $?\"")
+    bash = LiveCodex(Path("/bin/bash"), live.root)        # the same root: the same HOME and CODEX_HOME
+    bash.batches = live.batches
+    result = bash.one(Step(["-c", script], codex_store.folders["alpha"]))
+    *held, status = result.stdout.strip().splitlines()
+    [path] = live.sessions.rglob("*.jsonl")
+    assert len(held) == 1 and held[0].split()[:2] == ["codex", "lrwx------"], result.describe()
+    assert held[0].endswith(f"-> {path}")
+    assert status == "exit 1"
+    assert payloads(path, "event_msg", "turn_aborted")[0]["reason"] == "interrupted"
