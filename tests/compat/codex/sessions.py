@@ -8,10 +8,10 @@ points Codex at the fake server and turns analytics, feedback, telemetry and upd
 Only `codex exec` runs (never the interactive picker, which leaves an app-server daemon behind).
 
 `make_store(root)` runs the scenario (`SCENARIO`: one turn; three turns with `exec resume`; a shell
-tool call; an auto-compaction; an `exec fork`; a second folder; an API error; a turn interrupted
-with SIGINT) and returns a `CodexStore`: where
-the rollouts are, the session ids (Codex chooses them: read from each run's `thread.started`
-event), the folders, and every request each step sent. `LiveCodex.run` runs any other steps.
+command; an auto-compaction; an `exec fork`; a second folder, a git repository; an API error; a turn
+interrupted with SIGINT) and returns a `CodexStore`: where the rollouts are, the session ids (Codex
+chooses them: read from each run's `thread.started` event), the folders, and every request each
+step sent. `LiveCodex.run` runs any other steps.
 """
 
 from __future__ import annotations
@@ -192,12 +192,12 @@ INTERRUPT_S = {"interrupted": 6}
 SESSION_OF = {label: session for label, session, *_ in SCENARIO}
 
 
-def exec_args(how: str, prompt: str, options: list[str], ids: dict[str, str]) -> list[str]:
+def exec_args(how: str, session: str, prompt: str, options: list[str], ids: dict[str, str]) -> list[str]:
     """The `codex exec` argv of one scenario step (`ids`: the sessions made so far)."""
     if how == "new":
         return [*EXEC, *options, prompt]
     verb, _, parent = how.partition(":")
-    return [*EXEC, *options, verb, ids[parent], prompt]
+    return [*EXEC, *options, verb, ids[parent or session], prompt]
 
 
 @dataclass(slots=True)
@@ -230,9 +230,10 @@ GIT_BRANCH = "feature/fixture"
 def make_git_repo(folder: Path) -> None:
     """A git repository with one commit on GIT_BRANCH (Codex records the branch in session_meta)."""
     (folder / "README.txt").write_text("the second folder of the scenario, a git repository\n")
-    who = ["-c", "user.name=Reprise tests", "-c", "user.email=tests@reprise.invalid"]
+    who = ["-c", "user.name=Reprise tests", "-c", "user.email=tests@reprise.invalid", "-c", "commit.gpgsign=false"]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "GIT_CONFIG_NOSYSTEM": "1"}   # no user's git config
     for args in (["init", "-q", "-b", GIT_BRANCH], ["add", "README.txt"], [*who, "commit", "-q", "-m", "fixture"]):
-        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, env=env)
 
 
 def make_store(binary: Path, root: Path) -> CodexStore:
@@ -247,7 +248,7 @@ def make_store(binary: Path, root: Path) -> CodexStore:
     ids: dict[str, str] = {}
     results = []
     for label, session, folder, how, prompt, options in SCENARIO:
-        arguments = exec_args(how if how != "resume" else f"resume:{session}", prompt, options, ids)
+        arguments = exec_args(how, session, prompt, options, ids)
         result = live.one(Step(arguments, folders[folder], label=label, interrupt_s=INTERRUPT_S.get(label)))
         results.append(result)
         failed = result.returncode != 0 or result.thread_id is None
