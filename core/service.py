@@ -70,6 +70,7 @@ class Listing:
     hidden_left_out: int = 0  # sessions the agent's own picker hides, filtered out on request
     sources: tuple[str, ...] = ()
     reverse: bool = False     # smallest or oldest first
+    all_workspaces: bool = False   # the scope spans every workspace's folder
 
 
 @dataclass(slots=True)
@@ -216,7 +217,7 @@ class Service:
         scope = "all workspaces" if all_workspaces else f"workspace {self.folder_name(key or self.workspace_key)}"
         shown = rows if limit is None else rows[:limit]
         self.mark_folders_and_limits(shown)
-        return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse)
+        return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces)
 
     def mark_folders_and_limits(self, rows: list[SessionRow]) -> None:
         """Each row's project folder for people (the path, never the workspace key) and the window its
@@ -354,7 +355,7 @@ class Service:
         for keys in ([self.workspace_key], None):
             rows = self.catalog.refresh(keys)
             ref = _matching_ref([(row.ref, row.file_id, row.workspace_key, row.path) for row in rows], text,
-                                "sessions")
+                                "sessions", self.folder_name)
             if ref is not None:
                 return ref
         if len(text) < MIN_PREFIX:
@@ -443,7 +444,7 @@ class Service:
         exist, and what the agent's next save would drop is archived first."""
         source = self._able(ref, "resume", "resumed")
         if not source.exists(ref):
-            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.",
+            raise NotFoundError(f"No session {ref.session_id} in workspace {self.folder_name(ref.workspace_key)}.",
                                 path=source.session_path(ref))
         workspace, where = self.workspace_path_of(ref.workspace_key)
         moved: list[str] = []
@@ -456,7 +457,7 @@ class Service:
             workspace, where = str(self.workspace), "current directory"
         if workspace is None:
             raise RepriseError(
-                f"Reprise does not know the folder of workspace {ref.workspace_key}.",
+                f"Reprise does not know the folder of session {ref.session_id}'s workspace.",
                 hint="run reprise once inside that folder, or `reprise relink` it")
         if not Path(workspace).is_dir():
             raise RepriseError(f"The folder of this session's workspace is gone: {workspace}.",
@@ -633,7 +634,7 @@ class Service:
         for all_workspaces in (False, True):
             entries = self.trash_entries(all_workspaces=all_workspaces)
             ref = _matching_ref([(e.ref, e.ref.session_id, e.ref.workspace_key, None) for e in entries], text,
-                                "trashed sessions")
+                                "trashed sessions", self.folder_name)
             if ref is not None:
                 return ref
         raise NotFoundError(f"No trashed session matches {text!r}.", hint="reprise trash list --all")
@@ -711,18 +712,19 @@ class Service:
 
 
 def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None]], text: str,
-                  what: str) -> SessionRef | None:
+                  what: str, folder_name: Callable[[str], str]) -> SessionRef | None:
     """The one candidate whose id is `text`, else the one whose id starts with it (at least
     MIN_PREFIX characters); None when none does; AmbiguousError when several do. Each candidate is
-    (ref, id, workspace key, path): a file whose name is not a valid id has no ref."""
+    (ref, id, workspace key, path): a file whose name is not a valid id has no ref. The candidates
+    an AmbiguousError lists name their folder (`folder_name` of the key), never the key."""
     exact = [c for c in candidates if c[1] == text]
     if len(exact) > 1:
         raise AmbiguousError(f"Session id {text} exists in {len(exact)} workspaces.",
-                             [f"{key}/{name}" for _, name, key, _ in exact])
+                             [f"{name} in {folder_name(key)}" for _, name, key, _ in exact])
     matches = exact or ([c for c in candidates if c[1].startswith(text)] if len(text) >= MIN_PREFIX else [])
     if len(matches) > 1:
         raise AmbiguousError(f"{text!r} matches {len(matches)} {what}; type more of the id.",
-                             sorted(f"{name} ({key})" for _, name, key, _ in matches)[:20])
+                             sorted(f"{name} ({folder_name(key)})" for _, name, key, _ in matches)[:20])
     if not matches:
         return None
     ref, _, _, path = matches[0]

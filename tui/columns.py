@@ -2,7 +2,7 @@
 and a narrow form, and the order in which they give way as the width shrinks, so that the title
 keeps the width (about 40 characters at 80 columns; at 120 every column fits in its wide form).
 
-The sorted column never gives way (it may narrow), and its title carries ▼ (largest or newest
+The sorted column and the folder column never give way (they may narrow), and its title carries ▼ (largest or newest
 first) or ▲ (reversed). Cells are plain text with a style name ("warn", "over", "muted" or
 None) that the caller maps to its own styles."""
 
@@ -51,7 +51,7 @@ class Column:
 
 # In the order they stand on a line, after the title.
 COLUMNS = {
-    "folder": Column("folder", "FOLDER", 20, 12, align="left"),
+    "folder": Column("folder", "FOLDER", 20, 14, align="left"),
     "status": Column("status", "STATUS", 11, 2, "ST", align="left"),
     "updated": Column("updated", "ACTIVE", 8, 5, "LAST"),
     "turns": Column("turns", "TURNS", 6),
@@ -63,8 +63,8 @@ COLUMNS = {
 GIVE_WAY = (
     ("drop", "context"), ("narrow", "updated"), ("narrow", "size"), ("narrow", "status"), ("narrow", "folder"),
     ("drop", "turns"), ("narrow", "next"), ("drop", "size"), ("drop", "status"), ("drop", "updated"),
-    ("drop", "folder"), ("drop", "next"),
-)
+    ("drop", "next"),
+)   # the folder column, where there is one, stays: it is what tells the rows of two projects apart
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,15 +185,17 @@ def next_state(row: SessionRow) -> str | None:
     return row.limit.state(row.resume_cost)
 
 
-def cell(key: str, row: SessionRow, narrow: bool, now: float, width: int) -> tuple[str, str | None]:
-    """One column's text for a row (at most `width` characters) and its style name."""
+def cell(key: str, row: SessionRow, narrow: bool, now: float, width: int, *,
+         uncounted: str = "…") -> tuple[str, str | None]:
+    """One column's text for a row (at most `width` characters) and its style name; `uncounted`
+    stands for a next turn not counted yet ("…" where it is being counted, else "-")."""
     text: str
     style: str | None = None
     if key == "folder":
         return folder_label(row.folder, width), None
     if key == "status":
         status = "problem" if row.problem_code else "pending" if row.fields.pending else row.fields.last_status
-        return (STATUS_WORDS.get(status, ("-", "-"))[1 if narrow else 0])[:width], None
+        return (STATUS_WORDS.get(status or "", ("-", "-"))[1 if narrow else 0])[:width], None
     if key == "updated":
         age = now - activity_time(row)
         text = short_age(age) if narrow else relative_time(age)
@@ -204,7 +206,7 @@ def cell(key: str, row: SessionRow, narrow: bool, now: float, width: int) -> tup
     elif key == "context":
         text = short_tokens(row.context_tokens) if row.context_tokens else "-"
     elif key == "next":
-        text, style = _next_cell(row, narrow)
+        text, style = _next_cell(row, narrow, uncounted)
     else:
         raise KeyError(key)
     return text[-width:], style
@@ -216,9 +218,9 @@ STATUS_WORDS = {
 }
 
 
-def _next_cell(row: SessionRow, narrow: bool) -> tuple[str, str | None]:
+def _next_cell(row: SessionRow, narrow: bool, uncounted: str) -> tuple[str, str | None]:
     if row.resume_cost is None:
-        return ("-" if row.problem_code or row.limit is None else "…"), "muted"
+        return ("-" if row.problem_code or row.limit is None else uncounted), "muted"
     state = next_state(row)
     style = state if state in ("warn", "over") else None
     figure = short_tokens(row.resume_cost)

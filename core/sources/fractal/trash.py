@@ -148,7 +148,8 @@ class Trash:
         source = self.paths.session_file(ref)
         target = self.paths.trash_file(ref)
         if not self.root.exists(source):
-            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.", path=source)
+            raise NotFoundError(f"No session {ref.session_id} in {self.store.workspace_name(ref.workspace_key)}.",
+                                path=source)
         try:
             loaded = self.store.load(ref)
         except ProblemFileError:
@@ -211,10 +212,12 @@ class Trash:
         self._check(ref)
         with self.store.lock(ref):
             if not self.root.exists(source):
-                raise NotFoundError(f"Session {ref.session_id} is not in the trash of workspace {ref.workspace_key}.",
+                raise NotFoundError(f"Session {ref.session_id} is not in the trash of "
+                                    f"{self.store.workspace_name(ref.workspace_key)}.",
                                     hint="reprise trash list")
             if self.root.exists(target):
-                raise ConflictError(f"A session {ref.session_id} exists again in workspace {ref.workspace_key}; "
+                raise ConflictError(f"A session {ref.session_id} exists again in "
+                                    f"{self.store.workspace_name(ref.workspace_key)}; "
                                     "the trashed one was left in the trash.", path=target)
             entry = self._entry(ref)
             journal = Journal(self.root)
