@@ -351,7 +351,7 @@ def list_table_lines(service: Service, listing, width: int, now: float) -> list[
     wanted = ["status", "updated", "turns", "size", "context", "next"] + (["folder"] if listing.all_workspaces else [])
     fixed = 11 + (2 if agents else 0)
     shape = layout(width, sort=sort_key(listing.sort), reverse=listing.reverse, fixed=fixed, wanted=wanted)
-    lines = [" ".join([f"{'ID':10}" + ("A " if agents else "") + "TITLE".ljust(shape.title_width),
+    lines = [" ".join([f"{'ID':11}" + ("A " if agents else "") + "TITLE".ljust(shape.title_width),
                        *shape.header()]).rstrip()]
     for row in listing.rows:
         cells = [f"{'*' if row.pinned else ' '}{clipped(row.file_id, 9):9} " + (f"{agent_mark(row)} " if agents else "")

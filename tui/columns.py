@@ -23,7 +23,7 @@ from .text import clipped, safe_line
 AGENT_MARKS = {"fractal": "F", "claude": "C", "codex": "X"}
 SORTED_MARK, REVERSED_MARK = "▼", "▲"
 TITLE_GOAL = 40            # the title width the columns give way for
-TITLE_SHARE = 0.55         # ...or this share of the width left by the marks, when that is less
+TITLE_SHARE = 0.6          # ...or this share of the width left by the marks, when that is less
 TITLE_MIN = 8
 SUFFIX_MAX = 16            # a parenthesized suffix this short is kept when a title is cut
 
