@@ -194,10 +194,10 @@ class Service:
 
     def list_sessions(self, *, all_workspaces: bool = False, sort: str = "updated", limit: int | None = None,
                       key: str | None = None, sources: list[str] | None = None,
-                      hide_agent_hidden: bool = False, reverse: bool = False) -> Listing:
+                      hide_agent_hidden: bool = False, reverse: bool = False, for_people: bool = True) -> Listing:
         """The sessions of a workspace (or all), of these sources (all that are on when None), without
-        the ones the agent's own picker hides when asked (`claude -p` runs can flood a list). The rows
-        shown carry their folder and their window (`mark_folders_and_limits`)."""
+        the ones the agent's own picker hides when asked (`claude -p` runs can flood a list). Rows
+        `for_people` carry their folder and their window (`mark_folders_and_limits`); JSON needs neither."""
         figure = sort_key(sort)
         if limit is not None and limit < 1:
             raise UsageError("--limit must be at least 1.")
@@ -216,7 +216,8 @@ class Service:
         sort_rows(rows, figure, reverse=reverse)
         scope = "all workspaces" if all_workspaces else f"workspace {self.folder_name(key or self.workspace_key)}"
         shown = rows if limit is None else rows[:limit]
-        self.mark_folders_and_limits(shown)
+        if for_people:
+            self.mark_folders_and_limits(shown)
         return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces)
 
     def mark_folders_and_limits(self, rows: list[SessionRow]) -> None:

@@ -311,7 +311,8 @@ def _finite(value):
 
 def cmd_list(service: Service, args, as_json: bool) -> int:
     listing = service.list_sessions(all_workspaces=args.all, sort=args.sort, limit=args.limit, sources=args.source,
-                                    hide_agent_hidden=args.interactive, reverse=args.reverse)
+                                    hide_agent_hidden=args.interactive, reverse=args.reverse,
+                                    for_people=not as_json)
     service.load_details(listing.rows)
     if as_json:
         _emit(contract.dump(contract.session_list(listing)))

@@ -91,3 +91,27 @@ def test_an_unknown_sort_is_a_usage_error(capsys, listed):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["list", "--sort", "price"])
     assert exit_info.value.code == 2
+
+
+def test_messages_name_a_workspace_by_its_folder_never_its_key(capsys, workspace, isolated_paths,  # noqa: F811
+                                                              tmp_path):
+    from reprise.core.errors import NotFoundError
+    from reprise.core.paths import SessionRef, workspace_key
+    from reprise.core.service import Service
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder in (one, two):   # the same id in two other folders: ambiguous from here
+        put(isolated_paths, folder, "abcd1111" + "0" * 24, 1)
+    status, error = run_json(capsys, "show", "abcd1111" + "0" * 24)
+    candidates = error["error"]["candidates"]
+    assert status == 3 and len(candidates) == 2, error
+    assert any(str(one) in c for c in candidates) and any(str(two) in c for c in candidates)
+    assert not any(workspace_key(one) in c or workspace_key(two) in c for c in candidates)
+    service = Service.from_environment(workspace=str(workspace))
+    gone = SessionRef(workspace_key(workspace), "e" * 32)
+    with pytest.raises(NotFoundError) as missing:
+        service.resume_plan(gone, for_exec=False)
+    assert str(workspace) in str(missing.value) and workspace_key(workspace) not in str(missing.value)
+    with pytest.raises(NotFoundError) as unpinned:
+        service.set_pinned(gone, True)   # the store itself says which workspace
+    assert str(workspace) in str(unpinned.value) and workspace_key(workspace) not in str(unpinned.value)
