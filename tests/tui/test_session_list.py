@@ -154,3 +154,23 @@ async def test_next_is_coloured_at_warn_and_over_by_the_meter_rule():
         assert warn.color is not None and warn.color.triplet.hex == theme["warning"].lower()
         assert over.color is not None and over.color.triplet.hex == theme["error"].lower()
         assert "…" in lines_of(session_list, 4)[3]
+
+
+async def test_the_all_workspaces_view_shows_each_rows_folder_not_its_key(service):
+    from .conftest import build_app, settle
+
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert "FOLDER" not in str(app.screen.query_one("#columns").render())
+        await pilot.press("a")
+        await settle(pilot)
+        assert "FOLDER" in str(app.screen.query_one("#columns").render())
+        session_list = app.screen.query_one(SessionList)
+        lines = lines_of(session_list, len(session_list.rows))
+        keys = {row.workspace_key for row in session_list.rows}
+        assert len(keys) > 1 and not any(key in line for key in keys for line in lines)
+        shape = session_list.layout_for(session_list.content_width)
+        width = next(column.width(narrow) for column, narrow in shape.columns if column.key == "folder")
+        for row_, line in zip(session_list.rows, lines, strict=True):
+            assert row_.folder and folder_label(row_.folder, width) in line, line
