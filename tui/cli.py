@@ -356,7 +356,7 @@ def list_table_lines(service: Service, listing, width: int, now: float) -> list[
                        *shape.header()]).rstrip()]
     for row in listing.rows:
         cells = [f"{'*' if row.pinned else ' '}{clipped(row.file_id, 9):9} " + (f"{agent_mark(row)} " if agents else "")
-                 + title_label(row.display_title, shape.title_width).ljust(shape.title_width)]
+                 + title_label(row.display_title, shape.title_width)]
         for column, narrow in shape.columns:
             size = column.width(narrow)
             text = cell(column.key, row, narrow, now, size, uncounted="-")[0]

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from rich.cells import cell_len, set_cell_size
+
 from reprise.core.rows import SessionRow
 from reprise.core.service import activity_time
 
@@ -166,16 +168,19 @@ def folder_label(folder: str | None, width: int) -> str:
 
 
 def title_label(title: str, width: int) -> str:
-    """The title cut to the width; a short suffix in parentheses ("(trimmed)", the mark a fork's
-    title carries) is kept, so that a fork and its original still differ when both are cut."""
-    line = safe_line(title)
-    if len(line) <= width:
-        return line
+    """The title in exactly `width` terminal cells (a wide character takes two), cut with an
+    ellipsis; a short suffix in parentheses ("(trimmed)", the mark a fork's title carries) is kept,
+    so that a fork and its original still differ when both are cut."""
+    limit = 2 * width + SUFFIX_MAX   # every character takes a cell or more: the rest cannot show
+    line = safe_line(title if len(title) <= limit else title[:limit] + title[-SUFFIX_MAX:])
+    if cell_len(line) <= width:
+        return set_cell_size(line, width)
     opening = line.rfind(" (", max(len(line) - SUFFIX_MAX, 0))
-    if line.endswith(")") and opening > 0 and width - (len(line) - opening) >= TITLE_MIN:
-        suffix = line[opening:]
-        return line[: width - len(suffix) - 1] + "…" + suffix
-    return clipped(line, width)
+    suffix = line[opening:] if line.endswith(")") and opening > 0 else ""
+    if width - cell_len(suffix) < TITLE_MIN:
+        suffix = ""
+    head = width - cell_len(suffix) - 1
+    return set_cell_size(line[:opening] if suffix else line, head) + "…" + suffix
 
 
 def next_state(row: SessionRow) -> str | None:

@@ -77,7 +77,16 @@ def test_a_cut_fork_title_keeps_its_suffix():
     original, fork = title_label(LONG, 40), title_label(f"{LONG} (trimmed)", 40)
     assert original != fork and fork.endswith("… (trimmed)") and len(fork) == 40
     assert original == LONG[:39] + "…"
-    assert title_label("short (trimmed)", 40) == "short (trimmed)"
+    assert title_label("short (trimmed)", 40) == "short (trimmed)".ljust(40)
+    assert title_label("x" * 500 + " (trimmed)", 40).endswith("x… (trimmed)")   # a huge title keeps it too
+
+
+def test_a_title_of_wide_characters_takes_exactly_its_cells():
+    from rich.cells import cell_len
+
+    for title in ("日本語のタイトルとても長いセッションの名前です", "Émoji 👩‍💻 session with a long name for sure", "tab\there"):
+        for width in (8, 13, 40):
+            assert cell_len(title_label(title, width)) == width, (title, width)
 
 
 def test_narrow_forms_fit_their_columns():

@@ -200,7 +200,7 @@ class SessionList(ScrollView, can_focus=True):
                 agent_style = base + self.get_component_rich_style("session-list--warn")
             segments.append(Segment(agent_mark(row), agent_style))
         segments.append(Segment(" ", base))
-        segments.append(Segment(title_label(row.display_title, shape.title_width).ljust(shape.title_width),
+        segments.append(Segment(title_label(row.display_title, shape.title_width),
                                 title_style))
         for column, narrow in shape.columns:
             size = column.width(narrow)
