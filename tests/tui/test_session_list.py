@@ -84,7 +84,8 @@ def test_a_cut_fork_title_keeps_its_suffix():
 def test_a_title_of_wide_characters_takes_exactly_its_cells():
     from rich.cells import cell_len
 
-    for title in ("日本語のタイトルとても長いセッションの名前です", "Émoji 👩‍💻 session with a long name for sure", "tab\there"):
+    for title in ("日本語のタイトルとても長いセッションの名前です",
+                  "Émoji 👩‍💻 session with a long name for sure", "tab\there"):
         for width in (8, 13, 40):
             assert cell_len(title_label(title, width)) == width, (title, width)
 
