@@ -340,9 +340,9 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
     folder = Path(new_dir).expanduser().resolve()
     new_key = workspace_key(folder)
     if new_key == validate_workspace_key(old_key):
-        raise UsageError(f"{folder} already has the key {old_key}; nothing to relink.")
+        raise UsageError(f"The sessions of {folder} are already there; nothing to relink.")
     if not root.is_dir(paths.workspace(old_key)):
-        raise NotFoundError(f"No workspace {old_key} in the state root {store.root}.")
+        raise NotFoundError(f"No sessions of {store.workspace_name(old_key)} in the state root {store.root}.")
     sessions = _session_ids(root, paths.sessions(old_key))
     trashed = _session_ids(root, paths.trash_dir(old_key))
     archive_root = paths.reprise_dir(old_key) / "archive"
@@ -362,7 +362,8 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
     moves = [(source, target) for source, target in moves if root.exists(source)]
     collisions = sorted({target.name.removesuffix(".json") for _, target in moves if root.exists(target)})
     if collisions:
-        raise ConflictError(f"{len(collisions)} id(s) of workspace {old_key} already exist under {new_key}: "
+        raise ConflictError(f"{len(collisions)} id(s) of {store.workspace_name(old_key)} already exist in "
+                            f"workspace {folder}: "
                             f"{', '.join(collisions[:10])}; nothing was moved.",
                             hint="remove or rename the duplicates first")
     audit = audit or AuditLog(paths)
