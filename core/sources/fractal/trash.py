@@ -382,7 +382,8 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
                 audit.append(key, "relink", options=options, sessions=sessions, counts=counts, now=now)
                 audited.append(key)
         except (OSError, RepriseError) as exc:
-            error = _failed(f"Workspace {old_key} was not relinked", exc, journal)
+            error = _failed(f"The sessions of {store.workspace_name(old_key)} were not relinked to {folder}", exc,
+                            journal)
             for key in audited:  # that line claimed a relink that was undone
                 audit.append(key, "relink", options=options, sessions=sessions, counts=counts,
                              result=f"failed: rolled back ({_reason(exc)})", now=now)
