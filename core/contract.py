@@ -161,7 +161,8 @@ class Session(Document):
     size: int
     context_tokens: int | None = Field(description="the newest recorded context figure; null when none")
     usage: RowUsage
-    resume_cost: int | None
+    resume_cost: int | None = Field(description="the next turn's context tokens with an empty draft (the list's "
+                                    "NEXT column); null until counted")
     problem: RowProblem | None
     warning: str | None
     source: str = Field(description='the agent whose store holds the session: "fractal" or "claude"')
@@ -184,7 +185,8 @@ class SessionList(Document):
     shown: int
     total: int
     scope: str
-    sort: Literal["updated", "turns", "size", "context", "cost"]
+    sort: Literal["updated", "turns", "size", "context", "next", "cost"] = Field(
+        description='the sort asked for; "next" sorts by `resume_cost` (the NEXT column), "cost" is its old name')
 
 
 def session(row: SessionRow) -> Session:

@@ -43,6 +43,21 @@ class Measured:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextLimit:
+    """A model's window and the share of it at which the meter warns: the one rule for ok, warn and over."""
+
+    window: int
+    warn_at: float
+
+    def share(self, total: int) -> float:
+        return total / self.window
+
+    def state(self, total: int) -> str:
+        ratio = self.share(total)
+        return "over" if ratio > 1 else "warn" if ratio >= self.warn_at else "ok"
+
+
+@dataclass(frozen=True, slots=True)
 class MeterResult:
     model: str
     model_source: str
@@ -65,8 +80,7 @@ class MeterResult:
 
     @property
     def state(self) -> str:
-        ratio = self.total / self.window
-        return "over" if ratio > 1 else "warn" if ratio >= self.warn_at else "ok"
+        return ContextLimit(self.window, self.warn_at).state(self.total)
 
     def sendable(self, *, confirm_over: bool) -> MeterResult:
         """This result, unless the turn is over the window and not confirmed (OverWindowError)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import LockedError, RepriseError
-from .paths import OwnPaths, SessionRef, validate_workspace_key
+from .paths import OwnPaths, SessionRef, guess_workspace_path, validate_workspace_key
 from .rooted import Root
 
 MAX_META_BYTES = 1024 * 1024
@@ -133,4 +133,12 @@ class OwnFiles:
         except (OSError, ValueError, AttributeError, RepriseError):
             return None
         return value if isinstance(value, str) else None
+
+    def workspace_name(self, key: str) -> str:
+        """A workspace as messages name it: by its folder, never by its key."""
+        try:
+            folder = self.workspace_path(key) or guess_workspace_path(key)
+        except RepriseError:
+            folder = None
+        return f"workspace {folder or '(folder unknown)'}"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import RepriseError
+from .meter import ContextLimit
 from .paths import SessionRef
 from .sources.base import AgentDeletion, ListingFields
 
@@ -43,6 +44,8 @@ class SessionRow:
     hidden_by_agent: bool = False   # the agent's own picker does not offer it (Claude Code's `claude -p` sessions)
     agent_deletion: AgentDeletion | None = None   # when the agent deletes the file by age (not a catalog column)
     kept: bool = False   # Reprise keeps a copy of the file as it is, out of the agent's reach
+    limit: ContextLimit | None = None   # the window its next turn is measured against (not a catalog column)
+    folder: str | None = None   # the project folder for people, never the key (not a catalog column)
     workspace_path: str | None = None
     title: str | None = None
     pinned: bool = False

@@ -36,7 +36,8 @@ def send_turn(service: Service, ref: SessionRef, message: str, *, agent: str | N
     if source.resumes_from_any_folder and (workspace_path is None or not Path(workspace_path).is_dir()):
         workspace_path = str(service.workspace)   # the agent finds the session by id from here
     if workspace_path is None or not Path(workspace_path).is_dir():
-        raise AgentError(f"The folder of workspace {ref.workspace_key} is unknown or gone.",
+        gone = f"is gone: {workspace_path}" if workspace_path else "is unknown"
+        raise AgentError(f"The folder of session {ref.session_id}'s workspace {gone}.",
                          hint="relink the workspace first")
     estimate = service.check_sendable(ref, message, confirm_over=confirm_over).total
     workspace = Path(workspace_path)

@@ -29,7 +29,7 @@ from .errors import (
     UsageError,
 )
 from .liveness import reprise_run
-from .meter import LiveMeter, MeterResult
+from .meter import ContextLimit, LiveMeter, MeterResult
 from .own_files import SessionMeta
 from .paths import (
     SessionRef,
@@ -54,7 +54,8 @@ from .trimming import RestoreResult, TrimOptions, TrimResult
 
 P = ParamSpec("P")
 R = TypeVar("R")
-SORTS = ("updated", "turns", "size", "context", "cost")
+SORTS = ("updated", "turns", "size", "context", "next")
+SORT_ALIASES = {"cost": "next"}   # the names a sort had before: still accepted
 MIN_PREFIX = 4
 STALE_TEMP_S = 600
 
@@ -64,10 +65,12 @@ class Listing:
     rows: list[SessionRow]
     total: int                # the sessions in scope, the ones the agent's picker hides included
     scope: str
-    sort: str
+    sort: str                 # as asked (an alias stays an alias)
     limit: int | None
     hidden_left_out: int = 0  # sessions the agent's own picker hides, filtered out on request
     sources: tuple[str, ...] = ()
+    reverse: bool = False     # smallest or oldest first
+    all_workspaces: bool = False   # the scope spans every workspace's folder
 
 
 @dataclass(slots=True)
@@ -191,11 +194,11 @@ class Service:
 
     def list_sessions(self, *, all_workspaces: bool = False, sort: str = "updated", limit: int | None = None,
                       key: str | None = None, sources: list[str] | None = None,
-                      hide_agent_hidden: bool = False) -> Listing:
+                      hide_agent_hidden: bool = False, reverse: bool = False, for_people: bool = True) -> Listing:
         """The sessions of a workspace (or all), of these sources (all that are on when None), without
-        the ones the agent's own picker hides when asked (`claude -p` runs can flood a list)."""
-        if sort not in SORTS:
-            raise UsageError(f"Unknown sort {sort!r}; choose one of {', '.join(SORTS)}.")
+        the ones the agent's own picker hides when asked (`claude -p` runs can flood a list). Rows
+        `for_people` carry their folder and their window (`mark_folders_and_limits`); JSON needs neither."""
+        figure = sort_key(sort)
         if limit is not None and limit < 1:
             raise UsageError("--limit must be at least 1.")
         chosen = self.chosen_sources(sources)
@@ -208,12 +211,44 @@ class Service:
         total = len(rows)
         if hide_agent_hidden:
             rows = [row for row in rows if not row.hidden_by_agent]
-        if sort == "cost":
+        if figure == "next":
             self.fill_resume_costs(rows)
-        sort_rows(rows, sort)
-        scope = "all workspaces" if all_workspaces else f"workspace {key or self.workspace_key}"
+        sort_rows(rows, figure, reverse=reverse)
+        scope = "all workspaces" if all_workspaces else f"workspace {self.folder_name(key or self.workspace_key)}"
         shown = rows if limit is None else rows[:limit]
-        return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen))
+        if for_people:
+            self.mark_folders_and_limits(shown)
+        return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces)
+
+    def mark_folders_and_limits(self, rows: list[SessionRow]) -> None:
+        """Each row's project folder for people (the path, never the workspace key) and the window its
+        next turn is measured against, looked up once per workspace."""
+        folders: dict[str, str | None] = {}
+        limits: dict[tuple[str, str], ContextLimit | None] = {}
+        for row in rows:
+            if row.folder is None:
+                if row.workspace_key not in folders:
+                    folders[row.workspace_key] = row.workspace_path or self.workspace_path_of(row.workspace_key)[0]
+                row.folder = row.workspace_path or folders[row.workspace_key]
+            wanted = (row.source, row.workspace_key)
+            if wanted not in limits:
+                limits[wanted] = self._context_limit(row)
+            row.limit = limits[wanted]
+
+    def _context_limit(self, row: SessionRow) -> ContextLimit | None:
+        source = self.sources.get(row.source)
+        if source is None or not source.capabilities.meter:
+            return None
+        folder = row.folder or row.workspace_path
+        try:
+            window = source.context_window(Path(folder) if folder else self.workspace)
+        except RepriseError:
+            return None
+        return ContextLimit(window, self.settings.meter.warn)
+
+    def folder_name(self, key: str) -> str:
+        """A workspace as people know it: its folder's path, else a phrase that says it is unknown."""
+        return self.workspace_path_of(key)[0] or "(folder unknown)"
 
     def _mark_agent_deletions(self, rows: list[SessionRow]) -> None:
         """Each row the agent deletes by age says when, unless Reprise keeps its file as it is."""
@@ -321,7 +356,7 @@ class Service:
         for keys in ([self.workspace_key], None):
             rows = self.catalog.refresh(keys)
             ref = _matching_ref([(row.ref, row.file_id, row.workspace_key, row.path) for row in rows], text,
-                                "sessions")
+                                "sessions", self.folder_name)
             if ref is not None:
                 return ref
         if len(text) < MIN_PREFIX:
@@ -410,7 +445,7 @@ class Service:
         exist, and what the agent's next save would drop is archived first."""
         source = self._able(ref, "resume", "resumed")
         if not source.exists(ref):
-            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.",
+            raise NotFoundError(f"No session {ref.session_id} in workspace {self.folder_name(ref.workspace_key)}.",
                                 path=source.session_path(ref))
         workspace, where = self.workspace_path_of(ref.workspace_key)
         moved: list[str] = []
@@ -423,7 +458,7 @@ class Service:
             workspace, where = str(self.workspace), "current directory"
         if workspace is None:
             raise RepriseError(
-                f"Reprise does not know the folder of workspace {ref.workspace_key}.",
+                f"Reprise does not know the folder of session {ref.session_id}'s workspace.",
                 hint="run reprise once inside that folder, or `reprise relink` it")
         if not Path(workspace).is_dir():
             raise RepriseError(f"The folder of this session's workspace is gone: {workspace}.",
@@ -600,7 +635,7 @@ class Service:
         for all_workspaces in (False, True):
             entries = self.trash_entries(all_workspaces=all_workspaces)
             ref = _matching_ref([(e.ref, e.ref.session_id, e.ref.workspace_key, None) for e in entries], text,
-                                "trashed sessions")
+                                "trashed sessions", self.folder_name)
             if ref is not None:
                 return ref
         raise NotFoundError(f"No trashed session matches {text!r}.", hint="reprise trash list --all")
@@ -678,18 +713,19 @@ class Service:
 
 
 def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None]], text: str,
-                  what: str) -> SessionRef | None:
+                  what: str, folder_name: Callable[[str], str]) -> SessionRef | None:
     """The one candidate whose id is `text`, else the one whose id starts with it (at least
     MIN_PREFIX characters); None when none does; AmbiguousError when several do. Each candidate is
-    (ref, id, workspace key, path): a file whose name is not a valid id has no ref."""
+    (ref, id, workspace key, path): a file whose name is not a valid id has no ref. The candidates
+    an AmbiguousError lists name their folder (`folder_name` of the key), never the key."""
     exact = [c for c in candidates if c[1] == text]
     if len(exact) > 1:
         raise AmbiguousError(f"Session id {text} exists in {len(exact)} workspaces.",
-                             [f"{key}/{name}" for _, name, key, _ in exact])
+                             [f"{name} in {folder_name(key)}" for _, name, key, _ in exact])
     matches = exact or ([c for c in candidates if c[1].startswith(text)] if len(text) >= MIN_PREFIX else [])
     if len(matches) > 1:
         raise AmbiguousError(f"{text!r} matches {len(matches)} {what}; type more of the id.",
-                             sorted(f"{name} ({key})" for _, name, key, _ in matches)[:20])
+                             sorted(f"{name} ({folder_name(key)})" for _, name, key, _ in matches)[:20])
     if not matches:
         return None
     ref, _, _, path = matches[0]
@@ -736,16 +772,26 @@ def activity_time(row: SessionRow) -> float:
     return max(row.activity_ts, 0.0)
 
 
-def sort_rows(rows: list[SessionRow], sort: str) -> None:
-    """Pinned first, then by the chosen figure, largest or newest first."""
-    if sort == "updated":
-        rows.sort(key=lambda r: (r.pinned, r.activity_ts), reverse=True)
-        return
-    keys: dict[str, Callable[[SessionRow], float]] = {
-        "turns": lambda r: r.turns,
-        "size": lambda r: r.size,
-        "context": lambda r: r.context_tokens,
-        "cost": lambda r: r.resume_cost if r.resume_cost is not None else -1,
-    }
-    figure = keys[sort]
-    rows.sort(key=lambda r: (r.pinned, figure(r), r.activity_ts), reverse=True)
+def sort_key(name: str) -> str:
+    """The sort a name asks for (an old name gives its new one); UsageError for any other name."""
+    key = SORT_ALIASES.get(name, name)
+    if key not in SORTS:
+        raise UsageError(f"Unknown sort {name!r}; choose one of {', '.join(SORTS)}.")
+    return key
+
+
+_FIGURES: dict[str, Callable[[SessionRow], float]] = {
+    "updated": lambda r: r.activity_ts,
+    "turns": lambda r: r.turns,
+    "size": lambda r: r.size,
+    "context": lambda r: r.context_tokens,
+    "next": lambda r: r.resume_cost if r.resume_cost is not None else -1,
+}
+
+
+def sort_rows(rows: list[SessionRow], sort: str, *, reverse: bool = False) -> None:
+    """Pinned first, then by the chosen figure, largest or newest first (smallest or oldest first
+    when reversed); ties by activity in the same direction. An alias of a sort sorts as it."""
+    figure = _FIGURES[sort_key(sort)]
+    rows.sort(key=lambda r: (figure(r), r.activity_ts), reverse=not reverse)
+    rows.sort(key=lambda r: r.pinned, reverse=True)   # stable: each part keeps the order above

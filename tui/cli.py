@@ -22,9 +22,9 @@ from pathlib import Path
 from reprise.core import contract
 from reprise.core.errors import AgentError, AmbiguousError, RepriseError, UsageError
 from reprise.core.paths import SOURCE_NAMES
-from reprise.core.service import SORTS, Service, activity_time
+from reprise.core.service import SORT_ALIASES, SORTS, Service, sort_key
 
-from .format import human_size, relative_time
+from .format import human_size
 from .reports import Line
 from .reports.audit import audit_lines, audit_problem_lines
 from .reports.conversation import conversation_lines
@@ -67,7 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("list", "list sessions of this workspace (or all)")
     p.add_argument("--all", action="store_true", help="all workspaces")
     p.add_argument("--limit", type=int, help="show at most N")
-    p.add_argument("--sort", choices=SORTS, default="updated")
+    p.add_argument("--sort", choices=(*SORTS, *SORT_ALIASES), default="updated",
+                   help="updated, turns, size, context (the last measured), next (the next turn's tokens; "
+                        "cost is its old name); largest or newest first")
+    p.add_argument("--reverse", action="store_true", help="smallest or oldest first")
     p.add_argument("--source", action="append", choices=SOURCE_NAMES, metavar="NAME",
                    help=f"only this agent's sessions ({', '.join(SOURCE_NAMES)}); repeatable")
     p.add_argument("--interactive", action="store_true",
@@ -308,7 +311,8 @@ def _finite(value):
 
 def cmd_list(service: Service, args, as_json: bool) -> int:
     listing = service.list_sessions(all_workspaces=args.all, sort=args.sort, limit=args.limit, sources=args.source,
-                                    hide_agent_hidden=args.interactive)
+                                    hide_agent_hidden=args.interactive, reverse=args.reverse,
+                                    for_people=not as_json)
     service.load_details(listing.rows)
     if as_json:
         _emit(contract.dump(contract.session_list(listing)))
@@ -316,24 +320,8 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
     if not listing.total:
         print(f"No sessions in {safe_line(listing.scope)}. State root: {safe_line(service.state_root)}")
         return 0
-    now = time.time()
-    agents = len(service.sources) > 1
-    agent_header = f"{'AGENT':10} " if agents else ""
-    print(f"{'ID':10} {agent_header}{'TITLE':42} {'TURNS':>5} {'STATUS':14} {'ACTIVE':>9} {'SIZE':>8} "
-          f"{'CONTEXT':>8} {'COST':>8}")
-    for row in listing.rows:
-        status = "PROBLEM" if row.problem_code else (row.fields.last_status or "-")
-        pin = "*" if row.pinned else " "
-        context = f"{row.context_tokens:,}" if row.context_tokens else "-"
-        cost = f"{row.resume_cost:,}" if row.resume_cost is not None else "-"
-        agent = f"{clipped(row.source + (' -p' if row.hidden_by_agent else ''), 10):10} " if agents else ""
-        print(f"{pin}{clipped(row.file_id, 9):9} {agent}{clipped(row.display_title, 42):42} {row.turns:5} "
-              f"{clipped(status, 14):14} "
-              f"{relative_time(now - activity_time(row)):>9} {human_size(row.size):>8} {context:>8} {cost:>8}")
-    shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
-    left_out = (f" ({listing.hidden_left_out} that the agent's own picker hides left out)"
-                if listing.hidden_left_out else "")
-    print(f"{shown} sessions shown{left_out}, {safe_line(listing.scope)}, sorted by {listing.sort}")
+    for line in list_table_lines(service, listing, _list_width(), time.time()):
+        print(line)
     at_risk = [row for row in listing.rows if row.agent_deletion is not None and row.agent_deletion.at_risk]
     for row in at_risk[:10]:
         assert row.agent_deletion is not None
@@ -342,6 +330,51 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
     if len(at_risk) > 10:
         print(f"  … and {len(at_risk) - 10} more deleted within the week (`reprise doctor` lists them)")
     return 0
+
+
+def _list_width() -> int:
+    """The table's width: $COLUMNS, else the terminal's; 120 (every column) into a pipe or a file."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    return shutil.get_terminal_size().columns if _isatty(sys.stdout) else 120
+
+
+def list_table_lines(service: Service, listing, width: int, now: float) -> list[str]:
+    """`reprise list` for people: the id, the agent's letter when several agents are on, the title
+    with the width the columns leave it (tui/columns.py), and a line saying what is shown."""
+    from .columns import AGENT_MARKS, REVERSED_MARK, SORTED_MARK, agent_mark, cell, layout, title_label
+
+    agents = len(service.sources) > 1
+    wanted = ["status", "updated", "turns", "size", "context", "next"] + (["folder"] if listing.all_workspaces else [])
+    fixed = 11 + (2 if agents else 0)
+    shape = layout(width, sort=sort_key(listing.sort), reverse=listing.reverse, fixed=fixed, wanted=wanted)
+    lines = [" ".join([f"{'ID':11}" + ("A " if agents else "") + "TITLE".ljust(shape.title_width),
+                       *shape.header()]).rstrip()]
+    for row in listing.rows:
+        cells = [f"{'*' if row.pinned else ' '}{clipped(row.file_id, 9):9} " + (f"{agent_mark(row)} " if agents else "")
+                 + title_label(row.display_title, shape.title_width)]
+        for column, narrow in shape.columns:
+            size = column.width(narrow)
+            text = cell(column.key, row, narrow, now, size, uncounted="-")[0]
+            cells.append(text.ljust(size) if column.align == "left" else text.rjust(size))
+        lines.append(" ".join(cells).rstrip())
+    shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
+    left_out = (f" ({listing.hidden_left_out} that the agent's own picker hides left out)"
+                if listing.hidden_left_out else "")
+    order = f"{REVERSED_MARK} smallest or oldest first" if listing.reverse else f"{SORTED_MARK}"
+    lines.append(f"{shown} sessions shown{left_out}, {safe_line(listing.scope)}, sorted by {listing.sort} {order}")
+    if "next" in shape.keys and any(row.resume_cost is None and row.limit is not None and not row.problem_code
+                                    for row in listing.rows):
+        lines.append("NEXT - : not counted yet (`--sort next` counts every next turn)")
+    if agents:
+        letters = ", ".join(f"{AGENT_MARKS.get(name, name[:1].upper())} {service.sources[name].label}"
+                            for name in service.sources)
+        lines.append(f"A: {letters} (lower case: a session the agent's own picker hides)")
+    return lines
 
 
 def cmd_show(service: Service, args, as_json: bool) -> int:

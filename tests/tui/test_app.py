@@ -115,12 +115,15 @@ async def test_sort_cycles_through_every_column(service):
         for _ in range(5):
             await pilot.press("s")
             await settle(pilot)
-            seen.append(app.screen.sort)
-        assert seen == ["turns", "size", "context", "cost", "updated"]
+            seen.append((app.screen.sort, app.screen.sort_reverse))
+        # After NEXT, each sort again, reversed (smallest or oldest first), marked ▲ in the header.
+        assert seen == [("turns", False), ("size", False), ("context", False), ("next", False), ("updated", True)]
         await pilot.press("s")
+        await settle(pilot)
         rows = app.screen.query_one(SessionList).rows
         unpinned = [r.turns for r in rows if not r.pinned]
-        assert unpinned == sorted(unpinned, reverse=True)
+        assert unpinned == sorted(unpinned)
+        assert "TURNS▲" in str(app.screen.query_one("#columns").render())
 
 
 async def test_pin_rename_and_new_change_the_files_on_disk(service):

@@ -28,14 +28,14 @@ from reprise.core.meter import LiveMeter, MeterResult
 from reprise.core.paths import SessionRef
 from reprise.core.rows import SessionRow
 from reprise.core.search_index import SearchHit
-from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
+from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_key, sort_rows
 
 from ..format import human_size
 from ..text import clipped, safe_line, safe_text
 from ..widgets.composer import Composer
 from ..widgets.detail import DetailPane
 from ..widgets.meter import MeterBar
-from ..widgets.session_list import SessionList, header_text
+from ..widgets.session_list import SessionList
 from ..workers import ReportsWorkerErrors
 from .dialogs import ChoiceDialog, ConfirmDialog, TextDialog
 from .search import SearchScreen
@@ -171,6 +171,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.scope_label = "this workspace"
         self.filter_text = ""
         self.sort = "updated"
+        self.sort_reverse = False   # smallest or oldest first
         self.agent_filter: str | None = None   # one source's sessions only
         self.hide_agent_hidden = False          # leave out what the agent's own picker hides
         self.detail: SessionDetail | None = None
@@ -243,10 +244,12 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.update_columns()
 
     def update_columns(self) -> None:
+        """The list's header for its width: the sorted column marked, a folder column when the
+        scope is wider than one folder."""
         session_list = self.query_one(SessionList)
-        width = session_list.content_width or 60
-        self.query_one("#columns", Static).update(Text(header_text(max(width, 30), self.sort, session_list.show_agent),
-                                                       style="bold"))
+        session_list.sort, session_list.reverse = self.sort, self.sort_reverse
+        session_list.show_folder = self.scope_all
+        self.query_one("#columns", Static).update(Text(session_list.header(), style="bold"))
 
     # --- rows ------------------------------------------------------------------------------
 
@@ -312,7 +315,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             rows = [row for row in rows if row.source == self.agent_filter]
         if self.hide_agent_hidden:
             rows = [row for row in rows if not row.hidden_by_agent]
-        sort_rows(rows, self.sort)
+        sort_rows(rows, self.sort, reverse=self.sort_reverse)
         session_list = self.query_one(SessionList)
         session_list.show_agent = len(self.service.sources) > 1
         session_list.set_rows(rows, keep=select)
@@ -810,8 +813,16 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.load_rows()
         self.update_header()
 
-    def action_cycle_sort(self) -> None:
-        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+    def action_cycle_sort(self, flip: bool = False) -> None:
+        """The next sort, largest or newest first; after the last, each again reversed. With
+        `flip`, the same sort the other way round."""
+        if flip:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            position = SORTS.index(sort_key(self.sort)) + 1
+            if position == len(SORTS):
+                position, self.sort_reverse = 0, not self.sort_reverse
+            self.sort = SORTS[position]
         self.apply_view()
 
     def action_cycle_agent(self) -> None:

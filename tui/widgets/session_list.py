@@ -6,21 +6,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from functools import lru_cache
 
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from reprise.core.rows import SessionRow
-from reprise.core.service import activity_time
+from reprise.core.service import sort_key
 
-from ..format import human_size, relative_time
-from ..text import clipped
+from ..columns import Layout, agent_mark, cell, layout, title_label
 
 STATUS_MARKS = {
     "succeeded": ("✓", "success"),
@@ -32,37 +32,30 @@ STATUS_MARKS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
-    key: str
-    title: str
-    width: int
-    align: str = "right"
-
-
-COLUMNS = (
-    Column("updated", "ACTIVE", 9),
-    Column("turns", "TURNS", 5),
-    Column("size", "SIZE", 8),
-    Column("cost", "COST", 8),
-)
-MARKS_WIDTH = 4
-AGENT_MARKS = {"fractal": "F", "claude": "C"}   # the agent column, shown when the list mixes agents
+MARKS_WIDTH = 4   # " ", the pin, the status mark, " "
+LIST_COLUMNS = ("folder", "updated", "turns", "size", "context", "next")
+NEXT_STYLES = {"warn": "session-list--warn", "over": "session-list--over", "muted": "session-list--muted"}
 
 
 def marks_width(show_agent: bool) -> int:
     return MARKS_WIDTH + (1 if show_agent else 0)
 
 
-def header_text(width: int, sort: str, show_agent: bool = False) -> str:
+@lru_cache(maxsize=64)
+def list_layout(width: int, sort: str, *, reverse: bool = False, show_agent: bool = False,
+                show_folder: bool = False) -> Layout:
+    """The columns a list this wide shows (a folder column when the list spans several folders)."""
+    wanted = LIST_COLUMNS if show_folder else tuple(key for key in LIST_COLUMNS if key != "folder")
+    return layout(width, sort=sort_key(sort), reverse=reverse, fixed=marks_width(show_agent), wanted=wanted)
+
+
+def header_text(width: int, sort: str, show_agent: bool = False, *, reverse: bool = False,
+                show_folder: bool = False) -> str:
     """The column titles for a list of this width, the sorted one marked."""
+    shape = list_layout(width, sort, reverse=reverse, show_agent=show_agent, show_folder=show_folder)
     marks = marks_width(show_agent)
-    title_width = max(width - marks - sum(c.width + 1 for c in COLUMNS), 8)
-    cells = [(" " * (marks - 2) + "A " if show_agent else " " * marks) + "TITLE".ljust(title_width)]
-    for column in COLUMNS:
-        label = column.title + ("▼" if column.key == sort else "")
-        cells.append(label.rjust(column.width))
-    return " ".join(cells)
+    lead = " " * (marks - 2) + "A " if show_agent else " " * marks
+    return " ".join([lead + "TITLE".ljust(shape.title_width), *shape.header()])
 
 
 class SessionList(ScrollView, can_focus=True):
@@ -87,8 +80,17 @@ class SessionList(ScrollView, can_focus=True):
     SessionList > .session-list--muted {
         color: $text-muted;
     }
+    SessionList > .session-list--warn {
+        color: $warning;
+        text-style: bold;
+    }
+    SessionList > .session-list--over {
+        color: $error;
+        text-style: bold;
+    }
     """
-    COMPONENT_CLASSES = {"session-list--cursor", "session-list--problem", "session-list--muted"}
+    COMPONENT_CLASSES = {"session-list--cursor", "session-list--problem", "session-list--muted",
+                         "session-list--warn", "session-list--over"}
     BINDINGS = [
         Binding("up,k", "cursor(-1)", "Up", show=False),
         Binding("down,j", "cursor(1)", "Down", show=False),
@@ -115,7 +117,20 @@ class SessionList(ScrollView, can_focus=True):
         self.clock = clock
         self._now = clock()
         self._highlighted_path: str | None = None
-        self.show_agent = False   # a mark for each row's agent, when the list mixes agents
+
+    show_agent = reactive(False)    # a mark for each row's agent, when the list mixes agents
+    show_folder = reactive(False)   # a folder column, when the list spans several folders
+    sort = reactive("updated")      # the sorted column, marked in the header
+    reverse = reactive(False)       # smallest or oldest first
+
+    def layout_for(self, width: int) -> Layout:
+        return list_layout(width, self.sort, reverse=self.reverse, show_agent=self.show_agent,
+                           show_folder=self.show_folder)
+
+    def header(self) -> str:
+        """The column titles of this list as wide as it is now."""
+        return header_text(max(self.content_width, 20) if self.is_mounted else 60, self.sort,
+                           self.show_agent, reverse=self.reverse, show_folder=self.show_folder)
 
     # --- attributes down -------------------------------------------------------------------
 
@@ -168,7 +183,7 @@ class SessionList(ScrollView, can_focus=True):
         return Strip(segments).adjust_cell_length(width, base).crop(0, width)
 
     def _cells(self, row: SessionRow, width: int, base: Style) -> list[Segment]:
-        title_width = max(width - marks_width(self.show_agent) - sum(c.width + 1 for c in COLUMNS), 8)
+        shape = self.layout_for(width)
         status = "pending" if row.fields.pending else row.fields.last_status
         mark, variable = STATUS_MARKS.get(status, STATUS_MARKS[None])
         if row.problem_code:
@@ -176,25 +191,23 @@ class SessionList(ScrollView, can_focus=True):
         mark_style = base + Style(color=self.app.theme_variables.get(variable, "white"), bold=True)
         pin = "★" if row.pinned else " "
         title_style = base + (self.get_component_rich_style("session-list--problem") if row.problem_code else Style())
-        figures = [
-            relative_time(self._now - activity_time(row)),
-            str(row.turns) if not row.problem_code else "-",
-            human_size(row.size),
-            f"{row.resume_cost:,}" if row.resume_cost is not None else "…" if not row.problem_code else "-",
-        ]
         segments = [Segment(f" {pin}", base), Segment(mark, mark_style)]
         if self.show_agent:
             # A session the agent's own picker hides (`claude -p`) is marked in lower case, muted; one
             # the agent deletes within the week (Claude Code's age sweep) in the warning colour.
-            agent = AGENT_MARKS.get(row.source, "?")
             agent_style = base + self.get_component_rich_style("session-list--muted") if row.hidden_by_agent else base
             if row.agent_deletion is not None and row.agent_deletion.at_risk:
-                agent_style = base + Style(color=self.app.theme_variables.get("warning", "yellow"), bold=True)
-            segments.append(Segment(agent.lower() if row.hidden_by_agent else agent, agent_style))
+                agent_style = base + self.get_component_rich_style("session-list--warn")
+            segments.append(Segment(agent_mark(row), agent_style))
         segments.append(Segment(" ", base))
-        segments.append(Segment(clipped(row.display_title, title_width).ljust(title_width), title_style))
-        for column, figure in zip(COLUMNS, figures, strict=True):
-            segments.append(Segment(" " + figure[: column.width].rjust(column.width), base))
+        segments.append(Segment(title_label(row.display_title, shape.title_width),
+                                title_style))
+        for column, narrow in shape.columns:
+            size = column.width(narrow)
+            text, style = cell(column.key, row, narrow, self._now, size)
+            text = text.ljust(size) if column.align == "left" else text.rjust(size)
+            segments.append(Segment(" ", base))
+            segments.append(Segment(text, base + self.get_component_rich_style(NEXT_STYLES[style]) if style else base))
         return segments
 
     # --- cursor ----------------------------------------------------------------------------

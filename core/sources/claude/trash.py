@@ -221,8 +221,8 @@ class ClaudeTrash:
         now = time.time() if now is None else now
         there = self.files(ref)
         if not self.data.exists(there.session):
-            raise NotFoundError(f"Claude Code session {ref.session_id} is not in the trash of workspace "
-                                f"{ref.workspace_key}.", hint="reprise trash list")
+            raise NotFoundError(f"Claude Code session {ref.session_id} is not in Reprise's trash.",
+                                hint="reprise trash list --all")
         record = self.record(ref)
         origin, root = _text(record.get("from")), _text(record.get("root"))
         if origin is None or root is None:

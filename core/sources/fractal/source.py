@@ -122,7 +122,7 @@ class FractalSource(SessionSource):
 
     def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta:
         if not self.store.exists(ref):
-            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.")
+            raise NotFoundError(f"No session {ref.session_id} in {self.store.workspace_name(ref.workspace_key)}.")
         return self.store.update_meta(ref, change)
 
     def workspace_path(self, key: str) -> str | None:
@@ -305,7 +305,7 @@ class FractalSource(SessionSource):
         if expected_sha256 is not None:
             current = self.store.current_version(self.store.paths.session_file(ref))
             if current is None:
-                raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.")
+                raise NotFoundError(f"No session {ref.session_id} in {self.store.workspace_name(ref.workspace_key)}.")
             if current.sha256 != expected_sha256:
                 raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was trimmed.",
                                          hint="open the trim dialog again")

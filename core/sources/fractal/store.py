@@ -167,7 +167,8 @@ class Store(OwnFiles):
         try:
             inspected = self.inspect(path, ref.session_id, keep_data=True, digest_only=not keep_data)
         except FileNotFoundError:
-            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.", path=path) from None
+            raise NotFoundError(f"No session {ref.session_id} in {self.workspace_name(ref.workspace_key)}.",
+                                path=path) from None
         decoded = inspected.decoded
         if decoded.state is None:
             raise ProblemFileError(decoded.failure())

@@ -148,7 +148,8 @@ class Trash:
         source = self.paths.session_file(ref)
         target = self.paths.trash_file(ref)
         if not self.root.exists(source):
-            raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.", path=source)
+            raise NotFoundError(f"No session {ref.session_id} in {self.store.workspace_name(ref.workspace_key)}.",
+                                path=source)
         try:
             loaded = self.store.load(ref)
         except ProblemFileError:
@@ -211,10 +212,12 @@ class Trash:
         self._check(ref)
         with self.store.lock(ref):
             if not self.root.exists(source):
-                raise NotFoundError(f"Session {ref.session_id} is not in the trash of workspace {ref.workspace_key}.",
+                raise NotFoundError(f"Session {ref.session_id} is not in the trash of "
+                                    f"{self.store.workspace_name(ref.workspace_key)}.",
                                     hint="reprise trash list")
             if self.root.exists(target):
-                raise ConflictError(f"A session {ref.session_id} exists again in workspace {ref.workspace_key}; "
+                raise ConflictError(f"A session {ref.session_id} exists again in "
+                                    f"{self.store.workspace_name(ref.workspace_key)}; "
                                     "the trashed one was left in the trash.", path=target)
             entry = self._entry(ref)
             journal = Journal(self.root)
@@ -337,9 +340,9 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
     folder = Path(new_dir).expanduser().resolve()
     new_key = workspace_key(folder)
     if new_key == validate_workspace_key(old_key):
-        raise UsageError(f"{folder} already has the key {old_key}; nothing to relink.")
+        raise UsageError(f"The sessions of {folder} are already there; nothing to relink.")
     if not root.is_dir(paths.workspace(old_key)):
-        raise NotFoundError(f"No workspace {old_key} in the state root {store.root}.")
+        raise NotFoundError(f"No sessions of {store.workspace_name(old_key)} in the state root {store.root}.")
     sessions = _session_ids(root, paths.sessions(old_key))
     trashed = _session_ids(root, paths.trash_dir(old_key))
     archive_root = paths.reprise_dir(old_key) / "archive"
@@ -359,7 +362,8 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
     moves = [(source, target) for source, target in moves if root.exists(source)]
     collisions = sorted({target.name.removesuffix(".json") for _, target in moves if root.exists(target)})
     if collisions:
-        raise ConflictError(f"{len(collisions)} id(s) of workspace {old_key} already exist under {new_key}: "
+        raise ConflictError(f"{len(collisions)} id(s) of {store.workspace_name(old_key)} already exist in "
+                            f"workspace {folder}: "
                             f"{', '.join(collisions[:10])}; nothing was moved.",
                             hint="remove or rename the duplicates first")
     audit = audit or AuditLog(paths)
@@ -378,7 +382,8 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
                 audit.append(key, "relink", options=options, sessions=sessions, counts=counts, now=now)
                 audited.append(key)
         except (OSError, RepriseError) as exc:
-            error = _failed(f"Workspace {old_key} was not relinked", exc, journal)
+            error = _failed(f"The sessions of {store.workspace_name(old_key)} were not relinked to {folder}", exc,
+                            journal)
             for key in audited:  # that line claimed a relink that was undone
                 audit.append(key, "relink", options=options, sessions=sessions, counts=counts,
                              result=f"failed: rolled back ({_reason(exc)})", now=now)
