@@ -21,7 +21,7 @@ from pathlib import Path
 
 from reprise.core import contract
 from reprise.core.errors import AgentError, AmbiguousError, RepriseError, UsageError
-from reprise.core.paths import SOURCE_NAMES
+from reprise.core.paths import SOURCE_NAMES, short_id
 from reprise.core.service import SORTS, Service, activity_time
 
 from .format import human_size, relative_time
@@ -327,7 +327,8 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
         context = f"{row.context_tokens:,}" if row.context_tokens else "-"
         cost = f"{row.resume_cost:,}" if row.resume_cost is not None else "-"
         agent = f"{clipped(row.source + (' -p' if row.hidden_by_agent else ''), 10):10} " if agents else ""
-        print(f"{pin}{clipped(row.file_id, 9):9} {agent}{clipped(row.display_title, 42):42} {row.turns:5} "
+        shown_id = clipped(short_id(row.source, row.file_id), 9)
+        print(f"{pin}{shown_id:9} {agent}{clipped(row.display_title, 42):42} {row.turns:5} "
               f"{clipped(status, 14):14} "
               f"{relative_time(now - activity_time(row)):>9} {human_size(row.size):>8} {context:>8} {cost:>8}")
     shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
@@ -567,7 +568,7 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
         return 0 if hits else 1
     for hit in hits:
         snippet = one_line(contract.snippet(hit), 90)
-        print(f"{clipped(hit.row.file_id, 9):9}  turn {hit.turn:<4} {hit.field:9} {snippet}")
+        print(f"{clipped(short_id(hit.row.source, hit.row.file_id), 9):9}  turn {hit.turn:<4} {hit.field:9} {snippet}")
     print(f"{len(hits)} matching turns")
     return 0 if hits else 1
 
@@ -864,6 +865,7 @@ def _open_tui(args) -> int:
         os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
         # The demo's own Claude Code root, data folder and (absent) config: never the user's ~/.claude.
         os.environ["CLAUDE_CONFIG_DIR"] = str(claude_root(root))
+        os.environ["CODEX_HOME"] = str(root / "codex")   # none: the demo has no Codex sessions, never the user's
         os.environ["REPRISE_DATA_DIR"] = str(root / "data")
         os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
         print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)

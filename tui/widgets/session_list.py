@@ -47,7 +47,7 @@ COLUMNS = (
     Column("cost", "COST", 8),
 )
 MARKS_WIDTH = 4
-AGENT_MARKS = {"fractal": "F", "claude": "C"}   # the agent column, shown when the list mixes agents
+AGENT_MARKS = {"fractal": "F", "claude": "C", "codex": "X"}   # the agent column, shown when the list mixes agents
 
 
 def marks_width(show_agent: bool) -> int:

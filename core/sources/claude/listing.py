@@ -47,7 +47,7 @@ def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
-def _edge_digest(data: bytes) -> bytes:
+def edge_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
@@ -103,7 +103,7 @@ class FileRead:
     warnings: list[str]
 
 
-def _pread_all(fd: int, length: int, offset: int) -> bytes:
+def pread_all(fd: int, length: int, offset: int) -> bytes:
     parts, done = [], 0
     while done < length:
         chunk = os.pread(fd, length - done, offset + done)
@@ -114,15 +114,15 @@ def _pread_all(fd: int, length: int, offset: int) -> bytes:
     return b"".join(parts)
 
 
-def _resumable(fd: int, info: os.stat_result, carry: Carry | None) -> Carry | None:
+def resumable(fd: int, info: os.stat_result, carry: Carry | None) -> Carry | None:
     """The carry, when the file is the one it was taken from, grown or as it was."""
     if (carry is None or carry.inode != info.st_ino or carry.device != info.st_dev
             or info.st_size < carry.offset):
         return None
-    if _edge_digest(_pread_all(fd, carry.head_length, 0)) != carry.head:
+    if edge_digest(pread_all(fd, carry.head_length, 0)) != carry.head:
         return None
     start = carry.offset - carry.edge_length
-    if _edge_digest(_pread_all(fd, carry.edge_length, start)) != carry.edge:
+    if edge_digest(pread_all(fd, carry.edge_length, start)) != carry.edge:
         return None
     return carry
 
@@ -132,7 +132,7 @@ def read_session_file(path: Path, root: Path, previous: bytes | None) -> FileRea
     Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
     carry = Carry.from_bytes(previous) if previous else None
     with opened_regular_file(path, root) as (fd, info):
-        resumed = _resumable(fd, info, carry)
+        resumed = resumable(fd, info, carry)
         if resumed is not None:
             fold = ListingFold.from_bytes(resumed.fold)
             start, lines, warnings = resumed.offset, resumed.lines, list(resumed.warnings)
@@ -144,14 +144,14 @@ def read_session_file(path: Path, root: Path, previous: bytes | None) -> FileRea
         parsed = parse_lines(data, start, first_line=lines + 1, skim_results=True)
         end = parsed.end   # a truncated last line is read again next time
         head_length = edge_length = min(EDGE, end)
-        head = data[:head_length] if start == 0 else _pread_all(fd, head_length, 0)
+        head = data[:head_length] if start == 0 else pread_all(fd, head_length, 0)
         consumed = end - start
         edge = data[consumed - edge_length:consumed] if consumed >= edge_length else \
-            _pread_all(fd, edge_length, end - edge_length)
+            pread_all(fd, edge_length, end - edge_length)
     fold.feed(parsed.records)
     warnings = (warnings + parsed.warnings)[:MAX_WARNINGS]
-    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, _edge_digest(head), head_length,
-                      _edge_digest(edge), edge_length, warnings, fold.to_bytes())
+    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, edge_digest(head), head_length,
+                      edge_digest(edge), edge_length, warnings, fold.to_bytes())
     return FileRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)
 
 

@@ -1,0 +1,64 @@
+"""A fork made by Codex (`codex exec fork`, `/fork`): its rollout names the session it was forked
+from (`session_meta.forked_from_id`) and holds only the turns after the fork, so its conversation
+is the parent's history up to the fork, then its own. The parent's records written before the fork
+began are found by id in the store (a chain of forks is followed, a cycle or a missing rollout
+stops it), and a note says what was joined, or that the history before the fork is not there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .fields import ListingFold
+from .records import Record
+
+MAX_DEPTH = 16
+
+
+@dataclass(slots=True)
+class Lineage:
+    """The records a fork inherits (oldest ancestor first), and what a reader should know of them."""
+
+    records: list[Record] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    ancestors: list[str] = field(default_factory=list)
+
+
+def _fold(records: list[Record]) -> ListingFold:
+    fold = ListingFold()
+    fold.feed(records)
+    return fold
+
+
+def inherited(records: list[Record], find: Callable[[str], list[Record] | None]) -> Lineage:
+    """What the session of `records` inherits from the sessions it was forked from; `find` gives a
+    session's records by id, or None when the store has no rollout of it."""
+    lineage = Lineage()
+    fold = _fold(records)
+    seen = {fold.session_id}
+    parts: list[list[Record]] = []
+    while fold.forked_from is not None:
+        parent_id, cut = fold.forked_from, fold.started_at
+        if parent_id in seen or len(parts) >= MAX_DEPTH:
+            lineage.notes.append(f"The chain of forks loops or runs deeper than {MAX_DEPTH} at {parent_id}; "
+                                 "the history before it is not shown.")
+            break
+        seen.add(parent_id)
+        found = find(parent_id)
+        if found is None:
+            lineage.notes.append(f"Forked by Codex from session {parent_id}, whose rollout is not in the store: "
+                                 "the conversation before the fork is not shown (and Codex cannot resume this fork "
+                                 "without it).")
+            break
+        before = [record for record in found if cut is None or not isinstance(record.get("timestamp"), str)
+                  or record["timestamp"] <= cut]
+        parts.append(before)
+        lineage.ancestors.append(parent_id)
+        fold = _fold(before)
+        turns = fold.turns
+        lineage.notes.append(f"Forked by Codex from session {parent_id}: its {turns} turn{'s' if turns != 1 else ''} "
+                             "before the fork are shown first.")
+    for part in reversed(parts):
+        lineage.records.extend(part)
+    return lineage

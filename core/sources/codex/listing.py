@@ -1,0 +1,292 @@
+"""Codex's side of the listing: its rollouts under every root, their stat, and the listing fields
+of one rollout, read on from where the last read of it ended.
+
+Groups are the date folders `sessions/YYYY/MM/DD` and `archived_sessions/` of each root; a file's
+id is the session id in its name, and its workspace the folder its `session_meta` names. Rollouts
+are append-only JSON lines: the listing keeps, per file, the same `carry` as Claude Code's (the
+offset its last read reached, the file's identity, digests of its first 4 KB and of the 4 KB before
+that offset) with the fold's state, so a grown rollout is read from that offset only, complete lines
+only; anything else is read whole again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...archive import Archive
+from ...errors import RepriseError
+from ...own_files import OwnFiles
+from ...paths import OwnPaths, SessionRef, workspace_key
+from ...problems import Problem
+from ...rooted import Root
+from ...session_files import ReadProblem, chunks_of, opened_regular_file, read_regular_file
+from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from ..claude.listing import EDGE, Carry, edge_digest, pread_all, resumable
+from .fields import CodexFields, ListingFold
+from .layout import ARCHIVED, CodexRoot, session_id_of
+from .lineage import inherited
+from .records import Record, parse_rollout
+from .retention import ARCHIVED_NOTE
+from .search import search_records
+from .titles import SessionIndex
+from .transcript import read_transcript
+
+NAME = "codex"
+PREVIEW_CHARS = 400
+MAX_WARNINGS = 5
+_RACY_NS = 3_000_000_000
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+
+
+@dataclass(slots=True)
+class RolloutRead:
+    """A read of one rollout: the fold over every record so far, the stat of the file, the bytes
+    this read took, the carry for the next read, and the warnings of every read."""
+
+    fold: ListingFold
+    size: int
+    mtime_ns: int
+    read_bytes: int
+    carry: Carry
+    warnings: list[str]
+
+
+def read_rollout(path: Path, root: Path, previous: bytes | None) -> RolloutRead:
+    """Fold the rollout's records, from the previous read's offset when the file only grew since.
+    Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
+    carry = Carry.from_bytes(previous) if previous else None
+    with opened_regular_file(path, root) as (fd, info):
+        resumed = resumable(fd, info, carry)
+        fold: ListingFold | None = None
+        if resumed is not None:
+            try:
+                fold = ListingFold.from_bytes(resumed.fold)
+            except ValueError:
+                fold = None
+        if resumed is not None and fold is not None:
+            start, lines, warnings = resumed.offset, resumed.lines, list(resumed.warnings)
+            os.lseek(fd, start, os.SEEK_SET)
+        else:
+            fold, start, lines, warnings = ListingFold(), 0, 0, []
+        data = b"".join(chunks_of(fd))
+        mtime_ns = os.fstat(fd).st_mtime_ns
+        parsed = parse_rollout(data, start, first_line=lines + 1)
+        end = parsed.end   # a truncated last line is read again next time
+        head_length = edge_length = min(EDGE, end)
+        head = data[:head_length] if start == 0 else pread_all(fd, head_length, 0)
+        consumed = end - start
+        edge = data[consumed - edge_length:consumed] if consumed >= edge_length else \
+            pread_all(fd, edge_length, end - edge_length)
+    fold.feed(parsed.records, parsed.warnings)
+    warnings = (warnings + parsed.warnings)[:MAX_WARNINGS]
+    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, edge_digest(head), head_length,
+                      edge_digest(edge), edge_length, warnings, fold.to_bytes())
+    return RolloutRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)
+
+
+def listing_fields(found: CodexFields, file_id: str, key: str, title: str | None, warnings: Sequence[str], *,
+                   archived: bool) -> ListingFields:
+    """What a listing shows of one Codex session. An archived one is marked `hidden_by_agent` (Codex's
+    own picker does not show it either) with a warning saying it is archived."""
+    return ListingFields(
+        session_id=file_id,
+        workspace_key=key,
+        turns=found.turns,
+        first_message=_preview(found.first_message),
+        last_message=_preview(found.last_message),
+        last_status=found.last_status,
+        pending=False,
+        last_activity=found.last_activity,
+        activity_source="history" if found.last_activity else "mtime",
+        context_tokens=found.context_tokens or 0,
+        usage=found.usage,
+        branch=found.branch,
+        model=found.model,
+        hidden_by_agent=found.hidden_by_agent or archived,
+        workspace_path=found.cwd,
+        warning="; ".join(([ARCHIVED_NOTE] if archived else []) + list(warnings)) or None,
+        agent_title=title,
+    )
+
+
+class CodexListing(ListingSource):
+    """Codex's stores under their roots, as the catalog lists them: a group is one date folder (or
+    `archived_sessions/`), and each file's workspace is the folder its `session_meta` names."""
+
+    name = NAME
+    groups_are_workspaces = False
+
+    def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
+        self.roots = [CodexRoot(Path(root)) for root in roots]
+        self._prefixes = [(f"{root.path}/", root) for root in self.roots]
+        self._own_paths = own_paths
+        self.own_files = OwnFiles(own_paths, Root(own_paths.root, "Reprise's data folder"))
+        self.archive = Archive(own_paths)
+        self.indexes = {root.path: SessionIndex(root.index) for root in self.roots}
+        self.bytes_read = 0   # what read_listing took from the disk (for the benchmarks)
+        self._names: dict[str, dict[str, str]] = {}   # {group: {session id: file name}}
+
+    def __reduce__(self) -> tuple[Callable[[list[str], str], CodexListing], tuple[list[str], str]]:
+        return _listing_at, ([str(root.path) for root in self.roots], str(self._own_paths.root))
+
+    @property
+    def own_paths(self) -> OwnPaths:
+        return self._own_paths
+
+    def root_of(self, path: str | Path) -> CodexRoot:
+        """The root a rollout is under (the listing never names a file outside its roots)."""
+        text = str(path)
+        for prefix, root in self._prefixes:
+            if text.startswith(prefix):
+                return root
+        raise RepriseError(f"{text} is not inside a Codex root ({', '.join(str(r.path) for r in self.roots)}).")
+
+    def groups(self) -> list[str]:
+        found: list[str] = []
+        for root in self.roots:
+            found.extend(root.date_folders())
+            if root.archived.is_dir():
+                found.append(str(root.archived))
+        return found
+
+    def file_stats(self, group: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
+        found: dict[str, tuple[int, int]] = {}
+        names: dict[str, str] = {}
+        try:
+            entries = os.scandir(group)
+        except (FileNotFoundError, NotADirectoryError):
+            self._names[group] = names
+            return found, None
+        except OSError as exc:
+            return found, Problem(group, "unreadable_folder", f"the Codex sessions folder cannot be read "
+                                  f"({exc.strerror or exc}); its sessions are not listed")
+        with entries:
+            for entry in entries:
+                session_id = session_id_of(entry.name)
+                if session_id is None:
+                    continue
+                names[session_id] = entry.name
+                try:
+                    info = entry.stat()
+                    found[session_id] = (info.st_size, info.st_mtime_ns)
+                except OSError:
+                    found[session_id] = (-1, -1)
+        self._names[group] = names
+        return found, None
+
+    def file_path(self, group: str, file_id: str) -> str:
+        names = self._names.get(group)
+        if names is None or file_id not in names:
+            self.file_stats(group)
+            names = self._names.get(group, {})
+        return f"{group}/{names.get(file_id, file_id)}"
+
+    def locate(self, session_id: str) -> Path | None:
+        """The rollout of a session id under any root (the groups' names as last seen, else looked at again)."""
+        for fresh in (False, True):
+            for group in self.groups():
+                names = self._names.get(group) if not fresh else None
+                if names is None:
+                    self.file_stats(group)
+                    names = self._names.get(group, {})
+                if session_id in names:
+                    return Path(group) / names[session_id]
+        return None
+
+    def read_records(self, path: Path) -> tuple[bytes, list[Record], list[str], int]:
+        """(the bytes, the records of its complete lines, the warnings, the offset past the last one)."""
+        data, _ = read_regular_file(path, self.root_of(path).path)
+        parsed = parse_rollout(data, 0)
+        return data, parsed.records, parsed.warnings, parsed.end
+
+    def records_of(self, session_id: str) -> list[Record] | None:
+        """The records of a session's rollout found by id; None when the store has none (or it cannot be read)."""
+        path = self.locate(session_id)
+        if path is None:
+            return None
+        try:
+            return self.read_records(path)[1]
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return None
+
+    def title_of(self, path: Path, session_id: str) -> str | None:
+        """The name Codex gave the session (its root's `session_index.jsonl`), or None."""
+        try:
+            return self.indexes[self.root_of(path).path].name_of(session_id)
+        except (RepriseError, KeyError):
+            return None
+
+    def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
+        path = Path(file.path)
+        try:
+            root = self.root_of(path)
+            read = read_rollout(path, root.path, file.carry)
+        except FileNotFoundError:
+            return ListedFile(self._fallback_key(path), file.file_id, file.path, -1, -1,
+                              Problem(file.path, "vanished", "the file disappeared while it was read"), settled=False)
+        except (ReadProblem, OSError, RepriseError) as exc:
+            code = exc.code if isinstance(exc, ReadProblem) else "unreadable"
+            message = exc.message if isinstance(exc, ReadProblem) else str(exc)
+            return ListedFile(self._fallback_key(path), file.file_id, file.path, file.size, file.mtime_ns,
+                              Problem(file.path, code, message))
+        self.bytes_read += read.read_bytes
+        found = read.fold.result()
+        settled = abs(now_ns - read.mtime_ns) >= _RACY_NS
+        digest = hashlib.blake2b(read.carry.head + read.carry.edge + str(read.size).encode(),
+                                 digest_size=16).hexdigest()
+        if found.cwd is None:
+            problem = Problem(file.path, "no_session_meta", "the rollout has no session_meta record naming its "
+                              "folder (cwd) yet" if read.size else "the rollout is empty")
+            return ListedFile(self._fallback_key(path), file.file_id, file.path, read.size, read.mtime_ns, problem,
+                              settled, digest, read.carry.to_bytes())
+        warnings = list(read.warnings)
+        if found.session_id is not None and found.session_id != file.file_id:
+            warnings.append(f"its session_meta names session {found.session_id}, its file name {file.file_id}: "
+                            "Codex refuses to resume it")
+        key = workspace_key(found.cwd)
+        fields = listing_fields(found, file.file_id, key, self.title_of(path, file.file_id), warnings,
+                                archived=path.parent.name == ARCHIVED)
+        return ListedFile(key, file.file_id, file.path, read.size, read.mtime_ns, fields, settled, digest,
+                          read.carry.to_bytes())
+
+    def _fallback_key(self, path: Path) -> str:
+        """The workspace key of a file whose folder is unknown: its Codex root's."""
+        try:
+            return workspace_key(self.root_of(path).path)
+        except RepriseError:
+            return workspace_key(path.parent)
+
+    def transcript_records(self, records: list[Record]) -> tuple[list[Record], list[str]]:
+        """A session's records with what a Codex fork inherits first, and the notes on that."""
+        lineage = inherited(records, self.records_of)
+        return lineage.records + records, lineage.notes
+
+    def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
+        try:
+            _, records, _, _ = self.read_records(Path(file.path))
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return None
+        joined, _ = self.transcript_records(records)
+        transcript, _ = read_transcript(joined, file.file_id)
+        return search_records(transcript)
+
+    def workspace_path(self, key: str) -> str | None:
+        return None   # each rollout records its own folder: the catalog keeps it per row
+
+    def title_and_pin(self, ref: SessionRef) -> tuple[str | None, bool]:
+        try:
+            meta = self.own_files.read_meta(ref)
+        except (OSError, ValueError, RepriseError):
+            return None, False
+        return meta.title, meta.pinned
+
+
+def _listing_at(roots: list[str], data: str) -> CodexListing:
+    return CodexListing([Path(root) for root in roots], OwnPaths(Path(data), NAME))

@@ -1,0 +1,92 @@
+"""Codex's meter: what the next turn of a session will send.
+
+The context in use now is measured: the input side of the newest `token_count`'s
+`last_token_usage` (cached input is part of it), against the `model_context_window` Codex recorded
+(258,400 for a 272,000-token model: it keeps 5% back). `total_token_usage` is cumulative and never
+the context. The next turn sends that plus the draft, counted with o200k_base (the encoding of
+OpenAI's current models) and labelled an estimate. A session with no `token_count` yet has nothing
+measured: its fixed part is Codex's (about 38,100 characters in 0.171.0: tools, base instructions,
+permissions, environment), estimated at four characters a token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...config import MeterSettings
+from ...meter import CONFIGURED, COUNTED, MEASURED, Measured, MeterResult, Part, TokenCounter, spec_for
+
+ENCODING = "o200k_base"
+FIXED_CHARS = 38_100      # a resumed turn's fixed request text before any history (Codex CLI 0.171.0)
+CHARS_PER_TOKEN = 4
+DEFAULT_MODEL = "gpt-5"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextNow:
+    """The measured context of a session, the window Codex recorded, and the model."""
+
+    tokens: int | None      # None: no token_count recorded yet
+    turn: int               # the turn (from 1) it was measured in
+    window: int | None      # model_context_window as Codex recorded it
+    model: str | None
+
+
+class CodexMeter:
+    """The meter of one Codex session, with everything but the draft known."""
+
+    def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow, *,
+                 model: str | None = None):
+        self.settings = settings
+        self.counter = counter
+        self.context = context
+        if model:
+            self.model, self.model_source = model, "--model"
+        elif settings.model:
+            self.model, self.model_source = settings.model, "config meter.model"
+        elif context.model:
+            self.model, self.model_source = context.model, "the session's turn_context"
+        else:
+            self.model, self.model_source = DEFAULT_MODEL, "default (no turn recorded yet)"
+        self.spec = spec_for(self.model, settings.models)
+        self._empty: MeterResult | None = None
+        self._last: tuple[str, MeterResult] | None = None
+
+    def _context_part(self) -> Part:
+        context = self.context
+        if context.tokens is None:
+            return Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
+                        note="nothing measured yet: Codex's fixed prompt (tools, base instructions, permissions, "
+                             "environment), about 38,100 characters, estimated")
+        return Part("measured", context.tokens, MEASURED,
+                    note=f"input tokens of the newest model call (turn {context.turn}, last_token_usage), "
+                         "as Codex recorded them")
+
+    def _window(self) -> tuple[int, str]:
+        if self.context.window and self.model == (self.context.model or self.model):
+            return self.context.window, "model_context_window, as Codex recorded it"
+        return self.spec.input_budget, f"model table ({self.spec.pattern}): the input budget"
+
+    def _result(self, message: str) -> MeterResult:
+        draft = self.counter.count(message, ENCODING) if message else 0
+        parts = (self._context_part(),
+                 Part("message", draft, COUNTED, len(message), len(message),
+                      note=f"the draft, estimated with {ENCODING}"))
+        measured = Measured(self.context.turn, self.context.tokens) if self.context.tokens is not None else None
+        window, window_source = self._window()
+        return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=parts,
+                           window=window, warn_at=self.settings.warn, measured=measured, exact=False,
+                           window_source=window_source, draft=draft)
+
+    @property
+    def base_total(self) -> int:
+        return self.with_message("").total
+
+    def with_message(self, message: str) -> MeterResult:
+        if not message:
+            if self._empty is None:
+                self._empty = self._result("")
+            return self._empty
+        if self._last is None or self._last[0] != message:
+            self._last = (message, self._result(message))
+        return self._last[1]
