@@ -2,13 +2,15 @@
 
 A turn runs from `event_msg task_started` to `task_complete` (or to the next `task_started`,
 which leaves it interrupted); an older rollout without `task_started` starts a turn at each user
-message. Prompts are `event_msg user_message` only: the `response_item` user and developer
-messages also carry the environment, permissions and instructions Codex injects. How the last turn
-ended: `task_complete` succeeded, `turn_aborted` (or `aborted`) interrupted, an `error` event
-failed. The context now is measured: the input side of the newest `token_count`'s
-`last_token_usage`, against its `model_context_window` (never `total_token_usage`, which is
-cumulative; that gives the session's usage). The fold is stored per file (`to_bytes`), so a
-grown rollout is read on from where the last read ended.
+message. Prompts are events only (`item_completed` `UserMessage` in 0.171.0, `user_message` in
+older versions): the `response_item` user and developer messages also carry the environment,
+permissions and instructions Codex injects. How the last turn ended: `task_complete` succeeded,
+unless it carries an `error` (0.171.0) or an `error` event came first (older versions): failed;
+`turn_aborted` (or `aborted`) interrupted. The context now is measured: the input side of the
+newest `token_count`'s `last_token_usage` (right after a compaction, whose entry has input 0, its
+`total_tokens`: Codex's estimate of the compacted history), against its `model_context_window`
+(never `total_token_usage`, which is cumulative; that gives the session's usage). The fold is
+stored per file (`to_bytes`), so a grown rollout is read on from where the last read ended.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...transcript import Status, Usage
-from .records import EVENT, SESSION_META, TURN_CONTEXT, Record, integer, kind_of, payload_of
+from .records import EVENT, SESSION_META, TURN_CONTEXT, Record, integer, kind_of, payload_of, prompt_of
 
 INTERACTIVE_SOURCES = frozenset({"cli", "vscode"})   # what `codex resume`'s picker offers without flags
 ABORTED = frozenset({"turn_aborted", "aborted"})
@@ -36,6 +38,18 @@ def token_figures(usage: Any) -> tuple[int, int, int] | None:
     if found[0] is None:
         return None
     return found[0], found[1] or 0, found[2] or 0
+
+
+def context_of(usage: Any) -> tuple[int, str] | None:
+    """The context a `last_token_usage` measures, and its basis: the call's input tokens ("call"),
+    or, right after a compaction (input 0), the `total_tokens` Codex estimates the new history at
+    ("compaction")."""
+    figures = token_figures(usage)
+    if figures is None:
+        return None
+    if figures[0] == 0 and isinstance(usage, dict) and (estimate := integer(usage.get("total_tokens"))):
+        return estimate, "compaction"
+    return figures[0], "call"
 
 
 def session_source(payload: dict[str, Any]) -> str | None:
@@ -66,8 +80,10 @@ class CodexFields:
     branch: str | None
     model: str | None
     context_tokens: int | None
+    context_basis: str                # "call": the newest call's input; "compaction": Codex's estimate after one
     context_turn: int
     context_window: int | None
+    forked_at: int | None
     usage: Usage
     hidden_by_agent: bool
     warning: str | None
@@ -93,8 +109,10 @@ class ListingFold:
     last_status: str | None = None
     last_activity: str | None = None
     context_tokens: int | None = None
+    context_basis: str = "call"
     context_turn: int = 0
     context_window: int | None = None
+    forked_at: int | None = None   # the parent's line count at the fork (`forked_from_ordinal_exclusive`)
     totals: list[int] = field(default_factory=lambda: [0, 0, 0])
     bad_lines: int = 0
     line_warnings: list[str] = field(default_factory=list)
@@ -125,6 +143,7 @@ class ListingFold:
         self.cwd = payload["cwd"] if isinstance(payload.get("cwd"), str) else None
         self.source = session_source(payload)
         self.forked_from = payload["forked_from_id"] if isinstance(payload.get("forked_from_id"), str) else None
+        self.forked_at = integer(payload.get("forked_from_ordinal_exclusive"))
         started = payload.get("timestamp", stamp)
         self.started_at = started if isinstance(started, str) else None
         git = payload.get("git")
@@ -137,10 +156,7 @@ class ListingFold:
             self._start()
             window = integer(payload.get("model_context_window"))
             self.context_window = window or self.context_window
-        elif inner == "user_message":
-            message = payload.get("message")
-            if not isinstance(message, str):
-                return
+        elif (message := prompt_of(inner, payload)) is not None:
             if not self.open_turn or (self.turn_prompted and not self.tasks_seen):
                 self._start()   # an older rollout: no task_started, each user message is a turn
             if self.turn_prompted:
@@ -149,7 +165,8 @@ class ListingFold:
             self.first_message = self.first_message or message
             self.last_message = message
         elif inner == "task_complete":
-            self._end("failed" if self.last_status == "failed" and self.open_turn else "succeeded")
+            failed = isinstance(payload.get("error"), dict) or (self.last_status == "failed" and self.open_turn)
+            self._end("failed" if failed else "succeeded")
         elif inner in ABORTED:
             self._end("interrupted")
         elif inner == "error":
@@ -161,9 +178,9 @@ class ListingFold:
             info = payload.get("info")
             if not isinstance(info, dict):
                 return   # rate limits only
-            last = token_figures(info.get("last_token_usage"))
+            last = context_of(info.get("last_token_usage"))
             if last is not None:
-                self.context_tokens, self.context_turn = last[0], self.turns
+                (self.context_tokens, self.context_basis), self.context_turn = last, self.turns
             total = token_figures(info.get("total_token_usage"))
             if total is not None:
                 self.totals = list(total)
@@ -191,8 +208,8 @@ class ListingFold:
             session_id=self.session_id, cwd=self.cwd, source=self.source, forked_from=self.forked_from,
             started_at=self.started_at, first_message=self.first_message, last_message=self.last_message,
             turns=self.turns, last_status=status, last_activity=self.last_activity, branch=self.branch,
-            model=self.model, context_tokens=self.context_tokens, context_turn=self.context_turn,
-            context_window=self.context_window,
+            model=self.model, context_tokens=self.context_tokens, context_basis=self.context_basis,
+            context_turn=self.context_turn, context_window=self.context_window, forked_at=self.forked_at,
             usage=Usage(input_tokens=input_tokens - cached, output_tokens=output, cache_read_tokens=cached,
                         context_tokens=self.context_tokens),
             hidden_by_agent=self.source is not None and self.source not in INTERACTIVE_SOURCES,

@@ -1,7 +1,8 @@
 """A fork made by Codex (`codex exec fork`, `/fork`): its rollout names the session it was forked
 from (`session_meta.forked_from_id`) and holds only the turns after the fork, so its conversation
 is the parent's history up to the fork, then its own. The parent's records written before the fork
-began are found by id in the store (a chain of forks is followed, a cycle or a missing rollout
+(its lines below `forked_from_ordinal_exclusive`, or, in older rollouts, those dated before the
+fork began) are found by id in the store (a chain of forks is followed, a cycle or a missing rollout
 stops it), and a note says what was joined, or that the history before the fork is not there.
 """
 
@@ -31,6 +32,15 @@ def _fold(records: list[Record]) -> ListingFold:
     return fold
 
 
+def _before_fork(record: Record, ordinal: int | None, moment: str | None) -> bool:
+    """Whether a parent's record was written before the fork: its `ordinal` below the fork's
+    `forked_from_ordinal_exclusive` (0.171.0), else (older rollouts) its time not after the fork's start."""
+    if ordinal is not None and isinstance(record.get("ordinal"), int):
+        return bool(record["ordinal"] < ordinal)
+    stamp = record.get("timestamp")
+    return moment is None or not isinstance(stamp, str) or stamp <= moment
+
+
 def inherited(records: list[Record], find: Callable[[str], list[Record] | None]) -> Lineage:
     """What the session of `records` inherits from the sessions it was forked from; `find` gives a
     session's records by id, or None when the store has no rollout of it."""
@@ -39,7 +49,7 @@ def inherited(records: list[Record], find: Callable[[str], list[Record] | None])
     seen = {fold.session_id}
     parts: list[list[Record]] = []
     while fold.forked_from is not None:
-        parent_id, cut = fold.forked_from, fold.started_at
+        parent_id, cut, at = fold.forked_from, fold.started_at, fold.forked_at
         if parent_id in seen or len(parts) >= MAX_DEPTH:
             lineage.notes.append(f"The chain of forks loops or runs deeper than {MAX_DEPTH} at {parent_id}; "
                                  "the history before it is not shown.")
@@ -51,8 +61,7 @@ def inherited(records: list[Record], find: Callable[[str], list[Record] | None])
                                  "the conversation before the fork is not shown (and Codex cannot resume this fork "
                                  "without it).")
             break
-        before = [record for record in found if cut is None or not isinstance(record.get("timestamp"), str)
-                  or record["timestamp"] <= cut]
+        before = [record for record in found if _before_fork(record, at, cut)]
         parts.append(before)
         lineage.ancestors.append(parent_id)
         fold = _fold(before)

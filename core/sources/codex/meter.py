@@ -30,6 +30,7 @@ class ContextNow:
     turn: int               # the turn (from 1) it was measured in
     window: int | None      # model_context_window as Codex recorded it
     model: str | None
+    basis: str = "call"     # "compaction": Codex's estimate of the history a compaction left, before any call
 
 
 class CodexMeter:
@@ -58,6 +59,10 @@ class CodexMeter:
             return Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
                         note="nothing measured yet: Codex's fixed prompt (tools, base instructions, permissions, "
                              "environment), about 38,100 characters, estimated")
+        if context.basis == "compaction":
+            return Part("measured", context.tokens, MEASURED,
+                        note=f"the size of the history after the compaction in turn {context.turn}, as Codex "
+                             "estimated it (total_tokens of its token_count); measured again at the next call")
         return Part("measured", context.tokens, MEASURED,
                     note=f"input tokens of the newest model call (turn {context.turn}, last_token_usage), "
                          "as Codex recorded them")

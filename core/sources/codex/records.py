@@ -21,7 +21,7 @@ KNOWN_TYPES = frozenset({SESSION_META, TURN_CONTEXT, RESPONSE_ITEM, EVENT, COMPA
                          "world_state"})
 
 __all__ = ["COMPACTED", "EVENT", "KNOWN_TYPES", "RESPONSE_ITEM", "SESSION_META", "TURN_CONTEXT", "Parsed",
-           "Record", "integer", "kind_of", "parse_rollout", "payload_of", "text_of"]
+           "Record", "event_item", "integer", "kind_of", "parse_rollout", "payload_of", "prompt_of", "text_of"]
 
 
 def parse_rollout(chunk: bytes, base_offset: int = 0, *, first_line: int = 1) -> Parsed:
@@ -51,8 +51,31 @@ def text_of(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     parts = [part.get("text") for part in content if isinstance(part, dict)
-             and part.get("type") in ("input_text", "output_text", "text", "summary_text")]
+             and part.get("type") in ("input_text", "output_text", "text", "Text", "summary_text")]
     return "\n".join(part for part in parts if isinstance(part, str) and part)
+
+
+def event_item(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(the item's type, the item) of an `item_completed` event (0.171.0 writes its prompts, replies
+    and commands so: `UserMessage`, `AgentMessage`, `CommandExecution`, `ContextCompaction`)."""
+    item = payload.get("item")
+    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+        return "", {}
+    return item["type"], item
+
+
+def prompt_of(inner: str, payload: dict[str, Any]) -> str | None:
+    """The prompt an event carries: a `user_message` event (older versions) or an `item_completed`
+    `UserMessage` (0.171.0); never the `response_item` user messages, which also hold the context
+    Codex injects."""
+    if inner == "user_message":
+        message = payload.get("message")
+        return message if isinstance(message, str) else None
+    if inner == "item_completed":
+        kind, item = event_item(payload)
+        if kind == "UserMessage":
+            return text_of(item.get("content"))
+    return None
 
 
 def integer(value: Any) -> int | None:

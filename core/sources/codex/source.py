@@ -105,7 +105,7 @@ class CodexSource(SessionSource):
         found = fold.result()
         inherited_turns = len(transcript.turns) - found.turns
         context = ContextNow(found.context_tokens, found.context_turn + inherited_turns, found.context_window,
-                             found.model)
+                             found.model, found.context_basis)
         title = self.codex_listing.title_of(path, ref.session_id)
         return OpenedSession(ref, path, len(data), hashlib.sha256(data).hexdigest(), transcript, warnings,
                              CodexSession(records, found, context, title))

@@ -1,14 +1,17 @@
 """A Codex rollout as the neutral transcript: one turn per `task_started` (or, in an older
 rollout without them, per user message), as `fields.py` counts them.
 
-Each turn holds its prompt (`event_msg user_message`: never the developer instructions or the
-environment Codex injects as `response_item` messages), the assistant's text (its reply), the
+Each turn holds its prompt (`item_completed` `UserMessage`, or `user_message` in older versions:
+never the developer instructions or the environment Codex injects as `response_item` messages),
+the assistant's text (its reply; at a turn's start an auto-compaction's summary is not), the
 reasoning summaries (kept apart, shown folded; the `agent_reasoning` events when the rollout keeps
 no summary), its tool calls (`function_call`, `custom_tool_call`, `local_shell_call`,
 `web_search_call`) each paired with its output by `call_id`, the commands it ran (the shell tools'
-command lines) and the files `apply_patch` changed, all observed by Codex's host, its errors, and
-its usage: the change in `total_token_usage` over the turn, with the context measured at its
-newest `last_token_usage`. A `compacted` record marks a compaction before the next turn.
+command lines, and the `CommandExecution` items of 0.171.0, whose code-mode `exec` tool runs
+them) and the files `apply_patch` changed, all observed by Codex's host, its errors (an `error`
+event, or the `error` of its `task_complete`), and its usage: the change in `total_token_usage`
+over the turn, with the context measured at its newest `last_token_usage`. A `compacted` record
+marks a compaction before the turn it starts, else before the next turn.
 """
 
 from __future__ import annotations
@@ -21,7 +24,19 @@ from typing import Any
 
 from ...transcript import Command, Compaction, FileTouch, Status, ToolCall, Transcript, Turn, Usage
 from .fields import ABORTED, token_figures
-from .records import COMPACTED, EVENT, KNOWN_TYPES, RESPONSE_ITEM, Record, integer, kind_of, payload_of, text_of
+from .records import (
+    COMPACTED,
+    EVENT,
+    KNOWN_TYPES,
+    RESPONSE_ITEM,
+    Record,
+    event_item,
+    integer,
+    kind_of,
+    payload_of,
+    prompt_of,
+    text_of,
+)
 
 SOURCE = "codex"
 TEXT_CHARS = 20_000   # a tool input or output kept in the transcript; the rest is cut, with its size said
@@ -63,6 +78,8 @@ def output_of(payload: dict[str, Any]) -> tuple[str, bool]:
     """(the text a tool gave back, whether it failed): a plain string, an object with `content`
     and `success`, or the JSON string of a shell's `output` and `metadata.exit_code`."""
     output = payload.get("output")
+    if isinstance(output, list):   # content parts (0.171.0's code-mode `exec` tool)
+        return text_of(output), False
     if isinstance(output, dict):
         content = output.get("content")
         text = content if isinstance(content, str) else text_of(content)
@@ -158,16 +175,23 @@ class _Reader:
             self.tasks_seen = True
             self.start(record, payload.get("turn_id"))
             return
-        if kind == EVENT and inner == "user_message" and isinstance(payload.get("message"), str):
+        prompt = prompt_of(inner, payload) if kind == EVENT else None
+        if prompt is not None:
             if self.current is None or (self.current.prompted and not self.tasks_seen):
                 self.start(record)
             assert self.current is not None
-            if not self.current.prompt(payload["message"]):
-                self.current.turn.user_message += "\n\n" + payload["message"]
+            if not self.current.prompt(prompt) and prompt != self.current.turn.user_message:
+                self.current.turn.user_message += "\n\n" + prompt   # typed while the turn ran
             return
         if kind == COMPACTED:
-            self.transcript.compactions.append(Compaction(len(self.transcript.turns) + (self.current is not None),
-                                                          at=_stamp(record)))
+            # Mid-turn it shapes the turns after this one; before the turn's prompt (an auto-compaction
+            # at its start), this turn too.
+            prompted = self.current is not None and self.current.prompted
+            self.transcript.compactions.append(Compaction(len(self.transcript.turns) + prompted, at=_stamp(record)))
+            if self.current is not None and not self.current.prompted:
+                # An auto-compaction at a turn's start: what the model said so far was the summary.
+                self.current.replies.clear()
+                self.current.said.clear()
             return
         current = self.current
         if current is None:
@@ -215,7 +239,7 @@ class _Reader:
         if isinstance(call_id, str):
             self.calls[call_id] = (turn, len(turn.tool_calls) - 1)
         command = command_line(name, arguments)
-        if command is not None:
+        if command is not None and all(seen.command != command for seen in turn.commands):
             turn.commands.append(Command(command, "observed"))
         if name == "apply_patch" and isinstance(arguments, str):
             for path in _PATCH_FILE.findall(arguments):
@@ -238,6 +262,8 @@ class _Reader:
     def _event(self, current: _TurnBuilder, inner: str, payload: dict[str, Any]) -> None:
         if inner == "agent_message" and isinstance(payload.get("message"), str) and payload["message"]:
             current.said.append(payload["message"])
+        elif inner == "item_completed":
+            self._completed(current, *event_item(payload))
         elif inner == "agent_reasoning" and isinstance(payload.get("text"), str) and payload["text"]:
             current.reasoning_events.append(payload["text"])
         elif inner == "token_count":
@@ -249,8 +275,24 @@ class _Reader:
             current.ended = "interrupted"
             self.close(cut_off=False)
         elif inner == "task_complete":
+            error = payload.get("error")
+            if isinstance(error, dict):
+                message = error.get("message")
+                current.errors.append(message if isinstance(message, str) and message else "an error (no message)")
             current.ended = current.ended or "succeeded"
             self.close(cut_off=False)
+
+    @staticmethod
+    def _completed(current: _TurnBuilder, kind: str, item: dict[str, Any]) -> None:
+        """An `item_completed` event (0.171.0): a reply's text, a command Codex's host ran."""
+        if kind == "AgentMessage":
+            text = text_of(item.get("content"))
+            if text:
+                current.said.append(text)
+        elif kind == "CommandExecution":
+            command = command_line("shell", {"command": item.get("command")})
+            if command is not None and all(seen.command != command for seen in current.turn.commands):
+                current.turn.commands.append(Command(command, "observed"))
 
     def _tokens(self, current: _TurnBuilder | None, payload: dict[str, Any]) -> None:
         info = payload.get("info")

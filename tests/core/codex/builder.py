@@ -1,9 +1,11 @@
 """Codex CLI rollouts for tests, written the way Codex CLI 0.171.0 writes them (see
 /work/shared/reference/agent-stores.md): compact JSON lines `{timestamp, ordinal, type, payload}`,
 a `session_meta` first, a `turn_context` and `task_started` per turn, the injected developer and
-environment messages as `response_item`s, the prompt as an `event_msg user_message`, reasoning
-summaries, function calls and their outputs paired by `call_id`, `token_count` events with the
-cumulative and the last call's usage, `compacted`, errors and aborted turns, and types no reader knows.
+environment messages as `response_item`s, the prompt and reply also as `item_completed` events
+(`user_message`/`agent_message` events with `legacy`, as older versions wrote them), reasoning
+summaries, commands through the code-mode `exec` tool, function calls and their outputs paired by
+`call_id`, `token_count` events with the cumulative and the last call's usage, `compacted`, errors
+and aborted turns, and types no reader knows. Compare tests/core/codex/data/ (a real rollout).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def dumps(record: dict[str, Any]) -> bytes:
 class CodexRollout:
     def __init__(self, session_id: str | None = None, *, cwd: str = "/work/proj", source: Any = "exec",
                  model: str = "gpt-5.1-codex", branch: str | None = "main", forked_from: str | None = None,
-                 start: datetime = START, seed: int = 0, ordinals: bool = True):
+                 start: datetime = START, seed: int = 0, ordinals: bool = True, legacy: bool = False):
         self.rng = random.Random(seed)
         self.clock = start
         self.started = start
@@ -44,6 +46,7 @@ class CodexRollout:
         self.lines: list[bytes] = []
         self.ordinal = 0
         self.ordinals = ordinals
+        self.legacy = legacy   # the events of versions before 0.171.0: user_message, agent_message, error
         self.totals = [0, 0, 0, 0]   # input, cached input, output, reasoning output
         self.calls = 0
         meta: dict[str, Any] = {"id": self.session_id, "timestamp": self._stamp(advance=False), "cwd": cwd,
@@ -95,9 +98,18 @@ class CodexRollout:
         self.item({"type": "message", "role": "user",
                    "content": [{"type": "input_text", "text": ENVIRONMENT.format(cwd=self.cwd)}]})
 
+    def completed(self, item: dict[str, Any]) -> None:
+        self.event({"type": "item_completed", "thread_id": self.session_id, "turn_id": f"turn-{self.ordinal}",
+                    "item": item, "started_at_ms": 0, "completed_at_ms": 0})
+
     def prompt(self, text: str) -> None:
         self.item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
-        self.event({"type": "user_message", "message": text, "images": [], "local_images": [], "text_elements": []})
+        if self.legacy:
+            self.event({"type": "user_message", "message": text, "images": [], "local_images": [],
+                        "text_elements": []})
+        else:
+            self.completed({"type": "UserMessage", "id": f"u{self.ordinal}",
+                            "content": [{"type": "text", "text": text, "text_elements": []}]})
 
     def reasoning(self, summary: str) -> None:
         self.item({"type": "reasoning", "summary": [{"type": "summary_text", "text": summary}], "content": None,
@@ -105,8 +117,26 @@ class CodexRollout:
         self.event({"type": "agent_reasoning", "text": summary})
 
     def reply(self, text: str) -> None:
+        if self.legacy:
+            self.event({"type": "agent_message", "message": text})
+        else:
+            self.completed({"type": "AgentMessage", "id": f"m{self.ordinal}",
+                            "content": [{"type": "Text", "text": text}]})
         self.item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]})
-        self.event({"type": "agent_message", "message": text})
+
+    def command(self, command: str, output: str) -> str:
+        """A command as 0.171.0 runs it: the code-mode `exec` custom tool, the host's
+        `CommandExecution` item, and the tool's output as content parts."""
+        call_id = f"call_{self.ordinal:04d}"
+        script = f"const done = await tools.exec_command({json.dumps({'cmd': command})});\ntext(done.output);\n"
+        self.item({"type": "custom_tool_call", "status": "completed", "call_id": call_id, "name": "exec",
+                   "input": script})
+        self.completed({"type": "CommandExecution", "id": f"exec-{self.ordinal}", "command": ["/bin/bash", "-lc",
+                        command], "cwd": f"file://{self.cwd}"})
+        self.item({"type": "custom_tool_call_output", "call_id": call_id, "output": [
+            {"type": "input_text", "text": "Script completed\nWall time 0.1 seconds\nOutput:\n"},
+            {"type": "input_text", "text": output}]})
+        return call_id
 
     def shell(self, command: list[str], output: str, *, exit_code: int = 0, call_id: str | None = None,
               answered: bool = True) -> str:
@@ -138,13 +168,19 @@ class CodexRollout:
                                                     "model_context_window": window},
                     "rate_limits": {"primary": None, "secondary": None}})
 
-    def task_complete(self, last_message: str | None = None) -> None:
-        self.event({"type": "task_complete", "turn_id": f"turn-{self.ordinal}", "last_agent_message": last_message})
+    def task_complete(self, last_message: str | None = None, *, error: str | None = None) -> None:
+        """The turn's end; with `error`, as 0.171.0 ends a turn whose API call failed."""
+        payload: dict[str, Any] = {"type": "task_complete", "turn_id": f"turn-{self.ordinal}",
+                                   "last_agent_message": last_message}
+        if error is not None:
+            payload["error"] = {"message": error, "codex_error_info": "other"}
+        self.event(payload)
 
     def aborted(self) -> None:
         self.event({"type": "turn_aborted", "reason": "interrupted"})
 
     def error(self, message: str) -> None:
+        """An `error` event (versions before 0.171.0; it puts the error in `task_complete`)."""
         self.event({"type": "error", "message": message})
 
     def compacted(self, summary: str) -> None:

@@ -47,9 +47,14 @@ def test_the_last_status_is_interrupted_after_an_abort_and_failed_after_an_error
     failed = CodexRollout()
     failed.task_started()
     failed.prompt("one")
-    failed.error("stream disconnected before completion")
-    failed.task_complete()
+    failed.task_complete(error="unexpected status 400")   # 0.171.0: the error is in task_complete
     assert fields_of(failed).last_status == "failed"
+    older = CodexRollout(legacy=True)
+    older.task_started()
+    older.prompt("one")
+    older.error("stream disconnected before completion")   # older versions: an error event first
+    older.task_complete()
+    assert fields_of(older).last_status == "failed" and fields_of(older).first_message == "one"
 
 
 def test_a_turn_left_open_by_the_next_task_started_is_interrupted_and_the_next_one_counts():
@@ -74,6 +79,24 @@ def test_the_context_is_the_newest_calls_input_never_the_cumulative_total():
     assert found.usage.output_tokens == 110
 
 
+def test_right_after_a_compaction_the_context_is_codex_s_estimate_of_the_new_history():
+    rollout = CodexRollout()
+    rollout.turn("one", "ok", tokens=(120_000, 10))
+    rollout.task_started()
+    rollout.compacted("Summary.")
+    rollout.event({"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": 120_000, "output_tokens": 10, "total_tokens": 120_010},
+        "last_token_usage": {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "total_tokens": 14_814},
+        "model_context_window": 258_400}})
+    found = fields_of(rollout)
+    assert (found.context_tokens, found.context_basis) == (14_814, "compaction")
+    rollout.prompt("two")
+    rollout.reply("ok")
+    rollout.tokens(15_600, 10)
+    rollout.task_complete()
+    assert (fields_of(rollout).context_tokens, fields_of(rollout).context_basis) == (15_600, "call")
+
+
 def test_exec_and_other_non_interactive_sessions_are_hidden_by_the_agent():
     assert fields_of(CodexRollout(source="exec")).hidden_by_agent
     assert fields_of(CodexRollout(source={"subagent": "review"})).hidden_by_agent
@@ -82,7 +105,7 @@ def test_exec_and_other_non_interactive_sessions_are_hidden_by_the_agent():
 
 
 def test_an_older_rollout_without_task_events_counts_a_turn_per_user_message():
-    rollout = CodexRollout(ordinals=False)
+    rollout = CodexRollout(ordinals=False, legacy=True)
     for text in ("one", "two", "three"):
         rollout.prompt(text)
         rollout.reply("ok")

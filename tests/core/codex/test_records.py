@@ -33,7 +33,7 @@ def test_kind_names_the_payload_type_of_response_items_and_events():
     rollout.prompt("hello")
     records = parse_rollout(rollout.data()).records
     assert [kind_of(record) for record in records[1:]] == [("response_item", "message"),
-                                                          ("event_msg", "user_message")]
+                                                          ("event_msg", "item_completed")]
 
 
 def test_text_of_joins_the_text_parts_of_a_message():

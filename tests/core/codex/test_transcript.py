@@ -46,6 +46,45 @@ def test_function_calls_are_paired_with_their_outputs_by_call_id_and_commands_ob
     assert [touch.path for touch in turn.files_modified] == ["src/app.py"]
 
 
+def test_a_command_through_the_code_mode_exec_tool_is_a_call_with_its_output_and_a_command():
+    rollout = CodexRollout()
+    rollout.task_started()
+    rollout.prompt("Please RUN: echo hi")
+    rollout.reply("I will run it.")
+    rollout.command("echo OUTWORD42 && echo second line", "OUTWORD42\nsecond line\n")
+    rollout.reply("It printed two lines.")
+    rollout.task_complete()
+    (turn,) = transcript_of(rollout)[0].turns
+    assert turn.user_message == "Please RUN: echo hi"
+    (call,) = turn.tool_calls
+    assert call.name == "exec" and "tools.exec_command" in call.input
+    assert call.result is not None and call.result.endswith("OUTWORD42\nsecond line\n")
+    assert [command.command for command in turn.commands] == ["echo OUTWORD42 && echo second line"]
+    assert turn.reply == "I will run it.\n\nIt printed two lines."
+
+
+def test_an_older_rollouts_user_message_and_error_events_make_its_turns():
+    rollout = CodexRollout(legacy=True)
+    rollout.turn("one", "first reply")
+    rollout.task_started()
+    rollout.prompt("two")
+    rollout.error("stream disconnected")
+    rollout.task_complete()
+    transcript, _ = transcript_of(rollout)
+    assert [(turn.user_message, turn.reply, turn.status) for turn in transcript.turns] == [
+        ("one", "first reply", "succeeded"), ("two", "", "failed")]
+    assert transcript.turns[1].error == "stream disconnected"
+
+
+def test_a_failed_call_is_the_error_of_task_complete():
+    rollout = CodexRollout()
+    rollout.task_started()
+    rollout.prompt("fail")
+    rollout.task_complete(error='{"error": {"message": "asked to fail"}}')
+    (turn,) = transcript_of(rollout)[0].turns
+    assert turn.status == "failed" and turn.error == '{"error": {"message": "asked to fail"}}'
+
+
 def test_a_call_without_output_is_noted_and_an_output_without_call_warned():
     rollout = CodexRollout()
     rollout.task_started()
@@ -77,6 +116,20 @@ def test_errors_fail_the_turn_and_usage_is_the_change_in_the_totals_over_each_tu
     assert (second.usage.input_tokens, second.usage.cache_read_tokens, second.usage.output_tokens) == (
         22_500 - 20_000, 20_000, 45)
     assert second.usage.context_tokens == 11_500 and second.usage.iterations == 2
+
+
+def test_an_auto_compaction_at_a_turns_start_is_before_that_turn_and_its_summary_is_no_reply():
+    rollout = CodexRollout()
+    rollout.turn("one", "ok")
+    rollout.task_started()
+    rollout.reply("SUMMARY of the work")   # the compaction request's answer
+    rollout.compacted("Another language model started to solve this problem… SUMMARY of the work")
+    rollout.prompt("two")
+    rollout.reply("the reply")
+    rollout.task_complete()
+    transcript, _ = transcript_of(rollout)
+    assert [turn.reply for turn in transcript.turns] == ["ok", "the reply"]
+    assert [compaction.before_turn for compaction in transcript.compactions] == [1]
 
 
 def test_a_compaction_is_marked_before_the_next_turn():
