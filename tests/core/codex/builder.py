@@ -37,6 +37,7 @@ def dumps(record: dict[str, Any]) -> bytes:
 class CodexRollout:
     def __init__(self, session_id: str | None = None, *, cwd: str = "/work/proj", source: Any = "exec",
                  model: str = "gpt-5.1-codex", branch: str | None = "main", forked_from: str | None = None,
+                 forked_at: int | None = None,
                  start: datetime = START, seed: int = 0, ordinals: bool = True, legacy: bool = False):
         self.rng = random.Random(seed)
         self.clock = start
@@ -44,7 +45,7 @@ class CodexRollout:
         self.session_id = session_id or uuid7(start, self.rng)
         self.cwd, self.model = cwd, model
         self.lines: list[bytes] = []
-        self.ordinal = 0
+        self.ordinal = forked_at or 0   # a fork's lines go on from its parent's
         self.ordinals = ordinals
         self.legacy = legacy   # the events of versions before 0.171.0: user_message, agent_message, error
         self.totals = [0, 0, 0, 0]   # input, cached input, output, reasoning output
@@ -55,6 +56,8 @@ class CodexRollout:
                                 "base_instructions": {"text": "You are Codex, a coding agent."}}
         if forked_from is not None:
             meta["forked_from_id"] = forked_from
+            if forked_at is not None:
+                meta["forked_from_ordinal_exclusive"] = forked_at
         if branch is not None:
             meta["git"] = {"commit_hash": "0" * 40, "branch": branch, "repository_url": None}
         self.record("session_meta", meta)

@@ -3,6 +3,8 @@ commands, errors, usage per turn, compactions, and a Codex fork with and without
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from reprise.core.sources.codex.lineage import inherited
 from reprise.core.sources.codex.records import parse_rollout
 from reprise.core.sources.codex.transcript import read_transcript
@@ -161,6 +163,20 @@ def test_a_fork_shows_its_parents_history_before_the_fork_when_the_parent_exists
     assert lineage.ancestors == [parent.session_id]
     assert lineage.notes == [f"Forked by Codex from session {parent.session_id}: its 2 turns before the fork are "
                              "shown first."]
+
+
+def test_a_fork_takes_the_parents_lines_below_its_fork_ordinal():
+    parent = CodexRollout(seed=1)
+    parent.turn("parent one", "p1")
+    later = parent.clock + timedelta(hours=1)   # its clock ahead of the parent's: only the ordinals tell
+    fork = CodexRollout(forked_from=parent.session_id, forked_at=parent.ordinal, seed=2, start=later)
+    parent.turn("parent two, after the fork", "p2")
+    fork.turn("fork one", "f1", first=False)
+    records = {parent.session_id: parse_rollout(parent.data()).records}
+    own = parse_rollout(fork.data()).records
+    lineage = inherited(own, records.get)
+    transcript, _ = read_transcript(lineage.records + own, fork.session_id)
+    assert [turn.user_message for turn in transcript.turns] == ["parent one", "fork one"]
 
 
 def test_a_fork_whose_parent_is_missing_says_so_and_shows_its_own_turns():
