@@ -3,10 +3,9 @@ of one rollout, read on from where the last read of it ended.
 
 Groups are the date folders `sessions/YYYY/MM/DD` and `archived_sessions/` of each root; a file's
 id is the session id in its name, and its workspace the folder its `session_meta` names. Rollouts
-are append-only JSON lines: the listing keeps, per file, the same `carry` as Claude Code's (the
-offset its last read reached, the file's identity, digests of its first 4 KB and of the 4 KB before
-that offset) with the fold's state, so a grown rollout is read from that offset only, complete lines
-only; anything else is read whole again.
+are append-only JSON lines: the listing keeps, per file, the `carry` of `core/sources/grown.py` (the
+offset its last read reached, the file's identity, digests of its edges) with the fold's state, so a
+grown rollout is read from that offset only, complete lines only; anything else is read whole again.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...archive import Archive
@@ -23,15 +21,15 @@ from ...own_files import OwnFiles
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root
-from ...session_files import ReadProblem, chunks_of, opened_regular_file, read_regular_file
+from ...session_files import ReadProblem, read_regular_file
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
-from ..claude.listing import EDGE, Carry, edge_digest, pread_all, resumable
+from ..grown import GrownRead, read_grown
+from ..transcript_search import search_records
 from .fields import CodexFields, ListingFold
 from .layout import ARCHIVED, CodexRoot, session_id_of
 from .lineage import inherited
 from .records import Record, parse_rollout
 from .retention import ARCHIVED_NOTE
-from .search import search_records
 from .titles import SessionIndex
 from .transcript import read_transcript
 
@@ -45,50 +43,11 @@ def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
-@dataclass(slots=True)
-class RolloutRead:
-    """A read of one rollout: the fold over every record so far, the stat of the file, the bytes
-    this read took, the carry for the next read, and the warnings of every read."""
-
-    fold: ListingFold
-    size: int
-    mtime_ns: int
-    read_bytes: int
-    carry: Carry
-    warnings: list[str]
-
-
-def read_rollout(path: Path, root: Path, previous: bytes | None) -> RolloutRead:
-    """Fold the rollout's records, from the previous read's offset when the file only grew since.
-    Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
-    carry = Carry.from_bytes(previous) if previous else None
-    with opened_regular_file(path, root) as (fd, info):
-        resumed = resumable(fd, info, carry)
-        fold: ListingFold | None = None
-        if resumed is not None:
-            try:
-                fold = ListingFold.from_bytes(resumed.fold)
-            except ValueError:
-                fold = None
-        if resumed is not None and fold is not None:
-            start, lines, warnings = resumed.offset, resumed.lines, list(resumed.warnings)
-            os.lseek(fd, start, os.SEEK_SET)
-        else:
-            fold, start, lines, warnings = ListingFold(), 0, 0, []
-        data = b"".join(chunks_of(fd))
-        mtime_ns = os.fstat(fd).st_mtime_ns
-        parsed = parse_rollout(data, start, first_line=lines + 1)
-        end = parsed.end   # a truncated last line is read again next time
-        head_length = edge_length = min(EDGE, end)
-        head = data[:head_length] if start == 0 else pread_all(fd, head_length, 0)
-        consumed = end - start
-        edge = data[consumed - edge_length:consumed] if consumed >= edge_length else \
-            pread_all(fd, edge_length, end - edge_length)
-    fold.feed(parsed.records, parsed.warnings)
-    warnings = (warnings + parsed.warnings)[:MAX_WARNINGS]
-    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, edge_digest(head), head_length,
-                      edge_digest(edge), edge_length, warnings, fold.to_bytes())
-    return RolloutRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)
+def read_rollout(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
+    """Fold the rollout's records, from the previous read's offset when it only grew since
+    (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
+    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes,
+                      parse=lambda data, start, first: parse_rollout(data, start, first_line=first))
 
 
 def listing_fields(found: CodexFields, file_id: str, key: str, title: str | None, warnings: Sequence[str], *,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from reprise.core.sources.codex.fields import ListingFold
 from reprise.core.sources.codex.records import parse_rollout
-from reprise.core.sources.codex.search import search_records
 from reprise.core.sources.codex.transcript import read_transcript
+from reprise.core.sources.transcript_search import search_records
 
 DATA = Path(__file__).parent / "data"
 ROLLOUT = DATA / "rollout-2026-12-01T19-36-30-01a2331b-d188-7873-8822-d23645d9fce8.jsonl"

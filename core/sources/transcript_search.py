@@ -1,15 +1,16 @@
-"""The texts a full-text search looks in, for one Codex session: each turn of its transcript (a
-fork's inherited turns first, numbered as the transcript numbers them).
+"""The texts a full-text search looks in, for a session read as the neutral transcript (Claude Code's
+main chain, a Codex rollout with what a fork inherits): one set per turn, numbered from 1 as the
+transcript numbers them.
 
-Per turn: the prompt (`user`), the reply (`response`), the reasoning summaries (`thinking`), the
-tool calls' inputs and outputs (`tool`) and the error (`error`), each bounded so that a turn with a
-huge tool output does not fill the index.
+Per turn: the prompt (`user`), the reply (`response`), the thinking or reasoning summaries
+(`thinking`), the tool calls' inputs and outputs (`tool`) and the error (`error`), each bounded so
+that a turn with a huge tool output does not fill the index.
 """
 
 from __future__ import annotations
 
-from ...transcript import Transcript
-from ..base import SearchRecord
+from ..transcript import Transcript
+from .base import SearchRecord
 
 SEARCH_CHARS = 100_000   # of one text; a tool output beyond it is not searched
 
