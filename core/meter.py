@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import threading
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -86,6 +87,46 @@ class LiveMeter(Protocol):
     def base_total(self) -> int: ...
 
     def with_message(self, message: str) -> MeterResult: ...
+
+
+class DraftMeter(ABC):
+    """A `LiveMeter` whose every part but the draft is known (a measured context, as Claude Code and
+    Codex record it): the result with an empty draft and with the last draft are kept, so a keystroke
+    counts only the draft."""
+
+    def __init__(self) -> None:
+        self._empty: MeterResult | None = None
+        self._last: tuple[str, MeterResult] | None = None
+
+    @abstractmethod
+    def _result(self, message: str) -> MeterResult:
+        """The next turn's meter with this draft."""
+
+    @property
+    def base_total(self) -> int:
+        return self.with_message("").total
+
+    def with_message(self, message: str) -> MeterResult:
+        if not message:
+            if self._empty is None:
+                self._empty = self._result("")
+            return self._empty
+        if self._last is None or self._last[0] != message:
+            self._last = (message, self._result(message))
+        return self._last[1]
+
+
+def chosen_model(model: str | None, configured: str | None, recorded: tuple[str | None, str],
+                 default: tuple[str, str]) -> tuple[str, str]:
+    """(the model a meter counts for, why): `--model`, else `[meter] model`, else the one the session
+    recorded (with where), else the default (with why)."""
+    if model:
+        return model, "--model"
+    if configured:
+        return configured, "config meter.model"
+    if recorded[0]:
+        return recorded[0], recorded[1]
+    return default
 
 
 def spec_for(model: str, specs: list[ModelSpec]) -> ModelSpec:

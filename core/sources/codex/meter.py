@@ -14,7 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...config import MeterSettings
-from ...meter import CONFIGURED, COUNTED, MEASURED, Measured, MeterResult, Part, TokenCounter, spec_for
+from ...meter import (
+    CONFIGURED,
+    COUNTED,
+    MEASURED,
+    DraftMeter,
+    Measured,
+    MeterResult,
+    Part,
+    TokenCounter,
+    chosen_model,
+    spec_for,
+)
 
 ENCODING = "o200k_base"
 FIXED_CHARS = 38_100      # a resumed turn's fixed request text before any history (Codex CLI 0.171.0)
@@ -33,25 +44,19 @@ class ContextNow:
     basis: str = "call"     # "compaction": Codex's estimate of the history a compaction left, before any call
 
 
-class CodexMeter:
+class CodexMeter(DraftMeter):
     """The meter of one Codex session, with everything but the draft known."""
 
     def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow, *,
                  model: str | None = None):
+        super().__init__()
         self.settings = settings
         self.counter = counter
         self.context = context
-        if model:
-            self.model, self.model_source = model, "--model"
-        elif settings.model:
-            self.model, self.model_source = settings.model, "config meter.model"
-        elif context.model:
-            self.model, self.model_source = context.model, "the session's turn_context"
-        else:
-            self.model, self.model_source = DEFAULT_MODEL, "default (no turn recorded yet)"
+        self.model, self.model_source = chosen_model(model, settings.model,
+                                                     (context.model, "the session's turn_context"),
+                                                     (DEFAULT_MODEL, "default (no turn recorded yet)"))
         self.spec = spec_for(self.model, settings.models)
-        self._empty: MeterResult | None = None
-        self._last: tuple[str, MeterResult] | None = None
 
     def _context_part(self) -> Part:
         context = self.context
@@ -82,16 +87,3 @@ class CodexMeter:
         return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=parts,
                            window=window, warn_at=self.settings.warn, measured=measured, exact=False,
                            window_source=window_source, draft=draft)
-
-    @property
-    def base_total(self) -> int:
-        return self.with_message("").total
-
-    def with_message(self, message: str) -> MeterResult:
-        if not message:
-            if self._empty is None:
-                self._empty = self._result("")
-            return self._empty
-        if self._last is None or self._last[0] != message:
-            self._last = (message, self._result(message))
-        return self._last[1]
