@@ -27,7 +27,6 @@ INTERACTIVE_SOURCES = frozenset({"cli", "vscode"})   # what `codex resume`'s pic
 ABORTED = frozenset({"turn_aborted", "aborted"})
 _FORMAT = 1
 _STATUS: dict[str, Status] = {"succeeded": "succeeded", "failed": "failed", "interrupted": "interrupted"}
-_KEPT_WARNINGS = 3
 
 
 def token_figures(usage: Any) -> tuple[int, int, int] | None:
@@ -86,7 +85,6 @@ class CodexFields:
     forked_at: int | None
     usage: Usage
     hidden_by_agent: bool
-    warning: str | None
 
 
 @dataclass(slots=True)
@@ -114,15 +112,9 @@ class ListingFold:
     context_window: int | None = None
     forked_at: int | None = None   # the parent's line count at the fork (`forked_from_ordinal_exclusive`)
     totals: list[int] = field(default_factory=lambda: [0, 0, 0])
-    bad_lines: int = 0
-    line_warnings: list[str] = field(default_factory=list)
 
-    def feed(self, records: Iterable[Record], warnings: Iterable[str] = ()) -> None:
-        """Fold in the records of the next chunk, and the warnings the line reader gave for it."""
-        for warning in warnings:
-            self.bad_lines += 1
-            if len(self.line_warnings) < _KEPT_WARNINGS:
-                self.line_warnings.append(warning)
+    def feed(self, records: Iterable[Record]) -> None:
+        """Fold in the records of the next chunk (the lines it skipped are the reader's warnings)."""
         for record in records:
             stamp = record.get("timestamp")
             if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
@@ -212,15 +204,7 @@ class ListingFold:
             context_turn=self.context_turn, context_window=self.context_window, forked_at=self.forked_at,
             usage=Usage(input_tokens=input_tokens - cached, output_tokens=output, cache_read_tokens=cached,
                         context_tokens=self.context_tokens),
-            hidden_by_agent=self.source is not None and self.source not in INTERACTIVE_SOURCES,
-            warning=self._warning())
-
-    def _warning(self) -> str | None:
-        if not self.bad_lines:
-            return None
-        more = "; …" if self.bad_lines > len(self.line_warnings) else ""
-        lines = "line" if self.bad_lines == 1 else "lines"
-        return f"{self.bad_lines} {lines} skipped ({'; '.join(self.line_warnings)}{more})"
+            hidden_by_agent=self.source is not None and self.source not in INTERACTIVE_SOURCES)
 
     def to_bytes(self) -> bytes:
         state = {name: getattr(self, name) for name in self.__dataclass_fields__}

@@ -10,7 +10,7 @@ from tests.core.codex.builder import CodexRollout
 def fields_of(rollout: CodexRollout):
     fold = ListingFold()
     parsed = parse_rollout(rollout.data())
-    fold.feed(parsed.records, parsed.warnings)
+    fold.feed(parsed.records)
     return fold.result()
 
 
