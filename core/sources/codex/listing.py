@@ -2,7 +2,9 @@
 of one rollout, read on from where the last read of it ended.
 
 Groups are the date folders `sessions/YYYY/MM/DD` and `archived_sessions/` of each root; a file's
-id is the session id in its name, and its workspace the folder its `session_meta` names. Rollouts
+id is the session id in its name, and its workspace the folder its `session_meta` names. The title
+Codex gave a session lives in another file (`session_index.jsonl`), so a named session's stat is
+its rollout's size with the later of its rollout's and the index's mtime: a rename is listed next time. Rollouts
 are append-only JSON lines: the listing keeps, per file, the `carry` of `core/sources/grown.py` (the
 offset its last read reached, the file's identity, digests of its edges) with the fold's state, so a
 grown rollout is read from that offset only, complete lines only; anything else is read whole again.
@@ -138,7 +140,20 @@ class CodexListing(ListingSource):
                 except OSError:
                     found[session_id] = (-1, -1)
         self._names[group] = names
-        return found, None
+        return self._with_names(group, found), None
+
+    def _with_names(self, group: str, found: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+        """A session Codex named is as new as its rollout or the index naming it, whichever changed last:
+        a rename (an index line) changes no rollout, and must still reach the listing."""
+        try:
+            named, changed_ns = self.indexes[self.root_of(group).path].named()
+        except (RepriseError, KeyError):
+            return found
+        for session_id in named.keys() & found.keys():
+            size, mtime_ns = found[session_id]
+            if mtime_ns >= 0:
+                found[session_id] = (size, max(mtime_ns, changed_ns))
+        return found
 
     def file_path(self, group: str, file_id: str) -> str:
         names = self._names.get(group)
@@ -197,22 +212,24 @@ class CodexListing(ListingSource):
                               Problem(file.path, code, message))
         self.bytes_read += read.read_bytes
         found = read.fold.result()
-        settled = abs(now_ns - read.mtime_ns) >= _RACY_NS
-        digest = hashlib.blake2b(read.carry.head + read.carry.edge + str(read.size).encode(),
+        named, changed_ns = self.indexes[root.path].named()
+        title = named.get(file.file_id)
+        mtime_ns = max(read.mtime_ns, changed_ns) if title is not None else read.mtime_ns   # as file_stats says
+        settled = abs(now_ns - mtime_ns) >= _RACY_NS
+        digest = hashlib.blake2b(read.carry.head + read.carry.edge + f"{read.size}|{title}".encode(),
                                  digest_size=16).hexdigest()
         if found.cwd is None:
             problem = Problem(file.path, "no_session_meta", "the rollout has no session_meta record naming its "
                               "folder (cwd) yet" if read.size else "the rollout is empty")
-            return ListedFile(self._fallback_key(path), file.file_id, file.path, read.size, read.mtime_ns, problem,
+            return ListedFile(self._fallback_key(path), file.file_id, file.path, read.size, mtime_ns, problem,
                               settled, digest, read.carry.to_bytes())
         warnings = list(read.warnings)
         if found.session_id is not None and found.session_id != file.file_id:
             warnings.append(f"its session_meta names session {found.session_id}, its file name {file.file_id}: "
                             "Codex refuses to resume it")
         key = workspace_key(found.cwd)
-        fields = listing_fields(found, file.file_id, key, self.title_of(path, file.file_id), warnings,
-                                archived=path.parent.name == ARCHIVED)
-        return ListedFile(key, file.file_id, file.path, read.size, read.mtime_ns, fields, settled, digest,
+        fields = listing_fields(found, file.file_id, key, title, warnings, archived=path.parent.name == ARCHIVED)
+        return ListedFile(key, file.file_id, file.path, read.size, mtime_ns, fields, settled, digest,
                           read.carry.to_bytes())
 
     def _fallback_key(self, path: Path) -> str:

@@ -1,6 +1,8 @@
 """The names Codex gives sessions: `session_index.jsonl` under its root, one JSON line per rename
 (`id`, `thread_name`, `updated_at`); the newest entry for an id wins (the latest `updated_at`,
 else the later line). The file is small and read whole, at most once per change of its stat.
+A named session's listing version includes the index's (see `listing.py`), so a rename shows at
+the next listing.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ class SessionIndex:
     def name_of(self, session_id: str) -> str | None:
         self._refresh()
         return self._names.get(session_id)
+
+    def named(self) -> tuple[dict[str, str], int]:
+        """({session id: name}, the index file's mtime_ns, 0 when there is none), as the file is now."""
+        self._refresh()
+        return self._names, self._stat[2] if self._stat is not None else 0
 
     def _refresh(self) -> None:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -82,6 +83,31 @@ def test_the_title_is_codex_s_name_else_the_first_prompt(codex_root, tmp_path):
     assert titles == {named.session_id: "Parser rewrite", plain.session_id: "prompt 1 of session 2"}
     detail = service.show(SessionRef(workspace_key(tmp_path), named.session_id, "codex"))
     assert detail.agent_title == "Parser rewrite"
+
+
+def test_a_rename_in_codex_is_listed_next_time_though_no_rollout_changed(codex_root, tmp_path):
+    named = write(codex_root, tmp_path, seed=1, source="cli")
+    other = write(codex_root, tmp_path, seed=2, source="cli")
+    rename(codex_root, named.session_id, "First name")
+    day_ago = time.time() - 86_400
+    for path in (named.path_in(codex_root), other.path_in(codex_root), codex_root / "session_index.jsonl"):
+        os.utime(path, (day_ago, day_ago))   # all settled: only a changed stat makes a file be read again
+    service = service_in(tmp_path)
+
+    def titles() -> dict[str, str]:
+        listing = service.list_sessions()
+        service.load_details(listing.rows)
+        return {row.file_id: row.display_title for row in listing.rows}
+
+    assert titles()[named.session_id] == "First name"
+    listing_source = service.sources["codex"].listing
+    before = listing_source.bytes_read
+    rename(codex_root, named.session_id, "Second name", "2026-11-23T10:00:00Z")
+    rename(codex_root, other.session_id, "Other's name", "2026-11-23T10:00:00Z")
+    moments = time.time() - 60
+    os.utime(codex_root / "session_index.jsonl", (moments, moments))
+    assert titles() == {named.session_id: "Second name", other.session_id: "Other's name"}
+    assert listing_source.bytes_read == before   # read on from their carries: no byte of the rollouts again
 
 
 def test_show_search_and_meter_read_the_rollout(codex_root, tmp_path):
