@@ -5,8 +5,9 @@ The context in use now is measured: the input side of the newest `token_count`'s
 (258,400 for a 272,000-token model: it keeps 5% back). `total_token_usage` is cumulative and never
 the context. The next turn sends that plus the draft, counted with o200k_base (the encoding of
 OpenAI's current models) and labelled an estimate. A session with no `token_count` yet has nothing
-measured: its fixed part is Codex's (about 38,100 characters in 0.171.0: tools, base instructions,
-permissions, environment), estimated at four characters a token.
+measured: its fixed part is Codex's (about 61,300 characters in 0.171.0, captured from a resumed
+turn: the tool list ~26,200, base instructions ~26,300, skills and multi-agent text ~6,700, the
+environment ~600, the envelope ~1,500), estimated at four characters a token.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ...meter import (
 )
 
 ENCODING = "o200k_base"
-FIXED_CHARS = 38_100      # a resumed turn's fixed request text before any history (Codex CLI 0.171.0)
+FIXED_CHARS = 61_300      # a resumed turn's fixed request text before any history (Codex CLI 0.171.0)
 CHARS_PER_TOKEN = 4
 DEFAULT_MODEL = "gpt-5"
 
@@ -62,8 +63,8 @@ class CodexMeter(DraftMeter):
         context = self.context
         if context.tokens is None:
             return Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
-                        note="nothing measured yet: Codex's fixed prompt (tools, base instructions, permissions, "
-                             "environment), about 38,100 characters, estimated")
+                        note="nothing measured yet: Codex's fixed prompt (tools, base instructions, skills, "
+                             "environment), about 61,300 characters, estimated")
         if context.basis == "compaction":
             return Part("measured", context.tokens, MEASURED,
                         note=f"the size of the history after the compaction in turn {context.turn}, as Codex "
