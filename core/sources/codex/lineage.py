@@ -24,6 +24,8 @@ class Lineage:
     records: list[Record] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ancestors: list[str] = field(default_factory=list)
+    turns: int = 0              # the turns inherited
+    gap: str | None = None      # why the history before some fork is missing (also among the notes)
 
 
 def _fold(records: list[Record]) -> ListingFold:
@@ -44,28 +46,34 @@ def _before_fork(record: Record, ordinal: int | None, moment: str | None) -> boo
 def inherited(records: list[Record], find: Callable[[str], list[Record] | None]) -> Lineage:
     """What the session of `records` inherits from the sessions it was forked from; `find` gives a
     session's records by id, or None when the store has no rollout of it."""
+    return inherited_by(_fold(records), find)
+
+
+def inherited_by(fold: ListingFold, find: Callable[[str], list[Record] | None]) -> Lineage:
+    """What the session whose records `fold` was fed inherits (see `inherited`)."""
     lineage = Lineage()
-    fold = _fold(records)
     seen = {fold.session_id}
     parts: list[list[Record]] = []
     while fold.forked_from is not None:
         parent_id, cut, at = fold.forked_from, fold.started_at, fold.forked_at
         if parent_id in seen or len(parts) >= MAX_DEPTH:
-            lineage.notes.append(f"The chain of forks loops or runs deeper than {MAX_DEPTH} at {parent_id}; "
-                                 "the history before it is not shown.")
+            lineage.gap = (f"The chain of forks loops or runs deeper than {MAX_DEPTH} at {parent_id}; "
+                           "the history before it is not shown.")
+            lineage.notes.append(lineage.gap)
             break
         seen.add(parent_id)
         found = find(parent_id)
         if found is None:
-            lineage.notes.append(f"Forked by Codex from session {parent_id}, whose rollout is not in the store: "
-                                 "the conversation before the fork is not shown (and Codex cannot resume this fork "
-                                 "without it).")
+            lineage.gap = (f"Forked by Codex from session {parent_id}, whose rollout is not in the store: the "
+                           "conversation before the fork is not shown (and Codex cannot resume this fork without it).")
+            lineage.notes.append(lineage.gap)
             break
         before = [record for record in found if _before_fork(record, at, cut)]
         parts.append(before)
         lineage.ancestors.append(parent_id)
         fold = _fold(before)
         turns = fold.turns
+        lineage.turns += turns
         lineage.notes.append(f"Forked by Codex from session {parent_id}: its {turns} turn{'s' if turns != 1 else ''} "
                              "before the fork are shown first.")
     for part in reversed(parts):

@@ -4,7 +4,9 @@ of one rollout, read on from where the last read of it ended.
 Groups are the date folders `sessions/YYYY/MM/DD` and `archived_sessions/` of each root; a file's
 id is the session id in its name, and its workspace the folder its `session_meta` names. The title
 Codex gave a session lives in another file (`session_index.jsonl`), so a named session's stat is
-its rollout's size with the later of its rollout's and the index's mtime: a rename is listed next time. Rollouts
+its rollout's size with the later of its rollout's and the index's mtime: a rename is listed next time.
+A fork Codex made counts the turns it inherits from its parent (read when the fork is), or warns that
+the parent's rollout is missing. Rollouts
 are append-only JSON lines: the listing keeps, per file, the `carry` of `core/sources/grown.py` (the
 offset its last read reached, the file's identity, digests of its edges) with the fold's state, so a
 grown rollout is read from that offset only, complete lines only; anything else is read whole again.
@@ -29,7 +31,7 @@ from ..grown import GrownRead, read_grown
 from ..transcript_search import search_records
 from .fields import CodexFields, ListingFold
 from .layout import ARCHIVED, CodexRoot, session_id_of
-from .lineage import inherited
+from .lineage import inherited, inherited_by
 from .records import Record, parse_rollout
 from .retention import ARCHIVED_NOTE
 from .titles import SessionIndex
@@ -227,6 +229,11 @@ class CodexListing(ListingSource):
         if found.session_id is not None and found.session_id != file.file_id:
             warnings.append(f"its session_meta names session {found.session_id}, its file name {file.file_id}: "
                             "Codex refuses to resume it")
+        if found.forked_from is not None:   # a Codex fork: its conversation starts with its parent's
+            lineage = inherited_by(read.fold, self.records_of)
+            found.turns += lineage.turns
+            if lineage.gap is not None:
+                warnings.append(lineage.gap)
         key = workspace_key(found.cwd)
         fields = listing_fields(found, file.file_id, key, title, warnings, archived=path.parent.name == ARCHIVED)
         return ListedFile(key, file.file_id, file.path, read.size, mtime_ns, fields, settled, digest,

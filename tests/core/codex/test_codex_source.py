@@ -148,6 +148,12 @@ def test_a_codex_fork_shows_its_parents_history_found_by_id_in_the_store(codex_r
     orphan.turn("orphan prompt", "orphan reply", first=False)
     orphan.write(codex_root)
     service = service_in(tmp_path)
+    listing = service.list_sessions()
+    service.load_details(listing.rows)
+    rows = {row.file_id: row for row in listing.rows}
+    assert rows[fork.session_id].turns == 3 and rows[fork.session_id].fields.warning is None
+    assert rows[orphan.session_id].turns == 1
+    assert "not in the store" in (rows[orphan.session_id].fields.warning or "")
     detail = service.show(SessionRef(workspace_key(tmp_path), fork.session_id, "codex"))
     assert [turn.user_message for turn in detail.transcript.turns] == [
         "prompt 1 of session 1", "prompt 2 of session 1", "fork prompt"]
