@@ -31,7 +31,7 @@ from ..grown import GrownRead, read_grown
 from ..transcript_search import search_records
 from .fields import CodexFields, ListingFold
 from .layout import ARCHIVED, CodexRoot, session_id_of
-from .lineage import inherited, inherited_by
+from .lineage import Lineage, inherited, inherited_by
 from .records import Record, parse_rollout
 from .retention import ARCHIVED_NOTE
 from .titles import SessionIndex
@@ -246,10 +246,10 @@ class CodexListing(ListingSource):
         except RepriseError:
             return workspace_key(path.parent)
 
-    def transcript_records(self, records: list[Record]) -> tuple[list[Record], list[str]]:
-        """A session's records with what a Codex fork inherits first, and the notes on that."""
+    def transcript_records(self, records: list[Record]) -> tuple[list[Record], Lineage]:
+        """A session's records with what a Codex fork inherits first, and that lineage."""
         lineage = inherited(records, self.records_of)
-        return lineage.records + records, lineage.notes
+        return lineage.records + records, lineage
 
     def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
         try:

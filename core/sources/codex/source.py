@@ -45,6 +45,7 @@ class CodexSession:
     fields: CodexFields
     context: ContextNow
     title: str | None
+    lineage_gap: str | None   # why the history before a fork is missing (its parent's rollout is not there)
 
 
 class CodexSource(SessionSource):
@@ -92,9 +93,9 @@ class CodexSource(SessionSource):
             raise NotFoundError(f"The Codex rollout {path} disappeared.", path=path) from None
         except ReadProblem as exc:
             raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
-        joined, lineage_notes = self.codex_listing.transcript_records(records)
+        joined, lineage = self.codex_listing.transcript_records(records)
         transcript, notes = read_transcript(joined, ref.session_id)
-        transcript.notes[:0] = lineage_notes
+        transcript.notes[:0] = lineage.notes
         warnings = [Problem(str(path), "skipped_line", warning) for warning in skipped]
         if end < len(data):
             warnings.append(Problem(str(path), "truncated_line", f"the last line ({len(data) - end:,} bytes) "
@@ -108,7 +109,7 @@ class CodexSource(SessionSource):
                              found.model, found.context_basis)
         title = self.codex_listing.title_of(path, ref.session_id)
         return OpenedSession(ref, path, len(data), hashlib.sha256(data).hexdigest(), transcript, warnings,
-                             CodexSession(records, found, context, title))
+                             CodexSession(records, found, context, title, lineage.gap))
 
     @staticmethod
     def _session(opened: OpenedSession) -> CodexSession:
@@ -146,10 +147,8 @@ class CodexSource(SessionSource):
     def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
         opened = self.open(ref)
         notes = []
-        if self._session(opened).fields.forked_from is not None and any(
-                "not in the store" in note for note in opened.transcript.notes):
-            notes.append(f"This session is a fork Codex made of {self._session(opened).fields.forked_from}, whose "
-                         "rollout is not in the store: Codex cannot resume it without its parent.")
+        if self._session(opened).lineage_gap is not None:
+            notes.append(f"{self._session(opened).lineage_gap} Resuming it will fail.")
         writer = self.writer(opened)
         if writer is not None:
             notes.append(f"Codex may be writing this session now ({writer}); resuming it as well would "

@@ -162,7 +162,7 @@ def test_a_codex_fork_shows_its_parents_history_found_by_id_in_the_store(codex_r
     assert [turn.user_message for turn in lone.transcript.turns] == ["orphan prompt"]
     assert any("not in the store" in note for note in lone.transcript.notes)
     plan = service.resume_plan(SessionRef(workspace_key(tmp_path), orphan.session_id, "codex"), for_exec=False)
-    assert any("cannot resume it without its parent" in note for note in plan.notes)
+    assert any("Codex cannot resume this fork without it" in note and "will fail" in note for note in plan.notes)
 
 
 def test_resume_runs_codex_resume_in_the_sessions_folder_and_says_when_it_is_gone(codex_root, tmp_path):
