@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from . import tokens
-from .config import DEFAULT_MODELS, ModelSpec
+from .config import DEFAULT_MODELS, MeterSettings, ModelSpec
 from .errors import OverWindowError
 
 CONFIGURED, COUNTED, FAILED, MEASURED = "configured", "counted", "failed", "measured"
@@ -91,10 +91,15 @@ class LiveMeter(Protocol):
 
 class DraftMeter(ABC):
     """A `LiveMeter` whose every part but the draft is known (a measured context, as Claude Code and
-    Codex record it): the result with an empty draft and with the last draft are kept, so a keystroke
-    counts only the draft."""
+    Codex record it), for the model `chosen_model` picks: the result with an empty draft and with the
+    last draft are kept, so a keystroke counts only the draft."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: MeterSettings, counter: TokenCounter, *, model: str | None,
+                 recorded: tuple[str | None, str], default: tuple[str, str]):
+        self.settings = settings
+        self.counter = counter
+        self.model, self.model_source = chosen_model(model, settings.model, recorded, default)
+        self.spec = spec_for(self.model, settings.models)
         self._empty: MeterResult | None = None
         self._last: tuple[str, MeterResult] | None = None
 

@@ -22,8 +22,6 @@ from ...meter import (
     MeterResult,
     Part,
     TokenCounter,
-    chosen_model,
-    spec_for,
 )
 
 ENCODING = "o200k_base"
@@ -47,14 +45,9 @@ class ClaudeMeter(DraftMeter):
 
     def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow, *,
                  model: str | None = None):
-        super().__init__()
-        self.settings = settings
-        self.counter = counter
+        super().__init__(settings, counter, model=model, recorded=(context.model, "the session's newest reply"),
+                         default=(DEFAULT_MODEL, "default (no reply recorded yet)"))
         self.context = context
-        self.model, self.model_source = chosen_model(model, settings.model,
-                                                     (context.model, "the session's newest reply"),
-                                                     (DEFAULT_MODEL, "default (no reply recorded yet)"))
-        self.spec = spec_for(self.model, settings.models)
 
     def _context_part(self) -> Part:
         context = self.context
