@@ -180,9 +180,7 @@ class ListingFold:
             self.context_window = window or self.context_window
 
     def _start(self) -> None:
-        if self.open_turn:
-            self.last_status = "interrupted" if self.last_status != "failed" else "failed"
-        self.turns += 1
+        self.turns += 1   # the status is the last turn's: an earlier one left open is not asked about
         self.open_turn, self.turn_prompted, self.last_status = True, False, None
 
     def _end(self, status: str) -> None:
