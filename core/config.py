@@ -30,6 +30,9 @@ DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session
 CLAUDE_RESUME = ["claude", "--resume", "{session_id}"]
 CLAUDE_NEW = ["claude", "--session-id", "{session_id}"]
 CLAUDE_SEND = ["claude", "--resume", "{session_id}", "-p", "--output-format", "json"]  # the message on stdin
+CODEX_RESUME = ["codex", "resume", "{session_id}"]
+CODEX_NEW = ["codex"]
+CODEX_SEND = ["codex", "exec", "--json", "--skip-git-repo-check", "resume", "{session_id}", "-"]  # the message on stdin
 MAX_TIMEOUT_S = 7 * 24 * 3600
 MAX_TOKENS = 100_000_000
 MAX_REPLY_BYTES = 256 * 1024 * 1024  # a reply this long still leaves a session Reprise opens
@@ -148,8 +151,19 @@ class ClaudeSettings(_Section):
     send: list[Text] = Field(default_factory=lambda: list(CLAUDE_SEND), min_length=1)
 
 
+class CodexSettings(_Section):
+    """`[sources.codex]`: Codex CLI's stores. `enabled` unset: on when a root has a `sessions/` folder."""
+
+    enabled: bool | None = None
+    roots: list[Text] | None = Field(default=None, min_length=1)   # unset: $CODEX_HOME, else ~/.codex
+    resume: list[Text] = Field(default_factory=lambda: list(CODEX_RESUME), min_length=1)
+    new: list[Text] = Field(default_factory=lambda: list(CODEX_NEW), min_length=1)
+    send: list[Text] = Field(default_factory=lambda: list(CODEX_SEND), min_length=1)
+
+
 class SourcesSettings(_Section):
     claude: ClaudeSettings = Field(default_factory=ClaudeSettings)
+    codex: CodexSettings = Field(default_factory=CodexSettings)
     new_agent: Literal["fractal", "claude"] | None = None   # `reprise new`'s agent when more than one is on
 
 
@@ -195,35 +209,55 @@ def load(*, state_dir: str | None = None, config_path: Path | None = None,
         sources[key] = f"config file {path}"
     root, sources["store.state_dir"] = _state_root(state_dir, environment, settings, path)
     fractal = SourceChoice("fractal", True, (root,), f"always on; state root from {sources['store.state_dir']}")
-    choices = {"fractal": fractal, "claude": _claude_choice(settings.sources.claude, environment, path)}
+    choices = {"fractal": fractal,
+               "claude": _store_choice(_CLAUDE_STORE, settings.sources.claude, environment, path),
+               "codex": _store_choice(_CODEX_STORE, settings.sources.codex, environment, path)}
     return LoadedSettings(settings, path, root, sources, choices)
 
 
-def _claude_choice(claude: ClaudeSettings, env: dict[str, str], path: Path) -> SourceChoice:
-    if claude.roots is not None:
-        roots, where = tuple(Path(root).expanduser() for root in claude.roots), f"the config file {path}"
-    elif env.get("CLAUDE_CONFIG_DIR"):
-        roots, where = (Path(env["CLAUDE_CONFIG_DIR"]).expanduser(),), "CLAUDE_CONFIG_DIR"
+@dataclass(frozen=True, slots=True)
+class _AgentStore:
+    """How another agent's store is found: its name, label, root variable, default folder and the
+    folder that shows a root holds sessions."""
+
+    name: str
+    label: str
+    variable: str
+    default: str
+    marker: str
+
+
+_CLAUDE_STORE = _AgentStore("claude", "Claude Code", "CLAUDE_CONFIG_DIR", ".claude", "projects")
+_CODEX_STORE = _AgentStore("codex", "Codex", "CODEX_HOME", ".codex", "sessions")
+
+
+def _store_choice(store: _AgentStore, chosen: ClaudeSettings | CodexSettings, env: dict[str, str],
+                  path: Path) -> SourceChoice:
+    name = store.name
+    if chosen.roots is not None:
+        roots, where = tuple(Path(root).expanduser() for root in chosen.roots), f"the config file {path}"
+    elif env.get(store.variable):
+        roots, where = (Path(env[store.variable]).expanduser(),), store.variable
     else:
-        roots, where = (Path(env.get("HOME") or Path.home()) / ".claude",), "the default (~/.claude)"
+        roots, where = (Path(env.get("HOME") or Path.home()) / store.default,), f"the default (~/{store.default})"
     found, unreadable = [], []
     for root in roots:
         try:
-            if (root / "projects").is_dir():
+            if (root / store.marker).is_dir():
                 found.append(root)
         except OSError as exc:   # a root the user may not look into is not listed, and says why
             unreadable.append(f"{root} ({exc.strerror or exc})")
     shown = ", ".join(str(root) for root in roots)
-    if unreadable and not found and claude.enabled is not True:
-        return SourceChoice("claude", False, roots, f"off: cannot look into {', '.join(unreadable)}")
-    if claude.enabled is False:
-        return SourceChoice("claude", False, roots, f"off: enabled = false in {path}")
-    if claude.enabled is True:
-        return SourceChoice("claude", True, roots, f"on: enabled = true in {path}; roots from {where}")
+    if unreadable and not found and chosen.enabled is not True:
+        return SourceChoice(name, False, roots, f"off: cannot look into {', '.join(unreadable)}")
+    if chosen.enabled is False:
+        return SourceChoice(name, False, roots, f"off: enabled = false in {path}")
+    if chosen.enabled is True:
+        return SourceChoice(name, True, roots, f"on: enabled = true in {path}; roots from {where}")
     if found:
-        return SourceChoice("claude", True, tuple(found), f"on: a Claude Code store exists at "
+        return SourceChoice(name, True, tuple(found), f"on: a {store.label} store exists at "
                             f"{', '.join(str(root) for root in found)} (roots from {where})")
-    return SourceChoice("claude", False, roots, f"off: no Claude Code store (no projects/ folder) at {shown} "
+    return SourceChoice(name, False, roots, f"off: no {store.label} store (no {store.marker}/ folder) at {shown} "
                         f"(roots from {where})")
 
 

@@ -165,7 +165,7 @@ class Session(Document):
                                     "NEXT column); null until counted")
     problem: RowProblem | None
     warning: str | None
-    source: str = Field(description='the agent whose store holds the session: "fractal" or "claude"')
+    source: str = Field(description='the agent whose store holds the session: "fractal", "claude" or "codex"')
     branch: str | None = Field(description="the git branch the session ran on, when the source records it")
     model: str | None = Field(description="the model the session ran on, when the source records it")
     hidden_by_agent: bool = Field(description="true for sessions the agent's own picker does not offer")

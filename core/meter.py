@@ -9,12 +9,13 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import threading
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from . import tokens
-from .config import DEFAULT_MODELS, ModelSpec
+from .config import DEFAULT_MODELS, MeterSettings, ModelSpec
 from .errors import OverWindowError
 
 CONFIGURED, COUNTED, FAILED, MEASURED = "configured", "counted", "failed", "measured"
@@ -100,6 +101,51 @@ class LiveMeter(Protocol):
     def base_total(self) -> int: ...
 
     def with_message(self, message: str) -> MeterResult: ...
+
+
+class DraftMeter(ABC):
+    """A `LiveMeter` whose every part but the draft is known (a measured context, as Claude Code and
+    Codex record it), for the model `chosen_model` picks: the result with an empty draft and with the
+    last draft are kept, so a keystroke counts only the draft."""
+
+    def __init__(self, settings: MeterSettings, counter: TokenCounter, *, model: str | None,
+                 recorded: tuple[str | None, str], default: tuple[str, str]):
+        self.settings = settings
+        self.counter = counter
+        self.model, self.model_source = chosen_model(model, settings.model, recorded, default)
+        self.spec = spec_for(self.model, settings.models)
+        self._empty: MeterResult | None = None
+        self._last: tuple[str, MeterResult] | None = None
+
+    @abstractmethod
+    def _result(self, message: str) -> MeterResult:
+        """The next turn's meter with this draft."""
+
+    @property
+    def base_total(self) -> int:
+        return self.with_message("").total
+
+    def with_message(self, message: str) -> MeterResult:
+        if not message:
+            if self._empty is None:
+                self._empty = self._result("")
+            return self._empty
+        if self._last is None or self._last[0] != message:
+            self._last = (message, self._result(message))
+        return self._last[1]
+
+
+def chosen_model(model: str | None, configured: str | None, recorded: tuple[str | None, str],
+                 default: tuple[str, str]) -> tuple[str, str]:
+    """(the model a meter counts for, why): `--model`, else `[meter] model`, else the one the session
+    recorded (with where), else the default (with why)."""
+    if model:
+        return model, "--model"
+    if configured:
+        return configured, "config meter.model"
+    if recorded[0]:
+        return recorded[0], recorded[1]
+    return default
 
 
 def spec_for(model: str, specs: list[ModelSpec]) -> ModelSpec:

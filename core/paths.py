@@ -19,7 +19,7 @@ from pathlib import Path
 from .errors import InvalidIdError
 
 MAX_ID_LENGTH = 128
-SOURCE_NAMES = ("fractal", "claude")
+SOURCE_NAMES = ("fractal", "claude", "codex")
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _KEY_SHAPE = re.compile(r"^[A-Za-z0-9._-]{1,80}--[0-9a-f]{16}$")
 
@@ -69,6 +69,15 @@ def workspace_key(path: str | Path) -> str:
     slug = _SLUG_UNSAFE.sub("-", slug_source).strip("-._") or "workspace"
     digest = hashlib.sha256(str(resolved).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return f"{slug[:80]}--{digest}"
+
+
+def short_id(source: str, session_id: str) -> str:
+    """How a listing shows an id in nine characters: its start, or for Codex its end (a Codex id is a
+    UUIDv7, whose first characters are the time its months of sessions share). Either part, without
+    the ellipsis, names the session in an id argument when it is unique."""
+    if len(session_id) <= 9:
+        return session_id
+    return f"…{session_id[-8:]}" if source == "codex" else f"{session_id[:8]}…"
 
 
 def validate_session_id(session_id: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agents import TurnRequest, choose_backend, recorded_reply
-from .errors import AgentError, RepriseError
+from .errors import AgentError, RepriseError, UsageError
 from .outcome import TurnOutcome
 from .paths import SessionRef
 
@@ -25,8 +25,9 @@ def send_turn(service: Service, ref: SessionRef, message: str, *, agent: str | N
               cancel: threading.Event | None, on_begin: Callable[[str], object]) -> SendResult:
     settings = service.settings.agent
     source = service.source(ref)
-    backend = source.turn_backend(ref) if source.capabilities.send else None
-    backend = backend or choose_backend(agent, settings)
+    if not source.capabilities.send:   # before any backend is chosen: it would name the wrong program
+        raise UsageError(f"{source.label} sessions cannot be sent a turn by Reprise.")
+    backend = source.turn_backend(ref) or choose_backend(agent, settings)
     if backend is None:
         raise AgentError("No agent backend is configured and the fractal program is not installed.",
                          hint="install fractal-rlm, or set [agent] backend = \"command\" with [agent] turn, "

@@ -348,7 +348,7 @@ class Service:
     # --- naming sessions -------------------------------------------------------------------
 
     def resolve(self, text: str) -> SessionRef:
-        """A full id or a unique prefix of at least 4 characters: this workspace first, then all."""
+        """A full id or a unique prefix or suffix of at least 4 characters: this workspace first, then all."""
         if not isinstance(text, str) or not text:
             raise UsageError("A session id is required.")
         if "/" in text or "\\" in text or text in (".", "..") or len(text) > 128:
@@ -360,7 +360,8 @@ class Service:
             if ref is not None:
                 return ref
         if len(text) < MIN_PREFIX:
-            raise NotFoundError(f"No session with id {text!r}; a prefix needs at least {MIN_PREFIX} characters.")
+            raise NotFoundError(f"No session with id {text!r}; a prefix or suffix needs at least "
+                                f"{MIN_PREFIX} characters.")
         raise NotFoundError(f"No session matches {text!r} in any workspace.", hint="reprise list --all")
 
     def last_ref(self) -> SessionRef:
@@ -714,15 +715,20 @@ class Service:
 
 def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None]], text: str,
                   what: str, folder_name: Callable[[str], str]) -> SessionRef | None:
-    """The one candidate whose id is `text`, else the one whose id starts with it (at least
-    MIN_PREFIX characters); None when none does; AmbiguousError when several do. Each candidate is
-    (ref, id, workspace key, path): a file whose name is not a valid id has no ref. The candidates
-    an AmbiguousError lists name their folder (`folder_name` of the key), never the key."""
+    """The one candidate whose id is `text`, else the one whose id starts with it, else the one whose
+    id ends with it (at least MIN_PREFIX characters); None when none does; AmbiguousError when several
+    do. Each candidate is (ref, id, workspace key, path): a file whose name is not a valid id has no ref.
+    The candidates an AmbiguousError lists name their folder (`folder_name` of the key), never the key."""
     exact = [c for c in candidates if c[1] == text]
     if len(exact) > 1:
         raise AmbiguousError(f"Session id {text} exists in {len(exact)} workspaces.",
                              [f"{name} in {folder_name(key)}" for _, name, key, _ in exact])
-    matches = exact or ([c for c in candidates if c[1].startswith(text)] if len(text) >= MIN_PREFIX else [])
+    # A part of an id is its start, else its end (a Codex id's first characters are its time, shared by
+    # months of sessions; its last ones are random), without the ellipsis a shortened id is shown with.
+    part = text.strip("…")
+    matches = exact
+    if not matches and len(part) >= MIN_PREFIX:
+        matches = [c for c in candidates if c[1].startswith(part)] or [c for c in candidates if c[1].endswith(part)]
     if len(matches) > 1:
         raise AmbiguousError(f"{text!r} matches {len(matches)} {what}; type more of the id.",
                              sorted(f"{name} ({folder_name(key)})" for _, name, key, _ in matches)[:20])

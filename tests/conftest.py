@@ -16,6 +16,7 @@ def isolated_paths(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("REPRISE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))   # absent: Claude Code's source is off
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))   # absent: Codex's source is off
     monkeypatch.delenv("REPRISE_FAULTS", raising=False)
     monkeypatch.delenv("FRACTAL_MODEL", raising=False)
     return state

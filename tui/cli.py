@@ -21,7 +21,7 @@ from pathlib import Path
 
 from reprise.core import contract
 from reprise.core.errors import AgentError, AmbiguousError, RepriseError, UsageError
-from reprise.core.paths import SOURCE_NAMES
+from reprise.core.paths import SOURCE_NAMES, short_id
 from reprise.core.service import SORT_ALIASES, SORTS, Service, sort_key
 
 from .format import human_size
@@ -325,7 +325,8 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
     at_risk = [row for row in listing.rows if row.agent_deletion is not None and row.agent_deletion.at_risk]
     for row in at_risk[:10]:
         assert row.agent_deletion is not None
-        print(f"  {clipped(row.file_id, 9)}: {safe_line(row.agent_deletion.phrase)} (`reprise keep "
+        shown_id = clipped(short_id(row.source, row.file_id), 9)
+        print(f"  {shown_id}: {safe_line(row.agent_deletion.phrase)} (`reprise keep "
               f"{safe_line(row.file_id[:8])}` keeps a copy)")
     if len(at_risk) > 10:
         print(f"  … and {len(at_risk) - 10} more deleted within the week (`reprise doctor` lists them)")
@@ -355,7 +356,8 @@ def list_table_lines(service: Service, listing, width: int, now: float) -> list[
     lines = [" ".join([f"{'ID':11}" + ("A " if agents else "") + "TITLE".ljust(shape.title_width),
                        *shape.header()]).rstrip()]
     for row in listing.rows:
-        cells = [f"{'*' if row.pinned else ' '}{clipped(row.file_id, 9):9} " + (f"{agent_mark(row)} " if agents else "")
+        shown_id = clipped(short_id(row.source, row.file_id), 9)
+        cells = [f"{'*' if row.pinned else ' '}{shown_id:9} " + (f"{agent_mark(row)} " if agents else "")
                  + title_label(row.display_title, shape.title_width)]
         for column, narrow in shape.columns:
             size = column.width(narrow)
@@ -600,7 +602,7 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
         return 0 if hits else 1
     for hit in hits:
         snippet = one_line(contract.snippet(hit), 90)
-        print(f"{clipped(hit.row.file_id, 9):9}  turn {hit.turn:<4} {hit.field:9} {snippet}")
+        print(f"{clipped(short_id(hit.row.source, hit.row.file_id), 9):9}  turn {hit.turn:<4} {hit.field:9} {snippet}")
     print(f"{len(hits)} matching turns")
     return 0 if hits else 1
 
@@ -897,6 +899,7 @@ def _open_tui(args) -> int:
         os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
         # The demo's own Claude Code root, data folder and (absent) config: never the user's ~/.claude.
         os.environ["CLAUDE_CONFIG_DIR"] = str(claude_root(root))
+        os.environ["CODEX_HOME"] = str(root / "codex")   # none: the demo has no Codex sessions, never the user's
         os.environ["REPRISE_DATA_DIR"] = str(root / "data")
         os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
         print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)

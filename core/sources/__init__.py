@@ -22,4 +22,9 @@ def make_sources(loaded: LoadedSettings) -> dict[str, SessionSource]:
         from .claude.source import ClaudeSource
 
         sources[ClaudeSource.name] = ClaudeSource(claude.roots, loaded.settings, data_dir())
+    codex = loaded.choices.get("codex")
+    if codex is not None and codex.enabled:
+        from .codex.source import CodexSource
+
+        sources[CodexSource.name] = CodexSource(codex.roots, loaded.settings, data_dir())
     return sources

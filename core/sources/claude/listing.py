@@ -1,22 +1,18 @@
 """Claude Code's side of the listing: its session files under every root, their stat, and the
 listing fields of one file, read on from where the last read of it ended.
 
-Claude Code's files are large and append-only. The listing keeps, per file, a `carry`: the byte
-offset its last read reached, the file's identity (inode, device), digests of its first 4 KB and
-of the 4 KB before that offset, the warnings so far, and the listing fold's state (its compact
-chain table). A file that grew and still matches is read from that offset only; anything else
-(a new inode, a rewrite, a shorter file) is read whole again.
+Claude Code's files are large and append-only. The listing keeps, per file, a `carry`
+(`core/sources/grown.py`: the offset its last read reached, the file's identity, digests of its
+edges, the warnings so far) with the listing fold's state (its compact chain table): a file that
+grew and still matches is read from that offset only; anything else is read whole again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
-import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...archive import Archive
@@ -27,6 +23,7 @@ from ...problems import Problem
 from ...rooted import Root
 from ...session_files import ReadProblem, chunks_of, opened_regular_file, stats_in
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from ..grown import GrownRead, read_grown
 from .fields import ClaudeFields, ListingFold
 from .keep import kept_path, kept_sessions
 from .layout import SUFFIX, ClaudeRoot, is_session_id
@@ -36,123 +33,18 @@ from .search import search_records
 NAME = "claude"
 KEPT = "kept"   # the group of kept copies whose original Claude Code has deleted (Reprise's archive)
 PREVIEW_CHARS = 400
-EDGE = 4096                      # the bytes hashed at the start of a file and before the offset read to
-MAX_WARNINGS = 5
 _RACY_NS = 3_000_000_000
-_CARRY = struct.Struct("<4sQQQQII")   # magic, offset, lines, inode, device, head length, edge length
-_MAGIC = b"RCL1"
 
 
 def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
-def _edge_digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
-@dataclass(slots=True)
-class Carry:
-    """What one read of a file leaves for the next."""
-
-    offset: int
-    lines: int             # the complete lines before `offset` (warnings name lines by number)
-    inode: int
-    device: int
-    head: bytes            # the first min(EDGE, offset) bytes' digest
-    head_length: int
-    edge: bytes            # the digest of the EDGE bytes before `offset`
-    edge_length: int
-    warnings: list[str] = field(default_factory=list)
-    fold: bytes = b""
-
-    def to_bytes(self) -> bytes:
-        notes = json.dumps(self.warnings).encode()
-        return b"".join((_CARRY.pack(_MAGIC, self.offset, self.lines, self.inode, self.device, self.head_length,
-                                     self.edge_length), self.head, self.edge, struct.pack("<I", len(notes)), notes,
-                         self.fold))
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> Carry | None:
-        """None for bytes another version wrote (the file is then read whole)."""
-        try:
-            magic, offset, lines, inode, device, head_length, edge_length = _CARRY.unpack_from(data)
-            if magic != _MAGIC:
-                return None
-            at = _CARRY.size
-            head, edge = data[at:at + 16], data[at + 16:at + 32]
-            (notes_length,) = struct.unpack_from("<I", data, at + 32)
-            notes_at = at + 36
-            warnings = json.loads(data[notes_at:notes_at + notes_length])
-            return cls(offset, lines, inode, device, head, head_length, edge, edge_length, list(warnings),
-                       data[notes_at + notes_length:])
-        except (struct.error, ValueError, TypeError):
-            return None
-
-
-@dataclass(slots=True)
-class FileRead:
-    """A read of one session file: the fold over every record so far, the bytes this read took,
-    the stat of the file, the carry for the next read, and the warnings of every read."""
-
-    fold: ListingFold
-    size: int
-    mtime_ns: int
-    read_bytes: int
-    carry: Carry
-    warnings: list[str]
-
-
-def _pread_all(fd: int, length: int, offset: int) -> bytes:
-    parts, done = [], 0
-    while done < length:
-        chunk = os.pread(fd, length - done, offset + done)
-        if not chunk:
-            break
-        parts.append(chunk)
-        done += len(chunk)
-    return b"".join(parts)
-
-
-def _resumable(fd: int, info: os.stat_result, carry: Carry | None) -> Carry | None:
-    """The carry, when the file is the one it was taken from, grown or as it was."""
-    if (carry is None or carry.inode != info.st_ino or carry.device != info.st_dev
-            or info.st_size < carry.offset):
-        return None
-    if _edge_digest(_pread_all(fd, carry.head_length, 0)) != carry.head:
-        return None
-    start = carry.offset - carry.edge_length
-    if _edge_digest(_pread_all(fd, carry.edge_length, start)) != carry.edge:
-        return None
-    return carry
-
-
-def read_session_file(path: Path, root: Path, previous: bytes | None) -> FileRead:
-    """Fold the file's records, from the previous read's offset when the file only grew since.
-    Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
-    carry = Carry.from_bytes(previous) if previous else None
-    with opened_regular_file(path, root) as (fd, info):
-        resumed = _resumable(fd, info, carry)
-        if resumed is not None:
-            fold = ListingFold.from_bytes(resumed.fold)
-            start, lines, warnings = resumed.offset, resumed.lines, list(resumed.warnings)
-            os.lseek(fd, start, os.SEEK_SET)
-        else:
-            fold, start, lines, warnings = ListingFold(), 0, 0, []
-        data = b"".join(chunks_of(fd))
-        mtime_ns = os.fstat(fd).st_mtime_ns
-        parsed = parse_lines(data, start, first_line=lines + 1, skim_results=True)
-        end = parsed.end   # a truncated last line is read again next time
-        head_length = edge_length = min(EDGE, end)
-        head = data[:head_length] if start == 0 else _pread_all(fd, head_length, 0)
-        consumed = end - start
-        edge = data[consumed - edge_length:consumed] if consumed >= edge_length else \
-            _pread_all(fd, edge_length, end - edge_length)
-    fold.feed(parsed.records)
-    warnings = (warnings + parsed.warnings)[:MAX_WARNINGS]
-    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, _edge_digest(head), head_length,
-                      _edge_digest(edge), edge_length, warnings, fold.to_bytes())
-    return FileRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)
+def read_session_file(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
+    """Fold the file's records, from the previous read's offset when the file only grew since
+    (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
+    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes,
+                      parse=lambda data, start, first: parse_lines(data, start, first_line=first, skim_results=True))
 
 
 def listing_fields(found: ClaudeFields, file_id: str, key: str, folder: str | None,

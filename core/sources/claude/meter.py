@@ -13,7 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...config import MeterSettings
-from ...meter import CONFIGURED, COUNTED, MEASURED, Measured, MeterResult, Part, TokenCounter, spec_for
+from ...meter import (
+    CONFIGURED,
+    COUNTED,
+    MEASURED,
+    DraftMeter,
+    Measured,
+    MeterResult,
+    Part,
+    TokenCounter,
+)
 
 ENCODING = "o200k_base"
 FIXED_CHARS = 49_300      # a resumed turn's fixed request text before any history (Claude Code 2.1.332)
@@ -31,25 +40,14 @@ class ContextNow:
     model: str | None
 
 
-class ClaudeMeter:
+class ClaudeMeter(DraftMeter):
     """The meter of one Claude Code session, with everything but the draft known."""
 
     def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow, *,
                  model: str | None = None):
-        self.settings = settings
-        self.counter = counter
+        super().__init__(settings, counter, model=model, recorded=(context.model, "the session's newest reply"),
+                         default=(DEFAULT_MODEL, "default (no reply recorded yet)"))
         self.context = context
-        if model:
-            self.model, self.model_source = model, "--model"
-        elif settings.model:
-            self.model, self.model_source = settings.model, "config meter.model"
-        elif context.model:
-            self.model, self.model_source = context.model, "the session's newest reply"
-        else:
-            self.model, self.model_source = DEFAULT_MODEL, "default (no reply recorded yet)"
-        self.spec = spec_for(self.model, settings.models)
-        self._empty: MeterResult | None = None
-        self._last: tuple[str, MeterResult] | None = None
 
     def _context_part(self) -> Part:
         context = self.context
@@ -76,16 +74,3 @@ class ClaudeMeter:
         return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=tuple(parts),
                            window=self.spec.input_budget, warn_at=self.settings.warn, measured=measured, exact=False,
                            window_source=f"model table ({self.spec.pattern}): the input budget", draft=draft)
-
-    @property
-    def base_total(self) -> int:
-        return self.with_message("").total
-
-    def with_message(self, message: str) -> MeterResult:
-        if not message:
-            if self._empty is None:
-                self._empty = self._result("")
-            return self._empty
-        if self._last is None or self._last[0] != message:
-            self._last = (message, self._result(message))
-        return self._last[1]

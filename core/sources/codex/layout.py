@@ -1,0 +1,90 @@
+"""Where Codex CLI keeps its sessions under one root (`CODEX_HOME`, else `~/.codex`): rollouts
+`sessions/YYYY/MM/DD/rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl`, grouped by date (the folder a
+session ran in is `session_meta.cwd`), archived ones flat in `archived_sessions/`, and the names
+given by renames in `session_index.jsonl`. Session ids are UUIDs (v7: their first characters are
+the time, so a store's ids share a prefix and the random last characters tell them apart).
+Codex's SQLite files (`state_*.sqlite`) are never opened.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import InvalidIdError
+
+SUFFIX = ".jsonl"
+ARCHIVED = "archived_sessions"
+INDEX = "session_index.jsonl"
+SHORT_ID = 8   # the characters a row shows: the end of the id, its random part
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_ROLLOUT = re.compile(rf"rollout-\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}-\d{{2}}-\d{{2}}-({_UUID})\.jsonl")
+_SESSION_ID = re.compile(_UUID)
+_YEAR, _TWO = re.compile(r"\d{4}"), re.compile(r"\d{2}")
+
+
+def session_id_of(name: str) -> str | None:
+    """The session id in a rollout's file name, or None for a file that is not a rollout."""
+    match = _ROLLOUT.fullmatch(name)
+    return match.group(1) if match else None
+
+
+def is_session_id(text: str) -> bool:
+    return _SESSION_ID.fullmatch(text) is not None
+
+
+def check_session_id(text: str) -> str:
+    if not is_session_id(text):
+        shown = text[:40].encode("unicode_escape").decode("ascii")
+        raise InvalidIdError(f"{shown!r} is not a Codex session id (a UUID).")
+    return text
+
+
+def short_id(session_id: str) -> str:
+    """What a row shows of a Codex id: its last characters (the first ones are the time)."""
+    return session_id[-SHORT_ID:]
+
+
+@dataclass(frozen=True, slots=True)
+class CodexRoot:
+    """One Codex root folder."""
+
+    path: Path
+
+    @property
+    def sessions(self) -> Path:
+        return self.path / "sessions"
+
+    @property
+    def archived(self) -> Path:
+        return self.path / ARCHIVED
+
+    @property
+    def index(self) -> Path:
+        return self.path / INDEX
+
+    def date_folders(self) -> list[str]:
+        """Every `sessions/YYYY/MM/DD` folder, oldest first; folders named otherwise are not Codex's."""
+        found: list[str] = []
+        for year in _subfolders(str(self.sessions), _YEAR):
+            for month in _subfolders(year, _TWO):
+                found.extend(_subfolders(month, _TWO))
+        return found
+
+
+def _subfolders(folder: str, shape: re.Pattern[str]) -> list[str]:
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return []
+    found = []
+    with entries:
+        for entry in entries:
+            try:
+                if shape.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                    found.append(entry.path)
+            except OSError:
+                continue
+    return sorted(found)

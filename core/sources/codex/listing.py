@@ -1,0 +1,275 @@
+"""Codex's side of the listing: its rollouts under every root, their stat, and the listing fields
+of one rollout, read on from where the last read of it ended.
+
+Groups are the date folders `sessions/YYYY/MM/DD` and `archived_sessions/` of each root; a file's
+id is the session id in its name, and its workspace the folder its `session_meta` names. The title
+Codex gave a session lives in another file (`session_index.jsonl`), so a named session's stat is
+its rollout's size with the later of its rollout's and the index's mtime: a rename is listed next time.
+A fork Codex made counts the turns it inherits from its parent (read when the fork is), or warns that
+the parent's rollout is missing. Rollouts
+are append-only JSON lines: the listing keeps, per file, the `carry` of `core/sources/grown.py` (the
+offset its last read reached, the file's identity, digests of its edges) with the fold's state, so a
+grown rollout is read from that offset only, complete lines only; anything else is read whole again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ...archive import Archive
+from ...errors import RepriseError
+from ...own_files import OwnFiles
+from ...paths import OwnPaths, SessionRef, workspace_key
+from ...problems import Problem
+from ...rooted import Root
+from ...session_files import ReadProblem, read_regular_file
+from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from ..grown import GrownRead, read_grown
+from ..transcript_search import search_records
+from .fields import CodexFields, ListingFold
+from .layout import ARCHIVED, CodexRoot, session_id_of
+from .lineage import Lineage, inherited, inherited_by
+from .records import Record, parse_rollout
+from .retention import ARCHIVED_NOTE
+from .titles import SessionIndex
+from .transcript import read_transcript
+
+NAME = "codex"
+PREVIEW_CHARS = 400
+MAX_WARNINGS = 5
+_RACY_NS = 3_000_000_000
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+
+
+def read_rollout(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
+    """Fold the rollout's records, from the previous read's offset when it only grew since
+    (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
+    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes,
+                      parse=lambda data, start, first: parse_rollout(data, start, first_line=first))
+
+
+def listing_fields(found: CodexFields, file_id: str, key: str, title: str | None, warnings: Sequence[str], *,
+                   archived: bool) -> ListingFields:
+    """What a listing shows of one Codex session. An archived one is marked `hidden_by_agent` (Codex's
+    own picker does not show it either) with a warning saying it is archived."""
+    return ListingFields(
+        session_id=file_id,
+        workspace_key=key,
+        turns=found.turns,
+        first_message=_preview(found.first_message),
+        last_message=_preview(found.last_message),
+        last_status=found.last_status,
+        pending=False,
+        last_activity=found.last_activity,
+        activity_source="history" if found.last_activity else "mtime",
+        context_tokens=found.context_tokens or 0,
+        usage=found.usage,
+        branch=found.branch,
+        model=found.model,
+        hidden_by_agent=found.hidden_by_agent or archived,
+        workspace_path=found.cwd,
+        warning="; ".join(([ARCHIVED_NOTE] if archived else []) + list(warnings)) or None,
+        agent_title=title,
+    )
+
+
+class CodexListing(ListingSource):
+    """Codex's stores under their roots, as the catalog lists them: a group is one date folder (or
+    `archived_sessions/`), and each file's workspace is the folder its `session_meta` names."""
+
+    name = NAME
+    groups_are_workspaces = False
+
+    def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
+        self.roots = [CodexRoot(Path(root)) for root in roots]
+        self._prefixes = [(f"{root.path}/", root) for root in self.roots]
+        self._own_paths = own_paths
+        self.own_files = OwnFiles(own_paths, Root(own_paths.root, "Reprise's data folder"))
+        self.archive = Archive(own_paths)
+        self.indexes = {root.path: SessionIndex(root.index) for root in self.roots}
+        self.bytes_read = 0   # what read_listing took from the disk (for the benchmarks)
+        self._names: dict[str, dict[str, str]] = {}   # {group: {session id: file name}}
+
+    def __reduce__(self) -> tuple[Callable[[list[str], str], CodexListing], tuple[list[str], str]]:
+        return _listing_at, ([str(root.path) for root in self.roots], str(self._own_paths.root))
+
+    @property
+    def own_paths(self) -> OwnPaths:
+        return self._own_paths
+
+    def root_of(self, path: str | Path) -> CodexRoot:
+        """The root a rollout is under (the listing never names a file outside its roots)."""
+        text = str(path)
+        for prefix, root in self._prefixes:
+            if text.startswith(prefix):
+                return root
+        raise RepriseError(f"{text} is not inside a Codex root ({', '.join(str(r.path) for r in self.roots)}).")
+
+    def groups(self) -> list[str]:
+        found: list[str] = []
+        for root in self.roots:
+            found.extend(root.date_folders())
+            if root.archived.is_dir():
+                found.append(str(root.archived))
+        return found
+
+    def file_stats(self, group: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
+        found: dict[str, tuple[int, int]] = {}
+        names: dict[str, str] = {}
+        try:
+            entries = os.scandir(group)
+        except (FileNotFoundError, NotADirectoryError):
+            self._names[group] = names
+            return found, None
+        except OSError as exc:
+            return found, Problem(group, "unreadable_folder", f"the Codex sessions folder cannot be read "
+                                  f"({exc.strerror or exc}); its sessions are not listed")
+        with entries:
+            for entry in entries:
+                session_id = session_id_of(entry.name)
+                if session_id is None:
+                    continue
+                names[session_id] = entry.name
+                try:
+                    info = entry.stat()
+                    found[session_id] = (info.st_size, info.st_mtime_ns)
+                except OSError:
+                    found[session_id] = (-1, -1)
+        self._names[group] = names
+        return self._with_names(group, found), None
+
+    def _with_names(self, group: str, found: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+        """A session Codex named is as new as its rollout or the index naming it, whichever changed last:
+        a rename (an index line) changes no rollout, and must still reach the listing."""
+        try:
+            named, changed_ns = self.indexes[self.root_of(group).path].named()
+        except (RepriseError, KeyError):
+            return found
+        for session_id in named.keys() & found.keys():
+            size, mtime_ns = found[session_id]
+            if mtime_ns >= 0:
+                found[session_id] = (size, max(mtime_ns, changed_ns))
+        return found
+
+    def file_path(self, group: str, file_id: str) -> str:
+        names = self._names.get(group)
+        if names is None or file_id not in names:
+            self.file_stats(group)
+            names = self._names.get(group, {})
+        return f"{group}/{names.get(file_id, file_id)}"
+
+    def locate(self, session_id: str) -> Path | None:
+        """The rollout of a session id under any root (the groups' names as last seen, else looked at again)."""
+        for fresh in (False, True):
+            for group in self.groups():
+                names = self._names.get(group) if not fresh else None
+                if names is None:
+                    self.file_stats(group)
+                    names = self._names.get(group, {})
+                if session_id in names:
+                    return Path(group) / names[session_id]
+        return None
+
+    def read_records(self, path: Path) -> tuple[bytes, list[Record], list[str], int]:
+        """(the bytes, the records of its complete lines, the warnings, the offset past the last one)."""
+        data, _ = read_regular_file(path, self.root_of(path).path)
+        parsed = parse_rollout(data, 0)
+        return data, parsed.records, parsed.warnings, parsed.end
+
+    def records_of(self, session_id: str) -> list[Record] | None:
+        """The records of a session's rollout found by id; None when the store has none (or it cannot be read)."""
+        path = self.locate(session_id)
+        if path is None:
+            return None
+        try:
+            return self.read_records(path)[1]
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return None
+
+    def title_of(self, path: Path, session_id: str) -> str | None:
+        """The name Codex gave the session (its root's `session_index.jsonl`), or None."""
+        try:
+            return self.indexes[self.root_of(path).path].name_of(session_id)
+        except (RepriseError, KeyError):
+            return None
+
+    def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
+        path = Path(file.path)
+        try:
+            root = self.root_of(path)
+            read = read_rollout(path, root.path, file.carry)
+        except FileNotFoundError:
+            return ListedFile(self._fallback_key(path), file.file_id, file.path, -1, -1,
+                              Problem(file.path, "vanished", "the file disappeared while it was read"), settled=False)
+        except (ReadProblem, OSError, RepriseError) as exc:
+            code = exc.code if isinstance(exc, ReadProblem) else "unreadable"
+            message = exc.message if isinstance(exc, ReadProblem) else str(exc)
+            return ListedFile(self._fallback_key(path), file.file_id, file.path, file.size, file.mtime_ns,
+                              Problem(file.path, code, message))
+        self.bytes_read += read.read_bytes
+        found = read.fold.result()
+        named, changed_ns = self.indexes[root.path].named()
+        title = named.get(file.file_id)
+        mtime_ns = max(read.mtime_ns, changed_ns) if title is not None else read.mtime_ns   # as file_stats says
+        settled = abs(now_ns - mtime_ns) >= _RACY_NS
+        digest = hashlib.blake2b(read.carry.head + read.carry.edge + f"{read.size}|{title}".encode(),
+                                 digest_size=16).hexdigest()
+        if found.cwd is None:
+            problem = Problem(file.path, "no_session_meta", "the rollout has no session_meta record naming its "
+                              "folder (cwd) yet" if read.size else "the rollout is empty")
+            return ListedFile(self._fallback_key(path), file.file_id, file.path, read.size, mtime_ns, problem,
+                              settled, digest, read.carry.to_bytes())
+        warnings = list(read.warnings)
+        if found.session_id is not None and found.session_id != file.file_id:
+            warnings.append(f"its session_meta names session {found.session_id}, its file name {file.file_id}: "
+                            "Codex refuses to resume it")
+        if found.forked_from is not None:   # a Codex fork: its conversation starts with its parent's
+            lineage = inherited_by(read.fold, self.records_of)
+            found.turns += lineage.turns
+            if lineage.gap is not None:
+                warnings.append(lineage.gap)
+        key = workspace_key(found.cwd)
+        fields = listing_fields(found, file.file_id, key, title, warnings, archived=path.parent.name == ARCHIVED)
+        return ListedFile(key, file.file_id, file.path, read.size, mtime_ns, fields, settled, digest,
+                          read.carry.to_bytes())
+
+    def _fallback_key(self, path: Path) -> str:
+        """The workspace key of a file whose folder is unknown: its Codex root's."""
+        try:
+            return workspace_key(self.root_of(path).path)
+        except RepriseError:
+            return workspace_key(path.parent)
+
+    def transcript_records(self, records: list[Record]) -> tuple[list[Record], Lineage]:
+        """A session's records with what a Codex fork inherits first, and that lineage."""
+        lineage = inherited(records, self.records_of)
+        return lineage.records + records, lineage
+
+    def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
+        try:
+            _, records, _, _ = self.read_records(Path(file.path))
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return None
+        joined, _ = self.transcript_records(records)
+        transcript, _ = read_transcript(joined, file.file_id)
+        return search_records(transcript)
+
+    def workspace_path(self, key: str) -> str | None:
+        return None   # each rollout records its own folder: the catalog keeps it per row
+
+    def title_and_pin(self, ref: SessionRef) -> tuple[str | None, bool]:
+        try:
+            meta = self.own_files.read_meta(ref)
+        except (OSError, ValueError, RepriseError):
+            return None, False
+        return meta.title, meta.pinned
+
+
+def _listing_at(roots: list[str], data: str) -> CodexListing:
+    return CodexListing([Path(root) for root in roots], OwnPaths(Path(data), NAME))
