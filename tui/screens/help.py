@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from ..actions import COMMANDS, COMPOSER, LIST, PICK, Command, key_text
 
-KEY_WIDTH = 18
+KEY_WIDTH = 16
 SECTIONS = (
     ("The session list", lambda c: LIST in c.modes and c.where in ("screen", "app", "list")),
     ("While typing a filter (/ or the picker's prompt)", lambda c: c.where == "filter"),
@@ -26,7 +26,7 @@ SECTIONS = (
 def key_list(commands: tuple[Command, ...] = COMMANDS) -> Table:
     """Each section's keys, one per row: the keys, then what they do (wrapped in its own column)."""
     table = Table.grid(padding=(0, 1))
-    table.add_column(width=KEY_WIDTH, no_wrap=True, style="bold")
+    table.add_column(width=KEY_WIDTH, style="bold")
     table.add_column(ratio=1)
     for title, belongs in SECTIONS:
         table.add_row(Text(title, style="bold underline"), "", end_section=False)
