@@ -16,6 +16,7 @@ from textual.binding import Binding
 
 LIST, COMPOSER, PICK = "list", "composer", "pick"
 EVERY_MODE = frozenset({LIST, COMPOSER, PICK})
+WIDE = "wide"
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +25,7 @@ class Command:
     action: str
     label: str                # the footer's word
     description: str          # the sentence of the key list and the palette
-    footer: bool = False      # shown in the footer (a few only: it must fit 80 columns)
+    footer: bool | str = False   # shown in the footer (a few: it must fit 80 columns); "wide": from 100 up
     modes: frozenset[str] = frozenset({LIST})
     where: str = "screen"     # screen | app: whose BINDINGS; list | composer | filter: that widget's own
     palette: bool = True      # offered in the command palette
@@ -42,11 +43,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("question_mark,f1", "keys", "Keys", "Show every key", footer=True),
     Command("f1", "help", "Keys", "Show every key", footer=True, modes=frozenset({COMPOSER, PICK}), palette=False),
     Command("n", "new", "New", "Start a new session"),
-    Command("t", "trim", "Trim", "Trim the selected session (preview first, the original archived)"),
+    Command("t", "trim", "Trim", "Trim the selected session (preview first, the original archived)", footer=WIDE),
     Command("u", "undo", "Undo", "Undo the last trim or move to the trash"),
     Command("d", "delete", "Trash", "Move the selected session to Reprise's trash"),
-    Command("r", "rename", "Rename", "Rename the selected session"),
-    Command("p", "pin", "Pin", "Pin or unpin the selected session (pinned ones stay on top)"),
+    Command("r", "rename", "Rename", "Rename the selected session", footer=WIDE),
+    Command("p", "pin", "Pin", "Pin or unpin the selected session (pinned ones stay on top)", footer=WIDE),
     Command("K", "keep", "Keep a copy", "Keep a copy of the session that its agent would delete"),
     Command("w", "choose_workspace", "Workspace", "Choose a workspace to list"),
     Command("s", "cycle_sort", "Sort", "Sort by the next column"),
@@ -115,10 +116,20 @@ APP_MODES = _modes_by_action("app")
 
 
 def bindings(where: str) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
-    """The `BINDINGS` of the main screen (`screen`) or the app (`app`)."""
-    return [Binding(command.keys, command.action, command.label, show=command.footer, tooltip=command.description,
-                    priority=command.priority)
-            for command in COMMANDS if command.where == where]
+    """The `BINDINGS` of the main screen (`screen`) or the app (`app`).
+
+    A command shown in the footer only when the terminal is wide gets a second binding first, of
+    the action `wide('name')`: the screen hides it when narrow (the key then falls to the hidden
+    one), and greys it as it greys the action itself."""
+    made: list[Binding | tuple[str, str] | tuple[str, str, str]] = []
+    for command in COMMANDS:
+        if command.where != where:
+            continue
+        if command.footer == WIDE:
+            made.append(Binding(command.keys, f"wide({command.action!r})", command.label, tooltip=command.description))
+        made.append(Binding(command.keys, command.action, command.label, show=command.footer is True,
+                            tooltip=command.description, priority=command.priority))
+    return made
 
 
 def palette_commands() -> Iterable[Command]:

@@ -216,9 +216,11 @@ async def test_the_footer_greys_resume_on_an_unreadable_row_and_the_actions_say_
             assert screen.check_action(action, ()) is None, action
         assert screen.check_action("delete", ()) is True   # a broken file can still go to the trash
         assert footer_greyed(app, "resume")
+        for wide in ("wide('trim')", "wide('rename')", "wide('pin')"):   # shown from 100 columns up
+            assert footer_greyed(app, wide), wide
         listed.move_to(0)
         await settle(pilot)
-        assert not footer_greyed(app, "resume")
+        assert not footer_greyed(app, "resume") and not footer_greyed(app, "wide('trim')")
         # a row whose file lists fine but whose detail fails to read is unreadable too
         screen.post_message(DetailLoaded(listed.current_path, None, "it vanished"))
         await settle(pilot)
@@ -232,6 +234,7 @@ async def test_the_footer_shows_the_keys_of_the_mode(service):
         shown = {key.action for key in app.screen.query("FooterKey")}
         assert {"resume", "filter", "search", "toggle_scope", "keys", "quit_app"} <= shown
         assert all(key.region.right <= 80 for key in app.screen.query("FooterKey"))
+        assert "trim" not in str(shown)   # Trim, Rename and Pin join the footer from 100 columns
         await pilot.press("i")
         await settle(pilot)
         shown = {key.action for key in app.screen.query("FooterKey")}

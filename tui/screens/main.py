@@ -120,7 +120,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     agent_filter: var[str | None] = var(None)     # one source's sessions only
     hide_agent_hidden: var[bool] = var(False)     # leave out what the agent's own picker hides
     rows_loading: var[bool] = var(True)
-    narrow: var[bool] = var(False)                # the preview is stacked under the list
+    narrow: var[bool] = var(False, bindings=True)   # the preview is stacked under the list, the footer short
     preview_shown: var[bool] = var(True, bindings=True)
 
     def __init__(self, service, *, mode: str = "browse", agent: str | None = None):
@@ -377,6 +377,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.meter_result = None
         self.meter_runs.cancel()
         row = message.row
+        if row is None or row.path != self.history_to_end:
+            self.history_to_end = None
         self.current_row = row        # the footer offers the session actions only while a readable row is current
         self.detail_failed = False
         if row is None:
@@ -435,8 +437,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.detail_window = message.window
         self.comparisons = message.comparisons
         pane.show_detail(message.detail, stale=message.stale)
-        if self.history_to_end == message.path:
-            self.history_to_end = None
+        if self.history_to_end == message.path:   # kept: a second reload (the list's refresh) scrolls too
             pane.scroll_history_to_end()
         if self.pending_turn is not None and self.pending_turn[0] == message.path:
             pane.scroll_summary_to_turn(self.pending_turn[1])
@@ -491,6 +492,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """False hides a key (not in this mode), None greys it (this row cannot take it)."""
+        if action == "wide":   # a footer copy of an action, shown on wide terminals only
+            return False if self.narrow else self.check_action(parameters[0], ())
         modes = SCREEN_MODES.get(action)
         if modes is not None and self.interaction_mode not in modes:
             return False
@@ -524,6 +527,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.action_pick()
             return
         self.plan_resume(ref)
+
+    async def action_wide(self, action: str) -> None:
+        await self.run_action(action)
 
     def action_pick(self) -> None:
         ref = self.current_ref()
