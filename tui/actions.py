@@ -87,6 +87,8 @@ COMMANDS: tuple[Command, ...] = (
             palette=False),
     Command("down,ctrl+n,ctrl+j / up,ctrl+k", "", "Move", "Move the list while typing a filter",
             where="filter", modes=frozenset({LIST, PICK}), palette=False),
+    Command("home / end", "", "First / last", "Go to the first or the last session (the prompt keeps ctrl+a, ctrl+e)",
+            where="filter", modes=frozenset({PICK}), palette=False),
     Command("ctrl+s", "", "Send", "Send the message", where="composer", modes=frozenset({COMPOSER}), palette=False),
     Command("escape", "", "Back to list", "Leave the composer (the draft stays)", where="composer",
             modes=frozenset({COMPOSER}), palette=False),

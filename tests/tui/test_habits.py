@@ -116,6 +116,10 @@ async def test_pick_mode_letters_go_to_the_filter_and_keys_move_the_list_from_it
         assert listed.cursor == 3
         await pilot.press("ctrl+k", "up")
         assert listed.cursor == 1
+        await pilot.press("end")
+        assert listed.cursor == len(listed.rows) - 1
+        await pilot.press("home")
+        assert listed.cursor == 0
         await pilot.press(*"qdtanr")   # would be quit, trash, trim, all, new, rename on the list
         await settle(pilot)
         assert app.screen.query_one("#filter").value == "qdtanr" and app.is_running

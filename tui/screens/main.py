@@ -305,10 +305,11 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.fill_costs(list(self.all_rows), self.query_one(SessionList).current_path)
         if not self.frozen_once:
             # One decision: freeze once, after the first listing is drawn. What exists then (modules,
-            # Textual's widgets, the first rows) lives until exit, and full collections stop walking it
-            # while typing. It used to run on every row change and was never undone, so each refresh's
-            # rows (and what a scope change dropped, if it held a cycle) were kept for good; later
-            # listings are now collected as usual.
+            # Textual's widgets, the first rows) mostly lives until exit, and full collections stop
+            # walking it while typing (2,000 rows with the app imported: 71k tracked objects, a full
+            # collection 47 ms, 0 ms frozen). Frozen rows a later listing drops are still freed by
+            # their reference counts. It used to run on every row change and was never undone, so
+            # every listing's cycles were kept for good; later listings are now collected as usual.
             self.frozen_once = True
             self.call_after_refresh(gc.freeze)
 
@@ -749,6 +750,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     @on(FilterPrompt.Move)
     def on_filter_move(self, message: FilterPrompt.Move) -> None:
         session_list = self.query_one(SessionList)
+        if message.ends:
+            session_list.move_to(0 if message.ends < 0 else len(session_list.rows) - 1)
+            return
         page = max(session_list.size.height - 1, 1)
         session_list.move_to(session_list.cursor + message.rows + message.pages * page)
 

@@ -1,6 +1,7 @@
 """The `/` filter, and the picker's one-line prompt: an input whose arrow keys, ctrl+n and
 ctrl+j/ctrl+k move the session list (fzf's habit) instead of doing nothing, so the hands stay on
-the prompt. It posts `Move`; the screen moves the list."""
+the prompt; in the picker Home/End go to the first and last session too (ctrl+a/ctrl+e still move
+in the text). It posts `Move`; the screen moves the list."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class FilterPrompt(Input):
     class Move(Message):
         rows: int = 0
         pages: int = 0
+        ends: int = 0   # -1 the first row, 1 the last
 
     def action_move(self, rows: int) -> None:
         self.post_message(self.Move(rows=rows))
@@ -42,4 +44,11 @@ class PickPrompt(FilterPrompt):
         background: $boost;
     }
     """
-    BINDINGS = [Binding("enter", "submit", "Pick")]
+    BINDINGS = [
+        Binding("enter", "submit", "Pick"),
+        Binding("home", "move_end(-1)", "First", show=False),   # letters are the filter's: Home/End move the list
+        Binding("end", "move_end(1)", "Last", show=False),
+    ]
+
+    def action_move_end(self, direction: int) -> None:
+        self.post_message(self.Move(ends=direction))
