@@ -105,6 +105,7 @@ VIEWS: tuple[Command, ...] = (
 
 
 def _modes_by_action(where: str) -> dict[str, frozenset[str]]:
+    """An action's modes: the union over its keys (Enter resumes in the list, picks in the picker)."""
     modes: dict[str, frozenset[str]] = {}
     for command in COMMANDS:
         if command.where == where:
@@ -114,7 +115,6 @@ def _modes_by_action(where: str) -> dict[str, frozenset[str]]:
 
 
 SCREEN_MODES = _modes_by_action("screen")   # the modes each of the main screen's actions works in
-APP_MODES = _modes_by_action("app")
 
 
 def bindings(where: str) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:

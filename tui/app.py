@@ -44,10 +44,11 @@ class RepriseCommands(Provider):
         app = cast("RepriseApp", self.app)
         main = app.main_screen
         for command in palette_commands():
+            keys = f"key {key_text(command.keys)}" if command.keys else ""
             if command.where == "app":
-                yield command.description, key_text(command.keys), partial(app.run_action, command.action)
-            elif main is not None and main.check_action(command.action.split("(")[0], ()):
-                yield command.description, key_text(command.keys), partial(main.run_action, command.action)
+                yield command.description, keys, partial(app.run_action, command.action)
+            elif main is not None and main.available(command.action.split("(")[0]):
+                yield command.description, keys, partial(main.run_action, command.action)
         for system in app.get_system_commands(self.screen):
             if system.discover:
                 yield system.title, system.help, system.callback

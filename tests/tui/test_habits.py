@@ -86,23 +86,40 @@ async def test_question_mark_opens_the_key_list_that_fits_80x24_and_scrolls(serv
         assert isinstance(app.screen, MainScreen)
 
 
+async def palette_prompts(pilot) -> list[str]:
+    """Open the command palette and read what it lists before anything is typed."""
+    app = pilot.app
+    await pilot.press("ctrl+p")
+    await settle(pilot)
+    for _ in range(20):
+        await asyncio.sleep(0.05)
+        await pilot.pause()
+        if app.screen.query_one(CommandList).option_count > 5:
+            break
+    assert isinstance(app.screen, CommandPalette)
+    commands = app.screen.query_one(CommandList)
+    return [str(commands.get_option_at_index(i).prompt) for i in range(commands.option_count)]
+
+
 async def test_the_empty_palette_lists_doctor_trash_and_audit_first_with_plain_words(service):
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("ctrl+p")
-        await settle(pilot)
-        for _ in range(20):
-            await asyncio.sleep(0.05)
-            await pilot.pause()
-            if app.screen.query_one(CommandList).option_count > 10:
-                break
-        assert isinstance(app.screen, CommandPalette)
-        commands = app.screen.query_one(CommandList)
-        prompts = [str(commands.get_option_at_index(i).prompt) for i in range(commands.option_count)]
+        await pilot.press("i")   # opened from the composer, it still offers the list's actions
+        prompts = await palette_prompts(pilot)
+        assert any(prompt.startswith("Trim the selected session") for prompt in prompts)
         assert prompts[0].startswith("Doctor:") and prompts[1].startswith("Trash:") and prompts[2].startswith("Audit")
         assert prompts[3].startswith("Resume the selected session")
         assert any(prompt.startswith("Quit") for prompt in prompts[4:])   # Textual's own come after
+
+
+async def test_the_pickers_palette_offers_no_action_that_changes_a_session(service):
+    app = build_app(service, mode="pick")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        prompts = await palette_prompts(pilot)
+        assert prompts[0].startswith("Doctor:")
+        assert not any(prompt.startswith(("Trim", "Rename", "Start a new", "Move the selected")) for prompt in prompts)
 
 
 async def test_pick_mode_letters_go_to_the_filter_and_keys_move_the_list_from_it(service):

@@ -498,6 +498,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         modes = SCREEN_MODES.get(action)
         if modes is not None and self.interaction_mode not in modes:
             return False
+        return self.available(action)
+
+    def available(self, action: str) -> bool | None:
+        """Whether the action can run now, whatever the mode (the palette asks this): False where it
+        never can, None while the current row cannot take it."""
+        modes = SCREEN_MODES.get(action)
+        if self.mode == "pick" and modes is not None and PICK not in modes:
+            return False   # the picker only picks
         if action in ("cycle_agent", "toggle_agent_hidden"):
             return len(self.service.sources) > 1
         if action == "restore_draft":
