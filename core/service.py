@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shlex
 import shutil
 import threading
 import time
@@ -140,6 +141,11 @@ class ResumePlan:
     @property
     def over_window(self) -> bool:
         return self.meter is not None and self.meter.state == "over"
+
+    @property
+    def command_line(self) -> str:
+        """The resume as one shell line, `cd DIR && ARGV` (`reprise pick --command`, the TUI's `Y`)."""
+        return f"cd {shlex.quote(self.cwd)} && {shlex.join(self.argv)}"
 
 
 def _as_reprise_run(send: Callable[Concatenate[Service, SessionRef, P], R]

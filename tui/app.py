@@ -8,12 +8,12 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
+from typing import cast
 
 from textual.app import App
-from textual.binding import Binding
-from textual.command import Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef
@@ -21,66 +21,55 @@ from reprise.core.processes import SIGNAL_EXIT_STATUS, TurnSignals
 from reprise.core.retention import format_age
 from reprise.core.service import Service
 
+from .actions import bindings, key_text, palette_commands
+from .messages import TurnFinished
 from .reports import line
 from .reports.audit import audit_lines, audit_problem_lines
 from .reports.doctor import doctor_lines
 from .reports.styled import styled_text
 from .screens.dialogs import ChoiceDialog, ReportScreen
-from .screens.main import MainScreen, TurnFinished
+from .screens.main import MainScreen
 from .text import safe_line, safe_text
 from .workers import ReportsWorkerErrors
 
 AUDIT_SHOWN = 200   # the newest operations in the Audit log view
+QUIT_PRESS_SECONDS = 2.0   # a second ctrl+c within this quits
 
 
 class RepriseCommands(Provider):
-    """Every action of the main screen, plus the store-wide views, in the command palette."""
+    """The palette: Reprise's views and actions first, in the order of `tui/actions.py` (an action
+    the selected row cannot take is left out), then Textual's own commands (theme, keys, quit)."""
 
-    ACTIONS = (
-        ("Resume the selected session", "resume"),
-        ("New session", "new"),
-        ("Trim the selected session", "trim"),
-        ("Undo the last trim or delete", "undo"),
-        ("Move the selected session to the trash", "delete"),
-        ("Rename the selected session", "rename"),
-        ("Pin or unpin the selected session", "pin"),
-        ("Filter the list", "filter"),
-        ("Search all text", "search"),
-        ("Toggle this workspace / all workspaces", "toggle_scope"),
-        ("Choose a workspace", "choose_workspace"),
-        ("Cycle the sort order", "cycle_sort"),
-        ("Write a message", "focus_composer"),
-        ("Show the Summary tab", "show_tab('tab-summary')"),
-        ("Show the History tab", "show_tab('tab-history')"),
-        ("Show the Context tab", "show_tab('tab-context')"),
-    )
-    VIEWS = (
-        ("Doctor: problems in the store", "show_doctor"),
-        ("Trash: restore a removed session", "show_trash"),
-        ("Audit log: destructive operations", "show_audit"),
-    )
+    def _commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
+        app = cast("RepriseApp", self.app)
+        main = app.main_screen
+        for command in palette_commands():
+            keys = f"key {key_text(command.keys)}" if command.keys else ""
+            if command.where == "app":
+                yield command.description, keys, partial(app.run_action, command.action)
+            elif main is not None and main.available(command.action.split("(")[0]):
+                yield command.description, keys, partial(main.run_action, command.action)
+        for system in app.get_system_commands(self.screen):
+            if system.discover:
+                yield system.title, system.help, system.callback
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        screen = next((s for s in self.app.screen_stack if isinstance(s, MainScreen)), None)
-        for label, action in self.ACTIONS:
-            score = matcher.match(label)
-            if score > 0 and isinstance(screen, MainScreen) and screen.check_action(action.split("(")[0], ()):
-                yield Hit(score, matcher.highlight(label), partial(screen.run_action, action), help=f"action {action}")
-        for label, action in self.VIEWS:
-            score = matcher.match(label)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(label), partial(self.app.run_action, action))
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
 
 
 class RepriseApp(ReportsWorkerErrors, App):
     CSS_PATH = "app.tcss"
     TITLE = "Reprise"
-    COMMANDS = App.COMMANDS | {RepriseCommands}
-    BINDINGS = [
-        Binding("q", "quit_app", "Quit"),
-        Binding("ctrl+c", "quit_app", "Quit", show=False, priority=True),
-    ]
+    COMMANDS = {RepriseCommands}   # it lists Textual's own commands after Reprise's
+    BINDINGS = bindings("app")
 
     def __init__(self, service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
                  follow_disk: bool = True, agent: str | None = None):
@@ -94,6 +83,7 @@ class RepriseApp(ReportsWorkerErrors, App):
         self.exit_signal: int | None = None
         self.signal_line: str | None = None
         self._signal_ref: SessionRef | None = None
+        self._quit_pressed: float | None = None   # when ctrl+c last asked "again to quit"
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen(self.service, mode=self.mode, agent=self.agent))
@@ -145,6 +135,7 @@ class RepriseApp(ReportsWorkerErrors, App):
         self.notify(text, title="Reprise", severity="error", timeout=8, markup=False)
 
     def action_quit_app(self) -> None:
+        """q: a dialog closes, else the app quits (a running turn is interrupted first)."""
         main = self.main_screen
         if main is not None and main.interrupt_turn():
             return
@@ -152,6 +143,25 @@ class RepriseApp(ReportsWorkerErrors, App):
             self.screen.dismiss(None)
             return
         self.exit(None)
+
+    def action_ctrl_c(self) -> None:
+        """ctrl+c, in this order: a running turn is interrupted; a dialog closes; a draft is cleared
+        (ctrl+z brings it back); else a second press within two seconds quits. The picker cancels at
+        once, as fzf does."""
+        main = self.main_screen
+        if main is not None and main.interrupt_turn():
+            return
+        if self.screen.is_modal:
+            self.screen.dismiss(None)
+            return
+        if main is not None and main.clear_draft():
+            return
+        now = time.monotonic()
+        if self.mode == "pick" or (self._quit_pressed is not None and now - self._quit_pressed < QUIT_PRESS_SECONDS):
+            self.exit(None)
+            return
+        self._quit_pressed = now
+        self.notify("Press ctrl+c again to quit.", timeout=QUIT_PRESS_SECONDS)
 
     def action_show_trash(self) -> None:
         def run() -> None:

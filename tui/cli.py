@@ -933,7 +933,7 @@ def cmd_pick(service: Service, args, as_json: bool) -> int:
         if args.args:
             print(shlex.join(plan.argv[1:]))
         else:
-            print(f"cd {shlex.quote(plan.cwd)} && {shlex.join(plan.argv)}")
+            print(plan.command_line)
     elif as_json:
         _emit(contract.dump(contract.session_place(result.ref, result.workspace)))
     else:

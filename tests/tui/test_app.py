@@ -210,7 +210,9 @@ async def test_pick_mode_exits_with_the_selection_or_nothing(service):
     app = build_app(service, mode="pick")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("q")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.is_running
     assert app.return_value is None
 
 

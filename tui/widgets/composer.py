@@ -1,21 +1,30 @@
-"""The composer: the next message. Enter inserts a newline, ctrl+s sends, Esc goes back to
-the list. It only posts messages; the screen decides what sending means."""
+"""The composer: the next message. One line until it has focus (`i` or Tab), then five rows.
+Enter inserts a newline, ctrl+s sends, Esc goes back to the list. It only posts messages; the
+screen decides what sending means."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
+PLACEHOLDER = "i or Tab: write a message to this session"
+
 
 class Composer(TextArea):
     DEFAULT_CSS = """
     Composer {
-        height: 5;
-        border: tall $panel;
+        height: 1;
+        border: none;
+        padding: 0 1;
+        background: $panel;
     }
     Composer:focus {
+        height: 5;
         border: tall $accent;
+        padding: 0;
     }
     """
     BINDINGS = [
@@ -23,16 +32,17 @@ class Composer(TextArea):
         Binding("escape", "leave", "Back to list", priority=True),
     ]
 
+    @dataclass
     class SendRequested(Message):
-        def __init__(self, text: str):
-            super().__init__()
-            self.text = text
+        text: str
 
+    @dataclass
     class Left(Message):
         pass
 
     def __init__(self, **kwargs):
-        super().__init__("", soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
+        super().__init__("", soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
+                         placeholder=PLACEHOLDER, **kwargs)
         self.border_title = "Message (ctrl+s send, Esc back)"
 
     def action_send(self) -> None:

@@ -1,0 +1,156 @@
+"""Every key of the app in one table: the main screen's and the app's `BINDINGS`, the `?` key list
+and the command palette are all built from it, so a key is described once and shown the same way
+everywhere.
+
+A command works in the modes it names: `list` (the session list and the `/` filter), `composer`
+(writing a message) and `pick` (`reprise pick`, where letters go to the filter). The main screen's
+`check_action` hides a command outside its modes, so the footer shows the keys of the mode at hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+LIST, COMPOSER, PICK = "list", "composer", "pick"
+EVERY_MODE = frozenset({LIST, COMPOSER, PICK})
+WIDE = "wide"
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    keys: str                 # Textual key names, comma-separated; the first is the one shown
+    action: str
+    label: str                # the footer's word
+    description: str          # the sentence of the key list and the palette
+    footer: bool | str = False   # shown in the footer (a few: it must fit 80 columns); "wide": from 100 up
+    modes: frozenset[str] = frozenset({LIST})
+    where: str = "screen"     # screen | app: whose BINDINGS; list | composer | filter: that widget's own
+    palette: bool = True      # offered in the command palette
+    priority: bool = False
+
+
+COMMANDS: tuple[Command, ...] = (
+    # the session list
+    Command("enter", "resume", "Resume", "Resume the selected session in its agent", footer=True),
+    Command("enter", "pick", "Pick", "Print the selected session's id and leave", footer=True,
+            modes=frozenset({PICK}), palette=False),
+    Command("slash", "filter", "Filter", "Filter the list by title, messages or id prefix", footer=True),
+    Command("ctrl+f", "search", "Search", "Search the full text of every turn", footer=True),
+    Command("a", "toggle_scope", "All/here", "Show all workspaces, or this one again", footer=True),
+    Command("question_mark,f1", "keys", "Keys", "Show every key", footer=True),
+    Command("f1", "help", "Keys", "Show every key", footer=True, modes=frozenset({COMPOSER, PICK}), palette=False),
+    Command("n", "new", "New", "Start a new session"),
+    Command("t", "trim", "Trim", "Trim the selected session (preview first, the original archived)", footer=WIDE),
+    Command("u", "undo", "Undo", "Undo the last trim or move to the trash"),
+    Command("d", "delete", "Trash", "Move the selected session to Reprise's trash"),
+    Command("r", "rename", "Rename", "Rename the selected session", footer=WIDE),
+    Command("p", "pin", "Pin", "Pin or unpin the selected session (pinned ones stay on top)", footer=WIDE),
+    Command("K", "keep", "Keep a copy", "Keep a copy of the session that its agent would delete"),
+    Command("w", "choose_workspace", "Workspace", "Choose a workspace to list"),
+    Command("s", "cycle_sort", "Sort", "Sort by the next column"),
+    Command("A", "cycle_agent", "Agent", "Show one agent's sessions, then the next agent's, then all"),
+    Command("h", "toggle_agent_hidden", "Hide -p", "Hide the sessions the agent's own picker hides (claude -p)"),
+    Command("y", "copy_id", "Copy id", "Copy the selected session's id to the clipboard"),
+    Command("Y", "copy_command", "Copy command", "Copy the command that resumes the session (cd DIR && ARGV)"),
+    Command("g", "list_top", "Top", "Go to the first session", palette=False),
+    Command("G", "list_bottom", "Bottom", "Go to the last session", palette=False),
+    Command("ctrl+d", "half_page(1)", "Half page down", "Move half a page down", palette=False),
+    Command("ctrl+u", "half_page(-1)", "Half page up", "Move half a page up", palette=False),
+    Command("shift+down", "scroll_preview(1)", "Preview down", "Scroll the preview down from the list",
+            modes=frozenset({LIST, PICK}), palette=False),
+    Command("shift+up", "scroll_preview(-1)", "Preview up", "Scroll the preview up from the list",
+            modes=frozenset({LIST, PICK}), palette=False),
+    Command("v,f2", "toggle_preview", "Preview", "Show or hide the preview"),
+    Command("f2", "preview", "Preview", "Show or hide the preview", footer=True, modes=frozenset({PICK}),
+            palette=False),
+    Command("i,tab", "focus_composer", "Compose", "Write a message to the selected session"),
+    Command("x", "recover", "Mark interrupted", "Mark the session's stale pending turn interrupted"),
+    Command("1", "show_tab('tab-summary')", "Summary", "Show the Summary tab"),
+    Command("2", "show_tab('tab-history')", "History", "Show the History tab"),
+    Command("3", "show_tab('tab-context')", "Context", "Show the Context tab"),
+    Command("ctrl+z", "restore_draft", "Bring back draft", "Bring back the draft ctrl+c cleared",
+            modes=frozenset({LIST}), palette=False),
+    Command("escape", "back", "Back", "Leave the filter; on the list, clear it", palette=False),
+    Command("escape", "cancel", "Cancel", "Clear the filter, then cancel", footer=True, modes=frozenset({PICK}),
+            palette=False),
+    # the app's own
+    Command("q", "quit_app", "Quit", "Quit Reprise", footer=True, where="app", modes=frozenset({LIST})),
+    Command("ctrl+c", "ctrl_c", "Stop", "Stop a running turn; else clear the draft; else press twice to quit",
+            where="app", modes=EVERY_MODE, palette=False, priority=True),
+    # the widgets' own: listed in the key list, bound by the widget
+    Command("down,j / up,k", "", "Move", "Move the cursor", where="list", modes=frozenset({LIST}), palette=False),
+    Command("pagedown / pageup", "", "Page", "Move a page", where="list", modes=frozenset({LIST}), palette=False),
+    Command("home / end", "", "First / last", "Go to the first or the last session", where="list",
+            palette=False),
+    Command("down,ctrl+n,ctrl+j / up,ctrl+k", "", "Move", "Move the list while typing a filter",
+            where="filter", modes=frozenset({LIST, PICK}), palette=False),
+    Command("home / end", "", "First / last", "Go to the first or the last session (the prompt keeps ctrl+a, ctrl+e)",
+            where="filter", modes=frozenset({PICK}), palette=False),
+    Command("ctrl+s", "", "Send", "Send the message", where="composer", modes=frozenset({COMPOSER}), palette=False),
+    Command("escape", "", "Back to list", "Leave the composer (the draft stays)", where="composer",
+            modes=frozenset({COMPOSER}), palette=False),
+    Command("ctrl+z", "", "Undo", "Undo the last edit (brings back a draft ctrl+c cleared)", where="composer",
+            modes=frozenset({COMPOSER}), palette=False),
+)
+
+# The store-wide views the app opens (the palette lists them first).
+VIEWS: tuple[Command, ...] = (
+    Command("", "show_doctor", "Doctor", "Doctor: problems in the store and what to do next", where="app"),
+    Command("", "show_trash", "Trash", "Trash: restore a session moved to the trash", where="app"),
+    Command("", "show_audit", "Audit", "Audit log: every operation that changed a session", where="app"),
+)
+
+
+def _modes_by_action(where: str) -> dict[str, frozenset[str]]:
+    """An action's modes: the union over its keys (Enter resumes in the list, picks in the picker)."""
+    modes: dict[str, frozenset[str]] = {}
+    for command in COMMANDS:
+        if command.where == where:
+            name = command.action.split("(")[0]
+            modes[name] = modes.get(name, frozenset()) | command.modes
+    return modes
+
+
+SCREEN_MODES = _modes_by_action("screen")   # the modes each of the main screen's actions works in
+
+
+def bindings(where: str) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
+    """The `BINDINGS` of the main screen (`screen`) or the app (`app`).
+
+    A command shown in the footer only when the terminal is wide gets a second binding first, of
+    the action `wide('name')`: the screen hides it when narrow (the key then falls to the hidden
+    one), and greys it as it greys the action itself."""
+    made: list[Binding | tuple[str, str] | tuple[str, str, str]] = []
+    for command in COMMANDS:
+        if command.where != where:
+            continue
+        if command.footer == WIDE:
+            made.append(Binding(command.keys, f"wide({command.action!r})", command.label, tooltip=command.description))
+        made.append(Binding(command.keys, command.action, command.label, show=command.footer is True,
+                            tooltip=command.description, priority=command.priority))
+    return made
+
+
+def palette_commands() -> Iterable[Command]:
+    """What the command palette offers, in its order: the views first, then each action once."""
+    yield from VIEWS
+    seen: set[str] = set()
+    for command in COMMANDS:
+        if command.palette and command.action not in seen:
+            seen.add(command.action)
+            yield command
+
+
+KEY_NAMES = {"question_mark": "?", "slash": "/", "enter": "Enter", "escape": "Esc", "tab": "Tab",
+             "pagedown": "PgDn", "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑",
+             "shift+down": "shift+↓", "shift+up": "shift+↑"}
+
+
+def key_text(keys: str) -> str:
+    """Keys as people write them: `?`, `/`, `Enter`, `ctrl+d`; alternatives joined by spaces."""
+    groups = [" ".join(KEY_NAMES.get(key.strip(), key.strip()) for key in group.split(","))
+              for group in keys.split(" / ")]
+    return " / ".join(groups)

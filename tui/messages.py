@@ -1,0 +1,76 @@
+"""The messages the main screen's workers post back to it: each a past-tense fact, as a dataclass.
+Those that come in bursts (cost fills, meter results) may replace an older one still in the queue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from reprise.core.meter import LiveMeter, MeterResult
+    from reprise.core.rows import SessionRow
+    from reprise.core.service import SendResult, SessionDetail
+
+
+@dataclass
+class RowsLoaded(Message):
+    """A listing of the scope, its details read."""
+
+    rows: list[SessionRow]
+    where: str
+    signature: tuple
+    select: str | None = None
+
+
+@dataclass
+class DetailLoaded(Message):
+    """One session read for the preview, or why it could not be."""
+
+    path: str
+    detail: SessionDetail | None
+    error: str | None = None
+    comparisons: list[tuple[int, int, int]] = field(default_factory=list)
+    stale: list = field(default_factory=list)
+    window: int | None = None
+
+
+@dataclass
+class MeterPrepared(Message):
+    """The meter's fixed parts of one session are counted; the draft is added per keystroke."""
+
+    path: str
+    prepared: LiveMeter | None
+    error: str | None = None
+
+
+@dataclass
+class MeterUpdated(Message):
+    """The meter with one version of the draft; only the newest counts."""
+
+    path: str | None
+    message: str
+    result: MeterResult
+    generation: int = 0
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, MeterUpdated)
+
+
+@dataclass
+class CostsFilled(Message):
+    """More resume costs are known: redraw the list once, however many arrived."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CostsFilled)
+
+
+@dataclass
+class TurnFinished(Message):
+    """A turn sent from the composer ended, with its result or the error that stopped it."""
+
+    path: str
+    result: SendResult | None
+    error: Exception | None
+

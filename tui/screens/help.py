@@ -1,0 +1,79 @@
+"""The `?` key list: every key of `tui/actions.py`, grouped by where it works, in a scrolling
+window that fits 80x24. Esc, q, ? or F1 closes it."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..actions import COMMANDS, COMPOSER, LIST, PICK, Command, key_text
+
+KEY_WIDTH = 16
+SECTIONS = (
+    ("The session list", lambda c: LIST in c.modes and c.where in ("screen", "app", "list")),
+    ("While typing a filter (/ or the picker's prompt)", lambda c: c.where == "filter"),
+    ("Writing a message", lambda c: c.where == "composer" or (COMPOSER in c.modes and c.where == "app")),
+    ("The picker (reprise pick): letters go to the prompt",
+     lambda c: PICK in c.modes and c.where in ("screen", "app") and LIST not in c.modes),
+)
+
+
+def key_list(commands: tuple[Command, ...] = COMMANDS) -> Table:
+    """Each section's keys, one per row: the keys, then what they do (wrapped in its own column)."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(width=KEY_WIDTH, style="bold")
+    table.add_column(ratio=1)
+    for title, belongs in SECTIONS:
+        table.add_row(Text(title, style="bold underline"), "", end_section=False)
+        seen: set[tuple[str, str]] = set()
+        for command in commands:
+            entry = (command.keys, command.description)
+            if belongs(command) and entry not in seen:
+                seen.add(entry)
+                table.add_row(key_text(command.keys), command.description)
+        table.add_row("", "")
+    table.add_row("ctrl+p", Text("the command palette: every action and view by name", style="italic"))
+    return table
+
+
+class KeysScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    KeysScreen {
+        align: center middle;
+        background: $background 60%;
+    }
+    KeysScreen > Vertical {
+        width: 96;
+        max-width: 100%;
+        height: auto;
+        max-height: 100%;
+        border: thick $primary;
+        border-title-align: left;
+        border-subtitle-align: right;
+        background: $surface;
+    }
+    KeysScreen VerticalScroll {
+        height: auto;
+        max-height: 100%;
+        padding: 0 1;
+    }
+    """
+    BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Keys"
+            box.border_subtitle = "↑↓ scroll · Esc closes"
+            with VerticalScroll():
+                yield Static(key_list(), id="keys-body")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
