@@ -50,13 +50,15 @@ from .sources.base import KeepReport, OpenedSession, SessionSource
 from .times import utc_now_iso
 from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-from .trimming import RestoreResult, TrimOptions, TrimResult
+from .tokens import count_tokens
+from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_sizes
 
 P = ParamSpec("P")
 R = TypeVar("R")
 SORTS = ("updated", "turns", "size", "context", "cost")
 MIN_PREFIX = 4
 STALE_TEMP_S = 600
+DEFAULT_ENCODING = "o200k_base"   # counting for a source without a meter
 
 
 @dataclass(slots=True)
@@ -559,6 +561,12 @@ class Service:
             source = self._able(ref, "trim_fork" if fork else "trim_in_place", "trimmed")
         return source.trim(ref, options, self._meter_workspace(ref), dry_run=dry_run, fork=fork, force=force,
                            model=model, expected_sha256=expected_sha256)
+
+    def turn_sizes(self, ref: SessionRef) -> list[TurnSize]:
+        """Each turn with its size and tokens (counted with the meter's encoding), to choose turns to remove."""
+        opened = self.source(ref).open(ref)
+        encoding = self.measure(ref).encoding if self.source(ref).capabilities.meter else DEFAULT_ENCODING
+        return turn_sizes(opened.transcript, lambda text: count_tokens(text, encoding))
 
     def restore(self, ref: SessionRef, *, archive_digest: str | None = None, all_trims: bool = False,
                 dry_run: bool = False, force: bool = False) -> RestoreResult:
