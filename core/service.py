@@ -48,9 +48,9 @@ from .sending import send_turn
 from .sources import make_sources
 from .sources.base import KeepReport, OpenedSession, SessionSource
 from .times import utc_now_iso
+from .tokens import count_tokens
 from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-from .tokens import count_tokens
 from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_sizes
 
 P = ParamSpec("P")

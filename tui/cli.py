@@ -869,7 +869,7 @@ def _open_tui(args) -> int:
         print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
     agent = args.agent or ("echo" if args.demo else None)
     service = Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
-    app = make_app(service, agent=agent)
+    app = make_app(service, agent=agent, demo=args.demo)
     with on_terminal("reprise"):
         result = app.run()
     if app.exit_signal is not None:  # after a closed terminal's SIGHUP, the audit log has the line

@@ -338,6 +338,9 @@ async def test_trim_dialog_previews_then_applies_and_u_undoes_it_exactly(service
         assert path.read_bytes() == original  # preview writes nothing
         await pilot.press("enter")
         await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog) and path.read_bytes() == original   # asked first
+        await pilot.click("#yes")
+        await settle(pilot)
         trimmed = service.sources["fractal"].store.paths.session_file(ref).read_bytes()
         assert len(trimmed) < len(original)
         assert any(e.op == "trim" for e in service.archive_entries(ref))
