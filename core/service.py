@@ -135,6 +135,7 @@ class ResumePlan:
     snapshot: ArchiveEntry | None = None
     meter: MeterResult | None = None
     writer: str | None = None   # why the session counts as being written now (resuming it would interleave)
+    program_missing: AgentError | None = None   # a plan to run whose program is not on PATH: why, and the fix
 
     @property
     def over_window(self) -> bool:
@@ -408,8 +409,9 @@ class Service:
     # --- handing a session to the agent --------------------------------------------------
 
     def resume_plan(self, ref: SessionRef, *, for_exec: bool = True) -> ResumePlan:
-        """The argv that resumes this session. For a real handoff (`for_exec`), the program must
-        exist, and what the agent's next save would drop is archived first."""
+        """The argv that resumes this session. For a real handoff (`for_exec`), what the agent's next
+        save would drop is archived first, and a program not on PATH is told (`program_missing`),
+        nothing archived then."""
         source = self._able(ref, "resume", "resumed")
         if not source.exists(ref):
             raise NotFoundError(f"No session {ref.session_id} in workspace {ref.workspace_key}.",
@@ -431,11 +433,12 @@ class Service:
             raise RepriseError(f"The folder of this session's workspace is gone: {workspace}.",
                                hint=f"if the project moved: reprise relink {workspace} NEW_FOLDER")
         argv = source.resume_argv(ref, workspace)
-        if for_exec and shutil.which(argv[0]) is None:
-            raise AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
-                             hint=f"install it, or set {source.resume_setting} in the config file "
-                                  f"({self.loaded.config_path})")
-        handoff = source.before_handoff(ref, Path(workspace), for_exec=for_exec)
+        missing = None
+        if for_exec and shutil.which(argv[0]) is None:   # each front end says it its own way
+            missing = AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
+                                 hint=f"install it, or set {source.resume_setting} in the config file "
+                                      f"({self.loaded.config_path})")
+        handoff = source.before_handoff(ref, Path(workspace), for_exec=for_exec and missing is None)
         notes, snapshot, result = moved + handoff.notes, handoff.snapshot, handoff.meter
         if for_exec and where in ("current directory", "recorded"):
             with contextlib.suppress(OSError, RepriseError):
@@ -443,7 +446,7 @@ class Service:
         if result is not None and result.state == "over":
             notes.append(f"Its context ({result.total:,} tokens) is over the {result.model} window "
                          f"({result.window:,}); consider `reprise trim {ref.session_id} --fit`.")
-        return ResumePlan(ref, argv, workspace, notes, snapshot, result, handoff.writer)
+        return ResumePlan(ref, argv, workspace, notes, snapshot, result, handoff.writer, missing)
 
     # --- the context meter ---------------------------------------------------------------
 
@@ -665,9 +668,11 @@ class Service:
         for row in rows:
             if row.problem_code:
                 report.problems.append(Problem(row.path, row.problem_code, row.problem_message or "",
-                                               row.problem_field))
+                                               row.problem_field, next_step=self._repair_step(row)))
             elif row.fields.warning:
-                report.warnings.append(Problem(row.path, "warning", row.fields.warning, severity="warning"))
+                step = f"look at it before a trim rewrites it: reprise show {row.file_id}"
+                report.warnings.append(Problem(row.path, "warning", row.fields.warning, severity="warning",
+                                               next_step=step))
         report.problems.extend(self.catalog.scan_problems)
         for source in self.sources.values():
             problems, temps, cleaned, notes = source.health(clean=clean, stale_after=STALE_TEMP_S)
@@ -676,6 +681,23 @@ class Service:
             report.cleaned.extend(cleaned)
             report.notes.extend(notes)
         return report
+
+    def _repair_step(self, row: SessionRow) -> str:
+        """What to do about a session file that cannot be read: open it; move it aside; and where
+        Reprise kept copies of it (its archive, a copy in the trash)."""
+        steps = [f"open the file: {row.path}"]
+        ref = row.ref
+        if ref is not None and self.source(ref).capabilities.trash:
+            steps.append(f"or move it to the trash: `reprise rm {ref.session_id}`")
+        if ref is not None:
+            with contextlib.suppress(RepriseError, OSError):
+                if self.source(ref).archive.entries(ref):
+                    steps.append(f"earlier copies are in the archive: `reprise archive list {ref.session_id}`")
+            with contextlib.suppress(RepriseError, OSError):
+                if any(entry.ref == ref for entry in self.trash_entries(all_workspaces=True)):
+                    steps.append(f"a copy is in the trash: `reprise trash restore {ref.session_id}` "
+                                 "(after moving this one aside)")
+        return "; ".join(steps)
 
     def config_report(self) -> list[tuple[str, object, str]]:
         return config_module.effective(self.loaded)

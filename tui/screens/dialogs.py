@@ -108,6 +108,8 @@ class Dialog(ModalScreen[ResultT]):
         height: 1;
     }
     Dialog #dialog-buttons Button {
+        width: auto;
+        min-width: 8;
         margin-left: 1;
     }
     """

@@ -7,7 +7,6 @@ call in a thread worker; workers only post results back, never touch widgets.
 from __future__ import annotations
 
 import gc
-import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -504,11 +503,11 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 "to the session's agent with this command, in the session's folder:", plan.argv, plan.cwd,
                 plan.notes))
             return
-        if shutil.which(plan.argv[0]) is None:
+        if plan.program_missing is not None:
+            missing = plan.program_missing
             self.app.push_screen(CommandDialog(
-                f"{safe_line(plan.argv[0])} is not installed",
-                f"The agent program {plan.argv[0]!r} was not found on PATH, so the session cannot be resumed "
-                "here. Install it, or copy the command and run it where it is:", plan.argv, plan.cwd, plan.notes))
+                f"{plan.argv[0]} is not installed", f"{missing.message} To resume the session, {missing.hint}; "
+                "or copy the command and run it where the agent is:", plan.argv, plan.cwd, plan.notes))
             return
         if not plan.over_window and plan.writer is None:
             self.app.exit(handoff)

@@ -114,8 +114,8 @@ def what_goes(result: TrimResult) -> str:
 
 
 def turn_label(turn: TurnSize) -> Content:
-    return Content.assemble(f"{turn.number:>4}  ", one_line(turn.prompt, 36).ljust(36),
-                            (f"  {human_size(turn.size):>8}  {turn.tokens:>7,} tokens", "$text-muted"))
+    return Content.assemble(f"{turn.number:>4}  ", one_line(turn.prompt, 34).ljust(34),
+                            (f"  {human_size(turn.size):>8}  {turn.tokens:>7,} tok", "$text-muted"))
 
 
 class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
