@@ -72,7 +72,7 @@ class Choice:
 
 class Dialog(ModalScreen[ResultT]):
     """The frame of every dialog. A subclass gives `body()` (the widgets above the choices),
-    `choices()` and `chosen(choice_id)`; Esc chooses "cancel", which dismisses with `CANCELLED`."""
+    `buttons()` (the choices row) and `chosen(choice_id)`; Esc chooses "cancel", which dismisses with `CANCELLED`."""
 
     DEFAULT_CSS = """
     Dialog {
@@ -124,7 +124,7 @@ class Dialog(ModalScreen[ResultT]):
     def body(self) -> Iterable[Widget]:
         return ()
 
-    def choices(self) -> list[Choice]:
+    def buttons(self) -> list[Choice]:
         return [Choice("cancel", "Cancel", "escape")]
 
     def chosen(self, choice_id: str) -> None:
@@ -139,12 +139,12 @@ class Dialog(ModalScreen[ResultT]):
             with Horizontal(id="dialog-choices"):
                 yield Label(self.keys_line(), id="dialog-keys")
                 with Horizontal(id="dialog-buttons"):
-                    for choice in self.choices():
+                    for choice in self.buttons():
                         yield Button(choice.label, id=choice.id, variant=choice.variant,  # type: ignore[arg-type]
                                      compact=True)
 
     def keys_line(self) -> Text:
-        keys = [f"{KEY_NAMES.get(choice.key, choice.key)} {choice.label}" for choice in self.choices() if choice.key]
+        keys = [f"{KEY_NAMES.get(choice.key, choice.key)} {choice.label}" for choice in self.buttons() if choice.key]
         return Text(" · ".join(keys))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -171,7 +171,7 @@ class ConfirmDialog(Dialog[bool]):
     def body(self) -> Iterable[Widget]:
         yield Static(Text(safe_text(self.question)), classes="question")
 
-    def choices(self) -> list[Choice]:
+    def buttons(self) -> list[Choice]:
         return [Choice("cancel", "Cancel", "escape"),
                 Choice("yes", self.yes, "y" if self.danger else "enter", "error" if self.danger else "primary")]
 
@@ -207,7 +207,7 @@ class TextDialog(Dialog[str | None]):
                          classes="dialog-warning")
         yield Input(self.value, placeholder=self.placeholder, id="text-input")
 
-    def choices(self) -> list[Choice]:
+    def buttons(self) -> list[Choice]:
         return [Choice("cancel", "Cancel", "escape"), Choice("save", self.save, "enter", "primary")]
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -227,20 +227,20 @@ class ChoiceDialog(Dialog[str | None]):
 
     def __init__(self, title: str, choices: list[tuple[str, str]], empty: str = "Nothing to choose from."):
         super().__init__(title)
-        self.values = choices
+        self.choices = choices
         self.empty = empty
 
     def body(self) -> Iterable[Widget]:
-        if self.values:
-            yield OptionList(*[Option(Text(clipped(label, 200)), id=value) for value, label in self.values])
+        if self.choices:
+            yield OptionList(*[Option(Text(clipped(label, 200)), id=value) for value, label in self.choices])
         else:
             yield Static(Text(self.empty), classes="dialog-empty")
 
-    def choices(self) -> list[Choice]:
+    def buttons(self) -> list[Choice]:
         return [Choice("cancel", "Cancel", "escape")]
 
     def keys_line(self) -> Text:
-        return Text("Enter Choose · Esc Cancel" if self.values else "Esc Cancel")
+        return Text("Enter Choose · Esc Cancel" if self.choices else "Esc Cancel")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
@@ -262,7 +262,7 @@ class ReportScreen(Dialog[None]):
     def body(self) -> Iterable[Widget]:
         yield Static(self.report, id="report-body")
 
-    def choices(self) -> list[Choice]:
+    def buttons(self) -> list[Choice]:
         return [Choice("cancel", "Close", "escape")]
 
     def on_mount(self) -> None:
@@ -295,7 +295,7 @@ class CommandDialog(Dialog[None]):
         for note in self.notes:
             yield Static(Text(safe_line(note)), classes="command-note")
 
-    def choices(self) -> list[Choice]:
+    def buttons(self) -> list[Choice]:
         return [Choice("cancel", "Close", "escape"), Choice("copy", "Copy the command", "c", "primary")]
 
     def on_mount(self) -> None:

@@ -141,6 +141,7 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
         self.operation = "fit"
         self.turns: list[TurnSize] | None = None
         self.nothing_said = 0   # how many times the preview said "nothing to trim"
+        self.asked: TrimOptions | None = None   # the options of the newest preview asked for
         self.preview = Debouncer[TrimOptions](self, PREVIEW_PAUSE, self._start_preview)
 
     @property
@@ -159,7 +160,7 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
         yield turns
         yield Static(Content("Computing the preview…"), id="trim-preview")
 
-    def choices(self) -> list[Choice]:
+    def buttons(self) -> list[Choice]:
         if self.fork_only:
             return [Choice("cancel", "Cancel", "escape"), Choice("fork", "Apply as a new session", "enter", "primary")]
         return [Choice("cancel", "Cancel", "escape"), Choice("fork", "Apply as a new session"),
@@ -265,9 +266,12 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
             button.disabled = True
 
     def refresh_preview(self, *, at_once: bool = False) -> None:
+        options = self.current_options()
+        if options is not None and options == self.asked and not at_once:
+            return   # the same figure, written another way ("5,6" for "5-6"): its preview stands
+        self.asked = options
         self.result = None
         self._disable_apply()
-        options = self.current_options()
         if options is None:
             self.preview.cancel()
             self.query_one("#trim-preview", Static).update(Content.styled(self._why_no_options(), "$warning"))
