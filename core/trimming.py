@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from .errors import ChangedOnDiskError, UsageError
 from .paths import SessionRef
 from .session_files import digest
 from .transcript import Transcript, Turn
@@ -286,3 +286,19 @@ class HistoryBeyondFractal:
 
 
 # --- which entries ------------------------------------------------------------------------------------
+
+
+def fork_to_trash(ref: SessionRef, data: bytes, step: RestoreStep, notes: list[str], changed: str | None, *,
+                  dry_run: bool, force: bool, path: Path | str) -> RestoreResult | None:
+    """What every source decides before undoing a fork by moving it to the trash: a preview's result
+    (`dry_run`), a refusal for a fork `changed` since Reprise wrote it (why, e.g. its agent added
+    turns) unless `force`, or None to go ahead (the change then noted)."""
+    if changed is not None:
+        if not force:
+            if dry_run:
+                notes.append(f"{changed}; undoing needs --force")
+                return RestoreResult(ref, data, b"", [step], False, True, None, notes)
+            raise ChangedOnDiskError(f"{changed[0].upper()}{changed[1:]}; nothing was moved.",
+                                     hint="--force moves it to the trash anyway (its new turns go with it)", path=path)
+        notes.append(changed)
+    return RestoreResult(ref, data, b"", [step], False, True, None, notes) if dry_run else None

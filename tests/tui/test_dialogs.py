@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.containers import Vertical
 from textual.widgets import Button, Input, RadioButton, SelectionList, Static
 
+from reprise.core.paths import SessionRef
 from reprise.tui.screens.dialogs import (
     ChoiceDialog,
     CommandDialog,
@@ -40,13 +41,18 @@ def preview(dialog: TrimDialog) -> str:
     return str(dialog.query_one("#trim-preview", Static).render())
 
 
-async def open_trim(pilot, app, turns: int = 60) -> TrimDialog:
+async def open_trim(pilot, app, operation: str | None = None) -> TrimDialog:
+    """The trim dialog of the demo's 60-turn session, on `operation` when given."""
     session_list = app.screen.query_one(SessionList)
-    session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.turns == turns))
+    session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.turns == 60))
     await settle(pilot)
     await pilot.press("t")
     await settle(pilot)
     assert isinstance(app.screen, TrimDialog)
+    if operation is not None:
+        await pilot.click(f"#op-{operation}")
+        await settle(pilot)
+        assert app.screen.operation == operation
     return app.screen
 
 
@@ -70,9 +76,7 @@ async def test_every_dialog_shows_its_choices_and_keys_inside_its_box_at_80x24(s
             await pilot.press("escape")
             await settle(pilot)
             assert isinstance(app.screen, MainScreen)
-        dialog = await open_trim(pilot, app)
-        await pilot.click("#op-drop")
-        await settle(pilot)
+        dialog = await open_trim(pilot, app, "drop")
         assert dialog.query_one("#trim-turns", SelectionList).display
         await pilot.press(*"1-40")
         await settle(pilot)
@@ -99,9 +103,7 @@ async def test_remove_turns_ticks_what_the_range_field_names_and_the_field_follo
     app = build_app(service)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        dialog = await open_trim(pilot, app)
-        await pilot.click("#op-drop")
-        await settle(pilot)
+        dialog = await open_trim(pilot, app, "drop")
         turns = dialog.query_one("#trim-turns", SelectionList)
         assert turns.option_count == 60
         first = str(turns.get_option_at_index(0).prompt)
@@ -170,9 +172,7 @@ async def test_nothing_to_trim_is_said_once_and_apply_is_off(service):
     app = build_app(service)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        dialog = await open_trim(pilot, app)
-        await pilot.click("#op-cap")
-        await settle(pilot)
+        dialog = await open_trim(pilot, app, "cap")
         said = dialog.nothing_said
         await pilot.press("ctrl+u", *"9000000")
         await settle(pilot)
@@ -219,16 +219,22 @@ async def test_undoing_a_fork_moves_it_to_the_trash_and_u_brings_it_back(service
         assert open(fork.path, "rb").read() == fork_bytes
 
 
+async def resume_shows_a_command(pilot, app) -> tuple[SessionRef, CommandDialog]:
+    """Enter on the first row; the app keeps running and shows the command in its dialog."""
+    await settle(pilot)
+    ref = app.screen.query_one(SessionList).current.ref
+    await pilot.press("enter")
+    await settle(pilot)
+    dialog = app.screen
+    assert isinstance(dialog, CommandDialog) and app.is_running and app.return_value is None
+    assert_fits(dialog)
+    return ref, dialog
+
+
 async def test_in_the_demo_enter_shows_what_would_run(service):
     app = build_app(service, demo=True)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        ref = app.screen.query_one(SessionList).current.ref
-        await pilot.press("enter")
-        await settle(pilot)
-        dialog = app.screen
-        assert isinstance(dialog, CommandDialog) and app.is_running and app.return_value is None
-        assert_fits(dialog)
+        ref, dialog = await resume_shows_a_command(pilot, app)
         shown = str(dialog.query_one("#command-line", Static).render())
         assert f"--resume {ref.session_id}" in shown and str(service.workspace) in shown
         await pilot.press("escape")
@@ -240,14 +246,8 @@ async def test_a_missing_agent_offers_its_command_to_copy(service, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     app = build_app(service)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        ref = app.screen.query_one(SessionList).current.ref
-        await pilot.press("enter")
-        await settle(pilot)
-        dialog = app.screen
-        assert isinstance(dialog, CommandDialog) and app.is_running
+        ref, dialog = await resume_shows_a_command(pilot, app)
         assert "not found on PATH" in dialog.why
-        assert_fits(dialog)
         await pilot.click("#copy")
         await settle(pilot)
         assert app.clipboard == f"cd {service.workspace} && fractal --workspace {service.workspace} --resume " \

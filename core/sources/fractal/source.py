@@ -34,7 +34,7 @@ from ...problems import Problem
 from ...retention import PruneSelection
 from ...times import utc_now_iso
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult
+from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
 from ..base import Capabilities, Handoff, OpenedSession, SessionSource
 from .codec import fractal_would_drop
 from .listing import FractalListing
@@ -333,22 +333,15 @@ class FractalSource(SessionSource):
         """Move a fork Reprise wrote to the trash (`trash restore` brings it back); its bytes stay in
         its archive, and the session it was trimmed from was never changed. A fork changed since
         Reprise last wrote it (turns added) needs `force`: its new turns go to the trash with it."""
-        data = self.store.paths.session_file(ref).read_bytes()
+        path = self.store.paths.session_file(ref)
+        data = path.read_bytes()
         origin = str(fork.info.get("forked_from"))
         step = RestoreStep(fork.digest, "fork", "trashed")
         notes = [f"the fork is moved to Reprise's trash; {origin} was never changed"]
-        if changed:
-            why = "the fork changed since Reprise wrote it (its agent added turns)"
-            if not force:
-                if dry_run:
-                    notes.append(f"{why}; undoing needs --force")
-                    return RestoreResult(ref, data, b"", [step], False, True, None, notes)
-                raise ChangedOnDiskError(f"{why[0].upper()}{why[1:]}; nothing was moved.",
-                                         hint="--force moves it to the trash anyway (its new turns go with it)",
-                                         path=self.store.paths.session_file(ref))
-            notes.append(why)
-        if dry_run:
-            return RestoreResult(ref, data, b"", [step], False, True, None, notes)
+        why = "the fork changed since Reprise wrote it (its agent added turns)" if changed else None
+        decided = fork_to_trash(ref, data, step, notes, why, dry_run=dry_run, force=force, path=path)
+        if decided is not None:
+            return decided
         self.remove(ref, force=force)
         self.audit.append(ref.workspace_key, "restore", session_id=ref.session_id, digests=[fork.digest],
                           result=f"fork moved to the trash ({origin} unchanged)")
