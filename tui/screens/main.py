@@ -632,7 +632,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
         def target():
             if last is not None and last[0] == "rm":
-                return (*last, None)
+                trashed = [e for e in self.service.trash_entries(all_workspaces=True) if e.ref == last[1]]
+                return ("rm", last[1], trashed[0].title if trashed else None)
             if ref is not None and self.service.can_undo_trim(ref):
                 preview = self.service.restore(ref, dry_run=True)
                 if any(step.mode == "trashed" for step in preview.steps):   # a fork: undoing trashes it
