@@ -17,6 +17,7 @@ from reprise.tui.screens.dialogs import (
     Dialog,
     ReportScreen,
     TextDialog,
+    session_name,
 )
 from reprise.tui.screens.main import MainScreen
 from reprise.tui.screens.trim import TrimDialog
@@ -265,3 +266,19 @@ async def test_the_doctor_view_says_what_to_do_next(service):
         assert_fits(app.screen)
         body = str(app.screen.query_one("#report-body").render())
         assert "invalid_json" in body and "next: open the file:" in body and "reprise rm" in body
+
+
+async def test_a_dialog_names_a_hostile_title_on_one_safe_line(service):
+    app = build_app(service)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        row = app.screen.query_one(SessionList).current
+        service.rename(row.ref, "[b]bold?[/b]\x1b[31m red\nsecond line")
+        app.screen.load_rows()
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        title = str(app.screen.query_one("#dialog-frame").border_title)   # as markup: its brackets escaped
+        assert "\x1b" not in title and "\n" not in title and "\\[b]bold?\\[/b]" in title and "second line" in title
+    assert session_name("a\x1b[2Jb\n\tc " + "x" * 80, 12) == "“a␛[2Jb c xx…”"
+    assert session_name("  ") == session_name(None) == "an untitled session"
