@@ -84,15 +84,23 @@ def options_for(operation: str, value: str, turns: int | None = None) -> TrimOpt
 
 
 def preview_text(result: TrimResult) -> Content:
+    """The preview of a dry run; when nothing would change, that is said once, with the reason."""
     plan = result.plan
+    fit = plan.fit
     parts: list[str | tuple[str, str]] = []
-    if plan.fit is not None:
-        parts.append((f"Plan: {plan.fit.chosen}\n", "bold") if plan.fit.fits else
-                     (f"Nothing on the ladder fits {plan.fit.target:,} tokens.\n", "bold $error"))
+    said = set()
     if not plan.changed:
-        parts.append(("Nothing to trim: with these settings nothing in this session would change.", "$warning"))
+        if fit is not None and not fit.fits:
+            reason = f"nothing on the ladder fits {fit.target:,} tokens"
+        elif fit is not None and fit.chosen:
+            reason, said = fit.chosen.removesuffix("; nothing changed"), {fit.chosen}
+        else:
+            reason = "with these settings nothing in this session would change"
+        parts.append((f"Nothing to trim: {safe_line(reason)}.", "$warning"))
     else:
         counts = plan.counts()
+        if fit is not None:
+            parts.append((f"Plan: {safe_line(fit.chosen)}\n", "bold"))
         if plan.meter_before is not None and plan.meter_after is not None:
             parts += [("Context  ", "bold"), f"{plan.meter_before:,} → {plan.meter_after:,} tokens\n"]
         parts += [("File     ", "bold"), f"{human_size(plan.size_before)} → {human_size(plan.size_after)}\n",
@@ -101,7 +109,8 @@ def preview_text(result: TrimResult) -> Content:
                                          "entries removed\n",
                   ("Everything removed goes to the archive first; u undoes it.", "$text-muted")]
     for note in plan.notes:
-        parts.append((f"\nNote: {safe_text(note)}", "$warning"))
+        if note not in said:
+            parts.append((f"\nNote: {safe_text(note)}", "$warning"))
     return Content.assemble(*parts)
 
 
