@@ -142,7 +142,6 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
         super().__init__(f"Trim {session_name(title)}")
         self.service = service
         self.ref = ref
-        self.window = window
         self.result: TrimResult | None = None
         able = service.sources[ref.source].capabilities
         self.fork_only = able.trim_fork and not able.trim_in_place   # Claude Code's files are never rewritten
@@ -196,8 +195,9 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
         listed = self.query_one("#trim-turns", SelectionList)
         listed.clear_options()
         listed.add_options([(turn_label(turn), turn.number) for turn in turns])
-        if self.operation == "drop":
+        if self.operation == "drop":   # ranges typed before the turns were known are read now
             self._tick_from_field()
+            self.refresh_preview()
 
     def _ticked(self) -> list[int]:
         return sorted(self.query_one("#trim-turns", SelectionList).selected)
@@ -244,8 +244,9 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
 
     @on(Input.Changed, "#trim-value")
     def on_value_changed(self, _: Input.Changed) -> None:
-        if self.operation == "drop":
+        if self.operation == "drop":   # ranges typed before the turns were known are read now
             self._tick_from_field()
+            self.refresh_preview()
         self.refresh_preview()
 
     @on(Input.Submitted, "#trim-value")
