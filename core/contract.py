@@ -25,6 +25,7 @@ from pydantic import (
     model_serializer,
 )
 
+from .problems import next_step_for
 from .search_index import HIT_END, HIT_START
 
 if TYPE_CHECKING:
@@ -976,11 +977,21 @@ def config(config_file: str | Path, rows: Iterable[tuple[str, object, str]],
                            for c in choices])
 
 
+class DoctorProblem(Problem):
+    """A problem `reprise doctor` found, and what a person can do about it."""
+
+    next_step: str
+
+
+def doctor_problem(item: CoreProblem) -> DoctorProblem:
+    return DoctorProblem(**problem(item).model_dump(), next_step=next_step_for(item))
+
+
 class Doctor(Document):
     """`reprise doctor`."""
 
-    problems: list[Problem]
-    warnings: list[Problem]
+    problems: list[DoctorProblem]
+    warnings: list[DoctorProblem]
     temp_files: list[str]
     cleaned: list[str]
     notes: list[str]
@@ -988,7 +999,8 @@ class Doctor(Document):
 
 
 def doctor(report: DoctorReport) -> Doctor:
-    return Doctor(problems=[problem(p) for p in report.problems], warnings=[problem(w) for w in report.warnings],
+    return Doctor(problems=[doctor_problem(p) for p in report.problems],
+                  warnings=[doctor_problem(w) for w in report.warnings],
                   temp_files=report.temp_files, cleaned=report.cleaned, notes=report.notes, ok=report.ok)
 
 

@@ -49,9 +49,10 @@ from .sending import send_turn
 from .sources import make_sources
 from .sources.base import KeepReport, OpenedSession, SessionSource
 from .times import utc_now_iso
+from .tokens import count_tokens
 from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-from .trimming import RestoreResult, TrimOptions, TrimResult
+from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_sizes
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -59,6 +60,7 @@ SORTS = ("updated", "turns", "size", "context", "next")
 SORT_ALIASES = {"cost": "next"}   # the names a sort had before: still accepted
 MIN_PREFIX = 4
 STALE_TEMP_S = 600
+DEFAULT_ENCODING = "o200k_base"   # counting for a source without a meter
 
 
 @dataclass(slots=True)
@@ -137,6 +139,7 @@ class ResumePlan:
     snapshot: ArchiveEntry | None = None
     meter: MeterResult | None = None
     writer: str | None = None   # why the session counts as being written now (resuming it would interleave)
+    program_missing: AgentError | None = None   # a plan to run whose program is not on PATH: why, and the fix
 
     @property
     def over_window(self) -> bool:
@@ -448,8 +451,9 @@ class Service:
     # --- handing a session to the agent --------------------------------------------------
 
     def resume_plan(self, ref: SessionRef, *, for_exec: bool = True) -> ResumePlan:
-        """The argv that resumes this session. For a real handoff (`for_exec`), the program must
-        exist, and what the agent's next save would drop is archived first."""
+        """The argv that resumes this session. For a real handoff (`for_exec`), what the agent's next
+        save would drop is archived first, and a program not on PATH is told (`program_missing`),
+        nothing archived then."""
         source = self._able(ref, "resume", "resumed")
         if not source.exists(ref):
             raise NotFoundError(f"No session {ref.session_id} in workspace {self.folder_name(ref.workspace_key)}.",
@@ -471,11 +475,12 @@ class Service:
             raise RepriseError(f"The folder of this session's workspace is gone: {workspace}.",
                                hint=f"if the project moved: reprise relink {workspace} NEW_FOLDER")
         argv = source.resume_argv(ref, workspace)
-        if for_exec and shutil.which(argv[0]) is None:
-            raise AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
-                             hint=f"install it, or set {source.resume_setting} in the config file "
-                                  f"({self.loaded.config_path})")
-        handoff = source.before_handoff(ref, Path(workspace), for_exec=for_exec)
+        missing = None
+        if for_exec and shutil.which(argv[0]) is None:   # each front end says it its own way
+            missing = AgentError(f"The agent program {argv[0]!r} was not found on PATH.",
+                                 hint=f"install it, or set {source.resume_setting} in the config file "
+                                      f"({self.loaded.config_path})")
+        handoff = source.before_handoff(ref, Path(workspace), for_exec=for_exec and missing is None)
         notes, snapshot, result = moved + handoff.notes, handoff.snapshot, handoff.meter
         if for_exec and where in ("current directory", "recorded"):
             with contextlib.suppress(OSError, RepriseError):
@@ -483,7 +488,7 @@ class Service:
         if result is not None and result.state == "over":
             notes.append(f"Its context ({result.total:,} tokens) is over the {result.model} window "
                          f"({result.window:,}); consider `reprise trim {ref.session_id} --fit`.")
-        return ResumePlan(ref, argv, workspace, notes, snapshot, result, handoff.writer)
+        return ResumePlan(ref, argv, workspace, notes, snapshot, result, handoff.writer, missing)
 
     # --- the context meter ---------------------------------------------------------------
 
@@ -602,6 +607,12 @@ class Service:
         return source.trim(ref, options, self._meter_workspace(ref), dry_run=dry_run, fork=fork, force=force,
                            model=model, expected_sha256=expected_sha256)
 
+    def turn_sizes(self, ref: SessionRef) -> list[TurnSize]:
+        """Each turn with its size and tokens (counted with the meter's encoding), to choose turns to remove."""
+        opened = self.source(ref).open(ref)
+        encoding = self.measure(ref).encoding if self.source(ref).capabilities.meter else DEFAULT_ENCODING
+        return turn_sizes(opened.transcript, lambda text: count_tokens(text, encoding))
+
     def restore(self, ref: SessionRef, *, archive_digest: str | None = None, all_trims: bool = False,
                 dry_run: bool = False, force: bool = False) -> RestoreResult:
         able = self.source(ref).capabilities
@@ -699,9 +710,11 @@ class Service:
         for row in rows:
             if row.problem_code:
                 report.problems.append(Problem(row.path, row.problem_code, row.problem_message or "",
-                                               row.problem_field))
+                                               row.problem_field, next_step=self._repair_step(row)))
             elif row.fields.warning:
-                report.warnings.append(Problem(row.path, "warning", row.fields.warning, severity="warning"))
+                step = f"look at it before a trim rewrites it: reprise show {row.file_id}"
+                report.warnings.append(Problem(row.path, "warning", row.fields.warning, severity="warning",
+                                               next_step=step))
         report.problems.extend(self.catalog.scan_problems)
         for source in self.sources.values():
             problems, temps, cleaned, notes = source.health(clean=clean, stale_after=STALE_TEMP_S)
@@ -710,6 +723,23 @@ class Service:
             report.cleaned.extend(cleaned)
             report.notes.extend(notes)
         return report
+
+    def _repair_step(self, row: SessionRow) -> str:
+        """What to do about a session file that cannot be read: open it; move it aside; and where
+        Reprise kept copies of it (its archive, a copy in the trash)."""
+        steps = [f"open the file: {row.path}"]
+        ref = row.ref
+        if ref is not None and self.source(ref).capabilities.trash:
+            steps.append(f"or move it to the trash: `reprise rm {ref.session_id}`")
+        if ref is not None:
+            with contextlib.suppress(RepriseError, OSError):
+                if self.source(ref).archive.entries(ref):
+                    steps.append(f"earlier copies are in the archive: `reprise archive list {ref.session_id}`")
+            with contextlib.suppress(RepriseError, OSError):
+                if any(entry.ref == ref for entry in self.trash_entries(all_workspaces=True)):
+                    steps.append(f"a copy is in the trash: `reprise trash restore {ref.session_id}` "
+                                 "(after moving this one aside)")
+        return "; ".join(steps)
 
     def config_report(self) -> list[tuple[str, object, str]]:
         return config_module.effective(self.loaded)

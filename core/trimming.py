@@ -6,13 +6,15 @@ preview shows and an apply writes, and the result. Planning is each source's own
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from .errors import ChangedOnDiskError, UsageError
 from .paths import SessionRef
 from .session_files import digest
+from .transcript import Transcript, Turn
 
 DEFAULT_SPARE = 3
 
@@ -160,6 +162,67 @@ class TrimResult:
     archived: list[str] = field(default_factory=list)
 
 
+# --- choosing turns to remove ---------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TurnSize:
+    """One turn as it is offered for removal: its number (from 1, as `drop` takes it), the start of
+    its prompt, the UTF-8 size of its text (prompt, reply, tool calls) and that text's tokens."""
+
+    number: int
+    turn_id: str
+    prompt: str
+    size: int
+    tokens: int
+
+
+def turn_text(turn: Turn) -> str:
+    """What a turn puts in the context, as one text: the prompt, the reply, the tool calls and results."""
+    parts = [turn.user_message, turn.reply, turn.error or ""]
+    for call in turn.tool_calls:
+        parts += [call.input, call.result or ""]
+    return "\n".join(part for part in parts if part)
+
+
+def turn_sizes(transcript: Transcript, count: Callable[[str], int]) -> list[TurnSize]:
+    sizes = []
+    for number, turn in enumerate(transcript.turns, start=1):
+        text = turn_text(turn)
+        sizes.append(TurnSize(number, turn.turn_id, turn.user_message, len(text.encode("utf-8", "surrogatepass")),
+                              count(text) if text else 0))
+    return sizes
+
+
+def parse_turn_ranges(text: str, turns: int) -> list[int]:
+    """`5-23, 30` (commas or spaces between items) as the sorted turn numbers it names, each checked
+    against the session's `turns`; raises UsageError on anything else."""
+    numbers: set[int] = set()
+    for item in text.replace(",", " ").split():
+        first, dash, last = item.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise UsageError(f"{item[:20]!r} is not a turn number or a range like 5-23.")
+        low, high = int(first), int(last) if dash else int(first)
+        if low > high:
+            raise UsageError(f"The range {item[:20]} runs backwards; write it as {high}-{low}.")
+        if low < 1 or high > turns:
+            raise UsageError(f"There is no turn {high if high > turns else low}; the session has {turns} turns.")
+        numbers.update(range(low, high + 1))
+    return sorted(numbers)
+
+
+def turn_ranges(numbers: Iterable[int]) -> str:
+    """Turn numbers written back as ranges: [5, 6, 7, 30] -> `5-7, 30`."""
+    ordered = sorted(set(numbers))
+    spans: list[str] = []
+    start = 0
+    for index in range(1, len(ordered) + 1):
+        if index == len(ordered) or ordered[index] != ordered[index - 1] + 1:
+            low, high = ordered[start], ordered[index - 1]
+            spans.append(str(low) if low == high else f"{low}-{high}")
+            start = index
+    return ", ".join(spans)
+
+
 # --- undoing trims -------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -223,3 +286,19 @@ class HistoryBeyondFractal:
 
 
 # --- which entries ------------------------------------------------------------------------------------
+
+
+def fork_to_trash(ref: SessionRef, data: bytes, step: RestoreStep, notes: list[str], changed: str | None, *,
+                  dry_run: bool, force: bool, path: Path | str) -> RestoreResult | None:
+    """What every source decides before undoing a fork by moving it to the trash: a preview's result
+    (`dry_run`), a refusal for a fork `changed` since Reprise wrote it (why, e.g. its agent added
+    turns) unless `force`, or None to go ahead (the change then noted)."""
+    if changed is not None:
+        if not force:
+            if dry_run:
+                notes.append(f"{changed}; undoing needs --force")
+                return RestoreResult(ref, data, b"", [step], False, True, None, notes)
+            raise ChangedOnDiskError(f"{changed[0].upper()}{changed[1:]}; nothing was moved.",
+                                     hint="--force moves it to the trash anyway (its new turns go with it)", path=path)
+        notes.append(changed)
+    return RestoreResult(ref, data, b"", [step], False, True, None, notes) if dry_run else None

@@ -72,11 +72,12 @@ class RepriseApp(ReportsWorkerErrors, App):
     BINDINGS = bindings("app")
 
     def __init__(self, service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
-                 follow_disk: bool = True, agent: str | None = None):
+                 follow_disk: bool = True, agent: str | None = None, demo: bool = False):
         super().__init__()
         self.service = service
         self.mode = mode
         self.agent = agent
+        self.demo = demo   # `reprise --demo`: resuming shows what would run instead of running it
         self.clock = clock
         service.clock = clock
         self.follow_disk = follow_disk
@@ -214,5 +215,5 @@ class RepriseApp(ReportsWorkerErrors, App):
 
 
 def make_app(service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
-             follow_disk: bool = True, agent: str | None = None) -> RepriseApp:
-    return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk, agent=agent)
+             follow_disk: bool = True, agent: str | None = None, demo: bool = False) -> RepriseApp:
+    return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk, agent=agent, demo=demo)

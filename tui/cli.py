@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the agent of the new session (default: [sources] new_agent, else the only one enabled)")
     p.add_argument("--print", action="store_true", help="print the command that starts it instead of running it")
 
-    p = add("resume", "resume a session in its agent")
+    p = add("resume", "resume a session in its agent (without an id or --last: choose it in the picker)")
     p.add_argument("id", nargs="?")
     p.add_argument("--last", action="store_true", help="the most recently active session")
     p.add_argument("--print", action="store_true", help="print the argv instead of running it")
@@ -450,12 +450,21 @@ def cmd_new(service: Service, args, as_json: bool) -> int:
 
 
 def cmd_resume(service: Service, args, as_json: bool) -> int:
+    """Resume the session named by an id or --last; with neither, the one chosen in the picker."""
     if args.last and args.id:
         raise UsageError("Give a session id or --last, not both.")
-    if not args.last and not args.id:
-        raise UsageError("Which session? Give an id (or a prefix) or --last.")
-    ref = service.last_ref() if args.last else service.resolve(args.id)
+    if args.last or args.id:
+        ref = service.last_ref() if args.last else service.resolve(args.id)
+    else:
+        if as_json:
+            raise UsageError("Which session? Give an id (or a prefix) or --last.")
+        picked = _pick(service, "resume")
+        if picked is None:
+            return 1
+        ref = picked.ref
     plan = service.resume_plan(ref, for_exec=not args.print)
+    if plan.program_missing is not None:
+        raise plan.program_missing
     for note in [*service.take_notices(), *plan.notes]:  # before the agent replaces this process
         print(f"reprise: {safe_line(note)}", file=sys.stderr)
     for worry, refusal, hint in (
@@ -905,7 +914,7 @@ def _open_tui(args) -> int:
         print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
     agent = args.agent or ("echo" if args.demo else None)
     service = Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
-    app = make_app(service, agent=agent)
+    app = make_app(service, agent=agent, demo=args.demo)
     with on_terminal("reprise"):
         result = app.run()
     if app.exit_signal is not None:  # after a closed terminal's SIGHUP, the audit log has the line
@@ -920,13 +929,19 @@ def _open_tui(args) -> int:
     return 0
 
 
-def cmd_pick(service: Service, args, as_json: bool) -> int:
+def _pick(service: Service, command: str):
+    """The session chosen in the TUI's picker (a `Picked`), or None when it was cancelled."""
     from .app import make_app
     from .screens.main import Picked
 
-    with on_terminal("pick"):  # the result below goes to the original stdout: `$(reprise pick)`
+    with on_terminal(command):  # what is printed after goes to the original stdout: `$(reprise pick)`
         result = make_app(service, mode="pick").run()
-    if not isinstance(result, Picked):
+    return result if isinstance(result, Picked) else None
+
+
+def cmd_pick(service: Service, args, as_json: bool) -> int:
+    result = _pick(service, "pick")
+    if result is None:
         return 1
     if args.args or args.whole_command:
         plan = service.resume_plan(result.ref, for_exec=False)

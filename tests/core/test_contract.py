@@ -141,6 +141,9 @@ def without_additions(name: str, data: dict) -> dict:
         del data["keep_instead"]
     if name == "new":   # the command that starts a new Claude Code session (issue 14) was added
         del data["command"]
+    if name == "doctor":   # each problem's next step (issue 15) was added
+        for item in (*data["problems"], *data["warnings"]):
+            del item["next_step"]
     if name == "config":   # the sources (Claude Code's, issue 13) were added
         del data["sources"]
         data["values"] = {key: value for key, value in data["values"].items() if not key.startswith("sources.")}
@@ -228,3 +231,10 @@ def test_a_row_of_another_source_carries_its_own_fields(tmp_path, isolated_paths
     assert isinstance(fields, ListingFields)
 
 
+
+
+def test_doctor_says_the_next_step_for_each_problem(tmp_path, isolated_paths):
+    service, _ = build_store(tmp_path, isolated_paths)
+    document = contract.dump(contract.doctor(service.doctor()))
+    steps = [problem["next_step"] for problem in document["problems"]]
+    assert steps and all(step.startswith("open the file: ") and "`reprise rm " in step for step in steps)

@@ -38,8 +38,12 @@ def build_app(service: Service, **kwargs):
 
 
 async def settle(pilot) -> None:
-    """Let workers finish and their messages land."""
+    """Let workers finish and their messages land, and a dialog waiting for a pause in typing run."""
     for _ in range(3):
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
+    while any(getattr(screen, "debouncing", False) for screen in pilot.app.screen_stack):
+        await pilot.pause(0.05)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
     await pilot.pause()

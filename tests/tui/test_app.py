@@ -187,16 +187,6 @@ async def test_resuming_over_the_window_asks_first(demo, tmp_path, monkeypatch):
     assert isinstance(app.return_value, Handoff)
 
 
-async def test_a_missing_agent_is_a_notification_and_the_app_keeps_running(service, monkeypatch):
-    monkeypatch.setenv("PATH", "/nonexistent")
-    app = build_app(service)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert app.is_running
-        messages = [n.message for n in app._notifications]
-        assert any("not found on PATH" in m for m in messages)
 
 
 async def test_pick_mode_exits_with_the_selection_or_nothing(service):
@@ -342,6 +332,9 @@ async def test_trim_dialog_previews_then_applies_and_u_undoes_it_exactly(service
         path = service.sources["fractal"].store.paths.session_file(ref)
         assert path.read_bytes() == original  # preview writes nothing
         await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog) and path.read_bytes() == original   # asked first
+        await pilot.click("#yes")
         await settle(pilot)
         trimmed = service.sources["fractal"].store.paths.session_file(ref).read_bytes()
         assert len(trimmed) < len(original)

@@ -34,7 +34,7 @@ async def test_a_claude_session_is_trimmed_as_a_fork_and_u_trashes_the_fork(tmp_
         await pilot.press("2")
         await settle(pilot)
         assert dialog.result is not None and dialog.result.plan.changed and dialog.result.forked
-        assert dialog.query_one("#apply").disabled and not dialog.query_one("#fork").disabled
+        assert not dialog.query("#apply") and not dialog.query_one("#fork").disabled   # no in-place choice
         await pilot.click("#fork")
         await settle(pilot)
         forks = [p for p in original_path.parent.glob("*.jsonl") if p.name not in {

@@ -121,11 +121,14 @@ def test_doctor_prints_problems_warnings_temp_files_and_notes_byte_for_byte(caps
                                                                              isolated_paths):
     bad, doubled, temp = put_doctor_findings(isolated_paths, workspace)
     findings = (f"problem  {bad}: bom: the file starts with a UTF-8 byte order mark, which Fractal rejects\n"
+                f"         next: open the file: {bad}; or move it to the trash: `reprise rm bad`\n"
                 f"warning  {doubled}: duplicate keys (session_id); Fractal keeps the last, a rewrite would drop "
-                "the others\n")
+                "the others\n"
+                f"         next: look at it before a trim rewrites it: reprise show {'b' * 32}\n")
     note = f"note     The state root {isolated_paths} is writable by other users (mode 777).\n"
-    assert run(capsys, "doctor") == (1, findings + f"tempfile {temp} (left by an interrupted write; `reprise doctor "
-                                                   "--clean` removes it)\n" + note, "")
+    assert run(capsys, "doctor") == (1, findings + f"tempfile {temp} (left by an interrupted write)\n"
+                                     "         next: `reprise doctor --clean` removes those older than 10 minutes\n"
+                                     + note, "")
     assert run(capsys, "doctor", "--clean") == (1, findings + f"removed  {temp}\n" + note, "")
 
 

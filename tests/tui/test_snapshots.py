@@ -101,3 +101,21 @@ def test_trim_dialog(snap_compare, snap_service):
         await settle(pilot)
 
     assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=run_before)
+
+
+def test_trim_dialog_removing_turns_at_80x24(snap_compare, snap_service):
+    """The smallest terminal: the operations, the turns ticked from a typed range, the preview and
+    every choice with its keys."""
+    keys = ["down"] * 5 + ["t"]
+
+    async def run_before(pilot) -> None:
+        await settled(*keys)(pilot)
+        await pilot.click("#op-drop")
+        await settle(pilot)
+        for key in "2-4, 7":
+            await pilot.press(key)
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False
+        await settle(pilot)
+
+    assert snap_compare(build_app(snap_service), terminal_size=(80, 24), run_before=run_before)

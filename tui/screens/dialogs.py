@@ -1,18 +1,35 @@
-"""Small modal dialogs: confirm, ask for a line of text, choose a workspace. Each dismisses
-with its answer; none calls the service."""
+"""The modal dialogs and the frame they share: confirm, ask for a line of text, choose one of
+several, show a report, show a command to run. Each dismisses with its answer; none calls the
+service.
+
+`Dialog` is the one frame: its title in the border, a body that scrolls when it is taller than the
+terminal, and the choices row (the buttons, and the keys that choose them, "Enter Apply · Esc
+Cancel") docked at the bottom so that it is always in view, down to 80x24."""
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar, TypeVar
+
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..text import clipped, safe_line, safe_text
+from ..text import clipped, one_line, safe_line, safe_text
 
+ResultT = TypeVar("ResultT")
+
+KEY_NAMES = {"enter": "Enter", "escape": "Esc"}
+
+
+# The search screen's frame until it moves to `Dialog` (it belongs to another change).
 DIALOG_CSS = """
 {name} {{
     align: center middle;
@@ -38,111 +55,256 @@ DIALOG_CSS = """
 """
 
 
-class ConfirmDialog(ModalScreen[bool]):
-    DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmDialog")
-    BINDINGS = [Binding("escape", "answer(False)", "Cancel"), Binding("y", "answer(True)", "Yes", show=False)]
+def session_name(title: str | None, width: int = 50) -> str:
+    """A session as dialogs name it: its title, on one line, made safe and clipped, in quotes."""
+    return f"“{one_line(title, width)}”" if title and title.strip() else "an untitled session"
 
-    def __init__(self, question: str, *, yes: str = "Yes", danger: bool = False):
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One button of a dialog's choices row; `key` names the key that also chooses it."""
+
+    id: str
+    label: str
+    key: str | None = None
+    variant: str = "default"
+
+
+class Dialog(ModalScreen[ResultT]):
+    """The frame of every dialog. A subclass gives `body()` (the widgets above the choices),
+    `buttons()` (the choices row) and `chosen(choice_id)`; Esc chooses "cancel", which dismisses with `CANCELLED`."""
+
+    DEFAULT_CSS = """
+    Dialog {
+        align: center middle;
+        background: $background 60%;
+    }
+    Dialog > #dialog-frame {
+        width: 72;
+        max-width: 100%;
+        height: auto;
+        max-height: 100%;
+        border: thick $primary;
+        border-title-style: bold;
+        border-title-color: $text;
+        background: $surface;
+        padding: 0 1;
+    }
+    Dialog #dialog-body {
+        height: auto;
+        max-height: 100%;
+    }
+    Dialog #dialog-choices {
+        dock: bottom;
+        height: 1;
+    }
+    Dialog #dialog-keys {
+        width: 1fr;
+        height: 1;
+        color: $text-muted;
+    }
+    Dialog #dialog-buttons {
+        width: auto;
+        height: 1;
+    }
+    Dialog #dialog-buttons Button {
+        width: auto;
+        min-width: 8;
+        margin-left: 1;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "choose('cancel')", "Cancel", show=False)]
+    CANCELLED: object = None
+    BODY_FOCUSABLE = False   # a report's body takes the focus, to scroll with the keys; else its first field does
+
+    def __init__(self, title: str) -> None:
         super().__init__()
+        self.dialog_title = title
+
+    def body(self) -> Iterable[Widget]:
+        return ()
+
+    def buttons(self) -> list[Choice]:
+        return [Choice("cancel", "Cancel", "escape")]
+
+    def chosen(self, choice_id: str) -> None:
+        self.dismiss(self.CANCELLED)  # type: ignore[arg-type]  # each subclass's own "no answer"
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog-frame") as frame:
+            frame.border_title = Text(clipped(self.dialog_title, 70))
+            with VerticalScroll(id="dialog-body") as scroll:
+                scroll.can_focus = self.BODY_FOCUSABLE
+                yield from self.body()
+            with Horizontal(id="dialog-choices"):
+                yield Label(self.keys_line(), id="dialog-keys")
+                with Horizontal(id="dialog-buttons"):
+                    for choice in self.buttons():
+                        yield Button(choice.label, id=choice.id, variant=choice.variant,  # type: ignore[arg-type]
+                                     compact=True)
+
+    def keys_line(self) -> Text:
+        keys = [f"{KEY_NAMES.get(choice.key, choice.key)} {choice.label}" for choice in self.buttons() if choice.key]
+        return Text(" · ".join(keys))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id:
+            self.chosen(event.button.id)
+
+    def action_choose(self, choice_id: str) -> None:
+        self.chosen(choice_id)
+
+
+class ConfirmDialog(Dialog[bool]):
+    """A yes-or-no question. A dangerous one starts on Cancel, and `y` answers yes."""
+
+    BINDINGS = [Binding("y", "choose('yes')", "Yes", show=False)]
+    CANCELLED = False
+
+    def __init__(self, question: str, *, yes: str = "Yes", danger: bool = False, title: str = "Are you sure?"):
+        super().__init__(title)
         self.question = question
         self.yes = yes
         self.danger = danger
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text(safe_text(self.question)), classes="question")
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Cancel", id="no")
-                yield Button(self.yes, id="yes", variant="error" if self.danger else "primary")
+    def body(self) -> Iterable[Widget]:
+        yield Static(Text(safe_text(self.question)), classes="question")
+
+    def buttons(self) -> list[Choice]:
+        return [Choice("cancel", "Cancel", "escape"),
+                Choice("yes", self.yes, "y" if self.danger else "enter", "error" if self.danger else "primary")]
 
     def on_mount(self) -> None:
-        self.query_one("#no" if self.danger else "#yes", Button).focus()
+        self.query_one("#cancel" if self.danger else "#yes", Button).focus()
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
-
-    def action_answer(self, value: bool) -> None:
-        self.dismiss(value)
+    def chosen(self, choice_id: str) -> None:
+        self.dismiss(choice_id == "yes")
 
 
-class TextDialog(ModalScreen[str | None]):
+class TextDialog(Dialog[str | None]):
     """One line of text; Enter accepts (an empty line too), Esc cancels (None).
 
     A value holding hidden characters (bidi controls, zero-width, escapes) is offered escaped, as
     it is shown everywhere else: Enter saves what the field shows, never characters it hides."""
 
-    DEFAULT_CSS = DIALOG_CSS.format(name="TextDialog")
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    TextDialog .dialog-warning { color: $warning; }
+    """
 
-    def __init__(self, prompt: str, value: str = "", placeholder: str = ""):
-        super().__init__()
+    def __init__(self, prompt: str, value: str = "", placeholder: str = "", *, title: str = "", save: str = "Save"):
+        super().__init__(title or prompt.rstrip(":"))
         self.prompt = prompt
         self.value = safe_line(value)
         self.placeholder = placeholder
         self.escaped = self.value != value
+        self.save = save
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(Text(safe_text(self.prompt)))
-            if self.escaped:
-                yield Static(Text("It holds hidden characters, shown escaped; Enter saves the text as shown.",
-                                  style="yellow"))
-            yield Input(self.value, placeholder=self.placeholder, id="text-input")
+    def body(self) -> Iterable[Widget]:
+        yield Label(Text(safe_text(self.prompt)))
+        if self.escaped:
+            yield Static(Text("It holds hidden characters, shown escaped; Enter saves the text as shown."),
+                         classes="dialog-warning")
+        yield Input(self.value, placeholder=self.placeholder, id="text-input")
+
+    def buttons(self) -> list[Choice]:
+        return [Choice("cancel", "Cancel", "escape"), Choice("save", self.save, "enter", "primary")]
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def chosen(self, choice_id: str) -> None:
+        self.dismiss(self.query_one("#text-input", Input).value if choice_id == "save" else None)
 
 
-class ChoiceDialog(ModalScreen[str | None]):
+class ChoiceDialog(Dialog[str | None]):
     """Pick one of several labelled values (workspaces, archive entries, trash entries)."""
 
-    DEFAULT_CSS = DIALOG_CSS.format(name="ChoiceDialog") + """
+    DEFAULT_CSS = """
     ChoiceDialog OptionList { height: auto; max-height: 24; }
+    ChoiceDialog .dialog-empty { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, title: str, choices: list[tuple[str, str]], empty: str = "Nothing to choose from."):
-        super().__init__()
-        self.title_text = title
+        super().__init__(title)
         self.choices = choices
         self.empty = empty
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(Text(safe_line(self.title_text), style="bold"))
-            if self.choices:
-                yield OptionList(*[Option(Text(clipped(label, 200)), id=value) for value, label in self.choices])
-            else:
-                yield Static(Text(self.empty, style="dim"))
+    def body(self) -> Iterable[Widget]:
+        if self.choices:
+            yield OptionList(*[Option(Text(clipped(label, 200)), id=value) for value, label in self.choices])
+        else:
+            yield Static(Text(self.empty), classes="dialog-empty")
+
+    def buttons(self) -> list[Choice]:
+        return [Choice("cancel", "Cancel", "escape")]
+
+    def keys_line(self) -> Text:
+        return Text("Enter Choose · Esc Cancel" if self.choices else "Esc Cancel")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
-
-class ReportScreen(ModalScreen[None]):
+class ReportScreen(Dialog[None]):
     """A read-only report (doctor problems, audit log) in a scrollable box."""
 
-    DEFAULT_CSS = DIALOG_CSS.format(name="ReportScreen") + """
-    ReportScreen > Vertical { width: 110; }
-    ReportScreen #report-body { height: auto; max-height: 30; overflow-y: auto; }
+    DEFAULT_CSS = """
+    ReportScreen > #dialog-frame { width: 110; }
     """
-    BINDINGS = [Binding("escape,q", "close", "Close")]
+    BINDINGS = [Binding("q", "choose('cancel')", "Close", show=False)]
+    BODY_FOCUSABLE = True
 
     def __init__(self, title: str, body: Text):
-        super().__init__()
-        self.title_text = title
-        self.body = body
+        super().__init__(title)
+        self.report = body
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(Text(safe_line(self.title_text), style="bold"))
-            yield Static(self.body, id="report-body")
+    def body(self) -> Iterable[Widget]:
+        yield Static(self.report, id="report-body")
 
-    def action_close(self) -> None:
-        self.dismiss(None)
+    def buttons(self) -> list[Choice]:
+        return [Choice("cancel", "Close", "escape")]
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog-body").focus()
+
+
+class CommandDialog(Dialog[None]):
+    """A command that is not run here, and the folder it runs in: in the demo, what Enter would run;
+    elsewhere, a command whose program is not installed. "Copy" puts it on the clipboard (OSC 52),
+    and it stays on screen for a terminal that does not answer."""
+
+    DEFAULT_CSS = """
+    CommandDialog .command-line { background: $panel; padding: 0 1; margin: 1 0; }
+    CommandDialog .command-note { color: $text-muted; }
+    """
+
+    BINDINGS = [Binding("c", "choose('copy')", "Copy", show=False)]
+
+    def __init__(self, title: str, why: str, argv: list[str], folder: str, notes: Iterable[str] = ()):
+        super().__init__(title)
+        self.why = why
+        self.command = f"cd {shlex.quote(folder)} && {shlex.join(argv)}"
+        self.folder = folder
+        self.notes = list(notes)
+
+    def body(self) -> Iterable[Widget]:
+        yield Static(Text(safe_text(self.why)))
+        yield Static(Text(safe_line(self.command)), classes="command-line", id="command-line")
+        yield Static(Text(f"Folder: {safe_line(self.folder)}"), classes="command-note")
+        for note in self.notes:
+            yield Static(Text(safe_line(note)), classes="command-note")
+
+    def buttons(self) -> list[Choice]:
+        return [Choice("cancel", "Close", "escape"), Choice("copy", "Copy the command", "c", "primary")]
+
+    def on_mount(self) -> None:
+        self.query_one("#copy", Button).focus()
+
+    def chosen(self, choice_id: str) -> None:
+        if choice_id != "copy":
+            self.dismiss(None)
+            return
+        self.app.copy_to_clipboard(self.command)
+        self.app.notify("Copied the command (if the terminal lets programs set the clipboard); it is shown here "
+                        "too.", markup=False)

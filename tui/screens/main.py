@@ -44,7 +44,7 @@ from ..widgets.meter import MeterBar
 from ..widgets.running_turn import RunningTurnLine
 from ..widgets.session_list import SessionList
 from ..workers import ReportsWorkerErrors
-from .dialogs import ChoiceDialog, ConfirmDialog, TextDialog
+from .dialogs import ChoiceDialog, CommandDialog, ConfirmDialog, TextDialog, session_name
 from .help import KeysScreen
 from .search import SearchScreen
 from .trim import TrimDialog, TrimRequest
@@ -563,6 +563,18 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     def _confirm_resume(self, plan: ResumePlan) -> None:
         handoff = Handoff(plan.argv, plan.cwd, plan.notes)
+        if self.reprise_app.demo:
+            self.app.push_screen(CommandDialog(
+                "What Enter would run", "This is the demo: nothing is run. Outside it, Enter hands the terminal "
+                "to the session's agent with this command, in the session's folder:", plan.argv, plan.cwd,
+                plan.notes))
+            return
+        if plan.program_missing is not None:
+            missing = plan.program_missing
+            self.app.push_screen(CommandDialog(
+                f"{plan.argv[0]} is not installed", f"{missing.message} To resume the session, {missing.hint}; "
+                "or copy the command and run it where the agent is:", plan.argv, plan.cwd, plan.notes))
+            return
         if not plan.over_window and plan.writer is None:
             self.app.exit(handoff)
             return
@@ -667,29 +679,34 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def _after_trim(self, result) -> None:
         plan = result.plan
         self.last_undo = ("trim", result.ref)
-        where = f" as a new session {safe_line(result.ref.session_id[:8])}" if result.forked else ""
+        where = " as a new session" if result.forked else ""
         before = f"{plan.meter_before:,}" if plan.meter_before is not None else "?"
         after = f"{plan.meter_after:,}" if plan.meter_after is not None else "?"
-        self.app.notify(f"Trimmed{where}: {before} → {after} tokens. u undoes it.", markup=False)
+        undo = "u moves the new session to the trash" if result.forked else "u undoes it"
+        self.app.notify(f"Trimmed{where}: {before} → {after} tokens. {undo}.", markup=False)
         self.load_rows(select=self.service.session_path(result.ref))
         row = self.query_one(SessionList).current
         if row is not None and row.path == self.service.session_path(result.ref):
             self.load_detail(row)
 
     def action_undo(self) -> None:
-        """Undo the last trim or delete: this session's newest trim, else the newest trashed session."""
+        """Undo the last trim or delete: this session's newest trim (a fork Reprise wrote goes to the
+        trash), else the newest trashed session."""
         last, ref, scope_all = self.last_undo, self.current_ref(), self.scope_all
+        row = self.query_one(SessionList).current
+        title = row.display_title if row is not None else None
 
         def target():
             if last is not None and last[0] == "rm":
-                return last
+                trashed = [e for e in self.service.trash_entries(all_workspaces=True) if e.ref == last[1]]
+                return ("rm", last[1], trashed[0].title if trashed else None)
             if ref is not None and self.service.can_undo_trim(ref):
-                able = self.service.sources[ref.source].capabilities
-                if able.trim_fork and not able.trim_in_place:   # a fork: undoing moves it to the trash
-                    return ("fork", ref, self.service.restore(ref, dry_run=True))
-                return ("trim", ref)
+                preview = self.service.restore(ref, dry_run=True)
+                if any(step.mode == "trashed" for step in preview.steps):   # a fork: undoing trashes it
+                    return ("fork", ref, title, preview)
+                return ("trim", ref, title)
             entries = self.service.trash_entries(all_workspaces=scope_all)
-            return ("rm", entries[0].ref) if entries else None
+            return ("rm", entries[0].ref, entries[0].title) if entries else None
 
         self.run_service(target, self._confirm_undo)
 
@@ -697,27 +714,31 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if target is None:
             self.app.notify("Nothing to undo: this session has no trim and the trash is empty.")
             return
-        kind, ref, *preview = target
+        kind, ref, title, *preview = target
+        name = session_name(title)
         if kind == "fork":
             grown = any("needs --force" in note for note in preview[0].notes)
-            question = (f"Move the fork {safe_line(ref.session_id[:8])} to Reprise's trash? The session it was "
-                        "trimmed from is unchanged." + ("\n\nIt has grown since Reprise wrote it: its new turns go "
-                                                        "to the trash with it." if grown else ""))
-            call, done = (lambda: self.service.restore(ref, force=grown)), "The fork is in the trash."
+            question = (f"Undo the trim that made {name} by moving it to Reprise's trash? The session it was "
+                        "trimmed from is unchanged, and the trash can bring this one back "
+                        f"(`reprise trash restore {safe_line(ref.session_id[:8])}`)."
+                        + ("\n\nIt has grown since Reprise wrote it: its new turns go to the trash with it."
+                           if grown else ""))
+            call, done, yes = (lambda: self.service.restore(ref, force=grown)), "The trimmed copy is in the trash.", \
+                "Move to trash"
         elif kind == "trim":
-            question = f"Undo the last trim of session {safe_line(ref.session_id[:8])}? The archived text goes back."
-            call, done = (lambda: self.service.restore(ref)), "Trim undone."
+            question = f"Undo the last trim of {name}? What it removed comes back from the archive."
+            call, done, yes = (lambda: self.service.restore(ref)), "Trim undone.", "Undo the trim"
         else:
-            question = f"Restore session {safe_line(ref.session_id[:8])} from the trash?"
-            call, done = (lambda: self.service.trash_restore(ref)), "Restored from the trash."
+            question = f"Restore {name} from the trash?"
+            call, done, yes = (lambda: self.service.trash_restore(ref)), "Restored from the trash.", "Restore"
 
-        def answered(yes: bool | None) -> None:
-            if yes:
+        def answered(answer: bool | None) -> None:
+            if answer:
                 self.last_undo = None
                 path = self.service.session_path(ref)
                 self.run_service(call, lambda result: self._after_undo(path, getattr(result, "notes", None)), done)
 
-        self.app.push_screen(ConfirmDialog(question, yes="Undo"), answered)
+        self.app.push_screen(ConfirmDialog(question, yes=yes, title="Undo"), answered)
 
     def _after_undo(self, path: str, notes: list[str] | None = None) -> None:
         for note in notes or []:  # e.g. history beyond what Fractal keeps, and where it is archived

@@ -37,7 +37,7 @@ from ...rooted import Root
 from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
-from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult
+from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession, SessionSource
 from .fields import ClaudeFields, ListingFold
 from .fork import ForkState, new_fork_id, plan_fork, rewrite_subagent, write_new
@@ -591,20 +591,14 @@ class ClaudeSource(SessionSource):
         written = str(extra["fork_sha256"])
         step = RestoreStep(written, "fork", "trashed")
         notes = [f"the fork is moved to Reprise's trash; {extra['forked_from']} was never changed"]
+        why = None
         if digest(data) != written:
             grown = len(data) > int(extra.get("fork_size") or 0)
             why = (f"the fork has grown since Reprise wrote it ({len(data) - int(extra.get('fork_size') or 0):,} "
                    "bytes: Claude Code added turns)" if grown else "the fork changed since Reprise wrote it")
-            if not force:
-                if dry_run:
-                    notes.append(f"{why}; undoing needs --force")
-                    return RestoreResult(ref, data, b"", [step], False, True, None, notes)
-                raise ChangedOnDiskError(f"{why[0].upper()}{why[1:]}; nothing was moved.",
-                                         hint="--force moves it to the trash anyway (its new turns go with it)",
-                                         path=path)
-            notes.append(why)
-        if dry_run:
-            return RestoreResult(ref, data, b"", [step], False, True, None, notes)
+        decided = fork_to_trash(ref, data, step, notes, why, dry_run=dry_run, force=force, path=path)
+        if decided is not None:
+            return decided
         # Into Reprise's trash of Claude sessions, where `trash restore` finds it. Unchanged since
         # Reprise wrote it, nothing is writing it.
         self.remove(ref, force=force or digest(data) == written)

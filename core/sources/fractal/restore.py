@@ -54,6 +54,17 @@ def unrestored_trims(entries: list[ArchiveEntry], current_sha256: str | None = N
     return pending
 
 
+def fork_undone(entries: list[ArchiveEntry], current_sha256: str, *, all_trims: bool) -> ArchiveEntry | None:
+    """The trim that wrote this session as a fork, when undoing (the newest trim not yet restored,
+    or every one with `all_trims`) reaches it. Undoing that trim moves the fork to the trash, as
+    for a Claude Code fork, instead of filling the fork back with the turns trimmed from it: the
+    session it was trimmed from still has them."""
+    reached = unrestored_trims(entries, current_sha256)
+    if not all_trims:
+        reached = reached[-1:]
+    return next((entry for entry in reached if entry.info.get("forked_from")), None)
+
+
 def _file_read(entry: ArchiveEntry) -> str | None:
     """The SHA-256 of the session file as the operation that wrote this entry read it."""
     if entry.op == "trim":

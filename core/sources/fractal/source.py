@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ...agents import substitute
-from ...archive import Archive
+from ...archive import Archive, ArchiveEntry
 from ...audit import AuditLog
 from ...config import Settings
 from ...errors import (
@@ -34,14 +34,14 @@ from ...problems import Problem
 from ...retention import PruneSelection
 from ...times import utc_now_iso
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-from ...trimming import RestoreResult, TrimOptions, TrimResult
+from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
 from ..base import Capabilities, Handoff, OpenedSession, SessionSource
 from .codec import fractal_would_drop
 from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
 from .meter import METER_VERSION, Meter, agents_md_section
 from .models import SessionState
-from .restore import restore_session, unrestored_trims
+from .restore import fork_undone, restore_session, unrestored_trims
 from .store import Loaded, Store
 from .summary import render_summary
 from .transcript import transcript_of
@@ -315,8 +315,37 @@ class FractalSource(SessionSource):
 
     def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
                 force: bool) -> RestoreResult:
+        """Undo a trim; undoing the trim that wrote a fork moves the fork to the trash (`--archive
+        DIGEST` still puts that entry's records back into the fork)."""
+        if archive_digest is None:
+            current = self.store.current_version(self.store.paths.session_file(ref))
+            entries = self.archive.checked_entries(ref)
+            fork = fork_undone(entries, current.sha256, all_trims=all_trims) if current is not None else None
+            if fork is not None and current is not None:
+                written = next(entry.info.get("result_sha256") for entry in reversed(entries)
+                               if entry.op in ("trim", "restore"))   # the file Reprise last wrote
+                return self._trash_fork(ref, fork, changed=current.sha256 != written, dry_run=dry_run, force=force)
         return restore_session(self.store, self.archive, ref, digest_text=archive_digest, all_trims=all_trims,
                                dry_run=dry_run, force=force, audit=self.audit)
+
+    def _trash_fork(self, ref: SessionRef, fork: ArchiveEntry, *, changed: bool, dry_run: bool,
+                    force: bool) -> RestoreResult:
+        """Move a fork Reprise wrote to the trash (`trash restore` brings it back); its bytes stay in
+        its archive, and the session it was trimmed from was never changed. A fork changed since
+        Reprise last wrote it (turns added) needs `force`: its new turns go to the trash with it."""
+        path = self.store.paths.session_file(ref)
+        data = path.read_bytes()
+        origin = str(fork.info.get("forked_from"))
+        step = RestoreStep(fork.digest, "fork", "trashed")
+        notes = [f"the fork is moved to Reprise's trash; {origin} was never changed"]
+        why = "the fork changed since Reprise wrote it (its agent added turns)" if changed else None
+        decided = fork_to_trash(ref, data, step, notes, why, dry_run=dry_run, force=force, path=path)
+        if decided is not None:
+            return decided
+        self.remove(ref, force=force)
+        self.audit.append(ref.workspace_key, "restore", session_id=ref.session_id, digests=[fork.digest],
+                          result=f"fork moved to the trash ({origin} unchanged)")
+        return RestoreResult(ref, data, b"", [step], True, False, None, notes)
 
     def can_undo_trim(self, ref: SessionRef) -> bool:
         current = self.store.current_version(self.store.paths.session_file(ref))
