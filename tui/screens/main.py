@@ -240,7 +240,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         where_line = Text.assemble(("Reprise ", "bold"), (safe_line(scope), "bold cyan"),
                                    ("  state ", "dim"), (safe_line(self.service.state_root), "dim"))
         where_line.no_wrap, where_line.overflow = True, "ellipsis"
-        self.query_one("#header", Static).update(Text("\n", no_wrap=True).join([text, where_line]))
+        self.query_one("#header", Static).update(Text("\n", no_wrap=True).join([where_line, text]))
         self.update_columns()
 
     def update_columns(self) -> None:
