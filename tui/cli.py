@@ -9,30 +9,48 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import shlex
 import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from reprise.core import contract
 from reprise.core.errors import AgentError, AmbiguousError, RepriseError, UsageError
 from reprise.core.paths import SOURCE_NAMES
-from reprise.core.service import SORTS, Service, activity_time
 
 from .format import human_size, relative_time
+from .json_writer import write_json
+from .lazy import lazy_module
 from .reports import Line
 from .reports.audit import audit_lines, audit_problem_lines
 from .reports.conversation import conversation_lines
-from .reports.doctor import doctor_lines
 from .reports.history import history_digest_lines
-from .reports.meter import meter_lines
 from .stdio import CLOSED_PIPE_STATUS, closed_outputs, on_terminal, quiet_closed_outputs
 from .text import clipped, one_line, safe_line, safe_text
+
+# The contract (pydantic models), the service (sources, config, the tokenizer) and the TUI (Textual)
+# are imported when a command first needs them: `reprise --help` starts without them.
+if TYPE_CHECKING:
+    from reprise.core import contract
+    from reprise.core import service as core_service
+    from reprise.core.service import Service
+else:
+    contract = lazy_module("reprise.core.contract")
+    core_service = lazy_module("reprise.core.service")
+
+
+class _SortKeys:
+    """The service's sort keys for `--sort`, read when an argument is checked or `list --help` is printed."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(core_service.SORTS)
+
+    def __contains__(self, key: object) -> bool:
+        return key in core_service.SORTS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("list", "list sessions of this workspace (or all)")
     p.add_argument("--all", action="store_true", help="all workspaces")
     p.add_argument("--limit", type=int, help="show at most N")
-    p.add_argument("--sort", choices=SORTS, default="updated")
+    p.add_argument("--sort", choices=_SortKeys(), default="updated", metavar="KEY", help="%(choices)s")
     p.add_argument("--source", action="append", choices=SOURCE_NAMES, metavar="NAME",
                    help=f"only this agent's sessions ({', '.join(SOURCE_NAMES)}); repeatable")
     p.add_argument("--interactive", action="store_true",
@@ -224,7 +242,7 @@ def _run(argv: list[str] | None) -> int:
     try:
         if args.command is None:
             return _open_tui(args)
-        service = Service.from_environment(state_dir=getattr(args, "state_dir", None),
+        service = core_service.Service.from_environment(state_dir=getattr(args, "state_dir", None),
                                            workspace=getattr(args, "workspace", None), parallel_scan=True)
         handler: Callable = COMMANDS[args.command]
         try:
@@ -257,51 +275,13 @@ def _print_error(exc: RepriseError, as_json: bool) -> None:
 
 
 def _emit(data: dict) -> None:
-    """One JSON document; a non-finite number (a session may hold one) becomes null, as JSON has none.
-
-    Written as it is encoded, a batch of chunks at a time: a session's summary can be hundreds
-    of MB, and the whole document as one string (and its encoded copy) would be as large again."""
-    if _has_non_finite(data):
-        data = _finite(data)
-    pending: list[str] = []
-    for chunk in json.JSONEncoder(indent=2, allow_nan=False).iterencode(data):
-        if len(chunk) > 1 << 16:  # a long string: written in slices, never copied whole
-            sys.stdout.write("".join(pending))
-            pending.clear()
-            for start in range(0, len(chunk), 1 << 20):
-                sys.stdout.write(chunk[start:start + (1 << 20)])
-            continue
-        pending.append(chunk)
-        if len(pending) >= 8192:
-            sys.stdout.write("".join(pending))
-            pending.clear()
-    pending.append("\n")
-    sys.stdout.write("".join(pending))
+    """One JSON document, written as it is encoded (`json_writer`); a non-finite number becomes null."""
+    write_json(data, sys.stdout.write)
 
 
 def _print_lines(lines: list[Line]) -> None:
     for each in lines:
         print(each.plain)
-
-
-def _has_non_finite(value) -> bool:
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_has_non_finite(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_has_non_finite(item) for item in value)
-    return False
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
 
 
 # --- commands ----------------------------------------------------------------------------
@@ -329,7 +309,7 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
         agent = f"{clipped(row.source + (' -p' if row.hidden_by_agent else ''), 10):10} " if agents else ""
         print(f"{pin}{clipped(row.file_id, 9):9} {agent}{clipped(row.display_title, 42):42} {row.turns:5} "
               f"{clipped(status, 14):14} "
-              f"{relative_time(now - activity_time(row)):>9} {human_size(row.size):>8} {context:>8} {cost:>8}")
+              f"{relative_time(now - core_service.activity_time(row)):>9} {human_size(row.size):>8} {context:>8} {cost:>8}")
     shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
     left_out = (f" ({listing.hidden_left_out} that the agent's own picker hides left out)"
                 if listing.hidden_left_out else "")
@@ -554,6 +534,8 @@ def cmd_meter(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.meter(ref, result)))
         return 0
+    from .reports.meter import meter_lines
+
     _print_lines(meter_lines(ref.session_id, result, with_draft=bool(message)))
     return 0
 
@@ -841,6 +823,8 @@ def cmd_doctor(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.doctor(report)))
         return 0 if report.ok else 1
+    from .reports.doctor import doctor_lines
+
     _print_lines(doctor_lines(report, service.state_root))
     return 0 if report.ok else 1
 
@@ -868,7 +852,7 @@ def _open_tui(args) -> int:
         os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
         print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
     agent = args.agent or ("echo" if args.demo else None)
-    service = Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
+    service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
     app = make_app(service, agent=agent)
     with on_terminal("reprise"):
         result = app.run()
