@@ -309,7 +309,8 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
         agent = f"{clipped(row.source + (' -p' if row.hidden_by_agent else ''), 10):10} " if agents else ""
         print(f"{pin}{clipped(row.file_id, 9):9} {agent}{clipped(row.display_title, 42):42} {row.turns:5} "
               f"{clipped(status, 14):14} "
-              f"{relative_time(now - core_service.activity_time(row)):>9} {human_size(row.size):>8} {context:>8} {cost:>8}")
+              f"{relative_time(now - core_service.activity_time(row)):>9} "
+              f"{human_size(row.size):>8} {context:>8} {cost:>8}")
     shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
     left_out = (f" ({listing.hidden_left_out} that the agent's own picker hides left out)"
                 if listing.hidden_left_out else "")

@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from reprise.core.errors import OverWindowError, RepriseError
 from reprise.core.meter import LiveMeter, MeterResult
 from reprise.core.paths import SessionRef
+from reprise.core.resume_costs import CostProgress
 from reprise.core.rows import SessionRow
 from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
@@ -117,8 +118,18 @@ class MeterUpdated(Message):
         self.result = result
 
 
+@dataclass
 class CostsFilled(Message):
-    pass
+    """How far the background fill of resume costs is; a newer one replaces one not yet handled."""
+
+    progress: CostProgress
+
+    @property
+    def label(self) -> str:
+        return f"costs {self.progress.done:,}/{self.progress.total:,}"
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CostsFilled)
 
 
 def matches(row: SessionRow, needle: str) -> bool:
@@ -180,6 +191,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self._meter_timer: Timer | None = None
         self.loaded_once = False
         self.rows_loading = True
+        self.costs_progress: str | None = None  # "costs 1,200/4,000" while the background fill runs
         self.rows_signature: tuple = ()
         self.scope_where = f"workspace {service.workspace}"
 
@@ -231,6 +243,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if self.hide_agent_hidden:
             text.append(" · -p runs hidden", style="yellow")
         text.append(f" · sort: {self.sort}")
+        if self.costs_progress:
+            text.append(f" · {self.costs_progress}", style="dim")
         problems = sum(1 for row in self.all_rows if row.problem_code)
         if problems:
             text.append(f" · {problems} unreadable", style="red")
@@ -326,15 +340,25 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             f"in all workspaces, or run your agent (fractal) in a project folder: its sessions appear here.\n\n"
             f"Sessions live in {safe_line(root)}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
 
-    @work(thread=True, exclusive=True, group="costs", exit_on_error=False)
     def fill_costs(self, rows: list[SessionRow], current: str | None) -> None:
-        worker = get_current_worker()
-        rows.sort(key=lambda row: row.path != current)
-        self.service.fill_resume_costs(rows, should_stop=lambda: worker.is_cancelled,
-                                       progress=lambda: self.post_message(CostsFilled()))
-        self.post_message(CostsFilled())
+        """Fill the missing resume costs in a worker: the rows on screen first (the current one ahead),
+        then the rest of the list, then the rows a filter hides."""
+        session_list = self.query_one(SessionList)
+        top = int(session_list.scroll_offset.y)
+        shown = session_list.rows
+        on_screen = shown[top:top + max(session_list.size.height, 1)]
+        first = [row for row in on_screen if row.path == current] + on_screen + shown
 
-    def on_costs_filled(self, _: CostsFilled) -> None:
+        def fill() -> None:
+            worker = get_current_worker()
+            self.service.fill_resume_costs(rows, first=first, should_stop=lambda: worker.is_cancelled,
+                                           progress=lambda progress: self.post_message(CostsFilled(progress)))
+
+        self.run_worker(fill, thread=True, exclusive=True, group="costs", exit_on_error=False)
+
+    def on_costs_filled(self, message: CostsFilled) -> None:
+        self.costs_progress = None if message.progress.finished else message.label
+        self.update_header()
         self.query_one(SessionList).refresh()
 
     # --- selection and detail --------------------------------------------------------------
