@@ -40,6 +40,8 @@ from .paths import (
     workspace_key,
 )
 from .problems import Problem
+from .progress import Progress as Progress
+from .progress import ProgressSink, no_progress
 from .resume_costs import CostProgress as CostProgress
 from .resume_costs import in_priority_order
 from .retention import PruneCandidate, PruneOptions, PruneSelection, select_prune
@@ -154,12 +156,13 @@ def _as_reprise_run(send: Callable[Concatenate[Service, SessionRef, P], R]
 
 class Service:
     def __init__(self, loaded: config_module.LoadedSettings, *, workspace: Path | None = None,
-                 cache: Path | None = None, parallel_scan: bool = False):
+                 cache: Path | None = None, parallel_scan: bool = False, progress: ProgressSink = no_progress):
+        """`progress` hears how far a long read is: new or changed files listed, the first search's indexing."""
         self.loaded = loaded
         self.settings = loaded.settings
         self.sources: dict[str, SessionSource] = make_sources(loaded)
         self.catalog = Catalog([source.listing for source in self.sources.values()], cache or cache_dir(),
-                               parallel=parallel_scan)
+                               parallel=parallel_scan, progress=progress)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
         self.workspace_key = workspace_key(self.workspace)
         self.clock: Callable[[], float] = time.time   # what "now" is for ages told to people (the TUI's clock)
@@ -167,9 +170,11 @@ class Service:
 
     @classmethod
     def from_environment(cls, *, state_dir: str | None = None, workspace: str | None = None,
-                         config_path: Path | None = None, parallel_scan: bool = False) -> Service:
+                         config_path: Path | None = None, parallel_scan: bool = False,
+                         progress: ProgressSink = no_progress) -> Service:
         loaded = config_module.load(state_dir=state_dir, config_path=config_path)
-        return cls(loaded, workspace=Path(workspace) if workspace else None, parallel_scan=parallel_scan)
+        return cls(loaded, workspace=Path(workspace) if workspace else None, parallel_scan=parallel_scan,
+                   progress=progress)
 
     @property
     def state_root(self) -> Path:

@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING
 
 from reprise.core.errors import AgentError, AmbiguousError, RepriseError, UsageError
 from reprise.core.paths import SOURCE_NAMES
+from reprise.core.progress import no_progress
 
 from .format import human_size, relative_time
 from .json_writer import write_json
 from .lazy import lazy_module
+from .progress_line import ProgressLine
 from .reports import Line
 from .reports.audit import audit_lines, audit_problem_lines
 from .reports.conversation import conversation_lines
@@ -242,12 +244,17 @@ def _run(argv: list[str] | None) -> int:
     try:
         if args.command is None:
             return _open_tui(args)
+        # How far a cold listing or a first search is, on a terminal only: never into a pipe or with --json.
+        progress = ProgressLine(sys.stderr) if not as_json and _is_terminal(sys.stderr) else None
         service = core_service.Service.from_environment(state_dir=getattr(args, "state_dir", None),
-                                           workspace=getattr(args, "workspace", None), parallel_scan=True)
+                                                        workspace=getattr(args, "workspace", None), parallel_scan=True,
+                                                        progress=progress or no_progress)
         handler: Callable = COMMANDS[args.command]
         try:
             return handler(service, args, as_json)
         finally:
+            if progress is not None:
+                progress.clear()
             for note in service.take_notices():  # the catalog was rebuilt or bypassed: one line each
                 print(f"reprise: {safe_line(note)}", file=sys.stderr)
     except RepriseError as exc:
@@ -262,6 +269,13 @@ def _run(argv: list[str] | None) -> int:
                              path=exc.filename)
         _print_error(error, as_json)
         return 1
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # replaced by something without a descriptor, or closed
+        return False
 
 
 def _print_error(exc: RepriseError, as_json: bool) -> None:
