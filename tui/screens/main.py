@@ -341,8 +341,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             f"Sessions live in {safe_line(root)}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
 
     def fill_costs(self, rows: list[SessionRow], current: str | None) -> None:
-        """Fill the missing resume costs in a worker: the rows on screen first (the current one ahead),
-        then the rest of the list, then the rows a filter hides."""
+        """Fill the missing resume costs in a worker started once the rows are painted: the rows on
+        screen first (the current one ahead), then the rest of the list, then the rows a filter hides."""
         session_list = self.query_one(SessionList)
         top = int(session_list.scroll_offset.y)
         shown = session_list.rows
@@ -354,7 +354,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.service.fill_resume_costs(rows, first=first, should_stop=lambda: worker.is_cancelled,
                                            progress=lambda progress: self.post_message(CostsFilled(progress)))
 
-        self.run_worker(fill, thread=True, exclusive=True, group="costs", exit_on_error=False)
+        # After the next paint: the fill's first step loads the tokenizer, which holds the GIL for a
+        # while; the rows it was started for are drawn first.
+        self.call_after_refresh(self.run_worker, fill, thread=True, exclusive=True, group="costs",
+                                exit_on_error=False)
 
     def on_costs_filled(self, message: CostsFilled) -> None:
         self.costs_progress = None if message.progress.finished else message.label
