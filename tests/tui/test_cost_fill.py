@@ -45,3 +45,30 @@ async def test_the_header_shows_the_fills_progress_until_it_ends(service):
         app.screen.post_message(CostsFilled(CostProgress(4_000, 4_000)))
         await pilot.pause()
         assert "costs" not in _header(app)
+
+
+async def test_a_refresh_after_the_fill_reads_no_details_and_restarts_no_fill(service, monkeypatch):
+    counts = {"details": 0, "fills": 0}
+    details, fill = service.load_details, service.fill_resume_costs
+
+    def counting_details(rows):
+        counts["details"] += 1
+        return details(rows)
+
+    def counting_fill(rows, **kwargs):
+        counts["fills"] += 1
+        return fill(rows, **kwargs)
+
+    monkeypatch.setattr(service, "load_details", counting_details)
+    monkeypatch.setattr(service, "fill_resume_costs", counting_fill)
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        rows = app.screen.query_one(SessionList).rows
+        assert all(row.resume_cost is not None for row in rows if not row.problem_code)
+        before = dict(counts)
+        rows[0].resume_cost = None   # as if the fill had not reached it: another process stored it
+        app.screen.load_rows()
+        await settle(pilot)
+        assert counts == before   # the stored costs changed, the rows did not
+        assert rows[0].resume_cost is not None  # the figure the catalog holds is taken

@@ -282,10 +282,18 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             return
         for note in self.service.take_notices():  # the catalog was rebuilt or bypassed
             self.app.call_from_thread(self.app.notify, safe_text(note), severity="warning", timeout=10, markup=False)
-        signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned,
-                                                  row.resume_cost) for row in listing.rows))
+        # Resume costs are not part of what changed: while the fill stores them, every refresh would
+        # otherwise read all the rows' details again, redraw the list and restart the fill.
+        signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned)
+                                                 for row in listing.rows))
         if signature != self.rows_signature or select is not None:
             self.service.load_details(listing.rows)
+        else:  # the same rows: take the figures another process (`reprise list --sort cost`) stored
+            stored = {row.path: row for row in listing.rows if row.resume_cost is not None}
+            for row in self.all_rows:
+                found = stored.get(row.path)
+                if row.resume_cost is None and found is not None:
+                    row.resume_cost, row.resume_cost_key = found.resume_cost, found.resume_cost_key
         self.post_message(RowsLoaded(listing.rows, where, signature, select))
 
     def on_rows_loaded(self, message: RowsLoaded) -> None:
