@@ -45,6 +45,7 @@ BENCHMARKS = {
     "claude_listing": "bench.claude_listing",
     "startup": "bench.startup",
     "cost_fill": "bench.cost_fill",
+    "tui_fill": "bench.tui_fill",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 

@@ -1,0 +1,101 @@
+"""The resume-cost fill as a person meets it: the TUI (headless, Textual's run_test, refreshing
+from disk each second as it does by default) switched to all 10,000 sessions with "a", until
+every readable row has its cost; this checkout against the base commit. Memory is the whole
+process's RSS, sampled by a thread every 100 ms."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .startup import BASE_COMMIT, LAUNCH, base_package, environment
+
+GROWTH_TARGET = 150 * 2**20
+DEADLINE_S = 1500
+
+TUI_FILL = r"""
+import asyncio, json, sys, threading, time
+from reprise.core.service import Service
+from reprise.tui.app import make_app
+def rss():
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * 4096
+service = Service.from_environment(workspace=sys.argv[1])
+app = make_app(service)
+marks = {"peak": 0}
+def watch():
+    while not marks.get("done"):
+        marks["peak"] = max(marks["peak"], rss())
+        time.sleep(0.1)
+async def main():
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(1.0)
+        await app.workers.wait_for_complete()
+        before = rss()
+        marks["peak"] = before
+        threading.Thread(target=watch, daemon=True).start()
+        started, cpu = time.perf_counter(), time.process_time()
+        await pilot.press("a")
+        while time.perf_counter() - started < float(sys.argv[2]):
+            await pilot.pause(0.5)
+            rows = app.screen.all_rows
+            if len(rows) > 5000 and all(row.resume_cost is not None or row.problem_code for row in rows):
+                break
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        rows = app.screen.all_rows
+        costed = sum(row.resume_cost is not None for row in rows)
+        await pilot.pause(2.0)
+        marks["done"] = True
+        print(json.dumps({"rows": len(rows), "costed": costed, "wall": wall, "cpu": cpu, "before": before,
+                          "peak": max(marks["peak"], rss()), "after": rss()}))
+asyncio.run(main())
+"""
+
+
+def run(store, report, *, quick: bool = False, log=print) -> None:
+    section = report.section("tui_fill", "The resume-cost fill in the TUI (all 10,000 sessions)")
+    biggest = max(store.per_workspace, key=store.per_workspace.get)
+    folder = next(path for path, key in store.workspaces if key == biggest)
+    base = base_package(log)
+    scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-tui-fill-"))
+    try:
+        ours_env = environment(store.root, scratch / "ours")
+        base_env = environment(store.root, scratch / "base", pythonpath=base)
+        log("  warming the catalog of every workspace (a cold listing of the whole store) ...")
+        subprocess.run([sys.executable, "-c", LAUNCH, "list", "--all", "--limit", "1"], env=ours_env, cwd=scratch,
+                       stdout=subprocess.DEVNULL, check=True)
+        catalog = next((scratch / "ours" / "cache").glob("catalog-*.sqlite"))
+        runs = {}
+        for way, env in (("old", base_env), ("new", ours_env)):
+            cache = scratch / f"fill-{way}"
+            cache.mkdir()
+            shutil.copy2(catalog, cache / catalog.name)   # warm, no cost computed yet
+            log(f"  TUI fill, {way} way (minutes) ...")
+            out = subprocess.run([sys.executable, "-c", TUI_FILL, folder, str(DEADLINE_S)],
+                                 env={**env, "REPRISE_CACHE_DIR": str(cache)}, cwd=scratch, capture_output=True,
+                                 text=True, check=True)
+            runs[way] = json.loads(out.stdout.strip().splitlines()[-1])
+            shutil.rmtree(cache, ignore_errors=True)
+        section.data.update(runs)
+        old, new = runs["old"], runs["new"]
+        section.row("RSS growth from pressing \"a\" to every row costed (peak − before)",
+                    report.mb(new["peak"] - new["before"]), report.mb(old["peak"] - old["before"]),
+                    report.ratio(old["peak"] - old["before"], new["peak"] - new["before"]),
+                    f"< {report.mb(GROWTH_TARGET)}", new["peak"] - new["before"] < GROWTH_TARGET)
+        section.row("  RSS 2 s after the fill − before", report.mb(new["after"] - new["before"]),
+                    report.mb(old["after"] - old["before"]), "", "(information)")
+        section.row("  wall time / CPU time until every row is costed",
+                    f"{report.seconds(new['wall'])} / {report.seconds(new['cpu'])}",
+                    f"{report.seconds(old['wall'])} / {report.seconds(old['cpu'])}",
+                    report.ratio(old["cpu"], new["cpu"]) + " less CPU", "(information)")
+        section.note(f"Rows: new {new['rows']:,} ({new['costed']:,} costed), old {old['rows']:,} "
+                     f"({old['costed']:,} costed); a deadline of {DEADLINE_S} s. Base commit {BASE_COMMIT} (before "
+                     "this work), extracted with `git archive`. Headless 120x40, follow_disk on (a refresh each "
+                     "second, as `reprise` runs); the catalog warm with no cost computed; RSS includes the "
+                     "tokenizer (o200k_base, about 60-70 MB once loaded) and every row's listing fields.")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
