@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .startup import BASE_COMMIT, LAUNCH, base_package, environment
+from .startup import BASE_COMMIT, base_package, environment, largest_workspace, warm_every_workspace
 
 FILL_GROWTH_TARGET = 150 * 2**20
 ON_SCREEN = 20
@@ -73,19 +73,14 @@ def fill_run(way: str, env: dict[str, str], catalog: Path, scratch: Path, folder
 
 def run(store, report, *, quick: bool = False, log=print) -> None:
     section = report.section("cost_fill", "The background resume-cost fill (10,000 sessions)")
-    biggest = max(store.per_workspace, key=store.per_workspace.get)
-    folder = next(path for path, key in store.workspaces if key == biggest)
+    folder, _ = largest_workspace(store)
     base = base_package(log)
     scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-fill-"))
     try:
         ours_env = environment(store.root, scratch / "ours")
         base_env = environment(store.root, scratch / "base", pythonpath=base)
-        python, cwd = [sys.executable], scratch
         limit = 1_000 if quick else 0
-        log("  warming the catalog of every workspace (a cold listing of the whole store) ...")
-        subprocess.run(python + ["-c", LAUNCH, "list", "--all", "--limit", "1"], env=ours_env, cwd=cwd,
-                       stdout=subprocess.DEVNULL, check=True)
-        catalog = next((scratch / "ours" / "cache").glob("catalog-*.sqlite"))
+        catalog = warm_every_workspace(ours_env, scratch, log)
         fills = {}
         for way, env in (("old", base_env), ("new", ours_env)):
             log(f"  resume-cost fill, {way} way ({'1,000' if quick else 'all'} sessions; minutes) ...")

@@ -70,6 +70,20 @@ def environment(store_root: Path, scratch: Path, pythonpath: Path | None = None)
     return env
 
 
+def largest_workspace(store) -> tuple[str, int]:
+    """The folder of the store's largest workspace and its number of sessions."""
+    key = max(store.per_workspace, key=store.per_workspace.get)
+    return next(path for path, each in store.workspaces if each == key), store.per_workspace[key]
+
+
+def warm_every_workspace(env: dict[str, str], cwd: Path, log) -> Path:
+    """A cold listing of the whole store into the catalog of `env`; that catalog's file."""
+    log("  warming the catalog of every workspace (a cold listing of the whole store) ...")
+    subprocess.run([sys.executable, "-c", LAUNCH, "list", "--all", "--limit", "1"], env=env, cwd=cwd,
+                   stdout=subprocess.DEVNULL, check=True)
+    return next(Path(env["REPRISE_CACHE_DIR"]).glob("catalog-*.sqlite"))
+
+
 def whole(argv: list[str], env: dict[str, str], repeats: int, cwd: Path) -> list[float]:
     """Wall seconds of each run of a whole process (output to /dev/null), after one warm-up run."""
     runs = []
@@ -107,9 +121,7 @@ def first_title(store_root: Path, env: dict[str, str], folder: str) -> str:
 def run(store, report, *, quick: bool = False, log=print) -> None:
     section = report.section("startup", "The first minute: start and first paint (whole processes)")
     repeats, paint_repeats = (3, 2) if quick else (REPEATS, PAINT_REPEATS)
-    biggest = max(store.per_workspace, key=store.per_workspace.get)
-    folder = next(path for path, key in store.workspaces if key == biggest)
-    count = store.per_workspace[biggest]
+    folder, count = largest_workspace(store)
     base = base_package(log)
     scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-startup-"))
     try:

@@ -48,31 +48,24 @@ def write_json(value: object, write: Callable[[str], object]) -> None:
             append(int.__repr__(item))
         elif isinstance(item, float):
             append(float.__repr__(item) if math.isfinite(item) else "null")
-        elif isinstance(item, list | tuple):
+        elif isinstance(item, list | tuple | dict):
+            keyed = isinstance(item, dict)
+            opening, closing = "{}" if keyed else "[]"
             if not item:
-                append("[]")
+                append(opening + closing)
                 return
             inner = margin + "  "
             separator = ",\n" + inner
-            append("[\n" + inner)
-            for index, element in enumerate(item):
+            append(opening + "\n" + inner)
+            elements = item.items() if isinstance(item, dict) else item
+            for index, element in enumerate(elements):
                 if index:
                     append(separator)
+                if keyed:
+                    key, element = element
+                    append(encode_basestring_ascii(_key(key)) + ": ")
                 encode(element, inner)
-            append("\n" + margin + "]")
-        elif isinstance(item, dict):
-            if not item:
-                append("{}")
-                return
-            inner = margin + "  "
-            separator = ",\n" + inner
-            append("{\n" + inner)
-            for index, (key, element) in enumerate(item.items()):
-                if index:
-                    append(separator)
-                append(encode_basestring_ascii(_key(key)) + ": ")
-                encode(element, inner)
-            append("\n" + margin + "}")
+            append("\n" + margin + closing)
         else:
             raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
         if len(pending) >= _BATCH:
