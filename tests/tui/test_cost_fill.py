@@ -72,3 +72,15 @@ async def test_a_refresh_after_the_fill_reads_no_details_and_restarts_no_fill(se
         await settle(pilot)
         assert counts == before   # the stored costs changed, the rows did not
         assert rows[0].resume_cost is not None  # the figure the catalog holds is taken
+
+
+async def test_a_stopped_fill_leaves_no_figure_in_the_header(service):
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.post_message(CostsFilled(CostProgress(50, 4_000)))
+        await pilot.pause()
+        assert "costs 50/4,000" in _header(app)
+        app.screen.post_message(CostsFilled(None))   # cancelled by a change of scope
+        await pilot.pause()
+        assert "costs" not in _header(app)

@@ -120,13 +120,15 @@ class MeterUpdated(Message):
 
 @dataclass
 class CostsFilled(Message):
-    """How far the background fill of resume costs is; a newer one replaces one not yet handled."""
+    """How far the background fill of resume costs is (None: it ended, done or stopped); a newer one
+    replaces one not yet handled."""
 
-    progress: CostProgress
+    progress: CostProgress | None
 
     @property
-    def label(self) -> str:
-        return f"costs {self.progress.done:,}/{self.progress.total:,}"
+    def label(self) -> str | None:
+        progress = self.progress
+        return None if progress is None or progress.finished else f"costs {progress.done:,}/{progress.total:,}"
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, CostsFilled)
@@ -361,6 +363,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             worker = get_current_worker()
             self.service.fill_resume_costs(rows, first=first, should_stop=lambda: worker.is_cancelled,
                                            progress=lambda progress: self.post_message(CostsFilled(progress)))
+            self.post_message(CostsFilled(None))
 
         # After the next paint: the fill's first step loads the tokenizer, which holds the GIL for a
         # while; the rows it was started for are drawn first.
@@ -368,7 +371,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                                 exit_on_error=False)
 
     def on_costs_filled(self, message: CostsFilled) -> None:
-        self.costs_progress = None if message.progress.finished else message.label
+        self.costs_progress = message.label
         self.update_header()
         self.query_one(SessionList).refresh()
 
