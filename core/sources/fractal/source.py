@@ -41,12 +41,10 @@ from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
 from .meter import METER_VERSION, Meter, agents_md_section
 from .models import SessionState
-from .restore import restore_session, unrestored_trims
 from .store import Loaded, Store
 from .summary import render_summary
 from .transcript import transcript_of
 from .trash import Trash, relink
-from .trim import TrimMeter, trim_session
 from .turns import (
     begin_turn,
     cap_history,
@@ -309,16 +307,22 @@ class FractalSource(SessionSource):
             if current.sha256 != expected_sha256:
                 raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was trimmed.",
                                          hint="open the trim dialog again")
+        from .trim import TrimMeter, trim_session  # trimming's code is loaded by a trim, not by every listing
+
         meter = TrimMeter.from_meter(self.meter, workspace, model=model)
         return trim_session(self.store, self.archive, ref, options, meter=meter, dry_run=dry_run, fork=fork,
                             force=force, audit=self.audit)
 
     def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
                 force: bool) -> RestoreResult:
+        from .restore import restore_session
+
         return restore_session(self.store, self.archive, ref, digest_text=archive_digest, all_trims=all_trims,
                                dry_run=dry_run, force=force, audit=self.audit)
 
     def can_undo_trim(self, ref: SessionRef) -> bool:
+        from .restore import unrestored_trims
+
         current = self.store.current_version(self.store.paths.session_file(ref))
         return current is not None and bool(unrestored_trims(self.archive.entries(ref), current.sha256))
 
