@@ -154,7 +154,7 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                         f"{ours[0] / bare_python[0]:.1f}× as long", f"< {report.seconds(target)}", ours[0] < target)
             section.row("  the same, median; base commit best / median", report.seconds(ours[1]),
                         f"{report.seconds(before[0])} / {report.seconds(before[1])}",
-                        report.ratio(before[0], ours[0]) + " faster", "(information)")
+                        report.ratio(before[0], ours[0]) + " (base ÷ ours)", "(information)")
         for size in SIZES:
             log(f"  first paint {size[0]}x{size[1]} ...")
             bare = figures(paints(python + ["-c", BARE_TEXTUAL], "a bare textual app", ours_env, size,
@@ -170,7 +170,7 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                         ours[0] < PAINT_TARGET_S)
             section.row("  the same, median; base commit best / median", report.seconds(ours[1]),
                         f"{report.seconds(before[0])} / {report.seconds(before[1])}",
-                        report.ratio(before[0], ours[0]) + " faster", "(information)")
+                        report.ratio(before[0], ours[0]) + " (base ÷ ours)", "(information)")
         section.data["start"] = measured
         imports = {}
         for name, modules in (("ours", "reprise.tui.app"), ("bare", "textual.app, textual.widgets._static")):
