@@ -99,7 +99,10 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
         section.row(f"  until the {ON_SCREEN} rows on screen (the list sorted by size) have their cost",
                     report.seconds(new["on_screen_s"]), report.seconds(old["on_screen_s"]),
                     report.ratio(old["on_screen_s"], new["on_screen_s"]) + " sooner", "first", None)
-        section.note(f"Base commit: {BASE_COMMIT} (before this work), extracted with `git archive`.")
+        section.note(f"Base commit: {BASE_COMMIT} (before this work), extracted with `git archive`. In the service "
+                     "alone the fill was already bounded (one session read at a time); what grew in the TUI was the "
+                     "refresh each second re-reading every row while the costs changed (the tui_fill section). "
+                     "The two ways run one after the other on a shared machine: compare CPU times, not wall times.")
         section.note(
             f"Fill: `Service.fill_resume_costs` in a thread of a fresh process (as the TUI's worker), on a copy of "
             f"the warm catalog with no cost computed, over every row of all workspaces; the new way is given the "

@@ -89,7 +89,7 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                     report.mb(new["peak"] - new["before"]), report.mb(old["peak"] - old["before"]),
                     report.ratio(old["peak"] - old["before"], new["peak"] - new["before"]),
                     f"< {report.mb(GROWTH_TARGET)}", new["peak"] - new["before"] < GROWTH_TARGET)
-        section.row("  RSS 2 s after the fill − before", report.mb(new["after"] - new["before"]),
+        section.row(f"  RSS 2 s after the {WATCH_S} s − before", report.mb(new["after"] - new["before"]),
                     report.mb(old["after"] - old["before"]), "", "(information)")
         new_rate = (new["costed"] - new["costed_before"]) / new["cpu"]
         old_rate = (old["costed"] - old["costed_before"]) / old["cpu"]
