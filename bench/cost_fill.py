@@ -8,10 +8,9 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from .startup import BASE_COMMIT, base_package, environment, largest_workspace, warm_every_workspace
+from .startup import BASE_COMMIT, largest_workspace, two_programs, warm_every_workspace
 
 FILL_GROWTH_TARGET = 150 * 2**20
 ON_SCREEN = 20
@@ -74,11 +73,7 @@ def fill_run(way: str, env: dict[str, str], catalog: Path, scratch: Path, folder
 def run(store, report, *, quick: bool = False, log=print) -> None:
     section = report.section("cost_fill", "The background resume-cost fill (10,000 sessions)")
     folder, _ = largest_workspace(store)
-    base = base_package(log)
-    scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-fill-"))
-    try:
-        ours_env = environment(store.root, scratch / "ours")
-        base_env = environment(store.root, scratch / "base", pythonpath=base)
+    with two_programs(store, "reprise-bench-fill-", log) as (scratch, ours_env, base_env):
         limit = 1_000 if quick else 0
         catalog = warm_every_workspace(ours_env, scratch, log)
         fills = {}
@@ -110,5 +105,3 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
             f"(first and last heard: {new['progress']}); the old way is the base commit's, in listing order. RSS "
             f"sampled every 50 ms (/proc/self/statm); it includes the tokenizer (the o200k_base encoding, about "
             f"60-70 MB once loaded). Rows costed: new {new['costed']:,}, old {old['costed']:,}.")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)

@@ -11,6 +11,7 @@ interpreter through PYTHONPATH. Best of N throughout, median beside it: the mach
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from . import stores
@@ -68,6 +70,18 @@ def environment(store_root: Path, scratch: Path, pythonpath: Path | None = None)
     else:
         env.pop("PYTHONPATH", None)
     return env
+
+
+@contextlib.contextmanager
+def two_programs(store, prefix: str, log) -> Iterator[tuple[Path, dict[str, str], dict[str, str]]]:
+    """A scratch folder, and the environments of this checkout and of the base commit over the store."""
+    base = base_package(log)
+    scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield (scratch, environment(store.root, scratch / "ours"),
+               environment(store.root, scratch / "base", pythonpath=base))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def largest_workspace(store) -> tuple[str, int]:
@@ -122,11 +136,7 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     section = report.section("startup", "The first minute: start and first paint (whole processes)")
     repeats, paint_repeats = (3, 2) if quick else (REPEATS, PAINT_REPEATS)
     folder, count = largest_workspace(store)
-    base = base_package(log)
-    scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-startup-"))
-    try:
-        ours_env = environment(store.root, scratch / "ours")
-        base_env = environment(store.root, scratch / "base", pythonpath=base)
+    with two_programs(store, "reprise-bench-startup-", log) as (scratch, ours_env, base_env):
         cwd = scratch
         python = [sys.executable]
         log(f"  warming the catalogs of {folder} ({count:,} sessions) ...")
@@ -207,5 +217,3 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
             "changed the rows' signature. Now the fill starts after the rows are painted and costs no longer "
             "count as a change; the details of every row are still read before the first paint (the filter "
             "and the columns need them). What is left above the bare Textual app is mostly imports.")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)

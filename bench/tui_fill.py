@@ -10,10 +10,8 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-from .startup import BASE_COMMIT, base_package, environment, largest_workspace, warm_every_workspace
+from .startup import BASE_COMMIT, largest_workspace, two_programs, warm_every_workspace
 
 GROWTH_TARGET = 150 * 2**20
 WATCH_S = 120
@@ -66,11 +64,7 @@ asyncio.run(main())
 def run(store, report, *, quick: bool = False, log=print) -> None:
     section = report.section("tui_fill", "The resume-cost fill in the TUI (all 10,000 sessions)")
     folder, _ = largest_workspace(store)
-    base = base_package(log)
-    scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-tui-fill-"))
-    try:
-        ours_env = environment(store.root, scratch / "ours")
-        base_env = environment(store.root, scratch / "base", pythonpath=base)
+    with two_programs(store, "reprise-bench-tui-fill-", log) as (scratch, ours_env, base_env):
         catalog = warm_every_workspace(ours_env, scratch, log)
         runs = {}
         for way, env in (("old", base_env), ("new", ours_env)):
@@ -103,5 +97,3 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                      "this work), extracted with `git archive`. Headless 120x40, follow_disk on (a refresh each "
                      "second, as `reprise` runs); the catalog warm with no cost computed; RSS includes the "
                      "tokenizer (o200k_base, about 60-70 MB once loaded) and every row's listing fields.")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
