@@ -8,6 +8,7 @@ import os
 import pty
 import subprocess
 import sys
+import time
 
 from reprise.core.progress import Progress
 from reprise.tui.progress_line import ProgressLine
@@ -17,8 +18,10 @@ from tests.factories import session_bytes, write_session
 def _store(state, tmp_path, count: int = 30):
     folder = tmp_path / "project"
     folder.mkdir()
+    an_hour_ago = time.time() - 3600   # not just written: a file this fresh is read again on the next listing
     for index in range(count):
-        write_session(state, folder, session_bytes(f"{index:032x}", turns=2))
+        path = write_session(state, folder, session_bytes(f"{index:032x}", turns=2))
+        os.utime(path, (an_hour_ago, an_hour_ago))
     return folder
 
 
