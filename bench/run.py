@@ -43,6 +43,9 @@ BENCHMARKS = {
     "live_meter": "bench.live_meter",
     "json_parsers": "bench.json_parsers",
     "claude_listing": "bench.claude_listing",
+    "startup": "bench.startup",
+    "cost_fill": "bench.cost_fill",
+    "tui_fill": "bench.tui_fill",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 

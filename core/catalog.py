@@ -29,6 +29,7 @@ from .catalog_db import CacheDatabase, rollback
 from .errors import RepriseError
 from .paths import SessionRef, is_temp_name
 from .problems import Problem
+from .progress import Progress, ProgressSink, no_progress
 from .resume_costs import carry_resume_cost, store_resume_costs
 from .rows import SessionRow
 from .scan_pool import map_in_processes
@@ -183,14 +184,17 @@ def _title_hits(query: str, rows: Iterable[SessionRow]) -> list[SearchHit]:
 class Catalog:
     """The listing cache of a set of sources (one database per set of roots)."""
 
-    def __init__(self, sources: Sequence[ListingSource], cache_dir: Path, *, parallel: bool = False):
+    def __init__(self, sources: Sequence[ListingSource], cache_dir: Path, *, parallel: bool = False,
+                 progress: ProgressSink = no_progress):
         """`parallel` lets a large refresh decode files in spawned processes; only programs whose
-        main module is safe to re-import (an `if __name__ == "__main__"` guard) may turn it on."""
+        main module is safe to re-import (an `if __name__ == "__main__"` guard) may turn it on.
+        `progress` hears how far the reading of new or changed files and the indexing are."""
         if not sources or len({source.name for source in sources}) != len(sources):
             raise ValueError("a catalog lists one or more sources, each once")
         self.sources = list(sources)
         self._by_name = {source.name: source for source in self.sources}
         self.parallel = parallel
+        self.progress = progress
         roots = "\0".join(str(source.own_paths.root.resolve()) for source in self.sources)
         root_id = hashlib.sha256(roots.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         self.db_path = cache_dir / f"catalog-{root_id}.sqlite"
@@ -353,12 +357,19 @@ class Catalog:
 
     def _read(self, changed: dict[str, list[SessionFile]], now_ns: int) -> list[_Read]:
         read: list[_Read] = []
+        total = sum(len(files) for files in changed.values())
         for name, files in changed.items():
             source = self._by_name[name]
+            before = len(read)
             if self.parallel and len(files) >= PARALLEL_MIN:
-                read.extend(map_in_processes(functools.partial(_read_batch, source, now_ns), files))
+                def done(count: int, before: int = before) -> None:
+                    self.progress(Progress("reading", before + count, total))
+
+                read.extend(map_in_processes(functools.partial(_read_batch, source, now_ns), files, done=done))
             else:
-                read.extend(_read_batch(source, now_ns, files))
+                for file in files:
+                    read.append(_read_file(source, file, now_ns))
+                    self.progress(Progress("reading", len(read), total))
         return read
 
     @staticmethod
@@ -495,7 +506,7 @@ class Catalog:
         keys = self._workspace_keys() if wanted is None else wanted
         titled = _title_hits(query, rows)   # Reprise's own titles (renames) are searched too
         hits = self._index.search(query, keys, rows, self._by_name, limit=max(limit - len(titled), 0),
-                                  should_stop=should_stop)
+                                  should_stop=should_stop, progress=self.progress)
         return (titled + hits)[:limit]
 
     # --- derived figures ---------------------------------------------------------------------

@@ -65,7 +65,7 @@ class _Section(BaseModel):
     """Every section: unknown keys are errors, types are TOML's own (no "600" for 600, no 1.0 for 1,
     no 1 for true), numbers are finite; each number field also carries its own range."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, defer_build=True)  # built on first use
 
 
 class StoreSettings(_Section):

@@ -56,9 +56,12 @@ SCHEMA_PATH = Path("docs") / "json-schema.json"
 
 
 class Document(BaseModel):
-    """A `--json` document or a part of one: every field typed, nothing unknown accepted."""
+    """A `--json` document or a part of one: every field typed, nothing unknown accepted.
 
-    model_config = ConfigDict(extra="forbid")
+    Each model's validator is built on its first use (`defer_build`): a command prints one kind of
+    document, and building all of them cost `reprise list --json` a third of its time."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class _WithoutNulls(Document):

@@ -5,9 +5,33 @@ Computing one reads and counts the whole session, so a figure outlives a re-read
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from .rows import SessionRow
+
+
+@dataclass(frozen=True, slots=True)
+class CostProgress:
+    """How far a fill of resume costs is: `done` of the `total` rows that needed a figure."""
+
+    done: int
+    total: int
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= self.total
+
+
+def in_priority_order(rows: Sequence[SessionRow], first: Iterable[SessionRow]) -> list[SessionRow]:
+    """`rows` with those of `first` (the rows on screen) ahead, in the order `first` gives; each row once."""
+    ahead = {id(row) for row in rows}
+    front = []
+    for row in first:
+        if id(row) in ahead:
+            front.append(row)
+            ahead.discard(id(row))
+    return front + [row for row in rows if id(row) in ahead]
 
 
 def carry_resume_cost(row: SessionRow, old: SessionRow | None) -> None:

@@ -8,11 +8,9 @@ re-import (an `if __name__ == "__main__"` guard) may use it: spawn re-imports it
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 Item = TypeVar("Item")
@@ -21,17 +19,26 @@ Result = TypeVar("Result")
 MAX_WORKERS = 8
 
 
-def map_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Sequence[Item]) -> list[Result]:
-    """`work` over batches of `items`, in order; in this process when there is one core.
-    `work` and the items are pickled to the workers: a module-level function or a partial of one."""
+def map_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Sequence[Item], *,
+                     done: Callable[[int], object] = lambda _: None) -> list[Result]:
+    """`work` over batches of `items`, in order; in this process when there is one core. `done`
+    hears how many items are finished after each batch. `work` and the items are pickled to the
+    workers: a module-level function or a partial of one."""
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
     if workers < 2:
         return work(items)
+    import multiprocessing  # only a large cold scan starts processes: a listing never pays the import
+    from concurrent.futures import ProcessPoolExecutor
+
     size = max(16, min(256, len(items) // (workers * 4)))
     batches = [items[start:start + size] for start in range(0, len(items), size)]
     context = multiprocessing.get_context("spawn")
+    results: list[Result] = []
     with _real_stderr(), ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return [result for batch in pool.map(work, batches) for result in batch]
+        for batch in pool.map(work, batches):
+            results.extend(batch)
+            done(len(results))
+    return results
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from .progress import Progress, ProgressSink, no_progress
 from .rows import SessionRow
 from .sources.base import ListingSource, SessionFile
 
@@ -54,12 +55,13 @@ class SearchIndex:
         self._transaction = transaction
 
     def search(self, query: str, keys: list[str], rows: list[SessionRow], sources: Mapping[str, ListingSource], *,
-               limit: int = 200, should_stop: Callable[[], bool] = lambda: False) -> list[SearchHit]:
+               limit: int = 200, should_stop: Callable[[], bool] = lambda: False,
+               progress: ProgressSink = no_progress) -> list[SearchHit]:
         """Turns of these rows whose text matches every word of the query, best first."""
         terms = query.split()
         if not terms:
             return []
-        self._update(rows, sources, should_stop)
+        self._update(rows, sources, should_stop, progress)
         match = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
         marks = ", ".join("?" * len(keys)) or "''"
         cursor = self._connection().execute(
@@ -75,7 +77,7 @@ class SearchIndex:
         return hits
 
     def _update(self, rows: list[SessionRow], sources: Mapping[str, ListingSource],
-                should_stop: Callable[[], bool]) -> None:
+                should_stop: Callable[[], bool], progress: ProgressSink) -> None:
         """Index the turns of new or changed files. Each file's records take a contiguous rowid
         range, so a re-index deletes by rowid instead of scanning the whole index."""
         db = self._connection()
@@ -88,9 +90,10 @@ class SearchIndex:
         next_rowid = (db.execute("SELECT max(rowid) FROM search").fetchone()[0] or 0) + 1
         batch: list[tuple[object, ...]] = []
         done: list[tuple[object, ...]] = []
-        for row in stale:
+        for index, row in enumerate(stale, 1):
             if should_stop():
                 break
+            progress(Progress("indexing", index - 1, len(stale)))
             records = sources[row.source].read_search_records(
                 SessionFile(row.workspace_key, row.file_id, row.path, row.size, row.mtime_ns))
             if records is None:
@@ -104,6 +107,8 @@ class SearchIndex:
                 self._write(done, batch, state)
                 batch, done = [], []
         self._write(done, batch, state, gone)
+        if stale:
+            progress(Progress("indexing", len(stale), len(stale)))
 
     def _write(self, done: list[tuple[object, ...]], records: list[tuple[object, ...]],
                state: dict[str, tuple[int, int, int, int]], gone: Iterable[str] = ()) -> None:

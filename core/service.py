@@ -13,7 +13,7 @@ import shlex
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -41,6 +41,10 @@ from .paths import (
     workspace_key,
 )
 from .problems import Problem
+from .progress import Progress as Progress
+from .progress import ProgressSink, no_progress
+from .resume_costs import CostProgress as CostProgress
+from .resume_costs import in_priority_order
 from .retention import PruneCandidate, PruneOptions, PruneSelection, select_prune
 from .rows import SessionRow
 from .search_index import SearchHit
@@ -164,12 +168,13 @@ def _as_reprise_run(send: Callable[Concatenate[Service, SessionRef, P], R]
 
 class Service:
     def __init__(self, loaded: config_module.LoadedSettings, *, workspace: Path | None = None,
-                 cache: Path | None = None, parallel_scan: bool = False):
+                 cache: Path | None = None, parallel_scan: bool = False, progress: ProgressSink = no_progress):
+        """`progress` hears how far a long read is: new or changed files listed, the first search's indexing."""
         self.loaded = loaded
         self.settings = loaded.settings
         self.sources: dict[str, SessionSource] = make_sources(loaded)
         self.catalog = Catalog([source.listing for source in self.sources.values()], cache or cache_dir(),
-                               parallel=parallel_scan)
+                               parallel=parallel_scan, progress=progress)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
         self.workspace_key = workspace_key(self.workspace)
         self.clock: Callable[[], float] = time.time   # what "now" is for ages told to people (the TUI's clock)
@@ -177,9 +182,11 @@ class Service:
 
     @classmethod
     def from_environment(cls, *, state_dir: str | None = None, workspace: str | None = None,
-                         config_path: Path | None = None, parallel_scan: bool = False) -> Service:
+                         config_path: Path | None = None, parallel_scan: bool = False,
+                         progress: ProgressSink = no_progress) -> Service:
         loaded = config_module.load(state_dir=state_dir, config_path=config_path)
-        return cls(loaded, workspace=Path(workspace) if workspace else None, parallel_scan=parallel_scan)
+        return cls(loaded, workspace=Path(workspace) if workspace else None, parallel_scan=parallel_scan,
+                   progress=progress)
 
     @property
     def state_root(self) -> Path:
@@ -517,33 +524,40 @@ class Service:
         path = self.workspace_path_of(key)[0]
         return self.sources[source].resume_cost_key(Path(path) if path else None, self.workspace, model)
 
-    def fill_resume_costs(self, rows: list[SessionRow], *, should_stop: Callable[[], bool] = lambda: False,
-                          progress: Callable[[], object] = lambda: None) -> int:
-        """Compute and cache the meter total of rows whose cached figure is missing or stale."""
+    def fill_resume_costs(self, rows: list[SessionRow], *, first: Iterable[SessionRow] = (),
+                          should_stop: Callable[[], bool] = lambda: False,
+                          progress: Callable[[CostProgress], object] = lambda _: None) -> int:
+        """Compute and cache the meter total of rows whose cached figure is missing or stale, the rows
+        of `first` (those on screen) before the rest; `progress` hears how far it is every 50 rows and
+        at the end. One session is read at a time and nothing of it is kept but its figure."""
         keys: dict[tuple[str, str], str] = {}
-        done = []
-        computed = 0
-        for row in rows:
+        needed: list[tuple[SessionRow, SessionRef, SessionSource, str]] = []
+        for row in in_priority_order(rows, first):
             ref = row.ref
-            if row.problem_code or ref is None or should_stop():
+            if row.problem_code or ref is None:
                 continue
             source = self.source(ref)
             if not source.capabilities.meter:
                 continue
             wanted = keys.get((ref.source, ref.workspace_key)) or keys.setdefault(
                 (ref.source, ref.workspace_key), self.resume_cost_key(ref.workspace_key, source=ref.source))
-            if row.resume_cost is not None and row.resume_cost_key == wanted:
-                continue
+            if row.resume_cost is None or row.resume_cost_key != wanted:
+                needed.append((row, ref, source, wanted))
+        done: list[SessionRow] = []
+        computed = 0
+        for index, (row, ref, source, wanted) in enumerate(needed, 1):
+            if should_stop():
+                break
             cost = source.resume_cost(ref, self._meter_workspace(ref), row.size, row.mtime_ns, row.context_tokens)
-            if cost is None:
-                continue
-            row.resume_cost, row.resume_cost_key = cost, wanted
-            done.append(row)
-            computed += 1
-            if len(done) >= 50:
-                self.catalog.set_resume_costs(done)
-                done = []
-                progress()
+            if cost is not None:
+                row.resume_cost, row.resume_cost_key = cost, wanted
+                done.append(row)
+                computed += 1
+            if index % 50 == 0 or index == len(needed):
+                if done:
+                    self.catalog.set_resume_costs(done)
+                    done = []
+                progress(CostProgress(index, len(needed)))
         if done:
             self.catalog.set_resume_costs(done)
         return computed

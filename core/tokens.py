@@ -13,9 +13,10 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import tiktoken
-import tiktoken.load
+if TYPE_CHECKING:  # imported where an encoding is built: a command that counts nothing never loads tiktoken
+    import tiktoken
 
 ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
 
@@ -99,6 +100,8 @@ def _load_ranks(path: Path, sha256: str) -> dict[bytes, int]:
     if actual != sha256:
         raise ValueError(f"bundled tokenizer {path.name} has sha256 {actual}, expected {sha256}")
     del data
+    import tiktoken.load
+
     with _env_lock:
         saved = os.environ.get("TIKTOKEN_CACHE_DIR")
         os.environ["TIKTOKEN_CACHE_DIR"] = ""
@@ -120,6 +123,8 @@ def get_encoding(name: str) -> tiktoken.Encoding:
     with _locks[name]:
         enc = _cache.get(name)
         if enc is None:
+            import tiktoken
+
             ranks = _load_ranks(_asset_path(name), sha256)
             enc = tiktoken.Encoding(
                 name,

@@ -26,6 +26,30 @@ def test_core_imports_neither_textual_nor_rich():
     assert result.stdout.strip() == "", f"core pulled in: {result.stdout.strip()}"
 
 
+
+def _imported_by(code: str) -> set[str]:
+    result = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(','.join(sorted(sys.modules)))"],
+                            capture_output=True, text=True, check=True)
+    return {name.split(".")[0] for name in result.stdout.strip().split(",")}
+
+
+def test_the_command_line_starts_without_textual_pydantic_or_tiktoken():
+    """`reprise --help` is fast because the command line imports the contract, the service and
+    the TUI only when a command needs them."""
+    heavy = {"textual", "rich", "pydantic", "pydantic_core", "tiktoken", "sqlite3"}
+    assert not _imported_by("import reprise.tui.cli") & heavy
+    assert not _imported_by("import reprise.tui.cli\nreprise.tui.cli.build_parser()") & heavy
+
+
+def test_the_check_sees_a_heavy_import():
+    """The check itself: reaching the lazy contract loads pydantic, and `list --json` needs it."""
+    assert "pydantic" in _imported_by("import reprise.tui.cli\nreprise.tui.cli.contract.Document")
+
+
+def test_counting_nothing_never_loads_tiktoken():
+    assert "tiktoken" not in _imported_by("import reprise.core.service, reprise.core.meter")
+    assert "tiktoken" in _imported_by("from reprise.core import tokens\ntokens.get_encoding('cl100k_base')")
+
 # --- the source seam: Fractal's code is reached only through the source protocol -------------------
 
 FRACTAL = "reprise.core.sources.fractal"

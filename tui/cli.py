@@ -9,30 +9,51 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import shlex
 import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from reprise.core import contract
 from reprise.core.errors import AgentError, AmbiguousError, RepriseError, UsageError
 from reprise.core.paths import SOURCE_NAMES, short_id
-from reprise.core.service import SORT_ALIASES, SORTS, Service, sort_key
+from reprise.core.progress import no_progress
 
 from .format import human_size
+from .json_writer import write_json
+from .lazy import lazy_module
+from .progress_line import ProgressLine
 from .reports import Line
 from .reports.audit import audit_lines, audit_problem_lines
 from .reports.conversation import conversation_lines
-from .reports.doctor import doctor_lines
 from .reports.history import history_digest_lines
-from .reports.meter import meter_lines
 from .stdio import CLOSED_PIPE_STATUS, closed_outputs, on_terminal, quiet_closed_outputs
 from .text import clipped, one_line, safe_line, safe_text
+
+# The contract (pydantic models), the service (sources, config, the tokenizer) and the TUI (Textual)
+# are imported when a command first needs them: `reprise --help` starts without them.
+if TYPE_CHECKING:
+    from reprise.core import contract
+    from reprise.core import service as core_service
+    from reprise.core.service import Service
+else:
+    contract = lazy_module("reprise.core.contract")
+    core_service = lazy_module("reprise.core.service")
+
+
+class _SortKeys:
+    """The service's sort keys and their aliases for `--sort`, read when an argument is checked or
+    `list --help` is printed."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((*core_service.SORTS, *core_service.SORT_ALIASES))
+
+    def __contains__(self, key: object) -> bool:
+        return key in core_service.SORTS or key in core_service.SORT_ALIASES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("list", "list sessions of this workspace (or all)")
     p.add_argument("--all", action="store_true", help="all workspaces")
     p.add_argument("--limit", type=int, help="show at most N")
-    p.add_argument("--sort", choices=(*SORTS, *SORT_ALIASES), default="updated",
+    p.add_argument("--sort", choices=_SortKeys(), metavar="KEY", default="updated",
                    help="updated, turns, size, context (the last measured), next (the next turn's tokens; "
                         "cost is its old name); largest or newest first")
     p.add_argument("--reverse", action="store_true", help="smallest or oldest first")
@@ -227,12 +248,17 @@ def _run(argv: list[str] | None) -> int:
     try:
         if args.command is None:
             return _open_tui(args)
-        service = Service.from_environment(state_dir=getattr(args, "state_dir", None),
-                                           workspace=getattr(args, "workspace", None), parallel_scan=True)
+        # How far a cold listing or a first search is, on a terminal only: never into a pipe or with --json.
+        progress = ProgressLine(sys.stderr) if not as_json and _is_terminal(sys.stderr) else None
+        service = core_service.Service.from_environment(state_dir=getattr(args, "state_dir", None),
+                                                        workspace=getattr(args, "workspace", None), parallel_scan=True,
+                                                        progress=progress or no_progress)
         handler: Callable = COMMANDS[args.command]
         try:
             return handler(service, args, as_json)
         finally:
+            if progress is not None:
+                progress.clear()
             for note in service.take_notices():  # the catalog was rebuilt or bypassed: one line each
                 print(f"reprise: {safe_line(note)}", file=sys.stderr)
     except RepriseError as exc:
@@ -249,6 +275,13 @@ def _run(argv: list[str] | None) -> int:
         return 1
 
 
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # replaced by something without a descriptor, or closed
+        return False
+
+
 def _print_error(exc: RepriseError, as_json: bool) -> None:
     if as_json:
         print(json.dumps(contract.dump(contract.error(exc))))
@@ -260,51 +293,13 @@ def _print_error(exc: RepriseError, as_json: bool) -> None:
 
 
 def _emit(data: dict) -> None:
-    """One JSON document; a non-finite number (a session may hold one) becomes null, as JSON has none.
-
-    Written as it is encoded, a batch of chunks at a time: a session's summary can be hundreds
-    of MB, and the whole document as one string (and its encoded copy) would be as large again."""
-    if _has_non_finite(data):
-        data = _finite(data)
-    pending: list[str] = []
-    for chunk in json.JSONEncoder(indent=2, allow_nan=False).iterencode(data):
-        if len(chunk) > 1 << 16:  # a long string: written in slices, never copied whole
-            sys.stdout.write("".join(pending))
-            pending.clear()
-            for start in range(0, len(chunk), 1 << 20):
-                sys.stdout.write(chunk[start:start + (1 << 20)])
-            continue
-        pending.append(chunk)
-        if len(pending) >= 8192:
-            sys.stdout.write("".join(pending))
-            pending.clear()
-    pending.append("\n")
-    sys.stdout.write("".join(pending))
+    """One JSON document, written as it is encoded (`json_writer`); a non-finite number becomes null."""
+    write_json(data, sys.stdout.write)
 
 
 def _print_lines(lines: list[Line]) -> None:
     for each in lines:
         print(each.plain)
-
-
-def _has_non_finite(value) -> bool:
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_has_non_finite(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_has_non_finite(item) for item in value)
-    return False
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
 
 
 # --- commands ----------------------------------------------------------------------------
@@ -352,7 +347,7 @@ def list_table_lines(service: Service, listing, width: int, now: float) -> list[
     agents = len(service.sources) > 1
     wanted = ["status", "updated", "turns", "size", "context", "next"] + (["folder"] if listing.all_workspaces else [])
     fixed = 11 + (2 if agents else 0)
-    shape = layout(width, sort=sort_key(listing.sort), reverse=listing.reverse, fixed=fixed, wanted=wanted)
+    shape = layout(width, sort=core_service.sort_key(listing.sort), reverse=listing.reverse, fixed=fixed, wanted=wanted)
     lines = [" ".join([f"{'ID':11}" + ("A " if agents else "") + "TITLE".ljust(shape.title_width),
                        *shape.header()]).rstrip()]
     for row in listing.rows:
@@ -598,6 +593,8 @@ def cmd_meter(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.meter(ref, result)))
         return 0
+    from .reports.meter import meter_lines
+
     _print_lines(meter_lines(ref.session_id, result, with_draft=bool(message)))
     return 0
 
@@ -885,6 +882,8 @@ def cmd_doctor(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.doctor(report)))
         return 0 if report.ok else 1
+    from .reports.doctor import doctor_lines
+
     _print_lines(doctor_lines(report, service.state_root))
     return 0 if report.ok else 1
 
@@ -913,7 +912,7 @@ def _open_tui(args) -> int:
         os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
         print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
     agent = args.agent or ("echo" if args.demo else None)
-    service = Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
+    service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
     app = make_app(service, agent=agent, demo=args.demo)
     with on_terminal("reprise"):
         result = app.run()

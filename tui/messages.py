@@ -10,6 +10,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from reprise.core.meter import LiveMeter, MeterResult
+    from reprise.core.resume_costs import CostProgress
     from reprise.core.rows import SessionRow
     from reprise.core.service import SendResult, SessionDetail
 
@@ -60,7 +61,15 @@ class MeterUpdated(Message):
 
 @dataclass
 class CostsFilled(Message):
-    """More resume costs are known: redraw the list once, however many arrived."""
+    """How far the background fill of resume costs is (None: it ended, done or stopped): redraw the
+    list once, however many arrived; a newer one replaces one not yet handled."""
+
+    progress: CostProgress | None
+
+    @property
+    def label(self) -> str | None:
+        progress = self.progress
+        return None if progress is None or progress.finished else f"costs {progress.done:,}/{progress.total:,}"
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, CostsFilled)

@@ -3,12 +3,15 @@ fields) print exactly what the one-piece versions printed."""
 
 from __future__ import annotations
 
+import io
 import json
+import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reprise.tui import cli
+from reprise.tui.json_writer import write_json
 from reprise.tui.text import one_line, safe_text, short_line
 
 
@@ -54,3 +57,28 @@ def test_a_short_line_of_a_huge_text_is_its_one_line():
     text = "  word\x1b  " * 3_000_000
     assert short_line(text, 100) == one_line(text, 100)
     assert short_line("x" * 5000 + " end", 100) == one_line("x" * 5000 + " end", 100)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=4) | st.tuples(children, children)
+    | st.dictionaries(st.text(max_size=8) | st.integers() | st.booleans() | st.none(), children, max_size=4),
+    max_leaves=40)
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON)
+def test_the_json_writer_writes_what_json_dumps_writes_for_any_document(value):
+    written = io.StringIO()
+    write_json(value, written.write)
+    assert written.getvalue() == json.dumps(_finite(value), indent=2) + "\n"

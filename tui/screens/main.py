@@ -146,6 +146,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.meter_runs = Debouncer(self, METER_DEBOUNCE_SECONDS, self._measure)
         self.loaded_once = False
         self.frozen_once = False
+        self.costs_progress: str | None = None  # "costs 1,200/4,000" while the background fill runs
         self.rows_signature: tuple = ()
         self.scope_where = f"workspace {service.workspace}"
 
@@ -232,6 +233,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if self.hide_agent_hidden:
             text.append(" · -p runs hidden", style="yellow")
         text.append(f" · sort: {self.sort}" + (" reversed" if self.sort_reverse else ""))
+        if self.costs_progress:
+            text.append(f" · {self.costs_progress}", style="dim")
         problems = sum(1 for row in self.all_rows if row.problem_code)
         if problems:
             text.append(f" · {problems} unreadable", style="red")
@@ -271,10 +274,18 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             return
         for note in self.service.take_notices():  # the catalog was rebuilt or bypassed
             self.app.call_from_thread(self.app.notify, safe_text(note), severity="warning", timeout=10, markup=False)
-        signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned,
-                                                  row.resume_cost) for row in listing.rows))
+        # Resume costs are not part of what changed: while the fill stores them, every refresh would
+        # otherwise read all the rows' details again, redraw the list and restart the fill.
+        signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned)
+                                                 for row in listing.rows))
         if signature != self.rows_signature or select is not None:
             self.service.load_details(listing.rows)
+        else:  # the same rows: take the figures another process (`reprise list --sort cost`) stored
+            stored = {row.path: row for row in listing.rows if row.resume_cost is not None}
+            for row in self.all_rows:
+                found = stored.get(row.path)
+                if row.resume_cost is None and found is not None:
+                    row.resume_cost, row.resume_cost_key = found.resume_cost, found.resume_cost_key
         self.post_message(RowsLoaded(listing.rows, where, signature, select))
 
     def on_rows_loaded(self, message: RowsLoaded) -> None:
@@ -365,15 +376,29 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             f"in all workspaces, or run your agent (fractal) in a project folder: its sessions appear here.\n\n"
             f"Sessions live in {safe_line(root)}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
 
-    @work(thread=True, exclusive=True, group="costs", exit_on_error=False)
     def fill_costs(self, rows: list[SessionRow], current: str | None) -> None:
-        worker = get_current_worker()
-        rows.sort(key=lambda row: row.path != current)
-        self.service.fill_resume_costs(rows, should_stop=lambda: worker.is_cancelled,
-                                       progress=lambda: self.post_message(CostsFilled()))
-        self.post_message(CostsFilled())
+        """Fill the missing resume costs in a worker started once the rows are painted: the rows on
+        screen first (the current one ahead), then the rest of the list, then the rows a filter hides."""
+        session_list = self.query_one(SessionList)
+        top = int(session_list.scroll_offset.y)
+        shown = session_list.rows
+        on_screen = shown[top:top + max(session_list.size.height, 1)]
+        first = [row for row in on_screen if row.path == current] + on_screen + shown
 
-    def on_costs_filled(self, _: CostsFilled) -> None:
+        def fill() -> None:
+            worker = get_current_worker()
+            self.service.fill_resume_costs(rows, first=first, should_stop=lambda: worker.is_cancelled,
+                                           progress=lambda progress: self.post_message(CostsFilled(progress)))
+            self.post_message(CostsFilled(None))
+
+        # After the next paint: the fill's first step loads the tokenizer, which holds the GIL for a
+        # while; the rows it was started for are drawn first.
+        self.call_after_refresh(self.run_worker, fill, thread=True, exclusive=True, group="costs",
+                                exit_on_error=False)
+
+    def on_costs_filled(self, message: CostsFilled) -> None:
+        self.costs_progress = message.label
+        self.update_header()
         self.query_one(SessionList).refresh()
 
     # --- selection and detail --------------------------------------------------------------

@@ -26,7 +26,7 @@ MAX_ITERATIONS_ERROR = "Reached max iterations before SUBMIT; response came from
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="allow", validate_assignment=False)
+    model_config = ConfigDict(extra="allow", validate_assignment=False, defer_build=True)  # built on first load
 
     def has_unknown_fields(self) -> bool:
         """True when this model or any model inside it carries fields Fractal would drop."""

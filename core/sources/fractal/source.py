@@ -41,12 +41,10 @@ from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
 from .meter import METER_VERSION, Meter, agents_md_section
 from .models import SessionState
-from .restore import fork_undone, restore_session, unrestored_trims
 from .store import Loaded, Store
 from .summary import render_summary
 from .transcript import transcript_of
 from .trash import Trash, relink
-from .trim import TrimMeter, trim_session
 from .turns import (
     begin_turn,
     cap_history,
@@ -309,6 +307,8 @@ class FractalSource(SessionSource):
             if current.sha256 != expected_sha256:
                 raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was trimmed.",
                                          hint="open the trim dialog again")
+        from .trim import TrimMeter, trim_session  # trimming's code is loaded by a trim, not by every listing
+
         meter = TrimMeter.from_meter(self.meter, workspace, model=model)
         return trim_session(self.store, self.archive, ref, options, meter=meter, dry_run=dry_run, fork=fork,
                             force=force, audit=self.audit)
@@ -317,6 +317,8 @@ class FractalSource(SessionSource):
                 force: bool) -> RestoreResult:
         """Undo a trim; undoing the trim that wrote a fork moves the fork to the trash (`--archive
         DIGEST` still puts that entry's records back into the fork)."""
+        from .restore import fork_undone, restore_session  # loaded by an undo, not by every listing
+
         if archive_digest is None:
             current = self.store.current_version(self.store.paths.session_file(ref))
             entries = self.archive.checked_entries(ref)
@@ -348,6 +350,8 @@ class FractalSource(SessionSource):
         return RestoreResult(ref, data, b"", [step], True, False, None, notes)
 
     def can_undo_trim(self, ref: SessionRef) -> bool:
+        from .restore import unrestored_trims
+
         current = self.store.current_version(self.store.paths.session_file(ref))
         return current is not None and bool(unrestored_trims(self.archive.entries(ref), current.sha256))
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class _Traced(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built on first load
 
     def unknown_fields(self, where: str = "trace") -> list[str]:
         found = [f"{where}.{key}" for key in (self.model_extra or {})]
