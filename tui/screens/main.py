@@ -30,10 +30,11 @@ from reprise.core.rows import SessionRow
 from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, ResumePlan, SendResult, SessionDetail, sort_rows
 
-from ..format import human_size
+from ..format import human_size, local_now
+from ..reports.search import matched_words
 from ..text import clipped, safe_line, safe_text
 from ..widgets.composer import Composer
-from ..widgets.detail import DetailPane
+from ..widgets.detail import DetailPane, Landing
 from ..widgets.meter import MeterBar
 from ..widgets.session_list import SessionList, header_text
 from ..workers import ReportsWorkerErrors
@@ -395,13 +396,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.detail = message.detail
         self.detail_window = message.window
         self.comparisons = message.comparisons
-        pane.show_detail(message.detail, stale=message.stale)
+        pane.show_detail(message.detail, stale=message.stale, now=local_now(self.reprise_app.clock()))
         if self.history_to_end == message.path:
             self.history_to_end = None
             pane.scroll_history_to_end()
-        if self.pending_turn is not None and self.pending_turn[0] == message.path:
-            pane.scroll_summary_to_turn(self.pending_turn[1])
-            self.pending_turn = None
 
     def on_meter_prepared(self, message: MeterPrepared) -> None:
         if message.path != self.query_one(SessionList).current_path:
@@ -854,13 +852,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                                           scope_label=label), chosen)
 
     def open_at_turn(self, hit: SearchHit) -> None:
+        """Select the hit's session and open its conversation with the match's line at the top."""
         self.filter_text = ""
         self.query_one("#filter", Input).value = ""
-        self.pending_turn = (hit.row.path, hit.turn)
-        session_list = self.query_one(SessionList)
-        if session_list.current_path == hit.row.path and self.detail is not None:
-            self.query_one(DetailPane).scroll_summary_to_turn(hit.turn)
-            self.pending_turn = None
+        self.query_one(DetailPane).land_when_shown(hit.row.path, Landing(hit.turn, matched_words(hit.snippet)))
         self.apply_view(select=hit.row.path)
 
     # --- service calls from actions --------------------------------------------------------
