@@ -34,7 +34,7 @@ COMMAND_CHARS = 120
 TOOL_RESULT_CHARS = 2_000
 TOOL_INPUT_CHARS = 300
 
-STATUS_WORDS = {"pending": "running", "max_iterations": "stopped at the iteration limit"}
+STATUS_WORDS = {"pending": "running", "max_iterations": "iteration limit"}
 STATUS_ROLES = {"succeeded": "ok", "failed": "error", "interrupted": "warning", "max_iterations": "warning",
                 "pending": "warning"}
 
