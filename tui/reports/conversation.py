@@ -34,7 +34,7 @@ COMMAND_CHARS = 120
 TOOL_RESULT_CHARS = 2_000
 TOOL_INPUT_CHARS = 300
 
-STATUS_WORDS = {"pending": "running", "max_iterations": "iteration limit"}
+STATUS_WORDS = {"max_iterations": "iteration limit"}
 STATUS_ROLES = {"succeeded": "ok", "failed": "error", "interrupted": "warning", "max_iterations": "warning",
                 "pending": "warning"}
 
@@ -141,7 +141,7 @@ def turn_lines(number: int, turn: Turn, now: datetime, agent: str = "Agent", *, 
     if turn.reply:
         lines += _said(agent, "agent", turn.reply, REPLY_LINES, whole)
     elif turn.status == "pending":
-        lines.append(line(f"{agent} is working on it…", style="muted"))
+        lines.append(line("No reply yet.", style="muted"))
     read, changed, commands = turn_counts(turn)
     sentence = facts_sentence(read, changed, commands, len(turn.tool_calls))
     if sentence:

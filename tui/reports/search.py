@@ -12,7 +12,7 @@ from ..text import clipped, one_line
 from . import Line, line
 
 HITS_PER_SESSION = 3
-FIELD_NAMES = {"user": "prompt", "response": "reply"}
+FIELD_NAMES = {"user": "prompt", "response": "reply", "tool": "tool call"}
 
 
 @dataclass(slots=True)

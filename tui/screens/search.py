@@ -29,7 +29,7 @@ TYPING_PAUSE = 0.3   # seconds of no typing before a search starts
 def group_heading(group: HitGroup) -> Text:
     """A session's heading: its title and how many of its turns matched."""
     count = len(group.hits)
-    text = Text(clipped(group.row.display_title, 80), style="bold")
+    text = Text(clipped(group.row.display_title, 80), style="bold", no_wrap=True, overflow="ellipsis")
     text.append(f"  {count} hit{'s' if count != 1 else ''}", style="dim")
     return text
 
@@ -37,7 +37,7 @@ def group_heading(group: HitGroup) -> Text:
 def hit_text(hit: SearchHit) -> Text:
     """One result line: where it matched ("title", "turn 30 reply"), then the snippet with the
     matches highlighted."""
-    text = Text(f"  {where(hit):17} ", style="dim")
+    text = Text(f"  {where(hit):17} ", style="dim", no_wrap=True, overflow="ellipsis")
     snippet = " ".join(hit.snippet.split())
     for index, piece in enumerate(snippet.replace(HIT_END, HIT_START).split(HIT_START)):
         text.append(safe_text(piece), style="reverse" if index % 2 else "")

@@ -23,6 +23,7 @@ from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from reprise.core.meter import MeterResult
 from reprise.core.service import SessionDetail
+from reprise.core.times import parse_time
 
 from ..format import human_size, human_time, local_now, tilde_folder
 from ..reports import Line, line, plain_text
@@ -82,6 +83,10 @@ def banner_lines(detail: SessionDetail, now: datetime, *, show_ids: bool = False
     if show_ids:
         figures.append(f" · {safe_line(detail.ref.session_id)}")
     return [line((safe_line(title), "heading")), line(*figures, style="muted")]
+
+
+def deletion_note(detail: SessionDetail) -> str:
+    return safe_line(detail.deletion or "") + ("; K copies it out of reach." if detail.keepable else "")
 
 
 class DetailPane(Vertical):
@@ -211,17 +216,14 @@ class DetailPane(Vertical):
         banner = self.query_one("#detail-banner", Static)
         warnings = [safe_line(w.message) for w in detail.warnings]
         for number, _turn_id, created in self._stale:
-            warnings.append(f"turn {number} has been pending since {safe_line(created or 'an unknown time')}: "
+            since = human_time(parse_time(created), self._now) if parse_time(created) else "an unknown time"
+            warnings.append(f"turn {number} started {since} and is still pending: "
                             "its agent is gone; press x to mark it interrupted")
         if detail.size > LARGE_SESSION_BYTES:
             warnings.insert(0, f"large session ({human_size(detail.size)}): resuming it may be slow")
         lines = banner_lines(detail, self._now, show_ids=self.show_ids)
-        if detail.deletion:
-            deletion = safe_line(detail.deletion) + ("; K copies it out of reach." if detail.keepable else "")
-            if detail.deletion_soon:
-                warnings.insert(0, deletion)
-            else:
-                lines.append(line(deletion, style="muted"))
+        if detail.deletion and detail.deletion_soon:   # a later deletion is said above the conversation
+            warnings.insert(0, deletion_note(detail))
         if warnings:
             lines.append(line("⚠ " + "; ".join(warnings), style="warning"))
         banner.set_class(bool(warnings), "-warning")
@@ -249,6 +251,8 @@ class DetailPane(Vertical):
             first = min(first, max(landing.turn - 1, 0))
         roles = self.roles()
         lines = [line(safe_line(note), style="muted") for note in transcript.notes]
+        if detail.deletion and not detail.deletion_soon:
+            lines.append(line(deletion_note(detail), style="muted"))
         if first:
             lines.append(line(f"Turns 1–{first} are left out here: v shows the raw text, "
                               f"`reprise show {safe_line(detail.ref.session_id[:8])}` every turn.", style="muted"))
@@ -285,7 +289,10 @@ class DetailPane(Vertical):
             scroll.scroll_end(animate=False)   # once the new text is laid out
 
     def watch_raw(self, raw: bool) -> None:
+        focused = self.screen.focused if self.is_mounted else None
         self.set_class(raw, "-raw")
+        if focused is not None and focused in (self.query_one("#conversation"), self.query_one("#summary-view")):
+            self.query_one("#summary-view" if raw else "#conversation").focus()   # the reader stays in the text
 
     def watch_show_ids(self) -> None:
         self._draw_banner()
