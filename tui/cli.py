@@ -600,6 +600,7 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.search(hits)))
         return 0 if hits else 1
+    service.load_details([hit.row for hit in hits])   # each session is named by its title
     _print_lines(search_lines(hits, limit=args.limit))
     return 0 if hits else 1
 
