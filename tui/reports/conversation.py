@@ -146,10 +146,15 @@ def turn_lines(number: int, turn: Turn, now: datetime, agent: str = "Agent", *, 
     sentence = facts_sentence(read, changed, commands, len(turn.tool_calls))
     if sentence:
         lines.append(line(sentence[0].upper() + sentence[1:], style="muted"))
-    for command in turn.commands[:COMMANDS_SHOWN]:
+    if whole:   # the turn a search landed on: its files too (a search matches them)
+        lines += [line(f"  read {clipped(touch.path, COMMAND_CHARS)}", style="muted") for touch in turn.files_read]
+        lines += [line(f"  changed {clipped(touch.path, COMMAND_CHARS)}", style="muted")
+                  for touch in turn.files_modified]
+    shown = turn.commands if whole else turn.commands[:COMMANDS_SHOWN]
+    for command in shown:
         lines.append(line(f"  $ {short_line(command.command, COMMAND_CHARS)}", style="muted"))
-    if len(turn.commands) > COMMANDS_SHOWN:
-        lines.append(line(f"  … {len(turn.commands) - COMMANDS_SHOWN} more commands", style="muted"))
+    if len(turn.commands) > len(shown):
+        lines.append(line(f"  … {len(turn.commands) - len(shown)} more commands", style="muted"))
     if turn.error:
         lines += _said("Error", "error", turn.error, ERROR_LINES, whole)
     return lines

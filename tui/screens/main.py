@@ -855,7 +855,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         """Select the hit's session and open its conversation with the match's line at the top."""
         self.filter_text = ""
         self.query_one("#filter", Input).value = ""
-        self.query_one(DetailPane).land_when_shown(hit.row.path, Landing(hit.turn, matched_words(hit.snippet)))
+        landing = Landing(hit.turn, matched_words(hit.snippet), hit.field)
+        self.query_one(DetailPane).land_when_shown(hit.row.path, landing)
         self.apply_view(select=hit.row.path)
 
     # --- service calls from actions --------------------------------------------------------

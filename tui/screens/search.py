@@ -29,18 +29,19 @@ TYPING_PAUSE = 0.3   # seconds of no typing before a search starts
 def group_heading(group: HitGroup) -> Text:
     """A session's heading: its title and how many of its turns matched."""
     count = len(group.hits)
-    text = Text(clipped(group.row.display_title, 80), style="bold", no_wrap=True, overflow="ellipsis")
+    text = Text(clipped(group.row.display_title, 80), style="bold")
     text.append(f"  {count} hit{'s' if count != 1 else ''}", style="dim")
     return text
 
 
-def hit_text(hit: SearchHit) -> Text:
-    """One result line: where it matched ("title", "turn 30 reply"), then the snippet with the
-    matches highlighted."""
-    text = Text(f"  {where(hit):17} ", style="dim", no_wrap=True, overflow="ellipsis")
+def hit_text(hit: SearchHit, width: int) -> Text:
+    """One result line, at most `width` wide: where it matched ("title", "turn 30 reply"), then
+    the snippet with the matches highlighted."""
+    text = Text(f"  {where(hit):17} ", style="dim")
     snippet = " ".join(hit.snippet.split())
     for index, piece in enumerate(snippet.replace(HIT_END, HIT_START).split(HIT_START)):
         text.append(safe_text(piece), style="reverse" if index % 2 else "")
+    text.truncate(max(width, 30), overflow="ellipsis")
     return text
 
 
@@ -122,12 +123,13 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         results = self.query_one("#search-results", OptionList)
         results.clear_options()
         index = {id(hit): number for number, hit in enumerate(self.hits)}
+        width = results.scrollable_content_region.width - 2 or 100   # one line per hit: no wrapping
         options: list[Option] = []
         for group in grouped(self.hits):
             path = group.row.path
             options.append(Option(group_heading(group), disabled=True))
             shown = group.hits if path in self.expanded else group.hits[:HITS_PER_SESSION]
-            options += [Option(hit_text(hit), id=str(index[id(hit)])) for hit in shown]
+            options += [Option(hit_text(hit, width), id=str(index[id(hit)])) for hit in shown]
             if len(shown) < len(group.hits):
                 options.append(Option(Text(f"  … {len(group.hits) - len(shown)} more in this session",
                                            style="italic"), id=f"more:{path}"))

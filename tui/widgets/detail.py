@@ -65,6 +65,11 @@ class Landing:
 
     turn: int
     words: tuple[str, ...]
+    field: str = ""   # the search record's field ("user", "response", "files"...): where in the turn to look
+
+
+FIELD_MARKS = {"user": ("You: ",), "error": ("Error: ",), "commands": ("  $ ",), "files": ("  read ", "  changed ")}
+NEAR_LINE_START = 160   # a match this near the start of its line lands with the whole line on top
 
 
 def banner_lines(detail: SessionDetail, now: datetime, *, show_ids: bool = False) -> list[Line]:
@@ -271,7 +276,10 @@ class DetailPane(Vertical):
             else:
                 if landing.words:
                     text.highlight_words(landing.words, roles["match"], case_sensitive=False)
-                cut = _match_line_start(text, landing.words)
+                marks = FIELD_MARKS.get(landing.field, ())
+                if landing.field == "response":
+                    marks = (f"{detail.agent_label}: ",)
+                cut = _landing_cut(text, landing.words, marks)
                 if cut:
                     before = _joined(before, text[:cut - 1])   # its line ends where the landed part starts
                 after = _joined(after, text[cut:])
@@ -341,12 +349,21 @@ def _joined(first: Text, second: Text) -> Text:
     return Text("\n").join((first, second))
 
 
-def _match_line_start(text: Text, words: tuple[str, ...]) -> int:
-    """Where the line holding the first of the words starts (past the turn's heading line, so a
-    match in the heading keeps the heading on top); 0 when none is found."""
+def _landing_cut(text: Text, words: tuple[str, ...], marks: tuple[str, ...]) -> int:
+    """Where the landed part starts: the line holding the first of the words, looked for from the
+    matched field's mark on (past the turn's heading, so a match in the heading keeps the heading
+    on top); at the word itself when its line starts far before it (a long paragraph). 0 when no
+    word is found."""
     plain = text.plain.casefold()
-    heading_end = plain.find("\n") + 1
-    found = [at for at in (plain.find(word.casefold(), heading_end) for word in words if word) if at >= 0]
+    start = plain.find("\n") + 1
+    starts = [at for at in (plain.find(mark.casefold(), start) for mark in marks) if at >= 0]
+    start = min(starts) if starts else start
+    found = [at for at in (plain.find(word.casefold(), start) for word in words if word) if at >= 0]
     if not found:
         return 0
-    return plain.rfind("\n", 0, min(found)) + 1
+    match = min(found)
+    line_start = plain.rfind("\n", 0, match) + 1
+    if match - line_start <= NEAR_LINE_START:
+        return line_start
+    space = plain.rfind(" ", line_start, match)
+    return space + 1 if space >= 0 else match
