@@ -7,6 +7,8 @@ import json
 import os
 from datetime import UTC, datetime
 
+import pytest
+
 from reprise.core import config
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
@@ -16,6 +18,7 @@ from reprise.core.sources.fractal.models import TurnUsage
 from reprise.core.sources.fractal.store import Store
 from reprise.core.transcript import Command, FileTouch, Transcript, Turn, Usage
 from reprise.tui import cli
+from reprise.tui.reports import audit as audit_report
 from reprise.tui.reports import plain_text
 from reprise.tui.reports.history import history_lines
 from reprise.tui.reports.meter import context_lines, meter_lines
@@ -179,10 +182,17 @@ def put_audit_log(state_root, folder) -> str:
     return str(path)
 
 
-AUDIT = ("2026-01-02T03:04:05.123456+00:00  trim          aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  ok  capped 2, dropped 1\n"
-         "2026-01-02T04:00:00+00:00  prune         ccccccccccccccccccccccccccccccc…  failed: disk full  \n")
+AUDIT = ("yesterday 03:04   trim          aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  ok  capped 2, dropped 1\n"
+         "yesterday 04:00   prune         ccccccccccccccccccccccccccccccc…  failed: disk full  \n")
 
 
+@pytest.fixture
+def audit_clock(monkeypatch):
+    """The audit's times are said from a fixed now, the day after the log's records."""
+    monkeypatch.setattr(audit_report, "local_now", lambda: datetime(2026, 1, 3, 9, 0, tzinfo=UTC))
+
+
+@pytest.mark.usefixtures("audit_clock")
 def test_audit_prints_one_line_per_record_and_names_a_bad_line_on_stderr(capsys, workspace,
                                                                           isolated_paths):
     log = put_audit_log(isolated_paths, workspace)
@@ -233,6 +243,7 @@ async def test_the_doctor_view_shows_the_lines_reprise_doctor_prints(capsys, wor
         assert await _report_body(app, pilot, "show_doctor") == printed.rstrip("\n")
 
 
+@pytest.mark.usefixtures("audit_clock")
 async def test_the_audit_view_shows_the_lines_reprise_audit_prints_and_the_unreadable_line(capsys, workspace,
                                                                                             isolated_paths):
     log = put_audit_log(isolated_paths, workspace)
