@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual.widgets import Static, TextArea
 
 from reprise.core.sources.fractal.store import Store
+from reprise.tui.screens import search as search_screen
 from reprise.tui.screens.main import MainScreen
 from reprise.tui.screens.search import SearchScreen
 from reprise.tui.widgets.detail import DetailPane
@@ -171,3 +172,19 @@ async def test_the_search_screen_groups_hits_by_session_with_n_more_and_title_hi
         group = expanded[heading:heading + hidden + 4]
         assert len(expanded) == len(prompts) + hidden - 1 and not any("more in this session" in t for t in group)
         assert all("turn 0" not in text for text in expanded)
+
+
+async def test_a_burst_of_typing_in_the_search_starts_no_search_until_its_pause_or_enter(service, monkeypatch):
+    monkeypatch.setattr(search_screen, "TYPING_PAUSE", 30.0)   # the pause never ends within the test
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press(*"refactor")
+        await settle(pilot)
+        assert screen.typing.runs == 0 and screen.typing.pending and not screen.hits
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen.typing.runs == 1 and not screen.typing.pending and screen.hits
