@@ -3,13 +3,14 @@ text the meter counts, `I` the ids, and a search lands with the match at the top
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.widgets import Static, TextArea
 
 from reprise.core.sources.fractal.store import Store
 from reprise.tui.screens import search as search_screen
 from reprise.tui.screens.main import MainScreen
 from reprise.tui.screens.search import SearchScreen
-from reprise.tui.widgets.detail import DetailPane
+from reprise.tui.widgets.detail import DetailPane, landing_cut
 from reprise.tui.widgets.session_list import SessionList
 
 from . import test_cli
@@ -188,3 +189,13 @@ async def test_a_burst_of_typing_in_the_search_starts_no_search_until_its_pause_
         await pilot.press("enter")
         await settle(pilot)
         assert screen.typing.runs == 1 and not screen.typing.pending and screen.hits
+
+
+def test_a_landing_starts_at_the_matching_line_of_the_matched_field_or_at_the_word_in_a_long_paragraph():
+    turn = Text("Turn 3 · succeeded · module\nYou: fix module\nFractal: short\nmodule here\n  $ make module")
+    assert turn.plain[landing_cut(turn, ("module",), ("You: ",)):].startswith("You: fix module")
+    assert turn.plain[landing_cut(turn, ("MODULE",), ("Fractal: ",)):].startswith("module here")   # any case
+    assert turn.plain[landing_cut(turn, ("module",), ("  $ ",)):].startswith("  $ make module")
+    assert landing_cut(turn, ("absent",), ()) == 0   # the turn's heading stays on top
+    paragraph = Text("Turn 1 · succeeded\nFractal: " + "word " * 100 + "needle and more")
+    assert paragraph.plain[landing_cut(paragraph, ("needle",), ("Fractal: ",)):].startswith("needle and more")

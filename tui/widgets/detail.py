@@ -279,7 +279,7 @@ class DetailPane(Vertical):
                 marks = FIELD_MARKS.get(landing.field, ())
                 if landing.field == "response":
                     marks = (f"{detail.agent_label}: ",)
-                cut = _landing_cut(text, landing.words, marks)
+                cut = landing_cut(text, landing.words, marks)
                 if cut:
                     before = _joined(before, text[:cut - 1])   # its line ends where the landed part starts
                 after = _joined(after, text[cut:])
@@ -349,7 +349,7 @@ def _joined(first: Text, second: Text) -> Text:
     return Text("\n").join((first, second))
 
 
-def _landing_cut(text: Text, words: tuple[str, ...], marks: tuple[str, ...]) -> int:
+def landing_cut(text: Text, words: tuple[str, ...], marks: tuple[str, ...]) -> int:
     """Where the landed part starts: the line holding the first of the words, looked for from the
     matched field's mark on (past the turn's heading, so a match in the heading keeps the heading
     on top); at the word itself when its line starts far before it (a long paragraph). 0 when no
