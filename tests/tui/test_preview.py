@@ -3,6 +3,7 @@ text the meter counts, `I` the ids, and a search lands with the match at the top
 
 from __future__ import annotations
 
+import pytest
 from rich.text import Text
 from textual.widgets import Static, TextArea
 
@@ -35,11 +36,16 @@ def put_word_in_turn_30(service):
     return ref
 
 
-async def test_search_lands_with_the_matching_line_at_the_top_of_the_conversation_and_highlighted(service):
+@pytest.mark.parametrize("shown_before", [False, True], ids=["another session", "the session shown"])
+async def test_search_lands_with_the_matching_line_at_the_top_of_the_conversation_and_highlighted(service,
+                                                                                                 shown_before):
     ref = put_word_in_turn_30(service)
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
+        if shown_before:
+            select(app, 60)
+            await settle(pilot)
         await pilot.press("ctrl+f")
         await pilot.pause()
         assert isinstance(app.screen, SearchScreen)

@@ -290,11 +290,20 @@ class DetailPane(Vertical):
         landed.update(after)
         landed.set_class(landing is not None, "-landed")
         if landing is not None:
-            self.call_after_refresh(lambda: scroll.scroll_to_widget(landed, top=True, animate=False))
+            self.call_after_refresh(self._scroll_to_landed)
         elif keep_place and place < scroll.max_scroll_y:
             self.call_after_refresh(lambda: scroll.scroll_to(y=place, animate=False))
         else:
             scroll.scroll_end(animate=False)   # once the new text is laid out
+
+    def _scroll_to_landed(self, tries: int = 10) -> None:
+        """Put the landed part at the top once it is laid out: a landing drawn while the search
+        screen still covers this one is laid out only when this screen shows again."""
+        landed = self.query_one("#conversation-from", Static)
+        if landed.virtual_region.height == 0 and tries > 0:
+            self.call_after_refresh(self._scroll_to_landed, tries - 1)
+            return
+        self.query_one("#conversation", VerticalScroll).scroll_to_widget(landed, top=True, animate=False)
 
     def watch_raw(self, raw: bool) -> None:
         focused = self.screen.focused if self.is_mounted else None
