@@ -68,6 +68,9 @@ class Turn:
     commands: list[Command] = field(default_factory=list)
     detailed: bool = True   # False when the store keeps only the message and the reply of this turn
     thinking: str = ""      # the model's own reasoning, where the store keeps it (shown folded, apart from the reply)
+    # (files read, files changed, commands run) as the agent counted them, for a turn whose lists
+    # the store no longer keeps (Fractal's older turns); None where the lists above are the record
+    fact_counts: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

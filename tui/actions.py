@@ -67,9 +67,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("v,f2", "toggle_preview", "Preview", "Show or hide the preview"),
     Command("f2", "preview", "Preview", "Show or hide the preview", footer=True, modes=frozenset({PICK}),
             palette=False),
+    Command("R", "raw", "Raw text", "Show the raw text (Fractal's own rendered summary: what the meter counts; "
+            "the whole transcript for other agents), or the conversation again"),
+    Command("I", "ids", "Ids", "Show the session's and each turn's ids in the preview, or hide them"),
     Command("i,tab", "focus_composer", "Compose", "Write a message to the selected session"),
     Command("x", "recover", "Mark interrupted", "Mark the session's stale pending turn interrupted"),
-    Command("1", "show_tab('tab-summary')", "Summary", "Show the Summary tab"),
+    Command("1", "show_tab('tab-summary')", "Conversation", "Show the Conversation tab"),
     Command("2", "show_tab('tab-history')", "History", "Show the History tab"),
     Command("3", "show_tab('tab-context')", "Context", "Show the Context tab"),
     Command("ctrl+z", "restore_draft", "Bring back draft", "Bring back the draft ctrl+c cleared",

@@ -23,14 +23,15 @@ from reprise.core.errors import AgentError, AmbiguousError, RepriseError, UsageE
 from reprise.core.paths import SOURCE_NAMES, short_id
 from reprise.core.progress import no_progress
 
-from .format import human_size
+from .format import human_size, human_time, local_now, money, tilde_folder
 from .json_writer import write_json
 from .lazy import lazy_module
 from .progress_line import ProgressLine
 from .reports import Line
 from .reports.audit import audit_lines, audit_problem_lines
-from .reports.conversation import conversation_lines
+from .reports.conversation import STATUS_WORDS, conversation_lines, full_conversation_lines, turn_time
 from .reports.history import history_digest_lines
+from .reports.search import search_lines
 from .stdio import CLOSED_PIPE_STATUS, closed_outputs, on_terminal, quiet_closed_outputs
 from .text import clipped, one_line, safe_line, safe_text
 
@@ -97,9 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interactive", action="store_true",
                    help="leave out the sessions the agent's own picker hides (`claude -p` and SDK runs)")
 
-    p = add("show", "show a session: summary, bounded history, usage")
+    p = add("show", "show a session: its conversation, turn by turn, and its usage")
     p.add_argument("id")
     p.add_argument("--summary", action="store_true", help="print exactly Fractal's rendered summary")
+    p.add_argument("--raw", action="store_true",
+                   help="the agent's own rendered summary (the whole transcript for other agents) and the "
+                        "history of the turns kept in the file, with ids and ISO times")
 
     p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id (Claude Code)")
     p.add_argument("--title")
@@ -387,30 +391,61 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.session_detail(detail)))
         return 0
+    if args.raw:
+        _print_raw_show(detail)
+        return 0
+    now = local_now()
+    turns = detail.transcript.turns
+    facts = [detail.agent_label, tilde_folder(detail.workspace_path or detail.ref.workspace_key)]
+    newest = [at for at in (turn_time(turn) for turn in turns[-3:]) if at is not None]
+    if newest:
+        facts.append(human_time(max(newest), now))
+    if turns:
+        facts.append(STATUS_WORDS.get(turns[-1].status, turns[-1].status))
+    facts.append(f"{len(turns)} turn{'s' if len(turns) != 1 else ''}")
+    print(safe_line(detail.title or "(untitled)") + ("  [pinned]" if detail.meta.pinned else ""))
+    print(safe_line(" · ".join(facts)))
+    print(f"Session {safe_line(detail.ref.session_id)}, file {safe_line(detail.path)} ({human_size(detail.size)})")
+    _print_notes(detail)
+    print()
+    _print_lines(conversation_lines(detail.transcript, now, detail.agent_label))
+    _print_usage(detail)
+    return 0
+
+
+def _print_notes(detail) -> None:
+    if detail.deletion is not None:
+        keep = f"; `reprise keep {detail.ref.session_id[:8]}` copies it out of reach." if detail.keepable else ""
+        print(f"Note: {safe_line(detail.deletion)}{keep}")
+    for warning in detail.warnings:
+        print(f"Warning: {safe_line(warning.message)}")
+
+
+def _print_usage(detail) -> None:
+    t = detail.totals
+    print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, "
+          f"{detail.cost_label} {money(t.cost or 0.0)}, "
+          f"{t.iterations or 0} iterations, {(t.duration_ms or 0) / 1000:.1f} s; "
+          f"last context {t.context_tokens or 0:,} tokens")
+
+
+def _print_raw_show(detail) -> None:
+    """`show --raw`: the agent's own render (or the whole transcript) and the kept history."""
     title = detail.title or "(untitled)"
     print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
           f"{'  [pinned]' if detail.meta.pinned else ''}")
     print(f"Workspace {safe_line(detail.workspace_path or detail.ref.workspace_key)}")
-    if detail.deletion is not None:
-        keep = f"; `reprise keep {detail.ref.session_id[:8]}` copies it out of reach." if detail.keepable else ""
-        print(f"Note: {safe_line(detail.deletion)}{keep}")
     print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {len(detail.transcript.turns)} turns")
-    for warning in detail.warnings:
-        print(f"Warning: {safe_line(warning.message)}")
+    _print_notes(detail)
     print()
     if detail.summary_text is not None:
         _print_safe(detail.summary_text)
     else:
-        _print_lines(conversation_lines(detail.transcript, detail.agent_label))
+        _print_lines(full_conversation_lines(detail.transcript, detail.agent_label))
     print()
     _print_lines(history_digest_lines(detail.transcript))
-    t = detail.totals
     print()
-    print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, "
-          f"{detail.cost_label} {t.cost or 0.0:.4f}, "
-          f"{t.iterations or 0} iterations, {(t.duration_ms or 0) / 1000:.1f} s; "
-          f"last context {t.context_tokens or 0:,} tokens")
-    return 0
+    _print_usage(detail)
 
 
 def _print_safe(text: str, chunk: int = 1 << 20) -> None:
@@ -606,10 +641,8 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.search(hits)))
         return 0 if hits else 1
-    for hit in hits:
-        snippet = one_line(contract.snippet(hit), 90)
-        print(f"{clipped(short_id(hit.row.source, hit.row.file_id), 9):9}  turn {hit.turn:<4} {hit.field:9} {snippet}")
-    print(f"{len(hits)} matching turns")
+    service.load_details([hit.row for hit in hits])   # each session is named by its title
+    _print_lines(search_lines(hits, limit=args.limit))
     return 0 if hits else 1
 
 

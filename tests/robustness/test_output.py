@@ -146,8 +146,9 @@ def test_every_human_output_escapes_hostile_ids_titles_and_paths(hostile, capsys
         (("list",), [shown(TITLE, 42), shown(BAD_FILE_ID, 9), shown(TRASHED_TITLE, 42)]),
         (("list", "--all"), [shown(TITLE, 42)]),
         (("list", "--state-dir", str(empty_state)), [shown(empty_state)]),
-        (("show", SESSION_ID), [shown(SESSION_ID), shown(TITLE), shown(hostile.workspace),
-                                shown(READ_PATH)]),
+        (("show", SESSION_ID), [shown(SESSION_ID), shown(TITLE), shown(hostile.workspace)]),
+        (("show", SESSION_ID, "--raw"), [shown(SESSION_ID), shown(TITLE), shown(hostile.workspace),
+                                         shown(READ_PATH)]),
         (("workspaces",), [shown(hostile.workspace)]),
         (("meter", SESSION_ID), [shown(SESSION_ID)]),
         (("trim", SESSION_ID, "--keep-history", "1", "--dry-run"), [shown(SESSION_ID)]),
@@ -208,8 +209,10 @@ async def test_the_tui_shows_hostile_names_escaped_in_rows_banner_header_dialogs
         await settle(pilot)
         row = "".join(segment.text for segment in session_list.render_line(session_list.cursor))
         assert shown(TITLE) in row and not unsafe_characters(row), row
+        screen.query_one("#detail").show_ids = True   # ids are shown on demand (I)
+        await settle(pilot)
         banner = str(screen.query_one("#detail-banner").render())
-        assert shown(SESSION_ID[:12]) in banner, banner
+        assert shown(SESSION_ID) in banner and shown(TITLE) in banner, banner
         assert shown(found.workspace) in banner and not unsafe_characters(banner), banner
         header = str(screen.query_one("#header").render())
         assert shown(found.workspace) in header and not unsafe_characters(header), header

@@ -225,12 +225,10 @@ async def test_full_text_search_finds_a_word_only_in_turn_30_and_opens_it_there(
         await settle(pilot)
         assert isinstance(app.screen, MainScreen)
         assert app.screen.query_one(SessionList).current.file_id == ref.session_id
-        area = app.screen.query_one("#summary-view")
-        assert area.document.get_line(area.cursor_location[0]).startswith("Turn 30 (")
-        await settle(pilot)
-        visual_row = area.wrapped_document.location_to_offset(area.cursor_location).y
-        top = area.scroll_offset.y
-        assert top > 0 and top <= visual_row < top + area.size.height  # the turn is on screen
+        landed = app.screen.query_one("#conversation-from")   # the matching line at the top of the view
+        assert "quixotic flux" in landed.content.plain.split("\n")[0]
+        scroll = app.screen.query_one("#conversation")
+        assert scroll.scroll_y > 0 and landed.region.y == scroll.content_region.y
 
 
 async def test_the_list_follows_the_disk_keeping_selection_and_composer_text(service):

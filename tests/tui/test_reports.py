@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
+
+import pytest
 
 from reprise.core import config
 from reprise.core.paths import SessionRef, workspace_key
@@ -14,6 +17,8 @@ from reprise.core.sources.fractal.meter import Measured, MeterResult, Part
 from reprise.core.sources.fractal.models import TurnUsage
 from reprise.core.sources.fractal.store import Store
 from reprise.core.transcript import Command, FileTouch, Transcript, Turn, Usage
+from reprise.tui import cli
+from reprise.tui.reports import audit as audit_report
 from reprise.tui.reports import plain_text
 from reprise.tui.reports.history import history_lines
 from reprise.tui.reports.meter import context_lines, meter_lines
@@ -87,14 +92,45 @@ SHOW_HISTORY = """History (last 3 turns kept in the file):
   user: line one line two long long long long long long long long long long long long long long long long l…
   error: the model gave up
 
-Usage: 12,345 input, 678 output tokens, cost 0.0123, 3 iterations, 4.5 s; last context 9,876 tokens
+Usage: 12,345 input, 678 output tokens, cost $0.01, 3 iterations, 4.5 s; last context 9,876 tokens
+"""
+
+CONVERSATION = """Turn 1 · succeeded · yesterday 00:00
+You: message 0
+Fractal: reply 0
+
+Turn 2 · succeeded · yesterday 00:00 · 13k tokens · $0.01 · 4 s
+You: message 1
+Fractal: reply 1
+Read 2 files, changed 1, ran 1 command
+  $ pytest -q
+
+Turn 3 · failed · yesterday 00:00
+You: line one
+line two """ + "long " * 40 + """
+Fractal: reply 2
+Error: the model gave up
+
+Usage: 12,345 input, 678 output tokens, cost $0.01, 3 iterations, 4.5 s; last context 9,876 tokens
 """
 
 
-def test_show_prints_header_summary_history_and_usage_byte_for_byte(capsys, workspace, isolated_paths):
+def test_show_prints_the_conversation_with_relative_times_money_and_counts_byte_for_byte(capsys, monkeypatch,
+                                                                                          workspace, isolated_paths):
     ref = put_worked_session(isolated_paths, workspace)
     path = Store(isolated_paths).paths.session_file(ref)
+    monkeypatch.setattr(cli, "local_now", lambda: datetime(2026, 1, 2, 9, 0, tzinfo=UTC))
     status, out, err = run(capsys, "show", "aaaa")
+    assert (status, err) == (0, "")
+    assert out == (f"(untitled)\nFractal · {workspace} · yesterday 00:00 · failed · 3 turns\n"
+                   f"Session {SESSION_ID}, file {path} ({path.stat().st_size / 1024:.1f} KB)\n\n{CONVERSATION}")
+    assert "turn-0000" not in out and "2026-01-01" not in out   # ids and ISO times only on demand
+
+
+def test_show_raw_prints_fractals_own_render_and_the_kept_history_byte_for_byte(capsys, workspace, isolated_paths):
+    ref = put_worked_session(isolated_paths, workspace)
+    path = Store(isolated_paths).paths.session_file(ref)
+    status, out, err = run(capsys, "show", "aaaa", "--raw")
     assert (status, err) == (0, "")
     assert out == (f"Session {SESSION_ID}  (untitled)\nWorkspace {workspace}\n"
                    f"File {path} ({path.stat().st_size / 1024:.1f} KB), 3 turns\n\n{SUMMARY}\n{SHOW_HISTORY}")
@@ -149,10 +185,17 @@ def put_audit_log(state_root, folder) -> str:
     return str(path)
 
 
-AUDIT = ("2026-01-02T03:04:05.123456+00:00  trim          aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  ok  capped 2, dropped 1\n"
-         "2026-01-02T04:00:00+00:00  prune         ccccccccccccccccccccccccccccccc…  failed: disk full  \n")
+AUDIT = ("yesterday 03:04   trim          aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  ok  capped 2, dropped 1\n"
+         "yesterday 04:00   prune         ccccccccccccccccccccccccccccccc…  failed: disk full  \n")
 
 
+@pytest.fixture
+def audit_clock(monkeypatch):
+    """The audit's times are said from a fixed now, the day after the log's records."""
+    monkeypatch.setattr(audit_report, "local_now", lambda: datetime(2026, 1, 3, 9, 0, tzinfo=UTC))
+
+
+@pytest.mark.usefixtures("audit_clock")
 def test_audit_prints_one_line_per_record_and_names_a_bad_line_on_stderr(capsys, workspace,
                                                                           isolated_paths):
     log = put_audit_log(isolated_paths, workspace)
@@ -203,6 +246,7 @@ async def test_the_doctor_view_shows_the_lines_reprise_doctor_prints(capsys, wor
         assert await _report_body(app, pilot, "show_doctor") == printed.rstrip("\n")
 
 
+@pytest.mark.usefixtures("audit_clock")
 async def test_the_audit_view_shows_the_lines_reprise_audit_prints_and_the_unreadable_line(capsys, workspace,
                                                                                             isolated_paths):
     log = put_audit_log(isolated_paths, workspace)
@@ -227,24 +271,26 @@ async def test_the_history_tab_labels_each_facts_provenance_and_shows_the_transc
         history = app.screen.query_one("#history-view").text
     assert history.startswith("2 turn(s) kept in the file (the summary has 3).\n2 of 3 turns keep their details "
                               "in the file (Fractal keeps the newest 20); the others have their message and reply only.")
-    assert ("User: message 1\nFiles read (2, observed):\n  src/app.py\n  README.md\n"
+    assert ("User: message 1\nReply: reply 1\nFiles read (2, observed):\n  src/app.py\n  README.md\n"
             "Files modified (1, reported by the model):\n  src/app.py\nCommands (1, observed):\n  pytest -q\n"
-            "Usage: 12,345 in, 678 out, context 9,876, 3 iterations, 4.5 s, cost 0.0123\n") in history
-    assert f"User: {LONG_MESSAGE}\nError: the model gave up" in history
+            "Usage: 12,345 in, 678 out, context 9,876, 3 iterations, 4.5 s, cost $0.01\n") in history
+    assert f"User: {LONG_MESSAGE}\nReply: reply 2\nError: the model gave up" in history
     assert "turn-00000000000000000000000000000000" not in history
 
 
 def test_the_history_of_any_source_groups_facts_by_provenance_and_shows_only_recorded_figures():
-    turn = Turn("t1", "fix \x1b[31mit", "succeeded", started_at="10:00", ended_at="10:05",
+    turn = Turn("t1", "fix \x1b[31mit", "succeeded", reply="done\n" * 6, started_at="2026-03-03T10:00:00+00:00",
+                ended_at="2026-03-03T10:05:00+00:00",
                 files_read=[FileTouch("a.py", "observed")],
                 files_modified=[FileTouch("a.py", "observed"), FileTouch("b\n.py", "reported")],
                 commands=[Command("make", "reported")],
                 usage=Usage(input_tokens=10, output_tokens=2, cache_read_tokens=5, cost=None, context_tokens=None))
     transcript = Transcript("other", "s1", [turn, Turn("t0", "old", "succeeded", detailed=False)],
                             notes=["1 record skipped"])
-    assert plain_text(history_lines(transcript)) == (
-        "1 turn(s) kept in the file (the summary has 2).\n1 record skipped\n\n── t1  [succeeded]  10:00 → 10:05\n"
-        "User: fix ␛[31mit\nFiles read (1, observed):\n  a.py\nFiles modified (1, observed):\n  a.py\n"
+    now = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
+    assert plain_text(history_lines(transcript, now)) == (
+        "1 turn(s) kept in the file (the summary has 2).\n1 record skipped\n\n── Turn 1  [succeeded]  "
+        "yesterday 10:00, 5 min\nUser: fix ␛[31mit\nReply: done\ndone\ndone\ndone\n  … 2 more lines\nFiles read (1, observed):\n  a.py\nFiles modified (1, observed):\n  a.py\n"
         "Files modified (1, reported by the model):\n  b\\n.py\nCommands (1, reported by the model):\n  make\n"
         "Usage: 10 in, 2 out, cache 5 read, 0 written")
 

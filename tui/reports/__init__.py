@@ -1,5 +1,6 @@
 """The reports the CLI prints and the TUI shows, written once (doctor, audit, a session's
-history, the meter's parts): each turns core's results into `Line`s of (text, style) spans.
+conversation and history, search hits, the meter's parts): each turns core's results into
+`Line`s of (text, style) spans.
 
 The CLI prints a line's `plain` text; the TUI applies the styles (Rich style names) through
 `styled.py`. Every piece of session or store text is made terminal-safe here, with

@@ -1,11 +1,14 @@
 """A session's history, from the neutral transcript (`core/transcript.py`), for any source:
 the TUI's History tab (every detail, each fact with its provenance, and the transcript's notes)
-and the bounded digest `reprise show` prints (one line per fact, each cut to a width)."""
+and the bounded digest `reprise show` prints (one line per fact, each cut to a width). Times are
+relative to `now` ("yesterday 14:05", how long the turn took); ISO stays in `--json`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
+from reprise.core.times import parse_time
 from reprise.core.transcript import (
     Command,
     FileTouch,
@@ -15,8 +18,10 @@ from reprise.core.transcript import (
     Usage,
 )
 
+from ..format import duration, human_time, money
 from ..text import clipped, safe_line, safe_text, short_line
 from . import Line, line
+from .conversation import REPLY_LINES, STATUS_WORDS, cut_text
 
 PROVENANCE: dict[Provenance, str] = {"observed": "observed", "reported": "reported by the model"}
 DIGEST_WIDTH = 100
@@ -37,10 +42,22 @@ def _text(fact: FileTouch | Command) -> str:
     return fact.path if isinstance(fact, FileTouch) else fact.command
 
 
-def history_lines(transcript: Transcript) -> list[Line]:
-    """The History tab: turn by turn, what the user asked, what the agent touched and ran (and
-    whether the host observed it or the model reported it), errors and usage."""
+def when(turn: Turn, now: datetime) -> str:
+    """When a turn started and how long it ran: "yesterday 14:05, 2 min"."""
+    started, ended = parse_time(turn.started_at), parse_time(turn.ended_at)
+    if started is None and ended is None:
+        return "time not recorded"
+    shown = human_time(started or ended, now)
+    if started is not None and ended is not None and ended > started:
+        shown += f", {duration(ended - started)}"
+    return shown
+
+
+def history_lines(transcript: Transcript, now: datetime, *, show_ids: bool = False) -> list[Line]:
+    """The History tab: turn by turn, what the user asked, what the agent replied, touched and
+    ran (and whether the host observed it or the model reported it), errors and usage."""
     kept = kept_turns(transcript)
+    numbers = {id(turn): number for number, turn in enumerate(transcript.turns, start=1)}
     counted = (f"{len(kept)} turn(s) kept in the file (the summary has {len(transcript.turns)})."
                if len(kept) < len(transcript.turns) or transcript.source == "fractal"
                else f"{len(kept)} turn{'s' if len(kept) != 1 else ''}.")
@@ -48,9 +65,14 @@ def history_lines(transcript: Transcript) -> list[Line]:
     lines += [line(safe_line(note), style="dim") for note in transcript.notes]
     for turn in kept:
         lines.append(line())
-        lines.append(line((f"── {safe_line(turn.turn_id)}", "bold"), f"  [{safe_line(turn.status)}]  "
-                          f"{safe_line(turn.started_at or '?')} → {safe_line(turn.ended_at or '?')}"))
+        number = numbers.get(id(turn))
+        name = f"Turn {number}" if number is not None else "A turn the summary no longer has"
+        lines.append(line((f"── {name}", "bold"), f"  [{safe_line(STATUS_WORDS.get(turn.status, turn.status))}]  "
+                          f"{when(turn, now)}" + (f"  {safe_line(turn.turn_id)}" if show_ids else "")))
         lines.append(line(f"User: {safe_text(turn.user_message)}"))
+        if turn.reply:
+            reply, left = cut_text(turn.reply, REPLY_LINES)
+            lines.append(line(f"Reply: {reply}" + (f"\n  … {left}" if left else "")))
         for _, label, facts in _facts(turn):
             for provenance, told in PROVENANCE.items():
                 shown = [_text(fact) for fact in facts if fact.provenance == provenance]
@@ -76,12 +98,13 @@ def usage_text(usage: Usage) -> str:
     if usage.duration_ms is not None:
         parts.append(f"{usage.duration_ms / 1000:.1f} s")
     if usage.cost is not None:
-        parts.append(f"cost {usage.cost:.4f}")
+        parts.append(f"cost {money(usage.cost)}")
     return ", ".join(parts)
 
 
 def history_digest_lines(transcript: Transcript) -> list[Line]:
-    """`reprise show`'s history: a line per turn and per kind of fact, none longer than it needs."""
+    """`reprise show --raw`'s history: a line per turn (its id, status and ISO end) and per kind of
+    fact, none longer than it needs."""
     kept = kept_turns(transcript)
     lines = [line(f"History (last {len(kept)} turns kept in the file):")]
     for turn in kept:

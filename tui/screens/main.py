@@ -22,6 +22,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TabbedContent, TextArea
 from textual.worker import get_current_worker
 
@@ -34,11 +35,12 @@ from reprise.core.service import SORTS, ResumePlan, SessionDetail, sort_key, sor
 
 from ..actions import COMPOSER, LIST, PICK, SCREEN_MODES, bindings
 from ..debounce import Debouncer
-from ..format import human_size
+from ..format import human_size, local_now
 from ..messages import CostsFilled, DetailLoaded, MeterPrepared, MeterUpdated, RowsLoaded, TurnFinished
+from ..reports.search import matched_words
 from ..text import clipped, safe_line, safe_text
 from ..widgets.composer import Composer
-from ..widgets.detail import DetailPane
+from ..widgets.detail import DetailPane, Landing
 from ..widgets.filter_prompt import FilterPrompt, PickPrompt
 from ..widgets.meter import MeterBar
 from ..widgets.running_turn import RunningTurnLine
@@ -142,7 +144,6 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.detail: SessionDetail | None = None
         self.prepared: LiveMeter | None = None
         self.meter_result: MeterResult | None = None
-        self.pending_turn: tuple[str, int] | None = None
         self.meter_runs = Debouncer(self, METER_DEBOUNCE_SECONDS, self._measure)
         self.loaded_once = False
         self.frozen_once = False
@@ -469,12 +470,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.detail = message.detail
         self.detail_window = message.window
         self.comparisons = message.comparisons
-        pane.show_detail(message.detail, stale=message.stale)
+        pane.show_detail(message.detail, stale=message.stale, now=local_now(self.reprise_app.clock()))
         if self.history_to_end == message.path:   # kept: a second reload (the list's refresh) scrolls too
             pane.scroll_history_to_end()
-        if self.pending_turn is not None and self.pending_turn[0] == message.path:
-            pane.scroll_summary_to_turn(self.pending_turn[1])
-            self.pending_turn = None
 
     def on_meter_prepared(self, message: MeterPrepared) -> None:
         if message.path != self.query_one(SessionList).current_path:
@@ -859,11 +857,18 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     def action_scroll_preview(self, direction: int) -> None:
         """Scroll the preview's open tab by half its height, the list keeping focus."""
-        tab = self.query_one("#detail-tabs", TabbedContent).active
-        view = (self.query_one("#summary-view", TextArea) if tab == "tab-summary"
-                else self.query_one("#history-view", TextArea) if tab == "tab-history"
-                else self.query_one("#tab-context").query_one(VerticalScroll))
+        pane = self.query_one(DetailPane)
+        tab = pane.query_one("#detail-tabs", TabbedContent).active
+        view: Widget = (pane.query_one("#summary-view" if pane.raw else "#conversation") if tab == "tab-summary"
+                        else pane.query_one("#history-view", TextArea) if tab == "tab-history"
+                        else pane.query_one("#tab-context").query_one(VerticalScroll))
         view.scroll_relative(y=direction * max(view.size.height // 2, 1), animate=False)
+
+    def action_raw(self) -> None:
+        self.query_one(DetailPane).action_toggle_raw()
+
+    def action_ids(self) -> None:
+        self.query_one(DetailPane).action_toggle_ids()
 
     def action_toggle_preview(self) -> None:
         self.preview_shown = not self.preview_shown
@@ -1080,13 +1085,11 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                                           scope_label=label), chosen)
 
     def open_at_turn(self, hit: SearchHit) -> None:
+        """Select the hit's session and open its conversation with the match's line at the top."""
         self.set_reactive(MainScreen.filter_text, "")   # the view is applied below, with the hit selected
         self.query_one("#filter", Input).value = ""
-        self.pending_turn = (hit.row.path, hit.turn)
-        session_list = self.query_one(SessionList)
-        if session_list.current_path == hit.row.path and self.detail is not None:
-            self.query_one(DetailPane).scroll_summary_to_turn(hit.turn)
-            self.pending_turn = None
+        landing = Landing(hit.turn, matched_words(hit.snippet), hit.field)
+        self.query_one(DetailPane).land_when_shown(hit.row.path, landing)
         self.apply_view(select=hit.row.path)
 
     # --- service calls from actions --------------------------------------------------------

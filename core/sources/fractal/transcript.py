@@ -31,6 +31,8 @@ def transcript_of(state: SessionState) -> Transcript:
             error=agent.error if agent is not None else None,
             usage=_usage(agent.usage) if agent is not None and agent.usage is not None else None,
             detailed=entry is not None,
+            fact_counts=(None if entry is not None or agent is None else
+                         (agent.files_read_count, agent.files_changed_count, agent.commands_run_count)),
         )
         if entry is not None:
             _add_details(turn, entry)

@@ -1,0 +1,92 @@
+"""Search hits for people, grouped by session (best session first, in the order the index ranked
+them), a few hits each and "N more": what `reprise search` prints and the search screen lists.
+A hit on a session's title (turn 0, field `title`) says "title", never "turn 0"."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reprise.core.paths import short_id
+from reprise.core.search_index import HIT_END, HIT_START, SearchHit
+
+from ..text import clipped, one_line
+from . import Line, line
+
+HITS_PER_SESSION = 3
+FIELD_NAMES = {"user": "prompt", "response": "reply", "tool": "tool call"}
+
+
+@dataclass(slots=True)
+class HitGroup:
+    """One session's hits, best first."""
+
+    hits: list[SearchHit]
+
+    @property
+    def row(self):
+        return self.hits[0].row
+
+
+def grouped(hits: list[SearchHit]) -> list[HitGroup]:
+    """The hits by session, each session where its best hit ranked."""
+    groups: dict[str, HitGroup] = {}
+    for hit in hits:
+        group = groups.get(hit.row.path)
+        if group is None:
+            groups[hit.row.path] = HitGroup([hit])
+        else:
+            group.hits.append(hit)
+    return list(groups.values())
+
+
+def where(hit: SearchHit) -> str:
+    """Which text matched: "title", or "turn 30 reply"."""
+    if hit.turn == 0 and hit.field == "title":
+        return "title"
+    field = FIELD_NAMES.get(hit.field, hit.field)
+    return f"turn {hit.turn} {field}" if hit.turn else field
+
+
+def matched_words(snippet: str) -> tuple[str, ...]:
+    """The words the index marked in a snippet, each once, in order."""
+    pieces = snippet.replace(HIT_END, HIT_START).split(HIT_START)
+    words: dict[str, None] = {}
+    for piece in pieces[1::2]:
+        if piece.strip():
+            words.setdefault(piece.strip(), None)
+    return tuple(words)
+
+
+def snippet_text(hit: SearchHit, width: int) -> str:
+    """The snippet on one line with the matches in [brackets]."""
+    return one_line(hit.snippet.replace(HIT_START, "[").replace(HIT_END, "]"), width)
+
+
+def sessions_phrase(hits: list[SearchHit]) -> str:
+    groups = len({hit.row.path for hit in hits})
+    return (f"{len(hits)} matching turn{'s' if len(hits) != 1 else ''} "
+            f"in {groups} session{'s' if groups != 1 else ''}")
+
+
+def search_lines(hits: list[SearchHit], *, limit: int | None = None, per_session: int = HITS_PER_SESSION,
+                 width: int = 100) -> list[Line]:
+    """`reprise search`: a heading per session (id, title, its number of hits), its best hits,
+    "… N more in this session", then the count (and whether the limit cut the list)."""
+    lines = []
+    for group in grouped(hits):
+        row = group.row
+        count = len(group.hits)
+        lines.append(line((short_id(row.source, row.file_id).ljust(9), ""), "  ",
+                          (clipped(row.display_title, width - 30), "bold"),
+                          f"  ({count} hit{'s' if count != 1 else ''})"))
+        for hit in group.hits[:per_session]:
+            place = where(hit)
+            lines.append(line(f"  {place:17} {snippet_text(hit, max(width - 20, 20))}"))
+        if count > per_session:
+            lines.append(line(f"  … {count - per_session} more in this session "
+                              f"(`reprise search --json` lists every hit)", style="dim"))
+    total = sessions_phrase(hits)
+    if limit is not None and len(hits) >= limit:
+        total += f" (the first {limit}: --limit shows more)"
+    lines.append(line(total))
+    return lines
