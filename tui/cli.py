@@ -31,7 +31,6 @@ from .reports import Line
 from .reports.audit import audit_lines, audit_problem_lines
 from .reports.conversation import STATUS_WORDS, conversation_lines, full_conversation_lines, turn_time
 from .reports.history import history_digest_lines
-from .reports.search import search_lines
 from .stdio import CLOSED_PIPE_STATUS, closed_outputs, on_terminal, quiet_closed_outputs
 from .text import clipped, one_line, safe_line, safe_text
 
@@ -641,6 +640,8 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.search(hits)))
         return 0 if hits else 1
+    from .reports.search import search_lines   # it needs the search index's types: not for every command
+
     service.load_details([hit.row for hit in hits])   # each session is named by its title
     _print_lines(search_lines(hits, limit=args.limit))
     return 0 if hits else 1

@@ -318,11 +318,12 @@ async def test_shift_down_scrolls_the_preview_while_the_list_keeps_focus(service
         listed = session_list(app)
         listed.move_to(next(i for i, row in enumerate(listed.rows) if row.turns == 60))
         await settle(pilot)
-        area = app.screen.query_one("#summary-view", TextArea)
-        assert area.scroll_y == 0
-        await pilot.press("shift+down", "shift+down")
-        await pilot.pause()
-        assert area.scroll_y > 0 and isinstance(app.focused, SessionList)
+        view = app.screen.query_one("#conversation")
+        bottom = view.scroll_y
+        assert bottom > 0   # the conversation opens at its newest turn
         await pilot.press("shift+up", "shift+up")
         await pilot.pause()
-        assert area.scroll_y == 0
+        assert view.scroll_y < bottom and isinstance(app.focused, SessionList)
+        await pilot.press("shift+down", "shift+down")
+        await pilot.pause()
+        assert view.scroll_y == bottom

@@ -76,7 +76,7 @@ def search_lines(hits: list[SearchHit], *, limit: int | None = None, per_session
     for group in grouped(hits):
         row = group.row
         count = len(group.hits)
-        lines.append(line((short_id(row.source, row.file_id).ljust(9), ""), "  ",
+        lines.append(line((clipped(short_id(row.source, row.file_id), 9).ljust(9), ""), "  ",
                           (clipped(row.display_title, width - 30), "bold"),
                           f"  ({count} hit{'s' if count != 1 else ''})"))
         for hit in group.hits[:per_session]:

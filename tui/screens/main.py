@@ -200,7 +200,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     def on_resize(self) -> None:
         self._fit_width()
-        self.update_columns()
+        self.update_header()   # it updates the columns too
 
     def _fit_width(self) -> None:
         self.narrow = self.size.width < NARROW_COLUMNS
@@ -243,8 +243,11 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             text.append(" · PICK", style="bold")
         where_line = Text.assemble(("Reprise ", "bold"), (safe_line(scope), "bold cyan"),
                                    ("  state ", "dim"), (safe_line(self.service.state_root), "dim"))
-        where_line.no_wrap, where_line.overflow = True, "ellipsis"
-        self.query_one("#header", Static).update(Text("\n", no_wrap=True).join([where_line, text]))
+        header = self.query_one("#header", Static)
+        width = header.size.width or self.size.width or 80
+        for part in (where_line, text):   # one line each, cut with an ellipsis (Static would wrap them)
+            part.truncate(width, overflow="ellipsis")
+        header.update(Text("\n").join([where_line, text]))
         self.update_columns()
 
     def update_columns(self) -> None:
