@@ -707,6 +707,9 @@ def cmd_rm(service: Service, args, as_json: bool) -> int:
     else:
         print(f"Moved {safe_line(ref.session_id)} to the trash "
               f"(reprise trash restore {safe_line(ref.session_id[:8])} puts it back).")
+        note = service.source(ref).trash_note
+        if note:
+            print(f"reprise: {note}.", file=sys.stderr)
     return 0
 
 
