@@ -8,8 +8,12 @@ previous turn's end up to its `task_complete` (or `turn_aborted`), holding one `
 `fields.py` counts turns); a dropped turn goes whole, except, in the thread's first turn, the context
 Codex injected before its prompt (the tool list, the developer instructions, the environment, the
 `world_state`), which every later turn relies on. No tool call is left without its output (nor an
-output without its call). A compaction kept after a dropped turn no longer carries that turn's prompt
-in its `replacement_history` (its summary text may still mention it: a note says so). Every other
+output without its call). `--cap-replies` cuts the replies and tool outputs of the kept turns but the
+newest `spare` (in the history items and the events repeating them; a prompt never), each cut ending
+with a marker naming the original's SHA-256 (archived with the fork); `--fit` climbs the same ladder
+as Claude Code's forks. A compaction kept after a dropped turn no longer carries that turn's prompt
+in its `replacement_history` nor its messages in its `retained_context` (its summary text may still
+mention it: a note says so). Every other
 line is kept byte for byte, unknown records included; `ordinal` and `metadata` sequence gaps are
 fine for Codex (README of tests/fixtures/codex-store).
 
@@ -28,10 +32,11 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...errors import UsageError
 from ...session_files import digest
-from ...trimming import Original, TrimOptions, TrimPlan, TurnChange
+from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
 from .records import COMPACTED, EVENT, RESPONSE_ITEM, SESSION_META, Record, kind_of, payload_of, prompt_of, text_of
 from .transcript import CALLS, OUTPUTS
 
@@ -40,6 +45,8 @@ ENDS = frozenset({"task_complete", "turn_aborted", "aborted"})
 # What Codex injects at the start of a thread, before the first prompt: kept when that turn is dropped.
 SETUP_ITEMS = frozenset({"additional_tools", "message"})
 SETUP_ROLES = frozenset({"developer", "user"})
+FIT_CAPS = (4000, 2000, 1000, 500)
+FIT_KEEPS = (20, 10, 5, 3, 1)
 
 
 def dumps(record: Record) -> bytes:
@@ -206,17 +213,62 @@ def _new_meta(line: Line, fork_id: str, self_contained: bool) -> Line:
     return Line({**line.record, "payload": payload})
 
 
-def _without_prompts(line: Line, prompts: set[str]) -> Line:
-    """A `compacted` record whose `replacement_history` no longer holds these prompts (user messages)."""
+def _dropped_item(item: Any, metadata: Any, prompts: set[str], turn_ids: set[str]) -> bool:
+    """Whether a `replacement_history` item is a dropped turn's: its prompt, or retained from that turn."""
+    if isinstance(metadata, dict):
+        source = metadata.get("retained_source")
+        named = source.get("id") if isinstance(source, dict) else None
+        if isinstance(named, dict) and named.get("turn_id") in turn_ids:
+            return True
+    return isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user" \
+        and text_of(item.get("content")) in prompts
+
+
+def _without_turns(line: Line, prompts: set[str], turn_ids: set[str]) -> Line:
+    """A `compacted` record that no longer holds what dropped turns said: their prompts (user messages)
+    in its `replacement_history` (with their entries of `replacement_history_metadata`, which go item for
+    item), and their messages in its `retained_context` (named by `turn_id`)."""
     payload = payload_of(line.record)
+    changed = dict(payload)
     history = payload.get("replacement_history")
-    if not isinstance(history, list):
+    metadata = payload.get("replacement_history_metadata")
+    if isinstance(history, list):
+        aligned = isinstance(metadata, list) and len(metadata) == len(history)   # one entry per item
+        gone = {at for at, item in enumerate(history) if _dropped_item(
+            item, metadata[at] if aligned and isinstance(metadata, list) else None, prompts, turn_ids)}
+        changed["replacement_history"] = [item for at, item in enumerate(history) if at not in gone]
+        if aligned and isinstance(metadata, list):
+            changed["replacement_history_metadata"] = [entry for at, entry in enumerate(metadata) if at not in gone]
+    retained = payload.get("retained_context")
+    if isinstance(retained, dict):
+        changed["retained_context"] = {
+            key: [item for item in value if not (isinstance(item, dict) and item.get("turn_id") in turn_ids)]
+            if isinstance(value, list) else value for key, value in retained.items()}
+    if changed == payload:
         return line
-    kept = [item for item in history if not (isinstance(item, dict) and item.get("type") == "message" and
-                                             item.get("role") == "user" and text_of(item.get("content")) in prompts)]
-    if len(kept) == len(history):
-        return line
-    return Line({**line.record, "payload": {**payload, "replacement_history": kept}})
+    return Line({**line.record, "payload": changed})
+
+
+@dataclass(frozen=True, slots=True)
+class _Steps:
+    drop: frozenset[int]
+    cap: int | None
+    spare: int
+
+    def label(self, keep: int | None = None) -> str:
+        parts = []
+        if self.cap is not None:
+            parts.append(f"cap replies and tool results at {self.cap:,} characters")
+        if keep is not None:
+            parts.append(f"keep the newest {keep} turn{'s' if keep != 1 else ''}")
+        return " and ".join(parts) or "no change"
+
+
+@dataclass(slots=True)
+class _Built:
+    data: bytes
+    state: ForkState
+    changes: list[TurnChange]
 
 
 def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before: int | None,
@@ -225,13 +277,11 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
 
     `inherited`: the records a fork Codex made inherits (`lineage.inherited`), written into the copy
     so it stands alone. `context_before` is the original's measured context; the copy's is that minus
-    the tokens of the history it leaves out (`count` counts a text), an estimate until its first turn."""
+    the tokens of the history it leaves out or cuts (`count` counts a text), an estimate until its first
+    turn."""
     if options.fold is not None:
         raise UsageError("--fold condenses Fractal's summary; a Codex session has none to fold into.",
                          hint="--keep-history N keeps the newest N turns; --drop removes turns")
-    if options.cap_replies is not None or options.fit is not None:
-        raise UsageError("A Codex session is trimmed by whole turns only (--drop, --keep-history): capping replies "
-                         "and --fit are not offered for Codex yet.", hint="--keep-history N or --drop TURNS")
     if options.keep_history == 0:
         raise UsageError("--keep-history must keep at least one turn of a Codex session.")
     original = Original.of(data)
@@ -251,44 +301,137 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
     if inherited:
         lines += [Line(record) for record in inherited if kind_of(record)[0] != SESSION_META]
     lines += own[1:]
-    turns = split_turns(lines, session_id)
     if not any(kind_of(line.record) == (EVENT, "task_started") for line in lines):
         raise UsageError("This rollout has no turn markers (task_started): it was written by an older Codex, whose "
                          "rollouts Reprise does not trim.")
+    turns = split_turns(lines, session_id)
     dropped = _resolve_drop(turns, options.drop)
     if options.keep_history is not None:
-        remaining = [index for index in range(len(turns)) if index not in dropped]
-        dropped |= set(remaining[:max(len(remaining) - options.keep_history, 0)])
-    if not dropped:
-        return TrimPlan(session_id, options, original, data, None, None, None, [], [], [], context_before,
-                        context_before, None, notes + ["nothing to trim with these options"])
-    if len(dropped) == len(turns):
-        raise UsageError("That would drop every turn; a fork keeps at least one.")
-    out, state = _build(lines, turns, dropped, fork_id, self_contained, count)
-    built = b"".join(line.encoded() for line in out)
-    changes = [TurnChange(turn.number, turn.turn_id, "dropped") for index, turn in enumerate(turns) if index in dropped]
-    after = max(context_before - state.removed_tokens, 0) if context_before is not None else None
+        dropped = _keep_newest(options.keep_history, dropped, len(turns))
+    base = _Steps(frozenset(dropped), options.cap_replies, options.spare)
+    fit: FitOutcome | None = None
+    if options.fit is not None:
+        if context_before is None:
+            raise UsageError("--fit needs the session's measured context, and this session has none yet.")
+        built, fit = _choose_fit(lines, turns, base, options.fit, fork_id, self_contained, original, count,
+                                 context_before)
+        if built is None:
+            note = fit.chosen if fit.fits and fit.chosen else \
+                f"no plan on the ladder brings the context to {options.fit:,} tokens or less; nothing changed"
+            return _unchanged(session_id, options, original, context_before, fit, notes + [note])
+    else:
+        if len(dropped) == len(turns):
+            raise UsageError("That would drop every turn; a fork keeps at least one.")
+        built = _build(lines, turns, base, fork_id, self_contained, original, count)
+        if not built.changes:
+            return _unchanged(session_id, options, original, context_before, None,
+                              notes + ["nothing to trim with these options"])
+    after = max(context_before - built.state.removed_tokens, 0) if context_before is not None else None
     notes.append("the fork's context is an estimate (the measured context minus what was left out) until its "
                  "first turn: its copied token counts describe the untrimmed session")
     if self_contained:
         notes.append("a fork Codex made holds only its own turns: this one is written whole (the history it "
                      "inherits, then its own turns), without its lineage fields, so it resumes on its own")
     compacted_at = [at for at, line in enumerate(lines) if kind_of(line.record)[0] == COMPACTED]
-    before = [turns[index].number for index in sorted(dropped) if any(at >= turns[index].end for at in compacted_at)]
+    dropped_now = [change.number - 1 for change in built.changes if change.change == "dropped"]
+    before = [turns[index].number for index in dropped_now if any(at >= turns[index].end for at in compacted_at)]
     if before:
         notes.append(f"turn(s) {', '.join(map(str, before))} came before a compaction: Codex's summary of it, "
                      "which the fork keeps, may still describe them")
-    if state.dropped_calls:
-        notes.append(f"{len(state.dropped_calls)} tool call(s) without their output (or outputs without their "
+    if built.state.dropped_calls:
+        notes.append(f"{len(built.state.dropped_calls)} tool call(s) without their output (or outputs without their "
                      "call) were left out")
-    return TrimPlan(session_id, options, original, built, state, built, digest(built), [], changes, [],
-                    context_before, after, None, notes)
+    return TrimPlan(session_id, options, original, built.data, built.state, built.data, digest(built.data), [],
+                    built.changes, [], context_before, after, fit, notes)
 
 
-def _build(lines: list[Line], turns: list[CodexTurn], dropped: set[int], fork_id: str, self_contained: bool,
-           count: Callable[[str], int]) -> tuple[list[Line], ForkState]:
+def _keep_newest(count: int, dropped: set[int], total: int) -> set[int]:
+    remaining = [index for index in range(total) if index not in dropped]
+    return dropped | set(remaining[:max(len(remaining) - count, 0)])
+
+
+def _unchanged(session_id: str, options: TrimOptions, original: Original, before: int | None,
+               fit: FitOutcome | None, notes: list[str]) -> TrimPlan:
+    return TrimPlan(session_id, options, original, original.data, None, None, None, [], [], [], before, before, fit,
+                    notes)
+
+
+def _choose_fit(lines: list[Line], turns: list[CodexTurn], base: _Steps, target: int, fork_id: str,
+                self_contained: bool, original: Original, count: Callable[[str], int],
+                before: int) -> tuple[_Built | None, FitOutcome]:
+    """The first rung (caps, then the newest turns kept with the smallest cap) whose estimated
+    context is at most `target`, after any drop and keep-history."""
+    if before <= target and not base.drop:
+        return None, FitOutcome(target, f"already fits ({before:,} tokens); nothing changed", True, ())
+    tried: list[tuple[str, int]] = []
+    rungs: list[tuple[str, _Steps]] = []
+    if base.drop:
+        rungs.append(("drop and keep-history alone", _Steps(base.drop, None, base.spare)))
+    rungs += [(_Steps(base.drop, cap, base.spare).label(), _Steps(base.drop, cap, base.spare)) for cap in FIT_CAPS]
+    for keep in FIT_KEEPS:
+        steps = _Steps(frozenset(_keep_newest(keep, set(base.drop), len(turns))), FIT_CAPS[-1], base.spare)
+        rungs.append((steps.label(keep), steps))
+    for label, steps in rungs:
+        if len(steps.drop) == len(turns):
+            continue
+        built = _build(lines, turns, steps, fork_id, self_contained, original, count)
+        estimate = max(before - built.state.removed_tokens, 0)
+        tried.append((label, estimate))
+        if estimate <= target and built.changes:
+            return built, FitOutcome(target, label, True, tuple(tried))
+    return None, FitOutcome(target, None, False, tuple(tried))
+
+
+class _Capper:
+    """Caps the replies and tool outputs of one record (the history item and the events that repeat
+    it), counting what it cut; a prompt is the person's and is never cut."""
+
+    def __init__(self, cap: int, original_sha256: str, count: Callable[[str], int]):
+        self.cap, self.sha, self.count = cap, original_sha256, count
+        self.cut = 0
+        self.tokens = 0
+
+    def text(self, text: str) -> str:
+        if len(text) <= self.cap:
+            return text
+        self.cut += len(text) - self.cap
+        self.tokens += self.count(text[self.cap:])
+        return text[:self.cap] + cap_marker(len(text) - self.cap, self.sha)
+
+    def parts(self, parts: Any) -> Any:
+        if isinstance(parts, str):
+            return self.text(parts)
+        if not isinstance(parts, list):
+            return parts
+        return [{**part, "text": self.text(part["text"])}
+                if isinstance(part, dict) and isinstance(part.get("text"), str) else part for part in parts]
+
+    def record(self, record: Record) -> Record:
+        kind, inner = kind_of(record)
+        payload = payload_of(record)
+        if kind == RESPONSE_ITEM and inner == "message" and payload.get("role") == "assistant":
+            payload = {**payload, "content": self.parts(payload.get("content"))}
+        elif kind == RESPONSE_ITEM and inner in OUTPUTS:
+            payload = {**payload, "output": self.parts(payload.get("output"))}
+        elif kind == EVENT and inner == "task_complete" and isinstance(payload.get("last_agent_message"), str):
+            payload = {**payload, "last_agent_message": self.text(payload["last_agent_message"])}
+        elif kind == EVENT and inner == "item_completed" and isinstance(payload.get("item"), dict):
+            item = payload["item"]
+            if item.get("type") == "AgentMessage":
+                payload = {**payload, "item": {**item, "content": self.parts(item.get("content"))}}
+            elif item.get("type") == "CommandExecution" and isinstance(item.get("aggregated_output"), str):
+                payload = {**payload, "item": {**item, "aggregated_output": self.text(item["aggregated_output"])}}
+            else:
+                return record
+        else:
+            return record
+        return {**record, "payload": payload}
+
+
+def _build(lines: list[Line], turns: list[CodexTurn], steps: _Steps, fork_id: str, self_contained: bool,
+           original: Original, count: Callable[[str], int]) -> _Built:
     gone: set[int] = set()
-    for index in dropped:
+    for index in steps.drop:
         turn = turns[index]
         for at in range(turn.start, turn.end):
             if not (index == 0 and at < turn.prompt_at and _is_setup(lines[at].record)):
@@ -300,19 +443,41 @@ def _build(lines: list[Line], turns: list[CodexTurn], dropped: set[int], fork_id
                or (_call_id(lines[at].record, OUTPUTS) or "") in outputs - calls]
     gone.update(orphans)
     removed = sum(count(text) for at in sorted(gone) for text in _texts(lines[at].record) if text)
-    prompts = {turns[index].prompt for index in dropped if turns[index].prompt}
+    capped: dict[int, int] = {}   # line index -> its turn's index
+    if steps.cap is not None:
+        kept_turns = [index for index in range(len(turns)) if index not in steps.drop]
+        for index in kept_turns[:max(len(kept_turns) - steps.spare, 0)]:
+            capped.update((at, index) for at in range(turns[index].start, turns[index].end))
+    cut_by_turn: dict[int, int] = {}
+    prompts = {turns[index].prompt for index in steps.drop if turns[index].prompt}
+    turn_ids = {turns[index].turn_id for index in steps.drop}
     out: list[Line] = []
     for at, line in enumerate(lines):
         if at in gone:
             continue
         if at == 0:
             line = _new_meta(line, fork_id, self_contained)
-        elif kind_of(line.record)[0] == COMPACTED and prompts:
-            line = _without_prompts(line, prompts)
+        elif kind_of(line.record)[0] == COMPACTED and steps.drop:
+            line = _without_turns(line, prompts, turn_ids)
+        elif at in capped:
+            capper = _Capper(steps.cap or 0, original.sha256, count)
+            record = capper.record(line.record)
+            if capper.cut:
+                line = Line(record)
+                cut_by_turn[capped[at]] = cut_by_turn.get(capped[at], 0) + capper.cut
+                if kind_of(record)[0] == RESPONSE_ITEM:   # what the model is sent; the events repeat it
+                    removed += capper.tokens
         out.append(line)
-    kept_turns = [turn.turn_id for index, turn in enumerate(turns) if index not in dropped]
+    changes = []
+    for index, turn in enumerate(turns):
+        if index in steps.drop:
+            changes.append(TurnChange(turn.number, turn.turn_id, "dropped"))
+        elif index in cut_by_turn:
+            changes.append(TurnChange(turn.number, turn.turn_id, "capped", cut_by_turn[index]))
+    kept_ids = [turn.turn_id for index, turn in enumerate(turns) if index not in steps.drop]
     dropped_calls = [str(_call_id(lines[at].record, CALLS | OUTPUTS)) for at in orphans]
-    return out, ForkState(fork_id, kept_turns, removed, self_contained, dropped_calls)
+    state = ForkState(fork_id, kept_ids, removed, self_contained, dropped_calls)
+    return _Built(b"".join(line.encoded() for line in out), state, changes)
 
 
 def new_fork_id(now: float | None = None) -> str:

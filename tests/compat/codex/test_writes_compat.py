@@ -19,7 +19,7 @@ import pytest
 from reprise.tui import cli
 
 from . import rollouts
-from .sessions import EXEC, SCENARIO, SESSION_OF, CodexStore, LiveCodex, Step
+from .sessions import BASH_OUTPUT_WORD, EXEC, SCENARIO, SESSION_OF, CodexStore, LiveCodex, Step
 from .test_codex_client import copy_sessions, ok, replies_sent, sent_prompts
 
 pytestmark = pytest.mark.compat
@@ -70,13 +70,16 @@ def reprise_env() -> dict[str, str]:
 
 
 # (session, trim arguments, the session's prompts kept (their indexes; a Codex fork's count its parent's
-# first), words that must be gone from the new rollout)
+# first; "summary": a compaction's), words that must be gone from the new rollout and the request)
 FORKS = [
     ("three", ["--drop", "2"], [0, 2], ["MARKsecond", "REPLYsecond"]),
     ("three", ["--keep-history", "1"], [2], ["MARKfirst", "REPLYfirst", "MARKsecond"]),
     ("compact", ["--drop", "3"], [0, 1], ["MARKaftercompact", "SUMMARYfake"]),
     ("fork", ["--drop", "2"], [0, 2, 3], ["MARKsecond", "REPLYsecond"]),
+    ("bash", ["--cap-replies", "5", "--spare", "0"], [0], [BASH_OUTPUT_WORD, "REPLYtoolresult"]),
+    ("compact", ["--keep-history", "1"], ["summary", 2], ["REPLYteal", "REPLYhexagon"]),
 ]
+SUMMARY = "Another language model started to solve this problem"
 
 
 def history_of(session: str) -> list[str]:
@@ -101,10 +104,16 @@ def test_each_fork_trim_is_resumed_by_the_real_client_with_exactly_its_kept_turn
             assert word.encode() not in fork.read_bytes(), (session, word)
         prompt = f"Go on with the trim MARKtrim{number}"
         steps.append(Step([*EXEC, "resume", fork_id, prompt], codex_store.folders["alpha"], label=f"trim {number}"))
-        expected.append((fork_id, fork, original, before, [history_of(session)[i] for i in kept] + [prompt], gone))
+        sent = [SUMMARY if i == "summary" else history_of(session)[int(i)] for i in kept] + [prompt]
+        expected.append((fork_id, fork, original, before, sent, gone))
     for result, (fork_id, fork, original, before, sent, gone) in zip(live.run(steps), expected, strict=True):
         assert result.thread_id == fork_id, result.describe()
-        assert sent_prompts(result) == sent, result.describe()
+        prompts = sent_prompts(result)
+        if sent[0] == SUMMARY:   # after a compaction Codex sends its summary as a user message, then what followed
+            assert prompts[0].startswith(SUMMARY) and prompts[1:] == sent[1:], prompts
+            assert not {"Remember the colour MARKteal", "And the shape MARKhexagon BIGUSAGE"} & set(prompts)
+        else:
+            assert prompts == sent, result.describe()
         request = json.dumps(result.responses[-1], ensure_ascii=False)
         for word in gone:
             assert word not in request, (fork_id, word)

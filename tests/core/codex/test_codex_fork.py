@@ -119,6 +119,10 @@ def test_a_turn_dropped_before_a_compaction_leaves_its_replacement_history():
     history = json.dumps(compacted["payload"]["replacement_history"])
     assert "MARKteal" not in history.replace("SUMMARYfake: the user sent prompts marked MARKteal", "")
     assert "MARKhexagon" in history
+    payload = compacted["payload"]
+    assert len(payload["replacement_history"]) == len(payload["replacement_history_metadata"]) == 8   # of 9
+    retained = json.dumps(payload["retained_context"])
+    assert "MARKteal" not in retained and "MARKhexagon" in retained and "REPLYhexagon" in retained
     assert any("came before a compaction" in note for note in result.notes)
 
 
@@ -135,13 +139,39 @@ def test_a_codex_fork_is_written_self_contained_without_its_lineage_fields():
 
 
 def test_options_codex_cannot_take_are_refused_and_nothing_to_do_is_said():
-    for options in ({"cap_replies": 100}, {"fit": 1000}, {"fold": 1}, {"keep_history": 0}):
+    for options in ({"fold": 1}, {"keep_history": 0}):
         with pytest.raises(UsageError):
             plan(THREE, **options)
     with pytest.raises(UsageError, match="every turn"):
         plan(THREE, drop=("1-3",))
     unchanged = plan(THREE, keep_history=5)
     assert not unchanged.changed and "nothing to trim" in unchanged.notes[-1]
+
+
+def test_capping_cuts_replies_and_tool_outputs_of_the_older_turns_and_never_a_prompt():
+    data = rollout(BASH).read_bytes()
+    result = plan_fork(data, TrimOptions(cap_replies=5, spare=0), fork_id=FORK_ID, context_before=20_000,
+                       count=count)
+    assert [(c.number, c.change) for c in result.turns] == [(1, "capped")] and result.turns[0].chars_cut > 0
+    assert b"OUTWORD42" not in result.data and b"REPLYtoolresult" not in result.data
+    assert b"characters cut; archive " + result.original_digest.encode() in result.data
+    assert prompts(result.data) == prompts(data, BASH)
+    calls = {r["payload"]["call_id"] for r in lines_of(result.data) if r["payload"].get("type") in
+             ("custom_tool_call", "custom_tool_call_output")}
+    assert len(calls) == 1                                   # the call kept with its (capped) output
+    assert not plan_fork(data, TrimOptions(cap_replies=5), fork_id=FORK_ID, context_before=None,
+                         count=count).changed               # its one turn is among the newest three: spared
+
+
+def test_fit_is_already_met_or_picks_the_first_rung_under_the_target():
+    already = plan(THREE, fit=25_000)
+    assert not already.changed and already.fit is not None and already.fit.fits
+    fitted = plan(THREE, fit=19_990, spare=0)
+    assert fitted.changed and fitted.fit is not None and fitted.fit.fits
+    assert fitted.meter_after is not None and fitted.meter_after <= 19_990
+    with pytest.raises(UsageError):
+        plan_fork(rollout(THREE).read_bytes(), TrimOptions(fit=100), fork_id=FORK_ID, context_before=None,
+                  count=count)
 
 
 def test_a_fork_id_is_a_uuid_v7_of_now_and_names_a_rollout_in_the_same_date_folder():
