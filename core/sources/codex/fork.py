@@ -37,6 +37,7 @@ from typing import Any
 from ...errors import UsageError
 from ...session_files import digest
 from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
+from ..fork_steps import Steps, choose_fit, keep_newest, resolve_drop, unchanged
 from .records import COMPACTED, EVENT, RESPONSE_ITEM, SESSION_META, Record, kind_of, payload_of, prompt_of, text_of
 from .transcript import CALLS, OUTPUTS
 
@@ -45,8 +46,6 @@ ENDS = frozenset({"task_complete", "turn_aborted", "aborted"})
 # What Codex injects at the start of a thread, before the first prompt: kept when that turn is dropped.
 SETUP_ITEMS = frozenset({"additional_tools", "message"})
 SETUP_ROLES = frozenset({"developer", "user"})
-FIT_CAPS = (4000, 2000, 1000, 500)
-FIT_KEEPS = (20, 10, 5, 3, 1)
 
 
 def dumps(record: Record) -> bytes:
@@ -164,25 +163,6 @@ def _is_setup(record: Record) -> bool:
     return kind == RESPONSE_ITEM and inner in SETUP_ITEMS and (inner != "message" or payload.get("role") in SETUP_ROLES)
 
 
-def _resolve_drop(turns: list[CodexTurn], items: Iterable[str]) -> set[int]:
-    by_id = {turn.turn_id: index for index, turn in enumerate(turns)}
-    dropped: set[int] = set()
-    for item in items:
-        if item in by_id:
-            dropped.add(by_id[item])
-            continue
-        low, dash, high = item.partition("-")
-        if low.isdigit() and (not dash or high.isdigit()):
-            first, last = int(low), int(high) if dash else int(low)
-            if first > last or not 1 <= first or last > len(turns):
-                raise UsageError(f"There is no turn {item}; the session has {len(turns)} turns.")
-            dropped.update(range(first - 1, last))
-            continue
-        raise UsageError(f"No turn {item[:60]!r} in this session.", hint="give turn numbers as shown (from 1), "
-                         "ranges such as 2-4, or turn ids")
-    return dropped
-
-
 def _texts(record: Record) -> Iterable[str]:
     """The texts of a history item the model would be sent: a message's, a tool call's input and output."""
     kind, inner = kind_of(record)
@@ -249,26 +229,20 @@ def _without_turns(line: Line, prompts: set[str], turn_ids: set[str]) -> Line:
     return Line({**line.record, "payload": changed})
 
 
-@dataclass(frozen=True, slots=True)
-class _Steps:
-    drop: frozenset[int]
-    cap: int | None
-    spare: int
-
-    def label(self, keep: int | None = None) -> str:
-        parts = []
-        if self.cap is not None:
-            parts.append(f"cap replies and tool results at {self.cap:,} characters")
-        if keep is not None:
-            parts.append(f"keep the newest {keep} turn{'s' if keep != 1 else ''}")
-        return " and ".join(parts) or "no change"
-
-
 @dataclass(slots=True)
 class _Built:
     data: bytes
     state: ForkState
     changes: list[TurnChange]
+
+    @property
+    def removed_tokens(self) -> int:
+        return self.state.removed_tokens
+
+    @property
+    def useful(self) -> bool:
+        """It changes something and keeps a turn."""
+        return bool(self.changes and self.state.kept_turns)
 
 
 def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before: int | None,
@@ -305,26 +279,27 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
         raise UsageError("This rollout has no turn markers (task_started): it was written by an older Codex, whose "
                          "rollouts Reprise does not trim.")
     turns = split_turns(lines, session_id)
-    dropped = _resolve_drop(turns, options.drop)
+    dropped = resolve_drop(turns, options.drop)
     if options.keep_history is not None:
-        dropped = _keep_newest(options.keep_history, dropped, len(turns))
-    base = _Steps(frozenset(dropped), options.cap_replies, options.spare)
+        dropped = keep_newest(options.keep_history, dropped, len(turns))
+    base = Steps(frozenset(dropped), options.cap_replies, options.spare)
     fit: FitOutcome | None = None
     if options.fit is not None:
         if context_before is None:
             raise UsageError("--fit needs the session's measured context, and this session has none yet.")
-        built, fit = _choose_fit(lines, turns, base, options.fit, fork_id, self_contained, original, count,
-                                 context_before)
-        if built is None:
+        chosen, fit = choose_fit(base, len(turns), options.fit, context_before,
+                                lambda steps: _build(lines, turns, steps, fork_id, self_contained, original, count))
+        if chosen is None:
             note = fit.chosen if fit.fits and fit.chosen else \
                 f"no plan on the ladder brings the context to {options.fit:,} tokens or less; nothing changed"
-            return _unchanged(session_id, options, original, context_before, fit, notes + [note])
+            return unchanged(session_id, options, original, context_before, fit, notes + [note])
+        built = chosen
     else:
         if len(dropped) == len(turns):
             raise UsageError("That would drop every turn; a fork keeps at least one.")
         built = _build(lines, turns, base, fork_id, self_contained, original, count)
         if not built.changes:
-            return _unchanged(session_id, options, original, context_before, None,
+            return unchanged(session_id, options, original, context_before, None,
                               notes + ["nothing to trim with these options"])
     after = max(context_before - built.state.removed_tokens, 0) if context_before is not None else None
     notes.append("the fork's context is an estimate (the measured context minus what was left out) until its "
@@ -343,43 +318,6 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
                      "call) were left out")
     return TrimPlan(session_id, options, original, built.data, built.state, built.data, digest(built.data), [],
                     built.changes, [], context_before, after, fit, notes)
-
-
-def _keep_newest(count: int, dropped: set[int], total: int) -> set[int]:
-    remaining = [index for index in range(total) if index not in dropped]
-    return dropped | set(remaining[:max(len(remaining) - count, 0)])
-
-
-def _unchanged(session_id: str, options: TrimOptions, original: Original, before: int | None,
-               fit: FitOutcome | None, notes: list[str]) -> TrimPlan:
-    return TrimPlan(session_id, options, original, original.data, None, None, None, [], [], [], before, before, fit,
-                    notes)
-
-
-def _choose_fit(lines: list[Line], turns: list[CodexTurn], base: _Steps, target: int, fork_id: str,
-                self_contained: bool, original: Original, count: Callable[[str], int],
-                before: int) -> tuple[_Built | None, FitOutcome]:
-    """The first rung (caps, then the newest turns kept with the smallest cap) whose estimated
-    context is at most `target`, after any drop and keep-history."""
-    if before <= target and not base.drop:
-        return None, FitOutcome(target, f"already fits ({before:,} tokens); nothing changed", True, ())
-    tried: list[tuple[str, int]] = []
-    rungs: list[tuple[str, _Steps]] = []
-    if base.drop:
-        rungs.append(("drop and keep-history alone", _Steps(base.drop, None, base.spare)))
-    rungs += [(_Steps(base.drop, cap, base.spare).label(), _Steps(base.drop, cap, base.spare)) for cap in FIT_CAPS]
-    for keep in FIT_KEEPS:
-        steps = _Steps(frozenset(_keep_newest(keep, set(base.drop), len(turns))), FIT_CAPS[-1], base.spare)
-        rungs.append((steps.label(keep), steps))
-    for label, steps in rungs:
-        if len(steps.drop) == len(turns):
-            continue
-        built = _build(lines, turns, steps, fork_id, self_contained, original, count)
-        estimate = max(before - built.state.removed_tokens, 0)
-        tried.append((label, estimate))
-        if estimate <= target and built.changes:
-            return built, FitOutcome(target, label, True, tuple(tried))
-    return None, FitOutcome(target, None, False, tuple(tried))
 
 
 class _Capper:
@@ -428,7 +366,7 @@ class _Capper:
         return {**record, "payload": payload}
 
 
-def _build(lines: list[Line], turns: list[CodexTurn], steps: _Steps, fork_id: str, self_contained: bool,
+def _build(lines: list[Line], turns: list[CodexTurn], steps: Steps, fork_id: str, self_contained: bool,
            original: Original, count: Callable[[str], int]) -> _Built:
     gone: set[int] = set()
     for index in steps.drop:
