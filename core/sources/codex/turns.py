@@ -1,7 +1,8 @@
 """Codex's turns run by Reprise: `[sources.codex] send` (`codex exec --json ... resume ID -`) with the
 message on stdin (never an argv item: a long one fails with E2BIG, one starting with `-` would be read
-as an option), its `--json` events read into an outcome (the reply, the thread it wrote, an error),
-and the `new` command. No option that bypasses Codex's approvals or sandbox is added.
+as an option), run in the session's folder with CODEX_HOME naming its root when it is not Codex's
+default, and its `--json` events read into an outcome (the reply, the thread it wrote, an error). No
+option that bypasses Codex's approvals or sandbox is added.
 
 Codex saves the turn in the session's own rollout; Reprise only reads it back (the turn's usage and
 the measured context come from the rollout: the `usage` of `turn.completed` is the thread's total).
@@ -10,15 +11,14 @@ the measured context come from the rollout: the `usage` of `turn.completed` is t
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...agents import TurnRequest, substitute
-from ...errors import AgentError
+from ...agents import TurnRequest
 from ...outcome import INTERRUPTED_ERROR, TurnOutcome, left_running_note
-from ...processes import Finished, run_agent
+from ...processes import Finished
+from ..claude.turns import client_env, run_client
 
 STDERR_TAIL = 2000
 
@@ -88,21 +88,6 @@ def outcome_of(finished: Finished, session_id: str, timeout: float) -> TurnOutco
     return TurnOutcome("failed", error=f"Exit status {finished.status}. {why}".strip(), notes=notes)
 
 
-def client_env(root: Path) -> dict[str, str]:
-    """The environment of a Codex run for a session under `root`: CODEX_HOME names the root when it
-    is not the one Codex would use anyway."""
-    env = dict(os.environ)
-    default = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") \
-        else Path(env.get("HOME") or Path.home()) / ".codex"
-    try:
-        same = default.resolve() == root.resolve()
-    except OSError:
-        same = default == root
-    if not same:
-        env["CODEX_HOME"] = str(root)
-    return env
-
-
 class CodexSendBackend:
     """`[sources.codex] send`: Codex runs the turn and appends it to the session's rollout."""
 
@@ -114,13 +99,6 @@ class CodexSendBackend:
         self.root = root
 
     def run(self, request: TurnRequest, cancel: threading.Event) -> TurnOutcome:
-        argv = substitute(self.template, session_id=request.session_id, workspace=str(request.workspace))
-        try:
-            finished = run_agent(argv, stdin=request.message, cwd=request.workspace, env=client_env(self.root),
-                                 timeout=request.timeout, cancel=cancel, stdout_cap=request.max_reply_bytes)
-        except FileNotFoundError:
-            raise AgentError(f"The Codex program {argv[0]!r} was not found.",
-                             hint="install Codex, or set [sources.codex] send") from None
-        except OSError as exc:
-            raise AgentError(f"Cannot start {argv[0]!r}: {exc.strerror or exc}.") from None
+        finished = run_client(self.template, request, cancel, client_env(self.root, "CODEX_HOME", ".codex"), "Codex",
+                              "codex")
         return outcome_of(finished, request.session_id, request.timeout)
