@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from ..errors import UsageError
-from ..trimming import FitOutcome, Original, TrimOptions, TrimPlan
+from ..trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange
 
 FIT_CAPS = (4000, 2000, 1000, 500)
 FIT_KEEPS = (20, 10, 5, 3, 1)
@@ -34,6 +34,32 @@ class Candidate(Protocol):
 
 
 Built = TypeVar("Built", bound=Candidate)
+
+
+class ForkState(Protocol):
+    removed_tokens: int     # the tokens of what the fork leaves out or cuts
+    kept_turns: list[str]   # the ids of the turns it keeps
+
+
+State = TypeVar("State", bound=ForkState)
+
+
+@dataclass(slots=True)
+class BuiltFork(Generic[State]):
+    """The bytes of one plan's fork, what it holds (the agent's own state) and its turns' changes."""
+
+    data: bytes
+    state: State
+    changes: list[TurnChange]
+
+    @property
+    def removed_tokens(self) -> int:
+        return self.state.removed_tokens
+
+    @property
+    def useful(self) -> bool:
+        """It changes something and keeps a turn."""
+        return bool(self.changes and self.state.kept_turns)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from typing import Any
 from ...errors import UsageError
 from ...session_files import digest
 from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
-from ..fork_steps import Steps, choose_fit, keep_newest, resolve_drop, unchanged
+from ..fork_steps import BuiltFork, Steps, choose_fit, keep_newest, resolve_drop, unchanged
 from .chain import main_chain_records
 from .messages import BOUNDARY, PROMPT, RESULT, kind_of, prompt_text, turn_starts
 from .records import Record, parse_lines
@@ -179,20 +179,7 @@ def _tool_ids(record: Record, kind: str, key: str) -> list[str]:
     return [str(block.get(key)) for block in content if isinstance(block, dict) and block.get("type") == kind]
 
 
-@dataclass(slots=True)
-class _Built:
-    data: bytes
-    state: ForkState
-    changes: list[TurnChange]
-
-    @property
-    def removed_tokens(self) -> int:
-        return self.state.removed_tokens
-
-    @property
-    def useful(self) -> bool:
-        """It changes something and keeps a turn."""
-        return bool(self.changes and self.state.kept_turns)
+_Built = BuiltFork[ForkState]
 
 
 def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], leaf: str | None, steps: Steps,

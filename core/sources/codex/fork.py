@@ -37,7 +37,7 @@ from typing import Any
 from ...errors import UsageError
 from ...session_files import digest
 from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
-from ..fork_steps import Steps, choose_fit, keep_newest, resolve_drop, unchanged
+from ..fork_steps import BuiltFork, Steps, choose_fit, keep_newest, resolve_drop, unchanged
 from .records import COMPACTED, EVENT, RESPONSE_ITEM, SESSION_META, Record, kind_of, payload_of, prompt_of, text_of
 from .transcript import CALLS, OUTPUTS
 
@@ -229,20 +229,7 @@ def _without_turns(line: Line, prompts: set[str], turn_ids: set[str]) -> Line:
     return Line({**line.record, "payload": changed})
 
 
-@dataclass(slots=True)
-class _Built:
-    data: bytes
-    state: ForkState
-    changes: list[TurnChange]
-
-    @property
-    def removed_tokens(self) -> int:
-        return self.state.removed_tokens
-
-    @property
-    def useful(self) -> bool:
-        """It changes something and keeps a turn."""
-        return bool(self.changes and self.state.kept_turns)
+_Built = BuiltFork[ForkState]
 
 
 def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before: int | None,
