@@ -37,8 +37,9 @@ from ...rooted import Root
 from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
-from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult
+from ...trimming import RestoreResult, TrimOptions, TrimResult
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession, SessionSource
+from ..fork_undo import undo_fork
 from .fields import ClaudeFields, ListingFold
 from .fork import ForkState, new_fork_id, plan_fork, rewrite_subagent, write_new
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
@@ -586,29 +587,6 @@ class ClaudeSource(SessionSource):
         if meta is None or path is None:
             raise UsageError(f"Session {ref.session_id} is not a fork Reprise wrote; there is no trim to undo.",
                              hint="a Claude Code session itself is never trimmed in place")
-        extra = meta.model_extra or {}
-        data = self._read(path)
-        written = str(extra["fork_sha256"])
-        step = RestoreStep(written, "fork", "trashed")
-        notes = [f"the fork is moved to Reprise's trash; {extra['forked_from']} was never changed"]
-        if digest(data) != written:
-            grown = len(data) > int(extra.get("fork_size") or 0)
-            why = (f"the fork has grown since Reprise wrote it ({len(data) - int(extra.get('fork_size') or 0):,} "
-                   "bytes: Claude Code added turns)" if grown else "the fork changed since Reprise wrote it")
-            if not force:
-                if dry_run:
-                    notes.append(f"{why}; undoing needs --force")
-                    return RestoreResult(ref, data, b"", [step], False, True, None, notes)
-                raise ChangedOnDiskError(f"{why[0].upper()}{why[1:]}; nothing was moved.",
-                                         hint="--force moves it to the trash anyway (its new turns go with it)",
-                                         path=path)
-            notes.append(why)
-        if dry_run:
-            return RestoreResult(ref, data, b"", [step], False, True, None, notes)
-        # Into Reprise's trash of Claude sessions, where `trash restore` finds it. Unchanged since
-        # Reprise wrote it, nothing is writing it.
-        self.remove(ref, force=force or digest(data) == written)
-        self.audit.append(ref.workspace_key, "restore", session_id=ref.session_id, digests=[written],
-                          result=f"fork moved to the trash ({extra['forked_from']} unchanged)")
-        return RestoreResult(ref, data, b"", [step], True, False, None, notes)
+        return undo_fork(ref, self._read(path), meta.model_extra or {}, path, agent="Claude Code", dry_run=dry_run,
+                         force=force, trash=lambda forced: self.remove(ref, force=forced), audit=self.audit)
 

@@ -37,10 +37,11 @@ from ...rooted import Root
 from ...session_files import ReadProblem, digest
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
-from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult
+from ...trimming import RestoreResult, TrimOptions, TrimResult
 from ..base import Capabilities, Handoff, OpenedSession, SessionSource
 from ..claude.fork import write_new
 from ..claude.liveness import process_writing
+from ..fork_undo import undo_fork
 from .fields import CodexFields, ListingFold
 from .fork import ForkState, fork_name, new_fork_id, plan_fork
 from .layout import CodexRoot, check_session_id
@@ -412,26 +413,5 @@ class CodexSource(SessionSource):
             raise UsageError(f"Session {ref.session_id} is not a fork Reprise wrote; there is no trim to undo.",
                              hint="a Codex session itself is never trimmed in place")
         data, _, _, _ = self.codex_listing.read_records(path)
-        written = str(extra["fork_sha256"])
-        step = RestoreStep(written, "fork", "trashed")
-        notes = [f"the fork is moved to Reprise's trash; {extra['forked_from']} was never changed"]
-        if digest(data) != written:
-            size = extra.get("fork_size")
-            size = size if isinstance(size, int) else 0
-            grown = len(data) > size
-            why = (f"the fork has grown since Reprise wrote it ({len(data) - size:,} bytes: Codex added "
-                   "turns)" if grown else "the fork changed since Reprise wrote it")
-            if not force:
-                if dry_run:
-                    notes.append(f"{why}; undoing needs --force")
-                    return RestoreResult(ref, data, b"", [step], False, True, None, notes)
-                raise ChangedOnDiskError(f"{why[0].upper()}{why[1:]}; nothing was moved.",
-                                         hint="--force moves it to the trash anyway (its new turns go with it)",
-                                         path=path)
-            notes.append(why)
-        if dry_run:
-            return RestoreResult(ref, data, b"", [step], False, True, None, notes)
-        self.remove(ref, force=force or digest(data) == written)
-        self.audit.append(ref.workspace_key, "restore", session_id=ref.session_id, digests=[written],
-                          result=f"fork moved to the trash ({extra['forked_from']} unchanged)")
-        return RestoreResult(ref, data, b"", [step], True, False, None, notes)
+        return undo_fork(ref, data, extra, path, agent="Codex", dry_run=dry_run, force=force,
+                         trash=lambda forced: self.remove(ref, force=forced), audit=self.audit)
