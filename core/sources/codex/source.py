@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...agents import Backend, substitute
-from ...audit import AuditLog, iso_time
+from ...audit import AuditLog
 from ...config import Settings
 from ...errors import (
     ChangedOnDiskError,
@@ -39,9 +39,8 @@ from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ...trimming import RestoreResult, TrimOptions, TrimResult
 from ..base import Capabilities, Handoff, OpenedSession, SessionSource
-from ..claude.fork import write_new
 from ..claude.liveness import process_writing
-from ..fork_undo import undo_fork
+from ..fork_files import undo_fork, write_fork
 from .fields import CodexFields, ListingFold
 from .fork import ForkState, fork_name, new_fork_id, plan_fork
 from .layout import CodexRoot, check_session_id
@@ -355,32 +354,11 @@ class CodexSource(SessionSource):
         if dry_run or not plan.changed:
             return TrimResult(plan, ref, target, False, dry_run, True)
         assert plan.data is not None and plan.records_digest is not None and isinstance(plan.state, ForkState)
-        title = " ".join((self.read_meta(ref).title or session.title or session.fields.first_message
-                          or f"session {ref.session_id[-8:]}").split())
-        title = title if len(title) <= 60 else title[:59] + "…"
-        options_info = {**options.as_dict(), "fork": fork_id, "force": force}
-        digests = [plan.records_digest, plan.original_digest]
-        fork_path = opened.path.parent / fork_name(opened.path.name, fork_id)
-        try:
-            with self.own_files.lock(target):
-                self.archive.put(ref, data, op="fork-original", fork_session_id=fork_id)
-                self.archive.put(target, plan.data, op="fork", source_session_id=ref.session_id,
-                                 original_sha256=plan.original_digest, options=options.as_dict(),
-                                 counts=plan.counts())
-                root = Root(self.codex_listing.root_of(opened.path).path, "Codex root")
-                with root.parent(fork_path) as (fd, name):
-                    write_new(fd, name, plan.data)
-                self.own_files.write_meta(target, SessionMeta.model_validate({
-                    "title": f"{title} (trimmed)", "created_at": iso_time(time.time()),
-                    "forked_from": ref.session_id, "fork_sha256": plan.records_digest, "fork_size": len(plan.data),
-                    "fork_context_estimate": plan.meter_after}))
-        except (RepriseError, OSError) as exc:
-            self.audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options_info,
-                              digests=digests, counts=plan.counts(), result=f"failed: {getattr(exc, 'code', exc)}")
-            raise
-        self.audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options_info,
-                          digests=digests, counts=plan.counts(), result=f"forked to {fork_id}")
-        return TrimResult(plan, ref, target, True, False, True, digests)
+        return write_fork(plan, ref, target, data, title=self.read_meta(ref).title or session.title
+                          or session.fields.first_message or f"session {ref.session_id[-8:]}", options=options,
+                          force=force, fork_path=opened.path.parent / fork_name(opened.path.name, fork_id),
+                          root=Root(self.codex_listing.root_of(opened.path).path, "Codex root"),
+                          own_files=self.own_files, archive=self.archive, audit=self.audit)
 
     def _fork_meta(self, ref: SessionRef) -> dict[str, object] | None:
         """Reprise's lineage of a fork it wrote (`forked_from`, `fork_sha256`, ...), when it is one."""
