@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -129,3 +130,19 @@ def test_restore_refuses_a_place_that_is_not_a_date_folder_of_a_codex_root(root)
     with pytest.raises(ConflictError, match="not a session file of a Codex root"):
         source.trash_restore(ref)
     assert trash.contains(ref)
+
+
+def test_a_send_is_refused_while_another_process_holds_the_rollout_open_for_writing(root, fake, capsys, monkeypatch):
+    path = rollout(root, THREE)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nf = open(sys.argv[1], 'a')\n"
+                               "print('open', flush=True)\ntime.sleep(60)", str(path)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        monkeypatch.setattr(sys, "stdin", io.StringIO("hello"))
+        status, out, err = run(capsys, "send", THREE, "--message-file", "-", "--json")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert status != 0 and "Codex may be running session" in out + err
+    assert fake() == []   # codex was never started
