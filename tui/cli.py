@@ -706,7 +706,7 @@ def cmd_rm(service: Service, args, as_json: bool) -> int:
         _emit(contract.dump(contract.trash_entry(entry)))
     else:
         print(f"Moved {safe_line(ref.session_id)} to the trash "
-              f"(reprise trash restore {safe_line(ref.session_id[:8])} puts it back).")
+              f"(reprise trash restore {safe_line(short_id(ref.source, ref.session_id).strip('…'))} puts it back).")
         note = service.source(ref).trash_note
         if note:
             print(f"reprise: {note}.", file=sys.stderr)

@@ -109,10 +109,11 @@ def test_rm_moves_the_rollout_to_the_trash_says_what_codex_does_and_restore_puts
     status, out, err = run(capsys, "rm", ONE)
     assert status == 0, out + err
     assert not path.exists() and "Codex cannot resume it while it is in Reprise's trash" in err
+    assert f"reprise trash restore {ONE[-8:]} puts it back" in out   # the random end names a Codex id
     status, out, _ = run(capsys, "trash", "list", "--json")
     assert [entry["session_id"] for entry in json.loads(out)["trash"]] == [ONE]
     assert not list(root.glob("*.sqlite*"))   # nothing of Codex's own index was made or touched
-    status, out, err = run(capsys, "trash", "restore", ONE)
+    status, out, err = run(capsys, "trash", "restore", ONE[-8:])
     assert status == 0, out + err
     assert path.read_bytes() == before
 
