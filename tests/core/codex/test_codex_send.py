@@ -147,3 +147,15 @@ def test_a_send_is_refused_while_another_process_holds_the_rollout_open_for_writ
         holder.wait()
     assert status != 0 and "Codex may be running session" in out + err
     assert fake() == []   # codex was never started
+
+
+def test_prune_moves_old_codex_sessions_to_the_trash_and_keeps_the_newest(root, capsys):
+    day = root / "sessions" / "2026" / "12" / "01"
+    alpha = [path for path in day.iterdir()
+             if json.loads(path.read_text().split("\n", 1)[0])["payload"]["cwd"] == ALPHA]
+    status, out, err = run(capsys, "prune", "--older-than", "1m", "--keep-last", "1", "--yes")
+    assert status == 0, out + err
+    left = [path for path in alpha if path.exists()]
+    assert len(alpha) == 5 and len(left) == 1
+    status, out, _ = run(capsys, "trash", "list", "--json")
+    assert len(json.loads(out)["trash"]) == 4
