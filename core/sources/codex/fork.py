@@ -405,8 +405,8 @@ def _build(lines: list[Line], turns: list[CodexTurn], steps: Steps, fork_id: str
     return _Built(b"".join(line.encoded() for line in out), state, changes)
 
 
-def new_fork_id(now: float | None = None) -> str:
-    """A fresh session id for a fork: a uuid v7 (48 bits of Unix milliseconds, then random), as Codex's own."""
+def new_thread_id(now: float | None = None) -> str:
+    """A fresh thread id (a fork's, a new session's): a uuid v7, 48 bits of Unix milliseconds then random."""
     millis = int((time.time() if now is None else now) * 1000)
     value = (millis << 80) | secrets.randbits(80)
     value = (value & ~(0xF << 76)) | (0x7 << 76)       # version 7

@@ -42,11 +42,12 @@ from ..base import Capabilities, Handoff, OpenedSession, SessionSource
 from ..claude.liveness import process_writing
 from ..fork_files import undo_fork, write_fork
 from .fields import CodexFields, ListingFold
-from .fork import ForkState, fork_name, new_fork_id, plan_fork
+from .fork import ForkState, fork_name, new_thread_id, plan_fork
 from .layout import CodexRoot, check_session_id
 from .listing import NAME, CodexListing
 from .liveness import writer_of
 from .meter import DEFAULT_MODEL, CodexMeter, ContextNow
+from .new import start_rollout
 from .records import Record
 from .retention import NO_SWEEP
 from .transcript import read_transcript
@@ -70,7 +71,7 @@ class CodexSession:
 class CodexSource(SessionSource):
     name = NAME
     label = "Codex"
-    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, send=True, trash=True,
+    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, new=True, send=True, trash=True,
                                 trim_fork=True)
     trash_note = AFTER_TRASH
     resumes_from_any_folder = True   # `codex resume ID` finds a rollout by id, indexed or not
@@ -343,7 +344,7 @@ class CodexSource(SessionSource):
             inherited = self.codex_listing.transcript_records(session.records)[1].records
         encoding = spec_for(model or session.fields.model or self.settings.meter.model or DEFAULT_MODEL,
                             self.settings.meter.models).encoding
-        fork_id = new_fork_id()
+        fork_id = new_thread_id()
         plan = plan_fork(data, options, fork_id=fork_id, context_before=session.fields.context_tokens,
                          count=lambda text: self.counter.count(text, encoding), inherited=inherited)
         target = SessionRef(ref.workspace_key, fork_id, NAME)
@@ -393,3 +394,19 @@ class CodexSource(SessionSource):
         data, _, _, _ = self.codex_listing.read_records(path)
         return undo_fork(ref, data, extra, path, agent="Codex", dry_run=dry_run, force=force,
                          trash=lambda forced: self.remove(ref, force=forced), audit=self.audit)
+
+    def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
+        """A new thread on an id Reprise chose (new.py: its first line written in the first root), with
+        Reprise's title of it; `new_argv` starts Codex on it."""
+        if not self.roots:
+            raise NotFoundError("No Codex root to start a session in.", hint="set [sources.codex] roots")
+        ref = SessionRef(key, new_thread_id(), NAME)
+        start_rollout(self.roots[0], ref.session_id, folder)
+
+        def given(kept: SessionMeta) -> None:
+            kept.title, kept.created_at = meta.title, meta.created_at
+        self.own_files.update_meta(ref, given)
+        return ref
+
+    def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
+        return substitute(self.settings.sources.codex.new, session_id=ref.session_id, workspace=str(folder))

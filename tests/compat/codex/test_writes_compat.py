@@ -192,3 +192,21 @@ def test_undoing_a_fork_trim_moves_the_fork_to_the_trash(codex_store, live, caps
     assert fork_id in {e["session_id"] for e in reprise(capsys, "trash", "list", "--all")["trash"]}
 
 
+
+
+def test_reprise_new_starts_a_rollout_the_real_client_takes_up_under_that_id(codex_store, live, capsys):
+    alpha = codex_store.folders["alpha"]
+    place = reprise(capsys, "new", "--agent", "codex", "--title", "Started in Reprise", "--print")
+    session_id = place["session_id"]
+    assert place["command"] == ["codex", "resume", session_id]   # the default [sources.codex] new
+    prompt = "The first words of a new session MARKnewsession"
+    result = live.one(Step([*EXEC, "resume", session_id, prompt], alpha))
+    assert result.thread_id == session_id and sent_prompts(result) == [prompt], result.describe()
+    request = result.responses[-1]
+    assert request["input"][0]["type"] == "additional_tools"   # Codex wrote the thread's context itself
+    path = live.rollout(session_id)
+    assert prompt.encode() in path.read_bytes()
+    rows = {row["session_id"]: row for row in reprise(capsys, "list")["sessions"]}
+    row = rows[session_id]
+    assert (row["title"], row["turns"], row["first_message"]) == ("Started in Reprise", 1, prompt)
+    assert row["workspace_path"] == str(alpha) and not row["hidden_by_agent"]   # source "cli"

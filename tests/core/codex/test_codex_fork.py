@@ -17,7 +17,7 @@ import pytest
 from reprise.core.errors import UsageError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
-from reprise.core.sources.codex.fork import dumps, fork_name, new_fork_id, plan_fork, read_lines, split_turns
+from reprise.core.sources.codex.fork import dumps, fork_name, new_thread_id, plan_fork, read_lines, split_turns
 from reprise.core.sources.codex.records import parse_rollout
 from reprise.core.sources.codex.transcript import read_transcript
 from reprise.core.trimming import TrimOptions
@@ -175,7 +175,7 @@ def test_fit_is_already_met_or_picks_the_first_rung_under_the_target():
 
 
 def test_a_fork_id_is_a_uuid_v7_of_now_and_names_a_rollout_in_the_same_date_folder():
-    made = uuid.UUID(new_fork_id(now=1_800_000_000.0))
+    made = uuid.UUID(new_thread_id(now=1_800_000_000.0))
     assert made.version == 7 and made.int >> 80 == 1_800_000_000_000
     name = fork_name(rollout(THREE).name, FORK_ID)
     assert name == f"rollout-2026-12-01T19-36-27-{FORK_ID}.jsonl"

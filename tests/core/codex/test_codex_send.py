@@ -159,3 +159,19 @@ def test_prune_moves_old_codex_sessions_to_the_trash_and_keeps_the_newest(root, 
     assert len(alpha) == 5 and len(left) == 1
     status, out, _ = run(capsys, "trash", "list", "--json")
     assert len(json.loads(out)["trash"]) == 4
+
+
+def test_new_starts_a_rollout_on_an_id_reprise_chose_with_its_title(root, capsys, tmp_path):
+    status, out, err = run(capsys, "new", "--agent", "codex", "--title", "Started in Reprise", "--print", "--json")
+    assert status == 0, out + err
+    place = json.loads(out)
+    session_id = place["session_id"]
+    assert place["command"] == ["codex", "resume", session_id] and place["workspace_path"] == ALPHA
+    [path] = (root / "sessions").glob(f"*/*/*/rollout-*-{session_id}.jsonl")
+    [line] = path.read_text().splitlines()
+    meta = json.loads(line)["payload"]
+    assert (meta["id"], meta["cwd"], meta["source"]) == (session_id, ALPHA, "cli")
+    assert meta["cli_version"] == "0.171.0"   # the version the store's newest rollout was written by
+    status, out, _ = run(capsys, "list", "--json")
+    rows = {row["session_id"]: row for row in json.loads(out)["sessions"]}
+    assert rows[session_id]["title"] == "Started in Reprise" and rows[session_id]["turns"] == 0
