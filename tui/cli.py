@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--summary", action="store_true", help="print exactly Fractal's rendered summary")
 
-    p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id (Claude Code)")
+    p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id "
+                   "(Claude Code, Codex)")
     p.add_argument("--title")
     p.add_argument("--agent", dest="new_agent", choices=SOURCE_NAMES,
                    help="the agent of the new session (default: [sources] new_agent, else the only one enabled)")
