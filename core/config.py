@@ -31,7 +31,7 @@ CLAUDE_RESUME = ["claude", "--resume", "{session_id}"]
 CLAUDE_NEW = ["claude", "--session-id", "{session_id}"]
 CLAUDE_SEND = ["claude", "--resume", "{session_id}", "-p", "--output-format", "json"]  # the message on stdin
 CODEX_RESUME = ["codex", "resume", "{session_id}"]
-CODEX_NEW = ["codex"]
+CODEX_NEW = ["codex", "resume", "{session_id}"]   # on the rollout Reprise started (sources/codex/new.py)
 CODEX_SEND = ["codex", "exec", "--json", "--skip-git-repo-check", "resume", "{session_id}", "-"]  # the message on stdin
 MAX_TIMEOUT_S = 7 * 24 * 3600
 MAX_TOKENS = 100_000_000
@@ -164,7 +164,7 @@ class CodexSettings(_Section):
 class SourcesSettings(_Section):
     claude: ClaudeSettings = Field(default_factory=ClaudeSettings)
     codex: CodexSettings = Field(default_factory=CodexSettings)
-    new_agent: Literal["fractal", "claude"] | None = None   # `reprise new`'s agent when more than one is on
+    new_agent: Literal["fractal", "claude", "codex"] | None = None   # `reprise new`'s agent when more than one is on
 
 
 class Settings(_Section):

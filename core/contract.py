@@ -637,7 +637,7 @@ def trim(result: TrimResult) -> Trim:
 class RestoreStep(Document):
     digest: str
     op: str
-    mode: Literal["exact", "reinserted"]
+    mode: Literal["exact", "reinserted", "trashed"]   # "trashed": a fork Reprise wrote, moved to the trash
     summary_inserted: int
     summary_replaced: int
     history_inserted: int

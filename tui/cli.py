@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the agent's own rendered summary (the whole transcript for other agents) and the "
                         "history of the turns kept in the file, with ids and ISO times")
 
-    p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id (Claude Code)")
+    p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id "
+                   "(Claude Code, Codex)")
     p.add_argument("--title")
     p.add_argument("--agent", dest="new_agent", choices=SOURCE_NAMES,
                    help="the agent of the new session (default: [sources] new_agent, else the only one enabled)")
@@ -640,7 +641,7 @@ def cmd_search(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.search(hits)))
         return 0 if hits else 1
-    from .reports.search import search_lines   # it needs the search index's types: not for every command
+    from .reports.search import search_lines  # it needs the search index's types: not for every command
 
     service.load_details([hit.row for hit in hits])   # each session is named by its title
     _print_lines(search_lines(hits, limit=args.limit))
@@ -746,7 +747,10 @@ def cmd_rm(service: Service, args, as_json: bool) -> int:
         _emit(contract.dump(contract.trash_entry(entry)))
     else:
         print(f"Moved {safe_line(ref.session_id)} to the trash "
-              f"(reprise trash restore {safe_line(ref.session_id[:8])} puts it back).")
+              f"(reprise trash restore {safe_line(short_id(ref.source, ref.session_id).strip('…'))} puts it back).")
+        note = service.source(ref).trash_note
+        if note:
+            print(f"reprise: {note}.", file=sys.stderr)
     return 0
 
 

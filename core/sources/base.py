@@ -221,6 +221,7 @@ class SessionSource(ABC):
     cost_label: ClassVar[str] = "cost"                # what the USD figure the agent records is
     rename_note: ClassVar[str | None] = None          # what a rename in Reprise means to the agent
     resume_setting: ClassVar[str] = "[agent] resume"  # the config key of its resume argv
+    trash_note: ClassVar[str | None] = None           # what the agent does with a session in Reprise's trash
     listing: ListingSource   # what the catalog lists of this store
     own_paths: OwnPaths      # where Reprise keeps its own files of this source's sessions
     archive: Archive         # Reprise's archive of them (trimmed and replaced bytes, long outputs)

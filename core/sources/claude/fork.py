@@ -26,6 +26,7 @@ from typing import Any
 from ...errors import UsageError
 from ...session_files import digest
 from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
+from ..fork_steps import BuiltFork, Steps, choose_fit, keep_newest, resolve_drop, unchanged
 from .chain import main_chain_records
 from .messages import BOUNDARY, PROMPT, RESULT, kind_of, prompt_text, turn_starts
 from .records import Record, parse_lines
@@ -35,10 +36,8 @@ CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system"})
 # Written by the model about the conversation (older versions' `summary`, the `ai-title`): left out of
 # a fork that drops turns, which they may describe. A `custom-title` is the person's: kept.
 TITLES_OF_TEXT = frozenset({"summary", "ai-title"})
-FIT_CAPS = (4000, 2000, 1000, 500)
 # The keys of a `toolUseResult` that hold a tool's output or a file's text (Bash, Read, Write, Agent...).
 RESULT_TEXT_KEYS = frozenset({"stdout", "stderr", "content", "text", "output", "result", "originalFile"})
-FIT_KEEPS = (20, 10, 5, 3, 1)
 
 
 def dumps(record: Record) -> bytes:
@@ -70,21 +69,6 @@ class ForkState:
     removed_tokens: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class _Steps:
-    drop: frozenset[int]
-    cap: int | None
-    spare: int
-
-    def label(self, keep: int | None = None) -> str:
-        parts = []
-        if self.cap is not None:
-            parts.append(f"cap replies and tool results at {self.cap:,} characters")
-        if keep is not None:
-            parts.append(f"keep the newest {keep} turn{'s' if keep != 1 else ''}")
-        return " and ".join(parts) or "no change"
-
-
 def chain_turns(records: list[Record]) -> tuple[list[Record], list[ChainTurn], str | None]:
     """The main chain's records, its turns, and its leaf uuid."""
     chain, info, _ = main_chain_records(records)
@@ -101,30 +85,6 @@ def chain_turns(records: list[Record]) -> tuple[list[Record], list[ChainTurn], s
         text = prompt_text(chain[start]) if kinds[start] == PROMPT else str(chain[start].get("uuid"))
         turns.append(ChainTurn(number, str(chain[start]["uuid"]), tuple(uuids), text))
     return chain, turns, info.leaf
-
-
-def _resolve_drop(turns: list[ChainTurn], items: Iterable[str]) -> set[int]:
-    by_id = {turn.turn_id: index for index, turn in enumerate(turns)}
-    dropped: set[int] = set()
-    for item in items:
-        if item in by_id:
-            dropped.add(by_id[item])
-            continue
-        low, dash, high = item.partition("-")
-        if low.isdigit() and (not dash or high.isdigit()):
-            first, last = int(low), int(high) if dash else int(low)
-            if first > last or not 1 <= first or last > len(turns):
-                raise UsageError(f"There is no turn {item}; the session has {len(turns)} turns.")
-            dropped.update(range(first - 1, last))
-            continue
-        raise UsageError(f"No turn {item[:60]!r} in this session.", hint="give turn numbers as shown (from 1), "
-                         "ranges such as 2-4, or turn ids")
-    return dropped
-
-
-def _keep_newest(count: int, dropped: set[int], total: int) -> set[int]:
-    remaining = [index for index in range(total) if index not in dropped]
-    return dropped | set(remaining[:max(len(remaining) - count, 0)])
 
 
 def _capped_text(text: str, cap: int, original_sha256: str) -> tuple[str, int]:
@@ -219,14 +179,10 @@ def _tool_ids(record: Record, kind: str, key: str) -> list[str]:
     return [str(block.get(key)) for block in content if isinstance(block, dict) and block.get("type") == kind]
 
 
-@dataclass(slots=True)
-class _Built:
-    data: bytes
-    state: ForkState
-    changes: list[TurnChange]
+_Built = BuiltFork[ForkState]
 
 
-def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], leaf: str | None, steps: _Steps,
+def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], leaf: str | None, steps: Steps,
            fork_id: str, original: Original, count: Callable[[str], int]) -> _Built:
     chain_uuids = {str(record["uuid"]) for record in chain}
     dropped_turn_uuids = {uuid for index in steps.drop for uuid in turns[index].uuids}
@@ -411,24 +367,25 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
     if parsed.end < len(data):
         notes.append(f"the original's last line ({len(data) - parsed.end:,} bytes) is incomplete (being written?); "
                      "the fork leaves it out")
-    dropped = _resolve_drop(turns, options.drop)
+    dropped = resolve_drop(turns, options.drop)
     if options.keep_history is not None:
-        dropped = _keep_newest(options.keep_history, dropped, len(turns))
-    base = _Steps(frozenset(dropped), options.cap_replies, options.spare)
+        dropped = keep_newest(options.keep_history, dropped, len(turns))
+    base = Steps(frozenset(dropped), options.cap_replies, options.spare)
     fit: FitOutcome | None = None
     if options.fit is not None:
         if context_before is None:
             raise UsageError("--fit needs the session's measured context, and this session has none yet.")
-        built, fit = _choose_fit(records, chain, turns, leaf, base, options.fit, fork_id, original, count,
-                                 context_before)
-        if built is None:
+        chosen, fit = choose_fit(base, len(turns), options.fit, context_before,
+                                lambda steps: _build(records, chain, turns, leaf, steps, fork_id, original, count))
+        if chosen is None:
             note = fit.chosen if fit.fits and fit.chosen else \
                 f"no plan on the ladder brings the context to {options.fit:,} tokens or less; nothing changed"
-            return _unchanged(session_id, options, original, context_before, fit, notes + [note])
+            return unchanged(session_id, options, original, context_before, fit, notes + [note])
+        built = chosen
     else:
         built = _build(records, chain, turns, leaf, base, fork_id, original, count)
         if not built.changes:
-            return _unchanged(session_id, options, original, context_before, None,
+            return unchanged(session_id, options, original, context_before, None,
                               notes + ["nothing to trim with these options"])
     if len(built.state.kept_turns) == 0:
         raise UsageError("That would drop every turn; a fork keeps at least one.")
@@ -447,36 +404,6 @@ def _before_compaction(chain: list[Record], turn: ChainTurn) -> bool:
     uuids = [str(record["uuid"]) for record in chain]
     position = uuids.index(turn.turn_id)
     return any(kind_of(record) == BOUNDARY for record in chain[position:])
-
-
-def _unchanged(session_id: str, options: TrimOptions, original: Original, before: int | None,
-               fit: FitOutcome | None, notes: list[str]) -> TrimPlan:
-    return TrimPlan(session_id, options, original, original.data, None, None, None, [], [], [], before, before, fit,
-                    notes)
-
-
-def _choose_fit(records: list[Record], chain: list[Record], turns: list[ChainTurn], leaf: str | None, base: _Steps,
-                target: int, fork_id: str, original: Original, count: Callable[[str], int],
-                before: int) -> tuple[_Built | None, FitOutcome]:
-    """The first rung (caps, then the newest turns kept with the smallest cap) whose estimated
-    context is at most `target`, after any drop and keep-history."""
-    if before <= target and not base.drop:
-        return None, FitOutcome(target, f"already fits ({before:,} tokens); nothing changed", True, ())
-    tried: list[tuple[str, int]] = []
-    rungs: list[tuple[str, _Steps]] = []
-    if base.drop:
-        rungs.append(("drop and keep-history alone", _Steps(base.drop, None, base.spare)))
-    rungs += [(_Steps(base.drop, cap, base.spare).label(), _Steps(base.drop, cap, base.spare)) for cap in FIT_CAPS]
-    for keep in FIT_KEEPS:
-        steps = _Steps(frozenset(_keep_newest(keep, set(base.drop), len(turns))), FIT_CAPS[-1], base.spare)
-        rungs.append((steps.label(keep), steps))
-    for label, steps in rungs:
-        built = _build(records, chain, turns, leaf, steps, fork_id, original, count)
-        estimate = max(before - built.state.removed_tokens, 0)
-        tried.append((label, estimate))
-        if estimate <= target and built.changes and built.state.kept_turns:
-            return built, FitOutcome(target, label, True, tuple(tried))
-    return None, FitOutcome(target, None, False, tuple(tried))
 
 
 def new_fork_id() -> str:

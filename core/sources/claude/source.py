@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...agents import Backend, substitute
-from ...audit import AuditLog, iso_time
+from ...audit import AuditLog
 from ...config import Settings
 from ...errors import (
     ChangedOnDiskError,
@@ -37,8 +37,9 @@ from ...rooted import Root
 from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
-from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
+from ...trimming import RestoreResult, TrimOptions, TrimResult
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession, SessionSource
+from ..fork_files import undo_fork, write_fork
 from .fields import ClaudeFields, ListingFold
 from .fork import ForkState, new_fork_id, plan_fork, rewrite_subagent, write_new
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
@@ -492,33 +493,13 @@ class ClaudeSource(SessionSource):
         if dry_run or not plan.changed:
             return TrimResult(plan, ref, target, False, dry_run, True)
         assert plan.data is not None and plan.records_digest is not None and isinstance(plan.state, ForkState)
-        title = " ".join((self.read_meta(ref).title or found.title or f"session {ref.session_id[:8]}").split())
-        title = title if len(title) <= 60 else title[:59] + "…"
-        options_info = {**options.as_dict(), "fork": fork_id, "force": force}
-        digests = [plan.records_digest, plan.original_digest]
         fork_path = path.parent / f"{fork_id}{SUFFIX}"
-        try:
-            with self.own_files.lock(target):
-                # The original as it was (what capped text points at), once however many forks it has.
-                self.archive.put(ref, data, op="fork-original", fork_session_id=fork_id)
-                self.archive.put(target, plan.data, op="fork", source_session_id=ref.session_id,
-                                 original_sha256=plan.original_digest, options=options.as_dict(),
-                                 counts=plan.counts())
-                root = Root(self.claude_listing.root_of(path), "Claude Code root")
-                with root.parent(fork_path) as (fd, name):
-                    write_new(fd, name, plan.data)
-                plan.notes.extend(self._copy_sidecars(root, path, fork_path, plan.state))
-                self.own_files.write_meta(target, SessionMeta.model_validate({
-                    "title": f"{title} (trimmed)", "created_at": iso_time(time.time()),
-                    "forked_from": ref.session_id, "fork_sha256": plan.records_digest, "fork_size": len(plan.data),
-                    "fork_context_estimate": plan.meter_after}))
-        except (RepriseError, OSError) as exc:
-            self.audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options_info,
-                              digests=digests, counts=plan.counts(), result=f"failed: {getattr(exc, 'code', exc)}")
-            raise
-        self.audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options_info,
-                          digests=digests, counts=plan.counts(), result=f"forked to {fork_id}")
-        return TrimResult(plan, ref, target, True, False, True, digests)
+        root = Root(self.claude_listing.root_of(path), "Claude Code root")
+        state = plan.state
+        return write_fork(plan, ref, target, data, title=self.read_meta(ref).title or found.title
+                          or f"session {ref.session_id[:8]}", options=options, force=force, fork_path=fork_path,
+                          root=root, own_files=self.own_files, archive=self.archive, audit=self.audit,
+                          beside=lambda: self._copy_sidecars(root, path, fork_path, state))
 
     @staticmethod
     def _copy_sidecars(root: Root, path: Path, fork_path: Path, state: ForkState) -> list[str]:
@@ -586,23 +567,6 @@ class ClaudeSource(SessionSource):
         if meta is None or path is None:
             raise UsageError(f"Session {ref.session_id} is not a fork Reprise wrote; there is no trim to undo.",
                              hint="a Claude Code session itself is never trimmed in place")
-        extra = meta.model_extra or {}
-        data = self._read(path)
-        written = str(extra["fork_sha256"])
-        step = RestoreStep(written, "fork", "trashed")
-        notes = [f"the fork is moved to Reprise's trash; {extra['forked_from']} was never changed"]
-        why = None
-        if digest(data) != written:
-            grown = len(data) > int(extra.get("fork_size") or 0)
-            why = (f"the fork has grown since Reprise wrote it ({len(data) - int(extra.get('fork_size') or 0):,} "
-                   "bytes: Claude Code added turns)" if grown else "the fork changed since Reprise wrote it")
-        decided = fork_to_trash(ref, data, step, notes, why, dry_run=dry_run, force=force, path=path)
-        if decided is not None:
-            return decided
-        # Into Reprise's trash of Claude sessions, where `trash restore` finds it. Unchanged since
-        # Reprise wrote it, nothing is writing it.
-        self.remove(ref, force=force or digest(data) == written)
-        self.audit.append(ref.workspace_key, "restore", session_id=ref.session_id, digests=[written],
-                          result=f"fork moved to the trash ({extra['forked_from']} unchanged)")
-        return RestoreResult(ref, data, b"", [step], True, False, None, notes)
+        return undo_fork(ref, self._read(path), meta.model_extra or {}, path, agent="Claude Code", dry_run=dry_run,
+                         force=force, trash=lambda forced: self.remove(ref, force=forced), audit=self.audit)
 

@@ -52,7 +52,12 @@ class TrashedFiles:
 
 
 class ClaudeTrash:
-    """The trash of Claude Code sessions in Reprise's data folder (`paths`: OwnPaths of "claude")."""
+    """The trash of Claude Code sessions in Reprise's data folder (`paths`: OwnPaths of "claude").
+    Another agent whose sessions are one file each (Codex) subclasses it: its name, and what a
+    session file of it is called and where it may be (`is_session_file`, `is_place`)."""
+
+    agent = "Claude Code"
+    source = "claude"
 
     def __init__(self, paths: OwnPaths, audit: AuditLog, lock: Locker):
         self.paths = paths
@@ -65,6 +70,14 @@ class ClaudeTrash:
         return TrashedFiles(trash / f"{ref.session_id}{SUFFIX}", trash / ref.session_id,
                             trash / "records" / f"{ref.session_id}.json", trash / "meta" / f"{ref.session_id}.json")
 
+    def is_session_file(self, path: Path, session_id: str) -> bool:
+        """Whether `path` is named as the file of session `session_id`."""
+        return path.name == f"{session_id}{SUFFIX}"
+
+    def is_place(self, target: Path, root: Path, session_id: str) -> bool:
+        """Whether `target` is where a session file of `session_id` lies under the agent's root `root`."""
+        return self.is_session_file(target, session_id) and target.parent.parent == root / "projects"
+
     # --- rm ----------------------------------------------------------------------------------------
 
     def remove(self, ref: SessionRef, session_file: Path, claude_root: Path, *, now: float | None = None,
@@ -74,9 +87,9 @@ class ClaudeTrash:
         and has checked that no one is writing the session."""
         now = time.time() if now is None else now
         session_file = Path(session_file)
-        if session_file.name != f"{ref.session_id}{SUFFIX}":
-            raise UsageError(f"{session_file} is not the file of Claude Code session {ref.session_id}.")
-        claude = Root(claude_root, "Claude Code root")
+        if not self.is_session_file(session_file, ref.session_id):
+            raise UsageError(f"{session_file} is not the file of {self.agent} session {ref.session_id}.")
+        claude = Root(claude_root, f"{self.agent} root")
         sidecars = session_file.parent / ref.session_id
         info = claude.lstat(session_file)
         if not _is_regular(info.st_mode):
@@ -87,7 +100,7 @@ class ClaudeTrash:
             return self._finish(ref, claude, session_file, sidecars, has_sidecars, force=force, now=now)
         for place in (there.session, there.sidecars, there.record):
             if self.data.exists(place):
-                raise ConflictError(f"A Claude Code session {ref.session_id} is already in the trash.",
+                raise ConflictError(f"A {self.agent} session {ref.session_id} is already in the trash.",
                                     hint="restore or purge that one first", path=place)
         title = _title(self.data, self.paths.meta_file(ref))
         made: list[Path] = []
@@ -111,7 +124,7 @@ class ClaudeTrash:
             # The last look: bytes Claude Code wrote since the copy stay where they are.
             if claude.digest(session_file) != digest or (has_sidecars and claude.digest(sidecars) != sidecar_digest):
                 raise ConflictError(f"{session_file} changed while Reprise moved it to the trash; it was left "
-                                    "where it is.", hint="try again once Claude Code is done with it")
+                                    "where it is.", hint=f"try again once {self.agent} is done with it")
             self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id, options={"force": force},
                               digests=[digest], counts={"bytes": info.st_size}, now=now)
         except (OSError, RepriseError) as exc:
@@ -189,7 +202,7 @@ class ClaudeTrash:
                 if is_dir or not name.endswith(SUFFIX) or not is_session_id(name[:-len(SUFFIX)]):
                     continue
                 try:
-                    found.append(self._entry(SessionRef(key, name[:-len(SUFFIX)], "claude")))
+                    found.append(self._entry(SessionRef(key, name[:-len(SUFFIX)], self.source)))
                 except (OSError, RepriseError):
                     continue   # restored or purged meanwhile
         found.sort(key=lambda entry: entry.trashed_ts, reverse=True)
@@ -221,7 +234,7 @@ class ClaudeTrash:
         now = time.time() if now is None else now
         there = self.files(ref)
         if not self.data.exists(there.session):
-            raise NotFoundError(f"Claude Code session {ref.session_id} is not in Reprise's trash.",
+            raise NotFoundError(f"{self.agent} session {ref.session_id} is not in Reprise's trash.",
                                 hint="reprise trash list --all")
         record = self.record(ref)
         origin, root = _text(record.get("from")), _text(record.get("root"))
@@ -229,12 +242,11 @@ class ClaudeTrash:
             raise RepriseError(f"The trash record of {ref.session_id} ({there.record}) does not say where it was; "
                                "it was left in the trash.", hint=f"copy {there.session} back by hand")
         target, claude_root = Path(origin), Path(root)
-        if claude_root not in [Path(r) for r in roots] or target.name != f"{ref.session_id}{SUFFIX}" \
-                or target.parent.parent != claude_root / "projects":
-            raise ConflictError(f"{target} is not a session file of a Claude Code root Reprise reads "
+        if claude_root not in [Path(r) for r in roots] or not self.is_place(target, claude_root, ref.session_id):
+            raise ConflictError(f"{target} is not a session file of a {self.agent} root Reprise reads "
                                 f"({', '.join(str(r) for r in roots) or 'none'}); it was left in the trash.",
                                 path=str(target))
-        claude = Root(claude_root, "Claude Code root")
+        claude = Root(claude_root, f"{self.agent} root")
         sidecars = target.parent / ref.session_id
         for place in (target, sidecars):
             if claude.exists(place):
@@ -333,7 +345,7 @@ class ClaudeTrash:
         for name, is_dir in names:
             if not (is_dir and name.startswith(TOMBSTONE_PREFIX)) or not is_session_id(name[len(TOMBSTONE_PREFIX):]):
                 continue
-            ref = SessionRef(key, name[len(TOMBSTONE_PREFIX):], "claude")
+            ref = SessionRef(key, name[len(TOMBSTONE_PREFIX):], self.source)
             try:
                 with self.lock(ref):
                     if not self.data.exists(self.files(ref).session) and self._gather(ref, trash / name):

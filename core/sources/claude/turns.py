@@ -139,16 +139,17 @@ def outcome_of(finished: Finished, session_id: str, timeout: float) -> TurnOutco
                        usage=result.usage, notes=notes)
 
 
-def client_env(root: Path) -> dict[str, str]:
-    """The environment of a Claude Code run for a session under `root`: CLAUDE_CONFIG_DIR names the
-    root only when it is not the one Claude Code would use anyway (setting it to ~/.claude would
-    move Claude Code's own `.claude.json` into that folder)."""
+def client_env(root: Path, variable: str = "CLAUDE_CONFIG_DIR", home_folder: str = ".claude") -> dict[str, str]:
+    """The environment of an agent's run for a session under `root`: `variable` (Claude Code's
+    CLAUDE_CONFIG_DIR, Codex's CODEX_HOME) names the root only when it is not the one the agent would
+    use anyway (`variable`, else ~/`home_folder`; setting CLAUDE_CONFIG_DIR to ~/.claude would move
+    Claude Code's own `.claude.json` into that folder)."""
     env = dict(os.environ)
-    default = Path(env["CLAUDE_CONFIG_DIR"]).expanduser() if env.get("CLAUDE_CONFIG_DIR") \
-        else Path(env.get("HOME") or Path.home()) / ".claude"
+    default = Path(env[variable]).expanduser() if env.get(variable) \
+        else Path(env.get("HOME") or Path.home()) / home_folder
     if _same(default, root):
         return env
-    env["CLAUDE_CONFIG_DIR"] = str(root)
+    env[variable] = str(root)
     return env
 
 
@@ -170,16 +171,22 @@ class ClaudeSendBackend:
         self.root = root
 
     def run(self, request: TurnRequest, cancel: threading.Event) -> TurnOutcome:
-        argv = substitute(self.template, session_id=request.session_id, workspace=str(request.workspace))
-        try:
-            finished = run_agent(argv, stdin=request.message, cwd=request.workspace, env=client_env(self.root),
-                                 timeout=request.timeout, cancel=cancel, stdout_cap=request.max_reply_bytes)
-        except FileNotFoundError:
-            raise AgentError(f"The Claude Code program {argv[0]!r} was not found.",
-                             hint="install Claude Code, or set [sources.claude] send") from None
-        except OSError as exc:
-            raise AgentError(f"Cannot start {argv[0]!r}: {exc.strerror or exc}.") from None
+        finished = run_client(self.template, request, cancel, client_env(self.root), "Claude Code", "claude")
         return outcome_of(finished, request.session_id, request.timeout)
+
+
+def run_client(template: list[str], request: TurnRequest, cancel: threading.Event, env: dict[str, str],
+               label: str, source: str) -> Finished:
+    """Run an agent's `[sources.SOURCE] send` for one turn: the message on stdin, in the turn's folder."""
+    argv = substitute(template, session_id=request.session_id, workspace=str(request.workspace))
+    try:
+        return run_agent(argv, stdin=request.message, cwd=request.workspace, env=env, timeout=request.timeout,
+                         cancel=cancel, stdout_cap=request.max_reply_bytes)
+    except FileNotFoundError:
+        raise AgentError(f"The {label} program {argv[0]!r} was not found.",
+                         hint=f"install {label}, or set [sources.{source}] send") from None
+    except OSError as exc:
+        raise AgentError(f"Cannot start {argv[0]!r}: {exc.strerror or exc}.") from None
 
 
 def new_argv(template: list[str], session_id: str, workspace: Path) -> list[str]:

@@ -40,7 +40,8 @@ class ContextNow:
     turn: int               # the turn (from 1) it was measured in
     window: int | None      # model_context_window as Codex recorded it
     model: str | None
-    basis: str = "call"     # "compaction": Codex's estimate of the history a compaction left, before any call
+    basis: str = "call"     # "compaction": Codex's estimate of the history a compaction left, before any call;
+                            # "estimate": a fork Reprise wrote, before its first turn
 
 
 class CodexMeter(DraftMeter):
@@ -58,6 +59,10 @@ class CodexMeter(DraftMeter):
             return Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
                         note="nothing measured yet: Codex's fixed prompt (tools, base instructions, skills, "
                              "environment), about 61,300 characters, estimated")
+        if context.basis == "estimate":
+            return Part("measured", context.tokens, COUNTED,
+                        note="an estimate: the measured context of the session this fork was trimmed from, minus "
+                             f"what the fork leaves out, counted with {ENCODING}; measured again after its first turn")
         if context.basis == "compaction":
             return Part("measured", context.tokens, MEASURED,
                         note=f"the size of the history after the compaction in turn {context.turn}, as Codex "
@@ -76,7 +81,8 @@ class CodexMeter(DraftMeter):
         parts = (self._context_part(),
                  Part("message", draft, COUNTED, len(message), len(message),
                       note=f"the draft, estimated with {ENCODING}"))
-        measured = Measured(self.context.turn, self.context.tokens) if self.context.tokens is not None else None
+        measured = Measured(self.context.turn, self.context.tokens) \
+            if self.context.tokens is not None and self.context.basis != "estimate" else None
         window, window_source = self._window()
         return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=parts,
                            window=window, warn_at=self.settings.warn, measured=measured, exact=False,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reprise.core import contract
-from reprise.core.errors import AmbiguousError, NotFoundError, UsageError
+from reprise.core.errors import AgentError, AmbiguousError, NotFoundError
 from reprise.core.paths import SessionRef, short_id, workspace_key
 from reprise.core.service import Service
 from tests import factories
@@ -225,8 +225,10 @@ def test_the_command_line_lists_codex_rows_by_the_end_of_their_id(codex_root, tm
     assert "prompt 1 of session 1" in shown.stdout
 
 
-def test_a_turn_sent_to_a_codex_session_is_refused_for_the_source_not_for_a_missing_backend(codex_root, tmp_path):
+def test_a_turn_sent_to_a_codex_session_runs_codex_and_says_so_when_it_is_not_installed(codex_root, tmp_path,
+                                                                                     monkeypatch):
     rollout = write(codex_root, tmp_path, seed=1, source="cli")
     service = service_in(tmp_path)
-    with pytest.raises(UsageError, match="Codex sessions cannot be sent a turn by Reprise"):
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
+    with pytest.raises(AgentError, match="The Codex program 'codex' was not found"):
         service.send_turn(SessionRef(workspace_key(tmp_path), rollout.session_id, "codex"), "hello")

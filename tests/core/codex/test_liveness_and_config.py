@@ -72,7 +72,7 @@ def test_the_defaults_follow_codex_home_and_the_real_clients_argv(tmp_path):
     assert choice.enabled and choice.roots == (tmp_path / "home" / ".codex",) and "~/.codex" in choice.why
     codex = loaded.settings.sources.codex
     assert codex.resume == ["codex", "resume", "{session_id}"]
-    assert codex.new == ["codex"]
+    assert codex.new == ["codex", "resume", "{session_id}"]   # on the rollout Reprise starts (codex/new.py)
     assert codex.send == ["codex", "exec", "--json", "--skip-git-repo-check", "resume", "{session_id}", "-"]
     elsewhere = config.load(env={**env, "CODEX_HOME": str(tmp_path / "other")})
     assert not elsewhere.choices["codex"].enabled and "CODEX_HOME" in elsewhere.choices["codex"].why

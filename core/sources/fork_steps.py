@@ -1,0 +1,136 @@
+"""What the fork trims of agents whose sessions are turn files (Claude Code, Codex) share: which turns
+a trim drops (turn numbers as shown, ranges, turn ids; the newest N kept), the steps one plan takes
+(the turns dropped, the cap on replies and tool results, the newest turns spared from it), the
+`--fit` ladder that picks the first plan whose estimated context is under a target, and the plan
+of a trim that changes nothing. Each agent's fork module builds the bytes of a plan's steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from ..errors import UsageError
+from ..trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange
+
+FIT_CAPS = (4000, 2000, 1000, 500)
+FIT_KEEPS = (20, 10, 5, 3, 1)
+
+
+class NamedTurn(Protocol):
+    @property
+    def turn_id(self) -> str: ...
+
+
+class Candidate(Protocol):
+    """A built plan as the ladder weighs it."""
+
+    @property
+    def removed_tokens(self) -> int: ...   # the tokens of what it leaves out or cuts
+
+    @property
+    def useful(self) -> bool: ...          # it changes something and keeps a turn
+
+
+Built = TypeVar("Built", bound=Candidate)
+
+
+class ForkState(Protocol):
+    removed_tokens: int     # the tokens of what the fork leaves out or cuts
+    kept_turns: list[str]   # the ids of the turns it keeps
+
+
+State = TypeVar("State", bound=ForkState)
+
+
+@dataclass(slots=True)
+class BuiltFork(Generic[State]):
+    """The bytes of one plan's fork, what it holds (the agent's own state) and its turns' changes."""
+
+    data: bytes
+    state: State
+    changes: list[TurnChange]
+
+    @property
+    def removed_tokens(self) -> int:
+        return self.state.removed_tokens
+
+    @property
+    def useful(self) -> bool:
+        """It changes something and keeps a turn."""
+        return bool(self.changes and self.state.kept_turns)
+
+
+@dataclass(frozen=True, slots=True)
+class Steps:
+    """One plan: the turns dropped (indexes), the cap on replies and tool results, the newest spared."""
+
+    drop: frozenset[int]
+    cap: int | None
+    spare: int
+
+    def label(self, keep: int | None = None) -> str:
+        parts = []
+        if self.cap is not None:
+            parts.append(f"cap replies and tool results at {self.cap:,} characters")
+        if keep is not None:
+            parts.append(f"keep the newest {keep} turn{'s' if keep != 1 else ''}")
+        return " and ".join(parts) or "no change"
+
+
+def resolve_drop(turns: Sequence[NamedTurn], items: Iterable[str]) -> set[int]:
+    """The indexes of the turns `--drop` names: numbers as shown (from 1), ranges such as 2-4, or turn ids."""
+    by_id = {turn.turn_id: index for index, turn in enumerate(turns)}
+    dropped: set[int] = set()
+    for item in items:
+        if item in by_id:
+            dropped.add(by_id[item])
+            continue
+        low, dash, high = item.partition("-")
+        if low.isdigit() and (not dash or high.isdigit()):
+            first, last = int(low), int(high) if dash else int(low)
+            if first > last or not 1 <= first or last > len(turns):
+                raise UsageError(f"There is no turn {item}; the session has {len(turns)} turns.")
+            dropped.update(range(first - 1, last))
+            continue
+        raise UsageError(f"No turn {item[:60]!r} in this session.", hint="give turn numbers as shown (from 1), "
+                         "ranges such as 2-4, or turn ids")
+    return dropped
+
+
+def keep_newest(count: int, dropped: set[int], total: int) -> set[int]:
+    """`dropped` and every turn older than the newest `count` of the others."""
+    remaining = [index for index in range(total) if index not in dropped]
+    return dropped | set(remaining[:max(len(remaining) - count, 0)])
+
+
+def choose_fit(base: Steps, total: int, target: int, before: int,
+               build: Callable[[Steps], Built]) -> tuple[Built | None, FitOutcome]:
+    """The first useful rung (caps, then the newest turns kept with the smallest cap) whose estimated
+    context (`before` minus what `build`'s plan removes) is at most `target`, after any drop and
+    keep-history."""
+    if before <= target and not base.drop:
+        return None, FitOutcome(target, f"already fits ({before:,} tokens); nothing changed", True, ())
+    tried: list[tuple[str, int]] = []
+    rungs: list[tuple[str, Steps]] = []
+    if base.drop:
+        rungs.append(("drop and keep-history alone", Steps(base.drop, None, base.spare)))
+    rungs += [(Steps(base.drop, cap, base.spare).label(), Steps(base.drop, cap, base.spare)) for cap in FIT_CAPS]
+    for keep in FIT_KEEPS:
+        steps = Steps(frozenset(keep_newest(keep, set(base.drop), total)), FIT_CAPS[-1], base.spare)
+        rungs.append((steps.label(keep), steps))
+    for label, steps in rungs:
+        built = build(steps)
+        estimate = max(before - built.removed_tokens, 0)
+        tried.append((label, estimate))
+        if estimate <= target and built.useful:
+            return built, FitOutcome(target, label, True, tuple(tried))
+    return None, FitOutcome(target, None, False, tuple(tried))
+
+
+def unchanged(session_id: str, options: TrimOptions, original: Original, before: int | None,
+              fit: FitOutcome | None, notes: list[str]) -> TrimPlan:
+    """The plan of a trim that changes nothing."""
+    return TrimPlan(session_id, options, original, original.data, None, None, None, [], [], [], before, before, fit,
+                    notes)
