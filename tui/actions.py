@@ -37,7 +37,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("enter", "resume", "Resume", "Resume the selected session in its agent", footer=True),
     Command("enter", "pick", "Pick", "Print the selected session's id and leave", footer=True,
             modes=frozenset({PICK}), palette=False),
-    Command("slash", "filter", "Filter", "Filter the list by title, messages or id prefix", footer=True),
+    # "/" and "i" are priority keys: the app takes them before it hands the keys after them to the
+    # list, so the letters a fast typist sends with them in one read go to the field they open.
+    Command("slash", "filter", "Filter", "Filter the list by title, messages or id prefix", footer=True,
+            priority=True),
     Command("ctrl+f", "search", "Search", "Search the full text of every turn", footer=True),
     Command("a", "toggle_scope", "All/here", "Show all workspaces, or this one again", footer=True),
     Command("question_mark,f1", "keys", "Keys", "Show every key", footer=True),
@@ -70,7 +73,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("R", "raw", "Raw text", "Show the raw text (Fractal's own rendered summary: what the meter counts; "
             "the whole transcript for other agents), or the conversation again"),
     Command("I", "ids", "Ids", "Show the session's and each turn's ids in the preview, or hide them"),
-    Command("i,tab", "focus_composer", "Compose", "Write a message to the selected session"),
+    Command("i,tab", "focus_composer", "Compose", "Write a message to the selected session", priority=True),
     Command("x", "recover", "Mark interrupted", "Mark the session's stale pending turn interrupted"),
     Command("1", "show_tab('tab-summary')", "Conversation", "Show the Conversation tab"),
     Command("2", "show_tab('tab-history')", "History", "Show the History tab"),

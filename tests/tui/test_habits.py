@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
+from textual import events
 from textual.command import CommandList, CommandPalette
-from textual.widgets import TextArea
+from textual.widgets import Input, TextArea
 
 from reprise.tui.messages import DetailLoaded
 from reprise.tui.screens.help import KeysScreen
@@ -327,3 +328,31 @@ async def test_shift_down_scrolls_the_preview_while_the_list_keeps_focus(service
         await pilot.press("shift+down", "shift+down")
         await pilot.pause()
         assert view.scroll_y == bottom
+
+
+async def test_letters_typed_in_a_burst_after_slash_or_i_go_to_the_field_not_to_the_list(service):
+    """A terminal delivers a fast typist's keys in one read: '/proj' must filter, never pin (p),
+    rename (r) or trim (t) the selected session because the filter took its focus a moment late."""
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        pinned = [row.pinned for row in session_list(app).rows]
+        for key, character in (("slash", "/"), ("p", "p"), ("r", "r"), ("t", "t")):
+            app.post_message(events.Key(key, character))   # all queued before the first is handled
+        await settle(pilot)
+        assert app.screen.query_one("#filter", Input).value == "prt"
+        assert isinstance(app.screen, MainScreen)   # no rename or trim dialog opened
+        app.screen.query_one("#filter", Input).value = ""
+        await pilot.press("escape")
+        await settle(pilot)
+        assert [row.pinned for row in session_list(app).rows] == pinned
+        for key, character in (("i", "i"), ("p", "p"), ("t", "t")):
+            app.post_message(events.Key(key, character))
+        await settle(pilot)
+        assert app.screen.query_one(Composer).text == "pt"
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("slash", "i", "tab")   # in a field the priority keys are the field's own
+        assert app.screen.query_one(Composer).text.startswith("pt/i")
+        await pilot.press("escape", "slash", "a", "slash", "i")
+        await settle(pilot)
+        assert app.screen.query_one("#filter", Input).value == "a/i"

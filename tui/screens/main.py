@@ -188,10 +188,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def on_mount(self) -> None:
         field = self.query_one("#filter", Input)
         if self.mode == "pick":
-            field.focus()   # every letter goes to the filter at once
+            self.set_focus(field)   # every letter goes to the filter at once
         else:
             field.display = False
-            self.query_one(SessionList).focus()
+            self.set_focus(self.query_one(SessionList))
         self._fit_width()
         self.update_header()
         self.load_rows()
@@ -225,7 +225,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         counts = Text(no_wrap=True, overflow="ellipsis")
         if self.rows_loading:
             counts.append("loading sessions… ", style="bold yellow")
-        counts.append(f"{visible} of {total} sessions shown", style="bold" if visible < total else "")
+        counts.append(f"{visible:,} of {total:,} sessions shown", style="bold" if visible < total else "")
         text = counts
         if self.filter_text:
             text.append(f" · filter: {safe_line(self.filter_text)}", style="yellow")
@@ -539,6 +539,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         modes = SCREEN_MODES.get(action)
         if self.mode == "pick" and modes is not None and PICK not in modes:
             return False   # the picker only picks
+        if action in ("filter", "focus_composer") and isinstance(self.focused, (Input, TextArea)):
+            return False   # priority keys: in a field, "/", "i" and Tab are the field's
         if action in ("cycle_agent", "toggle_agent_hidden"):
             return len(self.service.sources) > 1
         if action == "restore_draft":
@@ -796,7 +798,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def action_filter(self) -> None:
         field = self.query_one("#filter", Input)
         field.display = True
-        field.focus()
+        # At once, not after the queued events (Widget.focus waits for them): the letters a fast typist
+        # sent with the "/" in one read go to the filter, not to the list as p(in), r(ename), t(rim).
+        self.set_focus(field)
 
     @on(Input.Changed, "#filter")
     def on_filter_changed(self, event: Input.Changed) -> None:
@@ -825,14 +829,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             field.value = ""
         if not field.value:
             field.display = False
-        self.query_one(SessionList).focus()
+        self.set_focus(self.query_one(SessionList))
 
     def action_cancel(self) -> None:
         """Esc in the picker: a filter is cleared first, then the picker is left with nothing picked."""
         field = self.query_one("#filter", Input)
         if field.value:
             field.value = ""
-            field.focus()
+            self.set_focus(field)
             return
         self.app.exit(None)
 
@@ -901,14 +905,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     # --- the composer and turns ------------------------------------------------------------
 
     def action_focus_composer(self) -> None:
-        self.query_one(Composer).focus()
+        self.set_focus(self.query_one(Composer))
 
     def on_descendant_focus(self) -> None:
         self.refresh_bindings()   # the footer shows the keys of the mode (list, composer)
 
     @on(Composer.Left)
     def on_composer_left(self, _: Composer.Left) -> None:
-        self.query_one(SessionList).focus()
+        self.set_focus(self.query_one(SessionList))
 
     def clear_draft(self) -> bool:
         """ctrl+c with a draft: it is cleared, kept for ctrl+z. False when there is none."""
@@ -927,7 +931,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if self.cleared_draft:
             composer.load_text(self.cleared_draft + composer.text)
             self.cleared_draft = ""
-            composer.focus()
+            self.set_focus(composer)
             composer.move_cursor(composer.document.end)
 
     def put_back_draft(self, text: str) -> None:
