@@ -1,0 +1,233 @@
+"""Listing benchmark with all three agents: the Fractal scale store (10,000 sessions), the generated
+Claude Code store (2,000 sessions, bench/claude_store.py) and the generated Codex store (2,000
+rollouts, bench/codex_store.py), listed together by `Service.list_sessions(all_workspaces=True)`,
+the Claude root given as CLAUDE_CONFIG_DIR and the Codex root as CODEX_HOME.
+
+Measured, in one run:
+- the baseline: a warm listing of the Fractal store alone (today's 77 ms figure, re-measured here);
+- cold (no catalog) listing of all three, serial, in a fresh process (its peak RSS from os.wait4);
+- warm listing of every session of all three (best of WARM_REPEATS, a new Service each time),
+  against 1.5 × the Fractal-only warm figure;
+- warm peak memory: RSS growth of one warm listing in a fresh process;
+- the incremental parse of grown rollouts: APPENDED rollouts copied from the store into a root of
+  their own (the cached store is never written), listed, one turn appended to each, listed again:
+  the bytes that listing read (`rchar` of /proc/self/io, SQLite's reads included) against the bytes
+  appended and against the same listing with nothing changed, and the turns it then shows.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from . import claude_store, codex_store
+from .claude_listing import _child_rss, _code_measured, _rchar
+
+WARM_REPEATS = 5
+TODAY_WARM_S = 0.077
+WARM_RATIO = 1.5
+APPENDED = 100
+MEMORY_TARGET_MB = 150
+
+
+def service(state_root: Path, claude_root: Path | None, codex_root: Path | None, cache: Path, workspace: str):
+    """A Service as `reprise` makes it, no config file, the Fractal state root as `--state-dir`, the
+    Claude and Codex roots from the environment (None: that agent absent; HOME a scratch folder)."""
+    from reprise.core import config
+    from reprise.core.service import Service
+
+    env = {"HOME": str(cache), "PATH": os.environ.get("PATH", "")}
+    if claude_root is not None:
+        env["CLAUDE_CONFIG_DIR"] = str(claude_root)
+    if codex_root is not None:
+        env["CODEX_HOME"] = str(codex_root)
+    settings = config.load(state_dir=str(state_root), config_path=cache / "no-config.toml", env=env)
+    return Service(settings, workspace=Path(workspace), cache=cache)
+
+
+def _list_all(state_root: Path, claude_root: Path | None, codex_root: Path | None, cache: Path, workspace: str):
+    started = time.perf_counter()
+    listing = service(state_root, claude_root, codex_root, cache, workspace).list_sessions(all_workspaces=True)
+    return time.perf_counter() - started, listing
+
+
+def _warm_runs(state_root: Path, claude_root: Path | None, codex_root: Path | None, *, cache: Path,
+               workspace: str) -> list[tuple[float, float]]:
+    """WARM_REPEATS warm listings, a new Service each: (wall, CPU seconds) of each."""
+    runs = []
+    for _ in range(WARM_REPEATS):
+        cpu = time.process_time()
+        seconds, _ = _list_all(state_root, claude_root, codex_root, cache, workspace)
+        runs.append((seconds, time.process_time() - cpu))
+    return runs
+
+
+def _optional(path: str) -> Path | None:
+    return Path(path) if path else None
+
+
+def measure_cold(state_root: str, claude_root: str, codex_root: str, cache: str, workspace: str) -> dict:
+    """In this (fresh) process: one cold listing; its wall and CPU time and rows per agent."""
+    from reprise.core import catalog, config  # noqa: F401  (imports apart)
+
+    cpu = time.process_time()
+    seconds, listing = _list_all(Path(state_root), _optional(claude_root), _optional(codex_root), Path(cache),
+                                 workspace)
+    cpu = time.process_time() - cpu
+    by_source: dict[str, int] = {}
+    for row in listing.rows:
+        by_source[row.source] = by_source.get(row.source, 0) + 1
+    problems = [f"{row.path}: {row.problem_code}" for row in listing.rows if row.problem_code]
+    sources_of: dict[str, set[str]] = {}
+    for row in listing.rows:
+        sources_of.setdefault(row.workspace_key, set()).add(row.source)
+    return {"seconds": seconds, "cpu": cpu, "rows": listing.total, "by_source": by_source,
+            "problems": len(problems), "problem_sample": problems[:5],
+            "all_three": sum(len(s) == 3 for s in sources_of.values()), "workspaces": len(sources_of),
+            "codex_turns": {os.path.realpath(row.path): row.turns for row in listing.rows if row.source == "codex"}}
+
+
+def measure_warm_memory(state_root: str, claude_root: str, codex_root: str, cache: str, workspace: str) -> dict:
+    """In this (fresh) process: one warm listing, and the RSS it grew by."""
+    from reprise.core import catalog, config  # noqa: F401
+
+    from .listing import proc_status
+
+    before = proc_status("VmRSS")
+    seconds, listing = _list_all(Path(state_root), _optional(claude_root), _optional(codex_root), Path(cache),
+                                 workspace)
+    peak = proc_status("VmHWM")
+    return {"seconds": seconds, "rows": listing.total, "rss_delta": peak - before}
+
+
+def _append_case(codex: codex_store.CodexStore, count: int, log) -> dict:
+    """`count` rollouts (the largest tenth of them, the rest drawn at random) copied to a root of their
+    own: the bytes the next listing reads after one turn is appended to each."""
+    files = sorted(codex.files, key=lambda f: -f["bytes"])
+    rng = random.Random(codex.params.seed)
+    chosen = files[:count // 10] + rng.sample(files[count // 10:], count - count // 10)
+    scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-codex-append-"))
+    out: dict = {"files": len(chosen)}
+    try:
+        home, state, cache = scratch / "home", scratch / "state", scratch / "cache"
+        state.mkdir()
+        copies = []
+        for entry in chosen:
+            source = Path(entry["path"])
+            target = home / source.relative_to(codex.root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+            copies.append(target)
+        out["copied_bytes"] = sum(p.stat().st_size for p in copies)
+        workspace = chosen[0]["cwd"]
+
+        def listing_read() -> tuple[int, float, dict]:
+            before = _rchar()
+            seconds, listing = _list_all(state, None, home, cache, workspace)
+            return _rchar() - before, seconds, {row.path: row.turns for row in listing.rows}
+
+        out["cold_read"], out["cold_s"], turns_before = listing_read()
+        out["unchanged_read"], out["unchanged_s"], _ = listing_read()
+        log(f"  appending a turn to each of {len(copies)} rollouts ...")
+        out["appended"] = sum(codex_store.append_turn(path, seed=index) for index, path in enumerate(copies))
+        out["after_read"], out["after_s"], turns_after = listing_read()
+        out["grew_by_one"] = sum(turns_after.get(str(p)) == turns_before.get(str(p), -9) + 1 for p in copies)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
+def run(store, report, *, quick: bool = False, log=print) -> None:
+    section = report.section("codex_listing", "Listing all sessions: Fractal, Claude Code and Codex together")
+    claude = claude_store.build(claude_store.QUICK if quick else claude_store.FULL, log=log)
+    codex = codex_store.build(codex_store.QUICK if quick else codex_store.FULL, log=log)
+    log(("  built: " if codex.build_seconds else "  reused: ") + codex.describe())
+    fmt = report.seconds
+    state_root, ws0 = store.root, store.workspace_paths[0]
+    n_fractal, n_claude, n_codex = store.sessions, claude.sessions, codex.sessions
+    n = n_fractal + n_claude + n_codex
+    cache = Path(tempfile.mkdtemp(prefix="reprise-bench-cache-"))
+    try:
+        log("  baseline: warm, Fractal only ...")
+        with tempfile.TemporaryDirectory(prefix="reprise-bench-cache-") as other:
+            _list_all(state_root, None, None, Path(other), ws0)
+            fractal = _warm_runs(state_root, None, None, cache=Path(other), workspace=ws0)
+        fractal_s, fractal_cpu = min(t for t, _ in fractal), min(c for _, c in fractal)
+        log(f"    {fractal_s * 1000:.1f} ms")
+        log("  reprise: cold, all three, fresh process ...")
+        cold, cold_peak = _child_rss_codex("measure_cold", str(state_root), str(claude.root), str(codex.root),
+                                           str(cache), ws0)
+        log(f"    {cold['seconds']:.2f} s wall, {cold['cpu']:.2f} s CPU, {cold['by_source']}")
+        log("  reprise: warm, all three ...")
+        warm = _warm_runs(state_root, claude.root, codex.root, cache=cache, workspace=ws0)
+        warm_s, warm_cpu = min(t for t, _ in warm), min(c for _, c in warm)
+        log(f"    {warm_s * 1000:.1f} ms")
+        log("  reprise: warm peak memory (fresh process) ...")
+        memory, _ = _child_rss_codex("measure_warm_memory", str(state_root), str(claude.root), str(codex.root),
+                                     str(cache), ws0)
+        if min(warm_s / fractal_s, warm_cpu / fractal_cpu) > WARM_RATIO:
+            from .listing import _profile
+
+            log("  the warm target was missed: profiling a warm listing of all three ...")
+            text = _profile(lambda: _list_all(state_root, claude.root, codex.root, cache, ws0), top=16)
+            section.profile = f"Warm listing of all {n:,}: {text}"
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    append = _append_case(codex, 20 if quick else APPENDED, log)
+
+    section.row(f"warm, Fractal's {n_fractal:,} alone (the baseline, this run; best of {WARM_REPEATS})",
+                fmt(fractal_s), fmt(TODAY_WARM_S), "", "(information: today's 77 ms)", None)
+    section.row(f"cold (no catalog), all {n:,}, serial, wall time", fmt(cold["seconds"]), "", "", "(information)",
+                None)
+    section.row("  the same, CPU time", fmt(cold["cpu"]), "", "", "(information)", None)
+    section.row(f"warm, all {n:,} (best of {WARM_REPEATS}), wall time", fmt(warm_s), fmt(fractal_s),
+                f"{warm_s / fractal_s:.2f}× as long", f"≤ {WARM_RATIO}×", warm_s <= fractal_s * WARM_RATIO)
+    section.row("  the same, CPU time", fmt(warm_cpu), fmt(fractal_cpu), f"{warm_cpu / fractal_cpu:.2f}× as long",
+                f"≤ {WARM_RATIO}×", warm_cpu <= fractal_cpu * WARM_RATIO)
+    section.row("  against today's 77 ms", fmt(warm_s), fmt(TODAY_WARM_S), f"{warm_s / TODAY_WARM_S:.2f}× as long",
+                f"≤ {WARM_RATIO}× = {TODAY_WARM_S * WARM_RATIO * 1000:.1f} ms", warm_s <= TODAY_WARM_S * WARM_RATIO)
+    section.row("warm peak memory: RSS growth during the listing", report.mb(memory["rss_delta"]), "", "",
+                f"< {MEMORY_TARGET_MB} MB", memory["rss_delta"] < MEMORY_TARGET_MB * 2**20)
+    section.row("cold peak memory: whole process peak RSS", report.mb(cold_peak), "", "", "(information)", None)
+    extra = append["after_read"] - append["unchanged_read"]
+    section.row(f"append a turn to {append['files']} rollouts ({append['appended'] / 2**20:.1f} MB appended): "
+                "bytes the next listing reads beyond an unchanged one", f"{extra / 2**20:.2f} MB",
+                f"{append['appended'] / 2**20:.2f} MB appended", f"{extra / append['appended']:.2f}×",
+                "≤ 1.1 × the bytes appended",
+                extra <= 1.1 * append["appended"] and append["grew_by_one"] == append["files"])
+    section.row("  listing time: cold / unchanged / after the turns",
+                " / ".join(fmt(append[k]) for k in ("cold_s", "unchanged_s", "after_s")), "", "", "(information)",
+                None)
+
+    section.note(f"Stores: Fractal {store.describe()}; Claude Code {claude.describe()}; Codex {codex.describe()}.")
+    section.note(f"Code measured: {_code_measured()}.")
+    expected = {os.path.realpath(f["path"]): f["turns"] for f in codex.files}
+    agree = sum(cold["codex_turns"].get(path) == turns for path, turns in expected.items())
+    per_source = ", ".join(f"{k} {v:,}" for k, v in sorted(cold["by_source"].items()))
+    sample = ": " + "; ".join(cold["problem_sample"]) if cold["problems"] else ""
+    section.note(f"Rows: cold {cold['rows']:,} ({per_source}; {cold['problems']} problem rows{sample}), warm "
+                 f"{memory['rows']:,}; expected {n_fractal:,} Fractal, {n_claude:,} Claude Code and {n_codex:,} "
+                 f"Codex sessions. {cold['all_three']} of the {cold['workspaces']} workspaces hold rows of all "
+                 f"three agents. Turns of the Codex rows against the generator's count: {agree:,} of "
+                 f"{len(expected):,} agree.")
+    section.note(f"Warm runs (wall / CPU): {', '.join(f'{fmt(t)} / {fmt(c)}' for t, c in warm)}; Fractal only: "
+                 f"{', '.join(f'{fmt(t)} / {fmt(c)}' for t, c in fractal)} (a new Service each time, its catalog "
+                 "warm; the Fractal-only one with no Claude or Codex root).")
+    section.note(f"Appending: {append['files']} rollouts ({append['copied_bytes'] / 2**20:.0f} MB; the largest "
+                 "tenth of the store and the rest at random) copied into a Codex root of their own beside an empty "
+                 "Fractal state root; bytes read = growth of `rchar` in /proc/self/io over one listing (every read "
+                 f"of the process, SQLite's included): cold {append['cold_read'] / 2**20:,.1f} MB, unchanged "
+                 f"{append['unchanged_read'] / 2**20:,.2f} MB, after the turns {append['after_read'] / 2**20:,.2f} "
+                 f"MB. Rows showing one more turn after it: {append['grew_by_one']} of {append['files']}.")
+    for row in (cold,):
+        row.pop("codex_turns", None)
+    section.data.update(cold=cold, warm_runs=warm, fractal_runs=fractal, memory=memory, append=append)
+
+
+def _child_rss_codex(function: str, *args: str) -> tuple[dict, int]:
+    """`function(*args)` of this module in a fresh interpreter (claude_listing's runner, pointed here)."""
+    return _child_rss(function, *args, module="bench.codex_listing")
