@@ -142,6 +142,33 @@ def test_a_rewritten_rollout_is_read_whole_again(tmp_path):
     assert fields(again).first_message == "replaced" and fields(again).turns == 2
 
 
+def test_a_rollout_grown_twice_is_read_from_the_offset_each_time_and_a_rewrite_of_its_start_is_seen(tmp_path):
+    # the carry of a read from the offset keeps the digest of the file's first bytes it checked
+    root = tmp_path / "codex"
+    rollout = CodexRollout()
+    rollout.turn("one", "ok")
+    rollout.command("cat big.txt", "x" * 10_000)   # past the 4 KB the head digest covers
+    path = rollout.write(root)
+    listing = listing_of(root, tmp_path)
+    carry = read(listing, path, rollout.session_id).carry
+    for prompt in ("two", "three"):
+        before, read_before = len(rollout.lines), listing.bytes_read
+        rollout.turn(prompt, "ok")
+        added = b"".join(rollout.lines[before:])
+        with open(path, "ab") as file:
+            file.write(added)
+        grown = read(listing, path, rollout.session_id, carry)
+        carry = grown.carry
+        assert listing.bytes_read - read_before == len(added)   # only the new bytes, the second time too
+    assert fields(grown).turns == 3
+    data = path.read_bytes()
+    assert data.index(b'"/work/proj"') < 4096
+    with open(path, "r+b") as file:   # the same size, the same inode: only the head's digest tells
+        file.write(data.replace(b'"/work/proj"', b'"/work/prok"', 1))
+    again = read(listing, path, rollout.session_id, carry)
+    assert fields(again).workspace_path == "/work/prok" and fields(again).turns == 3
+
+
 def test_bad_lines_are_skipped_with_a_warning_naming_the_line(tmp_path):
     root = tmp_path / "codex"
     rollout = CodexRollout()
