@@ -16,6 +16,10 @@ months in `sessions/YYYY/MM/DD/`; some are archived (`archived_sessions/`), most
 `cli`), and some are named in `session_index.jsonl`. Their folders are partly the Fractal store's
 workspace folders and the Claude Code store's project folders, so a workspace holds all three agents.
 
+What the fixture has no example of is left out or guessed: every recorded rollout is `codex exec`, so
+a `cli` session differs only in `source` and `originator` ("codex_cli_rs"); there are no forks,
+compactions, reasoning items or git info (the header alone is ~97 KB, so no rollout is smaller).
+
 Bump GENERATOR_VERSION whenever the bytes this module writes change.
 """
 
