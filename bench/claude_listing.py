@@ -129,9 +129,10 @@ def measure_warm_memory(state_root: str, claude_root: str, cache: str, workspace
             "rss_delta": peak - before}
 
 
-def _child_rss(function: str, *args: str) -> tuple[dict, int]:
-    """Run `function(*args)` of this module in a fresh interpreter: (its result, its peak RSS from os.wait4)."""
-    code = (f"import json, sys; from bench.claude_listing import {function}; "
+def _child_rss(function: str, *args: str, module: str = "bench.claude_listing") -> tuple[dict, int]:
+    """Run `function(*args)` of `module` (this one unless named) in a fresh interpreter: (its result, its
+    peak RSS from os.wait4)."""
+    code = (f"import json, sys; from {module} import {function}; "
             f"print(json.dumps({function}(*sys.argv[1:])))")
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen([sys.executable, "-c", code, *args], cwd=PROJECT, stdout=out, stderr=err)

@@ -43,6 +43,7 @@ BENCHMARKS = {
     "live_meter": "bench.live_meter",
     "json_parsers": "bench.json_parsers",
     "claude_listing": "bench.claude_listing",
+    "codex_listing": "bench.codex_listing",
     "startup": "bench.startup",
     "cost_fill": "bench.cost_fill",
     "tui_fill": "bench.tui_fill",

@@ -157,12 +157,17 @@ def read_grown(path: Path, root: Path, previous: bytes | None, *, parse: Callabl
         parsed = parse(data, start, lines + 1)
         end = parsed.end   # a truncated last line is read again next time
         head_length = edge_length = min(EDGE, end)
-        head = data[:head_length] if start == 0 else pread_all(fd, head_length, 0)
+        if start == 0:
+            head_digest = edge_digest(data[:head_length])
+        elif resumed is not None and resumed.head_length == head_length:
+            head_digest = resumed.head   # `resumable` just checked these very bytes against it
+        else:
+            head_digest = edge_digest(pread_all(fd, head_length, 0))
         consumed = end - start
         edge = data[consumed - edge_length:consumed] if consumed >= edge_length else \
             pread_all(fd, edge_length, end - edge_length)
     fold.feed(parsed.records)
     warnings = (warnings + parsed.warnings)[:MAX_WARNINGS]
-    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, edge_digest(head), head_length,
+    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, head_digest, head_length,
                       edge_digest(edge), edge_length, warnings, fold.to_bytes())
     return GrownRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)

@@ -158,10 +158,11 @@ class CodexListing(ListingSource):
         return found
 
     def file_path(self, group: str, file_id: str) -> str:
+        """The rollout's path: its name as the group's last scan saw it, else as its folder names it now
+        (names only: the catalog asks this of every cached row before it stats the group's files)."""
         names = self._names.get(group)
         if names is None or file_id not in names:
-            self.file_stats(group)
-            names = self._names.get(group, {})
+            names = self._names[group] = _rollout_names(group)
         return f"{group}/{names.get(file_id, file_id)}"
 
     def locate(self, session_id: str) -> Path | None:
@@ -269,6 +270,15 @@ class CodexListing(ListingSource):
         except (OSError, ValueError, RepriseError):
             return None, False
         return meta.title, meta.pinned
+
+
+def _rollout_names(group: str) -> dict[str, str]:
+    """{session id: file name} of the rollouts in a folder, without a stat of each ({} when unreadable)."""
+    try:
+        entries = os.listdir(group)
+    except OSError:
+        return {}
+    return {session_id: name for name in entries if (session_id := session_id_of(name)) is not None}
 
 
 def _listing_at(roots: list[str], data: str) -> CodexListing:

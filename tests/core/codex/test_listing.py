@@ -9,6 +9,7 @@ from pathlib import Path
 from reprise.core.paths import OwnPaths, workspace_key
 from reprise.core.problems import Problem
 from reprise.core.sources.base import ListedFile, ListingFields, SessionFile
+from reprise.core.sources.codex import listing as listing_module
 from reprise.core.sources.codex.listing import CodexListing
 from tests.core.codex.builder import START, CodexRollout, rename
 
@@ -21,6 +22,10 @@ def read(listing: CodexListing, path: Path, session_id: str, carry: bytes | None
     info = path.stat()
     return listing.read_listing(SessionFile(None, session_id, str(path), info.st_size, info.st_mtime_ns, carry,
                                             str(path.parent)), time.time_ns())
+
+
+def _no_scandir(path):
+    raise AssertionError(f"a scan with a stat of each file: {path}")
 
 
 def fields(listed: ListedFile) -> ListingFields:
@@ -45,6 +50,27 @@ def test_groups_are_the_date_folders_and_archived_sessions_and_files_are_named_b
     assert problem is None and list(stats) == [one.session_id]
     assert listing.file_path(day, one.session_id) == str(one.path_in(root))
     assert listing.locate(old.session_id) == old.path_in(root, archived=True)
+
+
+def test_file_path_names_a_rollout_before_any_scan_and_one_that_appeared_after_the_last_scan(tmp_path, monkeypatch):
+    # the catalog asks for the path of every cached row before it scans the groups (a warm listing):
+    # the names alone answer it, with no scan that stats every rollout (the group's scan comes after)
+    root = tmp_path / "codex"
+    one = CodexRollout(seed=1)
+    one.turn("one", "ok")
+    one.write(root)
+    day = str(root / "sessions" / "2026" / "11" / "20")
+    listing = listing_of(root, tmp_path)
+    with monkeypatch.context() as patched:
+        patched.setattr(listing_module.os, "scandir", _no_scandir)
+        assert listing.file_path(day, one.session_id) == str(one.path_in(root))
+    later = CodexRollout(seed=3)
+    later.turn("later", "ok")
+    later.write(root)
+    assert listing.file_path(day, later.session_id) == str(later.path_in(root))
+    stats, _ = listing.file_stats(day)
+    assert sorted(stats) == sorted([one.session_id, later.session_id])
+    assert listing.file_path(str(tmp_path / "no-such-folder"), one.session_id).endswith(one.session_id)
 
 
 def test_a_row_has_its_folder_from_session_meta_and_an_archived_one_is_hidden_and_marked(tmp_path):
@@ -114,6 +140,33 @@ def test_a_rewritten_rollout_is_read_whole_again(tmp_path):
     path.write_bytes(other.data())
     again = read(listing, path, rollout.session_id, first.carry)
     assert fields(again).first_message == "replaced" and fields(again).turns == 2
+
+
+def test_a_rollout_grown_twice_is_read_from_the_offset_each_time_and_a_rewrite_of_its_start_is_seen(tmp_path):
+    # the carry of a read from the offset keeps the digest of the file's first bytes it checked
+    root = tmp_path / "codex"
+    rollout = CodexRollout()
+    rollout.turn("one", "ok")
+    rollout.command("cat big.txt", "x" * 10_000)   # past the 4 KB the head digest covers
+    path = rollout.write(root)
+    listing = listing_of(root, tmp_path)
+    carry = read(listing, path, rollout.session_id).carry
+    for prompt in ("two", "three"):
+        before, read_before = len(rollout.lines), listing.bytes_read
+        rollout.turn(prompt, "ok")
+        added = b"".join(rollout.lines[before:])
+        with open(path, "ab") as file:
+            file.write(added)
+        grown = read(listing, path, rollout.session_id, carry)
+        carry = grown.carry
+        assert listing.bytes_read - read_before == len(added)   # only the new bytes, the second time too
+    assert fields(grown).turns == 3
+    data = path.read_bytes()
+    assert data.index(b'"/work/proj"') < 4096
+    with open(path, "r+b") as file:   # the same size, the same inode: only the head's digest tells
+        file.write(data.replace(b'"/work/proj"', b'"/work/prok"', 1))
+    again = read(listing, path, rollout.session_id, carry)
+    assert fields(again).workspace_path == "/work/prok" and fields(again).turns == 3
 
 
 def test_bad_lines_are_skipped_with_a_warning_naming_the_line(tmp_path):
