@@ -1,7 +1,8 @@
 """The `--demo` store: three project folders with Fractal sessions of every status, short and
 long, pinned and titled, plus one corrupt file, all written through core; and beside them, in
 the demo's own Claude Code root, a handful of Claude Code sessions written byte for byte the way
-Claude Code 2.1.332 writes them. Deterministic for a given clock, so snapshot tests can use it."""
+Claude Code 2.1.332 writes them, and in its own Codex home a few Codex sessions (`demo_codex.py`).
+Deterministic for a given clock, so snapshot tests can use it."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ from reprise.core.sources.fractal.models import (
     UserTurn,
 )
 from reprise.core.sources.fractal.store import SessionMeta, Store
+
+from .demo_codex import codex_root, write_codex_sessions
 
 PROJECTS = {
     "webapp": "# AGENTS.md\n\nUse pnpm. Run `pnpm test` before committing. Keep components small.\n",
@@ -140,6 +143,7 @@ def build_demo(root: Path, *, now: datetime | None = None, seed: int = 7) -> Pat
     broken = store.paths.sessions(workspace_key(projects / "cli-tool")) / f"{_session_id(rng)}.json"
     broken.write_bytes(b'{"schema_version": 1, "session_id": "truncated by a crash", "summary": {"tu')
     _write_claude_sessions(claude_root(root), projects, now, random.Random(seed + 1))
+    write_codex_sessions(codex_root(root), projects, now, random.Random(seed + 2))
     return (projects / "webapp").resolve()
 
 
