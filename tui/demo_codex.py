@@ -114,7 +114,7 @@ class CodexRollout:
                 "base_instructions": {"text": _BASE_INSTRUCTIONS,
                                       "provenance": {"type": "model", "model": CODEX_MODEL}},
                 "history_mode": "paginated", "context_window": {"window_id": self._uuid7()},
-                "git": {"commit_hash": "%040x" % self.rng.getrandbits(160), "branch": "main"}}
+                "git": {"commit_hash": f"{self.rng.getrandbits(160):040x}", "branch": "main"}}
 
     def _passthrough(self, kinds: list[str], provenance: dict[str, object]) -> dict[str, object]:
         return {"turn_id": self.turn_id, "create_time": round(self.clock.timestamp(), 7),

@@ -28,7 +28,7 @@ from textual.worker import get_current_worker
 
 from reprise.core.errors import OverWindowError, RepriseError
 from reprise.core.meter import LiveMeter, MeterResult
-from reprise.core.paths import SessionRef
+from reprise.core.paths import SessionRef, id_argument
 from reprise.core.rows import SessionRow
 from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, ResumePlan, SessionDetail, sort_key, sort_rows
@@ -746,7 +746,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             grown = any("needs --force" in note for note in preview[0].notes)
             question = (f"Undo the trim that made {name} by moving it to Reprise's trash? The session it was "
                         "trimmed from is unchanged, and the trash can bring this one back "
-                        f"(`reprise trash restore {safe_line(ref.session_id[:8])}`)."
+                        f"(`reprise trash restore {safe_line(id_argument(ref.source, ref.session_id))}`)."
                         + ("\n\nIt has grown since Reprise wrote it: its new turns go to the trash with it."
                            if grown else ""))
             call, done, yes = (lambda: self.service.restore(ref, force=grown)), "The trimmed copy is in the trash.", \
@@ -780,17 +780,24 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if ref is None or row is None:
             return
         question = (f"Move {self.describe(row)} to the trash?\n\nIt can be restored with u, or with "
-                    f"`reprise trash restore {safe_line(ref.session_id[:8])}`.")
+                    f"`reprise trash restore {safe_line(id_argument(ref.source, ref.session_id))}`.")
+        note = self.service.source(ref).trash_note   # what the agent does meanwhile (Codex cannot resume it)
+        if note:
+            question += f"\n\n{note}."
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.run_service(lambda: self.service.remove(ref), lambda _: self._after_delete(ref),
-                                 "Moved to the trash. u undoes it.")
+                self.run_service(lambda: self.service.remove(ref),
+                                 lambda _: self._after_delete(ref, session_name(row.display_title, 40), note))
 
         self.app.push_screen(ConfirmDialog(question, yes="Move to trash", danger=True), answered)
 
-    def _after_delete(self, ref: SessionRef) -> None:
+    def _after_delete(self, ref: SessionRef, name: str, note: str | None = None) -> None:
+        """Say what moved (by title) and, for an agent that does something about it, what it does."""
         self.last_undo = ("rm", ref)
+        self.app.notify(f"Moved {name} to the trash. u undoes it.", markup=False)
+        if note:
+            self.app.notify(f"{note}.", severity="warning", timeout=12, markup=False)
         self.load_rows()
 
     def action_filter(self) -> None:
