@@ -13,6 +13,7 @@ from reprise.core import config
 from reprise.core.service import Service
 from reprise.core.sources.claude.retention import RetentionPolicy
 from reprise.tui.demo import build_demo, claude_root
+from reprise.tui.demo_codex import codex_root
 
 from .conftest import NOW
 
@@ -109,3 +110,35 @@ def test_the_demos_claude_sessions_are_searched_with_the_fractal_ones(demo_root)
         (failing.file_id, 1, "tool")]
     assert {hit.row.source for hit in service.search("router")} == {"claude"}
     assert "fractal" in {hit.row.source for hit in service.search("refactor")}
+
+
+def test_the_demos_codex_sessions_list_open_and_search_as_codex_wrote_them(demo_root):
+    """Four rollouts in the demo's own CODEX_HOME: compact JSON lines with ordinals from 0; an
+    interactive one with a command, one renamed by Codex's session index, `exec` runs hidden by
+    Codex's picker, one in another folder."""
+    files = sorted((codex_root(demo_root) / "sessions").glob("*/*/*/rollout-*.jsonl"))
+    assert len(files) == 4
+    for path in files:
+        records = [json.loads(line) for line in path.read_bytes().splitlines()]
+        assert [record["ordinal"] for record in records] == list(range(len(records)))
+        assert all(json.dumps(r, separators=(",", ":"), ensure_ascii=False).encode() == line
+                   for r, line in zip(records, path.read_bytes().splitlines(), strict=True))
+        assert path.name.endswith(f"-{records[0]['payload']['id']}.jsonl")
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(demo_root)), CODEX_HOME=str(codex_root(demo_root)))
+    service = Service(config.load(state_dir=str(demo_root / "state"), env=env),
+                      workspace=demo_root / "projects" / "webapp")
+    listing = service.list_sessions(sources=["codex"])
+    service.load_details(listing.rows)
+    rows = {row.display_title: row for row in listing.rows}
+    assert set(rows) == {"The cart total is wrong when a coupon and a sale price both apply",
+                         "Orders: page size setting", "List the TODO comments in src/ with their file and line"}
+    assert [title for title, row in rows.items() if row.fields.hidden_by_agent] == [
+        "List the TODO comments in src/ with their file and line"]
+    typed = service.show(rows["The cart total is wrong when a coupon and a sale price both apply"].ref).transcript
+    assert [[each.command for each in turn.commands] for turn in typed.turns] == [[], ["pnpm vitest run src/cart"]]
+    assert "the 3 new coupon cases" in typed.turns[1].reply
+    cart = rows["The cart total is wrong when a coupon and a sale price both apply"]
+    assert [(hit.row.file_id, hit.turn, hit.field) for hit in service.search("coupon.test")] == [
+        (cart.file_id, 2, "tool")]
+    elsewhere = service.list_sessions(sources=["codex"], all_workspaces=True).rows
+    assert len(elsewhere) == 4

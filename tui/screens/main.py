@@ -134,6 +134,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.comparisons: list[tuple[int, int, int]] = []
         self.history_to_end: str | None = None
         self.last_undo: tuple[str, SessionRef] | None = None
+        self.trashed_titles: dict[SessionRef, str] = {}   # titles of rows moved to the trash here
         self.sent_text = ""
         self.cleared_draft = ""   # what ctrl+c cleared; ctrl+z brings it back
         self.detail_window: int | None = None
@@ -725,14 +726,16 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         def target():
             if last is not None and last[0] == "rm":
                 trashed = [e for e in self.service.trash_entries(all_workspaces=True) if e.ref == last[1]]
-                return ("rm", last[1], trashed[0].title if trashed else None)
+                return ("rm", last[1], (trashed[0].title if trashed else None) or self.trashed_titles.get(last[1]))
             if ref is not None and self.service.can_undo_trim(ref):
                 preview = self.service.restore(ref, dry_run=True)
                 if any(step.mode == "trashed" for step in preview.steps):   # a fork: undoing trashes it
                     return ("fork", ref, title, preview)
                 return ("trim", ref, title)
             entries = self.service.trash_entries(all_workspaces=scope_all)
-            return ("rm", entries[0].ref, entries[0].title) if entries else None
+            if not entries:
+                return None
+            return ("rm", entries[0].ref, entries[0].title or self.trashed_titles.get(entries[0].ref))
 
         self.run_service(target, self._confirm_undo)
 
@@ -788,14 +791,15 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.run_service(lambda: self.service.remove(ref),
-                                 lambda _: self._after_delete(ref, session_name(row.display_title, 40), note))
+                                 lambda _: self._after_delete(ref, row.display_title, note))
 
         self.app.push_screen(ConfirmDialog(question, yes="Move to trash", danger=True), answered)
 
-    def _after_delete(self, ref: SessionRef, name: str, note: str | None = None) -> None:
+    def _after_delete(self, ref: SessionRef, title: str, note: str | None = None) -> None:
         """Say what moved (by title) and, for an agent that does something about it, what it does."""
         self.last_undo = ("rm", ref)
-        self.app.notify(f"Moved {name} to the trash. u undoes it.", markup=False)
+        self.trashed_titles[ref] = title
+        self.app.notify(f"Moved {session_name(title, 40)} to the trash. u undoes it.", markup=False)
         if note:
             self.app.notify(f"{note}.", severity="warning", timeout=12, markup=False)
         self.load_rows()
