@@ -1,5 +1,7 @@
-"""The demo store's Claude Code sessions: written in Claude Code's byte form in the demo's own
-Claude root, they list beside the demo's Fractal sessions, open and search through the service."""
+"""The demo store's Claude Code and Codex sessions: written in each agent's byte form in the demo's
+own Claude root and Codex home, they list beside the demo's Fractal sessions, open and search through
+the service, and in the TUI a Codex row resumes (shown), goes to the trash with Codex's note and trims
+as a fork."""
 
 from __future__ import annotations
 
@@ -8,14 +10,19 @@ import os
 from pathlib import Path
 
 import pytest
+from textual.widgets import Button, Input, Static
 
 from reprise.core import config
+from reprise.core.rows import SessionRow
 from reprise.core.service import Service
 from reprise.core.sources.claude.retention import RetentionPolicy
 from reprise.tui.demo import build_demo, claude_root
 from reprise.tui.demo_codex import codex_root
+from reprise.tui.screens.dialogs import ConfirmDialog
+from reprise.tui.screens.trim import TrimDialog
+from reprise.tui.widgets.session_list import SessionList
 
-from .conftest import NOW
+from .conftest import NOW, build_app, settle
 
 
 @pytest.fixture
@@ -142,3 +149,59 @@ def test_the_demos_codex_sessions_list_open_and_search_as_codex_wrote_them(demo_
         (cart.file_id, 2, "tool")]
     elsewhere = service.list_sessions(sources=["codex"], all_workspaces=True).rows
     assert len(elsewhere) == 4
+
+
+def codex_demo_service(root: Path) -> Service:
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(root)), CODEX_HOME=str(codex_root(root)),
+               REPRISE_DATA_DIR=str(root / "data"))
+    return Service(config.load(state_dir=str(root / "state"), env=env), workspace=root / "projects" / "webapp")
+
+
+async def to_codex_row(pilot, title: str) -> SessionRow:
+    await settle(pilot)
+    listed = pilot.app.screen.query_one(SessionList)
+    listed.move_to(next(i for i, row in enumerate(listed.rows) if row.display_title == title))
+    await settle(pilot)
+    return listed.current
+
+
+async def test_in_the_demo_a_codex_row_opens_resumes_and_goes_to_the_trash_with_codexs_note(demo_root):
+    service = codex_demo_service(demo_root)
+    app = build_app(service, demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        row = await to_codex_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
+        assert row.source == "codex"
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = str(app.screen.query_one("#command-line", Static).render())
+        assert f"codex resume {row.ref.session_id}" in shown and "projects/webapp" in shown
+        await pilot.press("escape")
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        question = app.screen.question
+        assert "The cart total is wrong" in question and "no rollout found" in question
+        assert f"reprise trash restore {row.file_id[-8:]}" in question   # the end: the start is a timestamp
+        await pilot.press("y")
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("Moved “The cart total is wrong") for m in said)
+        assert any("Codex cannot resume it" in m for m in said)
+        await pilot.press("u")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog) and "“The cart total is wrong" in app.screen.question
+
+
+async def test_the_trim_dialog_of_a_small_codex_session_opens_on_something_it_would_do(demo_root):
+    service = codex_demo_service(demo_root)
+    app = build_app(service, demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_codex_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
+        await pilot.press("t")
+        await settle(pilot)
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, TrimDialog) and dialog.fork_only
+        assert dialog.operation == "keep" and dialog.query_one("#trim-value", Input).value == "1"
+        assert dialog.result is not None and dialog.result.plan.changed
+        assert not dialog.query_one("#fork", Button).disabled
