@@ -157,7 +157,7 @@ def codex_demo_service(root: Path) -> Service:
     return Service(config.load(state_dir=str(root / "state"), env=env), workspace=root / "projects" / "webapp")
 
 
-async def to_codex_row(pilot, title: str) -> SessionRow:
+async def to_row(pilot, title: str) -> SessionRow:
     await settle(pilot)
     listed = pilot.app.screen.query_one(SessionList)
     listed.move_to(next(i for i, row in enumerate(listed.rows) if row.display_title == title))
@@ -169,7 +169,7 @@ async def test_in_the_demo_a_codex_row_opens_resumes_and_goes_to_the_trash_with_
     service = codex_demo_service(demo_root)
     app = build_app(service, demo=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        row = await to_codex_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
+        row = await to_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
         assert row.source == "codex"
         await pilot.press("enter")
         await settle(pilot)
@@ -196,7 +196,7 @@ async def test_the_trim_dialog_of_a_small_codex_session_opens_on_something_it_wo
     service = codex_demo_service(demo_root)
     app = build_app(service, demo=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await to_codex_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
+        await to_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
         await pilot.press("t")
         await settle(pilot)
         await settle(pilot)
@@ -205,3 +205,18 @@ async def test_the_trim_dialog_of_a_small_codex_session_opens_on_something_it_wo
         assert dialog.operation == "keep" and dialog.query_one("#trim-value", Input).value == "1"
         assert dialog.result is not None and dialog.result.plan.changed
         assert not dialog.query_one("#fork", Button).disabled
+
+
+async def test_a_fractal_session_that_already_fits_is_told_why_nothing_would_change(demo_root):
+    """Fractal's dialog keeps its default (fit); when that already fits, the preview says the size
+    of the next turn against the figure, and what would change something."""
+    app = build_app(codex_demo_service(demo_root), demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_row(pilot, "Dark mode")
+        await pilot.press("t")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, TrimDialog) and not dialog.fork_only and dialog.operation == "fit"
+        text = str(dialog.query_one("#trim-preview", Static).render())
+        assert "Nothing to trim: the next turn is " in text and "already within the" in text
+        assert "a smaller N, or another choice above, would change something" in text
