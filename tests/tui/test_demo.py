@@ -203,6 +203,7 @@ async def test_the_trim_dialog_of_a_small_codex_session_opens_on_something_it_wo
         dialog = app.screen
         assert isinstance(dialog, TrimDialog) and dialog.fork_only
         assert dialog.operation == "keep" and dialog.query_one("#trim-value", Input).value == "1"
+        assert "already fits in" in str(dialog.query_one("#trim-help", Static).render())
         assert dialog.result is not None and dialog.result.plan.changed
         assert not dialog.query_one("#fork", Button).disabled
 

@@ -38,7 +38,7 @@ from ..debounce import Debouncer
 from ..format import human_size, local_now
 from ..messages import CostsFilled, DetailLoaded, MeterPrepared, MeterUpdated, RowsLoaded, TurnFinished
 from ..reports.search import matched_words
-from ..text import clipped, safe_line, safe_text
+from ..text import safe_line, safe_text
 from ..widgets.composer import Composer
 from ..widgets.detail import DetailPane, Landing
 from ..widgets.filter_prompt import FilterPrompt, PickPrompt
@@ -1125,4 +1125,4 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.app.call_from_thread(then, result)
 
     def describe(self, row: SessionRow) -> str:
-        return f"{clipped(row.display_title, 60)} ({row.turns} turns, {human_size(row.size)})"
+        return f"{session_name(row.display_title, 60)} ({row.turns} turns, {human_size(row.size)})"

@@ -339,10 +339,9 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
             return False
         self.defaulted = True
         keep = self.operations["keep"]
-        self.operations["keep"] = Operation(keep.name, keep.label, keep.help, str(len(self.turns) // 2))
+        why = f"The next turn already fits in {fit.target:,} tokens, so this offers to keep the newest turns. "
+        self.operations["keep"] = Operation(keep.name, keep.label, why + keep.help, str(len(self.turns) // 2))
         self.query_one("#op-keep", RadioButton).value = True   # RadioSet.Changed runs the preview
-        self.notify(f"The next turn already fits in {fit.target:,} tokens: the dialog offers to keep the newest "
-                    f"{len(self.turns) // 2} turns instead.", markup=False, timeout=8)
         return True
 
     # --- applying ------------------------------------------------------------------------
