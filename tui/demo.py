@@ -6,8 +6,6 @@ Deterministic for a given clock, so snapshot tests can use it."""
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import string
 import uuid
@@ -30,6 +28,7 @@ from reprise.core.sources.fractal.models import (
 from reprise.core.sources.fractal.store import SessionMeta, Store
 
 from .demo_codex import codex_root, write_codex_sessions
+from .demo_files import write_json_lines
 
 PROJECTS = {
     "webapp": "# AGENTS.md\n\nUse pnpm. Run `pnpm test` before committing. Keep components small.\n",
@@ -304,13 +303,8 @@ class _ClaudeFile:
                                                          "cacheCreationInputTokens":
                                                              self.totals["cache_creation_input_tokens"],
                                                          "costUSD": round(cost, 6)}}})
-        path = root / "projects" / slug(self.cwd) / f"{self.session_id}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-                                  for line in self.lines))
-        modified = int(self.clock.timestamp() * 1e9)
-        os.utime(path, ns=(modified, modified))
-        return path
+        return write_json_lines(root / "projects" / slug(self.cwd) / f"{self.session_id}.jsonl", self.lines,
+                                self.clock)
 
 
 def _write_claude_sessions(root: Path, projects: Path, now: datetime, rng: random.Random) -> None:

@@ -9,11 +9,12 @@ captured file (the captured rollouts are all `codex exec` runs)."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import string
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from .demo_files import write_json_lines
 
 CODEX_VERSION = "0.171.0"
 CODEX_MODEL = "gpt-6.2-sol"
@@ -185,8 +186,8 @@ class CodexRollout:
                          "content": [{"type": "text", "text": text, "text_elements": []}]})
         self.context += len(text) // 4 + 12
 
-    def _reply(self, text: str, seconds: float) -> None:
-        """One model reply: the agent message and its usage (the context the request measured)."""
+    def _agent_message(self, text: str, seconds: float) -> None:
+        """A message of the model's reply: the `AgentMessage` item and the assistant response item."""
         self.replies += 1
         message_id = f"msg_{''.join(self.rng.choice(_ID_CHARS) for _ in range(24))}"
         self._completed({"type": "AgentMessage", "id": message_id, "content": [{"type": "Text", "text": text}]},
@@ -195,6 +196,10 @@ class CodexRollout:
                     "content": [{"type": "output_text", "text": text, "annotations": []}],
                     "internal_chat_message_metadata_passthrough": {"turn_id": self.turn_id,
                                                                    "content_item_kinds": ["unknown"]}})
+
+    def _reply(self, text: str, seconds: float) -> None:
+        """One model reply: its message and its usage (the context the request measured)."""
+        self._agent_message(text, seconds)
         self._usage_of(len(text) // 4 + self.rng.randrange(20, 200))
 
     def _usage_of(self, output: int) -> None:
@@ -221,15 +226,8 @@ class CodexRollout:
 
     def command(self, intro: str, command: str, output: str, *, exit_code: int = 0, seconds: float = 8) -> None:
         """A command run through Codex's code-mode `exec` tool: the call, the command, its output."""
-        self.replies += 1
-        message_id = f"msg_{''.join(self.rng.choice(_ID_CHARS) for _ in range(24))}"
+        self._agent_message(intro, seconds)
         call_id = f"call_{''.join(self.rng.choice(_ID_CHARS) for _ in range(24))}"
-        self._completed({"type": "AgentMessage", "id": message_id, "content": [{"type": "Text", "text": intro}]},
-                        seconds=seconds)
-        self._item({"type": "message", "status": "completed", "id": message_id, "role": "assistant",
-                    "content": [{"type": "output_text", "text": intro, "annotations": []}],
-                    "internal_chat_message_metadata_passthrough": {"turn_id": self.turn_id,
-                                                                   "content_item_kinds": ["unknown"]}})
         script = f"const done = await tools.exec_command({json.dumps({'cmd': command})});\ntext(done.output);\n"
         self._item({"type": "custom_tool_call", "id": f"fc_{call_id[5:]}", "status": "completed", "call_id": call_id,
                     "name": "exec", "input": script,
@@ -255,13 +253,8 @@ class CodexRollout:
     def write(self, root: Path) -> Path:
         """The rollout under `root/sessions/YYYY/MM/DD/`, modified when its last line was written."""
         name = f"rollout-{self.created:%Y-%m-%dT%H-%M-%S}-{self.session_id}.jsonl"
-        path = root / "sessions" / f"{self.created:%Y}" / f"{self.created:%m}" / f"{self.created:%d}" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-                                  for line in self.lines))
-        modified = int(self.clock.timestamp() * 1e9)
-        os.utime(path, ns=(modified, modified))
-        return path
+        folder = root / "sessions" / f"{self.created:%Y}" / f"{self.created:%m}" / f"{self.created:%d}"
+        return write_json_lines(folder / name, self.lines, self.clock)
 
 
 def write_session_index(root: Path, names: list[tuple[CodexRollout, str]]) -> None:
