@@ -80,6 +80,12 @@ def short_id(source: str, session_id: str) -> str:
     return f"…{session_id[-8:]}" if source == "codex" else f"{session_id[:8]}…"
 
 
+def id_argument(source: str, session_id: str) -> str:
+    """The short form of an id to print in a command the user may type (`reprise trash restore ID`):
+    `short_id` without its ellipsis."""
+    return short_id(source, session_id).strip("…")
+
+
 def validate_session_id(session_id: str) -> str:
     """Return the id if it is safe as a file name; raise InvalidIdError otherwise."""
     if not isinstance(session_id, str) or not session_id:

@@ -16,7 +16,7 @@ from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from reprise.core.errors import RepriseError
-from reprise.core.paths import SessionRef
+from reprise.core.paths import SessionRef, id_argument
 from reprise.core.processes import SIGNAL_EXIT_STATUS, TurnSignals
 from reprise.core.retention import format_age
 from reprise.core.service import Service
@@ -169,7 +169,8 @@ class RepriseApp(ReportsWorkerErrors, App):
             entries = self.service.trash_entries(all_workspaces=True)
             now = time.time()
             choices = [(f"{e.ref.workspace_key}/{e.ref.session_id}",
-                        f"{format_age(e.age(now)):>6} ago  {e.title or '(untitled)'}  {e.ref.session_id[:8]}")
+                        f"{format_age(e.age(now)):>6} ago  {e.title or '(untitled)'}  "
+                        f"{id_argument(e.ref.source, e.ref.session_id)}")
                        for e in entries]
             self.call_from_thread(self.push_screen, ChoiceDialog("Trash: choose a session to restore", choices,
                                                                  "The trash is empty."), self._restore_trashed)

@@ -938,6 +938,7 @@ def _open_tui(args) -> int:
         import tempfile
 
         from .demo import build_demo, claude_root
+        from .demo_codex import codex_root
 
         root = Path(tempfile.mkdtemp(prefix="reprise-demo-"))
         workspace = str(build_demo(root))
@@ -945,7 +946,7 @@ def _open_tui(args) -> int:
         os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
         # The demo's own Claude Code root, data folder and (absent) config: never the user's ~/.claude.
         os.environ["CLAUDE_CONFIG_DIR"] = str(claude_root(root))
-        os.environ["CODEX_HOME"] = str(root / "codex")   # none: the demo has no Codex sessions, never the user's
+        os.environ["CODEX_HOME"] = str(codex_root(root))   # the demo's own Codex home, never the user's
         os.environ["REPRISE_DATA_DIR"] = str(root / "data")
         os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
         print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)

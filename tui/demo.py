@@ -1,12 +1,11 @@
 """The `--demo` store: three project folders with Fractal sessions of every status, short and
 long, pinned and titled, plus one corrupt file, all written through core; and beside them, in
 the demo's own Claude Code root, a handful of Claude Code sessions written byte for byte the way
-Claude Code 2.1.332 writes them. Deterministic for a given clock, so snapshot tests can use it."""
+Claude Code 2.1.332 writes them, and in its own Codex home a few Codex sessions (`demo_codex.py`).
+Deterministic for a given clock, so snapshot tests can use it."""
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import string
 import uuid
@@ -27,6 +26,9 @@ from reprise.core.sources.fractal.models import (
     UserTurn,
 )
 from reprise.core.sources.fractal.store import SessionMeta, Store
+
+from .demo_codex import codex_root, write_codex_sessions
+from .demo_files import write_json_lines
 
 PROJECTS = {
     "webapp": "# AGENTS.md\n\nUse pnpm. Run `pnpm test` before committing. Keep components small.\n",
@@ -140,6 +142,7 @@ def build_demo(root: Path, *, now: datetime | None = None, seed: int = 7) -> Pat
     broken = store.paths.sessions(workspace_key(projects / "cli-tool")) / f"{_session_id(rng)}.json"
     broken.write_bytes(b'{"schema_version": 1, "session_id": "truncated by a crash", "summary": {"tu')
     _write_claude_sessions(claude_root(root), projects, now, random.Random(seed + 1))
+    write_codex_sessions(codex_root(root), projects, now, random.Random(seed + 2))
     return (projects / "webapp").resolve()
 
 
@@ -300,13 +303,8 @@ class _ClaudeFile:
                                                          "cacheCreationInputTokens":
                                                              self.totals["cache_creation_input_tokens"],
                                                          "costUSD": round(cost, 6)}}})
-        path = root / "projects" / slug(self.cwd) / f"{self.session_id}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-                                  for line in self.lines))
-        modified = int(self.clock.timestamp() * 1e9)
-        os.utime(path, ns=(modified, modified))
-        return path
+        return write_json_lines(root / "projects" / slug(self.cwd) / f"{self.session_id}.jsonl", self.lines,
+                                self.clock)
 
 
 def _write_claude_sessions(root: Path, projects: Path, now: datetime, rng: random.Random) -> None:

@@ -1,5 +1,7 @@
-"""The demo store's Claude Code sessions: written in Claude Code's byte form in the demo's own
-Claude root, they list beside the demo's Fractal sessions, open and search through the service."""
+"""The demo store's Claude Code and Codex sessions: written in each agent's byte form in the demo's
+own Claude root and Codex home, they list beside the demo's Fractal sessions, open and search through
+the service, and in the TUI a Codex row resumes (shown), goes to the trash with Codex's note and trims
+as a fork."""
 
 from __future__ import annotations
 
@@ -8,13 +10,19 @@ import os
 from pathlib import Path
 
 import pytest
+from textual.widgets import Button, Input, Static
 
 from reprise.core import config
+from reprise.core.rows import SessionRow
 from reprise.core.service import Service
 from reprise.core.sources.claude.retention import RetentionPolicy
 from reprise.tui.demo import build_demo, claude_root
+from reprise.tui.demo_codex import codex_root
+from reprise.tui.screens.dialogs import ConfirmDialog
+from reprise.tui.screens.trim import TrimDialog
+from reprise.tui.widgets.session_list import SessionList
 
-from .conftest import NOW
+from .conftest import NOW, build_app, settle
 
 
 @pytest.fixture
@@ -109,3 +117,107 @@ def test_the_demos_claude_sessions_are_searched_with_the_fractal_ones(demo_root)
         (failing.file_id, 1, "tool")]
     assert {hit.row.source for hit in service.search("router")} == {"claude"}
     assert "fractal" in {hit.row.source for hit in service.search("refactor")}
+
+
+def test_the_demos_codex_sessions_list_open_and_search_as_codex_wrote_them(demo_root):
+    """Four rollouts in the demo's own CODEX_HOME: compact JSON lines with ordinals from 0; an
+    interactive one with a command, one renamed by Codex's session index, `exec` runs hidden by
+    Codex's picker, one in another folder."""
+    files = sorted((codex_root(demo_root) / "sessions").glob("*/*/*/rollout-*.jsonl"))
+    assert len(files) == 4
+    for path in files:
+        records = [json.loads(line) for line in path.read_bytes().splitlines()]
+        assert [record["ordinal"] for record in records] == list(range(len(records)))
+        assert all(json.dumps(r, separators=(",", ":"), ensure_ascii=False).encode() == line
+                   for r, line in zip(records, path.read_bytes().splitlines(), strict=True))
+        assert path.name.endswith(f"-{records[0]['payload']['id']}.jsonl")
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(demo_root)), CODEX_HOME=str(codex_root(demo_root)))
+    service = Service(config.load(state_dir=str(demo_root / "state"), env=env),
+                      workspace=demo_root / "projects" / "webapp")
+    listing = service.list_sessions(sources=["codex"])
+    service.load_details(listing.rows)
+    rows = {row.display_title: row for row in listing.rows}
+    assert set(rows) == {"The cart total is wrong when a coupon and a sale price both apply",
+                         "Orders: page size setting", "List the TODO comments in src/ with their file and line"}
+    assert [title for title, row in rows.items() if row.fields.hidden_by_agent] == [
+        "List the TODO comments in src/ with their file and line"]
+    typed = service.show(rows["The cart total is wrong when a coupon and a sale price both apply"].ref).transcript
+    assert [[each.command for each in turn.commands] for turn in typed.turns] == [[], ["pnpm vitest run src/cart"]]
+    assert "the 3 new coupon cases" in typed.turns[1].reply
+    cart = rows["The cart total is wrong when a coupon and a sale price both apply"]
+    assert [(hit.row.file_id, hit.turn, hit.field) for hit in service.search("coupon.test")] == [
+        (cart.file_id, 2, "tool")]
+    elsewhere = service.list_sessions(sources=["codex"], all_workspaces=True).rows
+    assert len(elsewhere) == 4
+
+
+def codex_demo_service(root: Path) -> Service:
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(root)), CODEX_HOME=str(codex_root(root)),
+               REPRISE_DATA_DIR=str(root / "data"))
+    return Service(config.load(state_dir=str(root / "state"), env=env), workspace=root / "projects" / "webapp")
+
+
+async def to_row(pilot, title: str) -> SessionRow:
+    await settle(pilot)
+    listed = pilot.app.screen.query_one(SessionList)
+    listed.move_to(next(i for i, row in enumerate(listed.rows) if row.display_title == title))
+    await settle(pilot)
+    return listed.current
+
+
+async def test_in_the_demo_a_codex_row_opens_resumes_and_goes_to_the_trash_with_codexs_note(demo_root):
+    service = codex_demo_service(demo_root)
+    app = build_app(service, demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        row = await to_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
+        assert row.source == "codex"
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = str(app.screen.query_one("#command-line", Static).render())
+        assert f"codex resume {row.ref.session_id}" in shown and "projects/webapp" in shown
+        await pilot.press("escape")
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        question = app.screen.question
+        assert "The cart total is wrong" in question and "no rollout found" in question
+        assert f"reprise trash restore {row.file_id[-8:]}" in question   # the end: the start is a timestamp
+        await pilot.press("y")
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("Moved “The cart total is wrong") for m in said)
+        assert any("Codex cannot resume it" in m for m in said)
+        await pilot.press("u")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog) and "“The cart total is wrong" in app.screen.question
+
+
+async def test_the_trim_dialog_of_a_small_codex_session_opens_on_something_it_would_do(demo_root):
+    service = codex_demo_service(demo_root)
+    app = build_app(service, demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
+        await pilot.press("t")
+        await settle(pilot)
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, TrimDialog) and dialog.fork_only
+        assert dialog.operation == "keep" and dialog.query_one("#trim-value", Input).value == "1"
+        assert "already fits in" in str(dialog.query_one("#trim-help", Static).render())
+        assert dialog.result is not None and dialog.result.plan.changed
+        assert not dialog.query_one("#fork", Button).disabled
+
+
+async def test_a_fractal_session_that_already_fits_is_told_why_nothing_would_change(demo_root):
+    """Fractal's dialog keeps its default (fit); when that already fits, the preview says the size
+    of the next turn against the figure, and what would change something."""
+    app = build_app(codex_demo_service(demo_root), demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_row(pilot, "Dark mode")
+        await pilot.press("t")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, TrimDialog) and not dialog.fork_only and dialog.operation == "fit"
+        text = str(dialog.query_one("#trim-preview", Static).render())
+        assert "Nothing to trim: the next turn is " in text and "already within the" in text
+        assert "a smaller N, or another choice above, would change something" in text

@@ -1,5 +1,5 @@
 """Snapshots of the main screens at 120x40, built with the CLI's factory on a demo store (its
-Fractal and Claude Code sessions) in a fixed folder at a fixed clock, so every pixel is deterministic."""
+Fractal, Claude Code and Codex sessions) in a fixed folder at a fixed clock, so every pixel is deterministic."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from reprise.core import config
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
 from reprise.tui.demo import build_demo, claude_root
+from reprise.tui.demo_codex import codex_root
 
 from ..core.test_store import make_state
 from .conftest import NOW, build_app, settle
@@ -27,7 +28,8 @@ def snap_service():
     root = Path(tempfile.gettempdir()) / "reprise-snapshot-demo"
     shutil.rmtree(root, ignore_errors=True)
     workspace = build_demo(root, now=NOW)
-    loaded = config.load(state_dir=str(root / "state"), env=dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(root))))
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(root)), CODEX_HOME=str(codex_root(root)))
+    loaded = config.load(state_dir=str(root / "state"), env=env)
     service = Service(loaded, workspace=workspace, cache=root / "cache")
     yield service
     shutil.rmtree(root, ignore_errors=True)
@@ -119,3 +121,9 @@ def test_trim_dialog_removing_turns_at_80x24(snap_compare, snap_service):
         await settle(pilot)
 
     assert snap_compare(build_app(snap_service), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_a_codex_sessions_conversation(snap_compare, snap_service):
+    """The demo's interactive Codex session: its prompts, replies and the command it ran."""
+    keys = ["down"] * 7   # below the demo's newer Fractal and Claude Code sessions
+    assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled(*keys))

@@ -28,7 +28,7 @@ from textual.worker import get_current_worker
 
 from reprise.core.errors import OverWindowError, RepriseError
 from reprise.core.meter import LiveMeter, MeterResult
-from reprise.core.paths import SessionRef
+from reprise.core.paths import SessionRef, id_argument
 from reprise.core.rows import SessionRow
 from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, ResumePlan, SessionDetail, sort_key, sort_rows
@@ -38,7 +38,7 @@ from ..debounce import Debouncer
 from ..format import human_size, local_now
 from ..messages import CostsFilled, DetailLoaded, MeterPrepared, MeterUpdated, RowsLoaded, TurnFinished
 from ..reports.search import matched_words
-from ..text import clipped, safe_line, safe_text
+from ..text import safe_line, safe_text
 from ..widgets.composer import Composer
 from ..widgets.detail import DetailPane, Landing
 from ..widgets.filter_prompt import FilterPrompt, PickPrompt
@@ -134,6 +134,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.comparisons: list[tuple[int, int, int]] = []
         self.history_to_end: str | None = None
         self.last_undo: tuple[str, SessionRef] | None = None
+        self.trashed_titles: dict[SessionRef, str] = {}   # titles of rows moved to the trash here
         self.sent_text = ""
         self.cleared_draft = ""   # what ctrl+c cleared; ctrl+z brings it back
         self.detail_window: int | None = None
@@ -727,14 +728,16 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         def target():
             if last is not None and last[0] == "rm":
                 trashed = [e for e in self.service.trash_entries(all_workspaces=True) if e.ref == last[1]]
-                return ("rm", last[1], trashed[0].title if trashed else None)
+                return ("rm", last[1], (trashed[0].title if trashed else None) or self.trashed_titles.get(last[1]))
             if ref is not None and self.service.can_undo_trim(ref):
                 preview = self.service.restore(ref, dry_run=True)
                 if any(step.mode == "trashed" for step in preview.steps):   # a fork: undoing trashes it
                     return ("fork", ref, title, preview)
                 return ("trim", ref, title)
             entries = self.service.trash_entries(all_workspaces=scope_all)
-            return ("rm", entries[0].ref, entries[0].title) if entries else None
+            if not entries:
+                return None
+            return ("rm", entries[0].ref, entries[0].title or self.trashed_titles.get(entries[0].ref))
 
         self.run_service(target, self._confirm_undo)
 
@@ -748,7 +751,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             grown = any("needs --force" in note for note in preview[0].notes)
             question = (f"Undo the trim that made {name} by moving it to Reprise's trash? The session it was "
                         "trimmed from is unchanged, and the trash can bring this one back "
-                        f"(`reprise trash restore {safe_line(ref.session_id[:8])}`)."
+                        f"(`reprise trash restore {safe_line(id_argument(ref.source, ref.session_id))}`)."
                         + ("\n\nIt has grown since Reprise wrote it: its new turns go to the trash with it."
                            if grown else ""))
             call, done, yes = (lambda: self.service.restore(ref, force=grown)), "The trimmed copy is in the trash.", \
@@ -782,17 +785,25 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if ref is None or row is None:
             return
         question = (f"Move {self.describe(row)} to the trash?\n\nIt can be restored with u, or with "
-                    f"`reprise trash restore {safe_line(ref.session_id[:8])}`.")
+                    f"`reprise trash restore {safe_line(id_argument(ref.source, ref.session_id))}`.")
+        note = self.service.source(ref).trash_note   # what the agent does meanwhile (Codex cannot resume it)
+        if note:
+            question += f"\n\n{note}."
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.run_service(lambda: self.service.remove(ref), lambda _: self._after_delete(ref),
-                                 "Moved to the trash. u undoes it.")
+                self.run_service(lambda: self.service.remove(ref),
+                                 lambda _: self._after_delete(ref, row.display_title, note))
 
         self.app.push_screen(ConfirmDialog(question, yes="Move to trash", danger=True), answered)
 
-    def _after_delete(self, ref: SessionRef) -> None:
+    def _after_delete(self, ref: SessionRef, title: str, note: str | None = None) -> None:
+        """Say what moved (by title) and, for an agent that does something about it, what it does."""
         self.last_undo = ("rm", ref)
+        self.trashed_titles[ref] = title
+        self.app.notify(f"Moved {session_name(title, 40)} to the trash. u undoes it.", markup=False)
+        if note:
+            self.app.notify(f"{note}.", severity="warning", timeout=12, markup=False)
         self.load_rows()
 
     def action_filter(self) -> None:
@@ -1118,4 +1129,4 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.app.call_from_thread(then, result)
 
     def describe(self, row: SessionRow) -> str:
-        return f"{clipped(row.display_title, 60)} ({row.turns} turns, {human_size(row.size)})"
+        return f"{session_name(row.display_title, 60)} ({row.turns} turns, {human_size(row.size)})"

@@ -92,6 +92,11 @@ def preview_text(result: TrimResult) -> Content:
     if not plan.changed:
         if fit is not None and not fit.fits:
             reason = f"nothing on the ladder fits {fit.target:,} tokens"
+        elif fit is not None and fit.chosen and fit.chosen.startswith("already fits"):
+            before = f"{plan.meter_before:,} tokens" if plan.meter_before is not None else "small enough"
+            reason = (f"the next turn is {before}, already within the {fit.target:,} asked for; a smaller N, "
+                      "or another choice above, would change something")
+            said = {fit.chosen}
         elif fit is not None and fit.chosen:
             reason, said = fit.chosen.removesuffix("; nothing changed"), {fit.chosen}
         else:
@@ -150,6 +155,7 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
         self.turns: list[TurnSize] | None = None
         self.nothing_said = 0   # how many times the preview said "nothing to trim"
         self.asked: TrimOptions | None = None   # the options of the newest preview asked for
+        self.defaulted = False   # the default ("fit") already fitted, so the dialog opened on "keep" instead
         self.preview = Debouncer[TrimOptions](self, PREVIEW_PAUSE, self._start_preview)
 
     @property
@@ -313,12 +319,30 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
             return  # a newer figure was typed
         self.result = result
         changed = result.plan.changed
+        if not changed and self._open_on_keep(result):
+            return
         if not changed:
             self.nothing_said += 1
         self.query_one("#trim-preview", Static).update(preview_text(result))
         for button in self.query("#apply").results(Button):
             button.disabled = not changed
         self.query_one("#fork", Button).disabled = not changed
+
+    def _open_on_keep(self, result: TrimResult) -> bool:
+        """When the dialog's first preview (fit, at its default) says the session already fits, a fork's
+        dialog switches to keeping the newest half of its turns, which does something visible, and says
+        why; True when it switched."""
+        fit = result.plan.fit
+        if (self.defaulted or not self.fork_only or self.operation != "fit" or self.turns is None
+                or len(self.turns) < 2 or fit is None or not fit.fits or self.nothing_said
+                or self.query_one("#trim-value", Input).value != self.operations["fit"].default):
+            return False
+        self.defaulted = True
+        keep = self.operations["keep"]
+        why = f"The next turn already fits in {fit.target:,} tokens, so this offers to keep the newest turns. "
+        self.operations["keep"] = Operation(keep.name, keep.label, why + keep.help, str(len(self.turns) // 2))
+        self.query_one("#op-keep", RadioButton).value = True   # RadioSet.Changed runs the preview
+        return True
 
     # --- applying ------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from textual.reactive import reactive
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from reprise.core.meter import MeterResult
+from reprise.core.paths import id_argument
 from reprise.core.service import SessionDetail
 from reprise.core.times import parse_time
 
@@ -45,7 +46,7 @@ TURNS_SHOWN = 200   # the newest turns the Conversation tab draws (more are in t
 ROLES = ("heading", "muted", "you", "agent", "ok", "warning", "error", "match")
 
 
-def clip_long_lines(text: str, session_id: str) -> str:
+def clip_long_lines(text: str, id_text: str) -> str:
     """Cut lines too long for a text view to wrap quickly (a 10 MB message froze the app);
     the full text stays available from `reprise show`."""
     if len(text) <= DISPLAY_LINE_CHARS:
@@ -54,7 +55,7 @@ def clip_long_lines(text: str, session_id: str) -> str:
     for index, each in enumerate(lines):
         if len(each) > DISPLAY_LINE_CHARS:
             lines[index] = (each[:DISPLAY_LINE_CHARS] + f" … [{len(each) - DISPLAY_LINE_CHARS:,} more characters: "
-                            f"reprise show {session_id[:8]} prints them all]")
+                            f"reprise show {id_text} prints them all]")
     return "\n".join(lines)
 
 
@@ -207,7 +208,7 @@ class DetailPane(Vertical):
         self._detail, self._stale, self._landing = detail, stale, landing
         self._now = now or local_now()
         self._draw_banner()
-        session_id = detail.ref.session_id
+        session_id = id_argument(detail.ref.source, detail.ref.session_id)
         raw = (safe_text(detail.summary_text) if detail.summary_text is not None
                else plain_text(full_conversation_lines(detail.transcript, detail.agent_label)))
         self.query_one("#summary-view", TextArea).load_text(clip_long_lines(raw, session_id))
@@ -241,7 +242,8 @@ class DetailPane(Vertical):
         if self._detail is None:
             return
         history = plain_text(history_lines(self._detail.transcript, self._now, show_ids=self.show_ids))
-        self.query_one("#history-view", TextArea).load_text(clip_long_lines(history, self._detail.ref.session_id))
+        shown_id = id_argument(self._detail.ref.source, self._detail.ref.session_id)
+        self.query_one("#history-view", TextArea).load_text(clip_long_lines(history, shown_id))
 
     def _draw_conversation(self, *, keep_place: bool = False) -> None:
         """The newest turns (from the landing's turn when it is older), split where the landing's
@@ -259,8 +261,9 @@ class DetailPane(Vertical):
         if detail.deletion and not detail.deletion_soon:
             lines.append(line(deletion_note(detail), style="muted"))
         if first:
+            shown_id = safe_line(id_argument(detail.ref.source, detail.ref.session_id))
             lines.append(line(f"Turns 1–{first} are left out here: v shows the raw text, "
-                              f"`reprise show {safe_line(detail.ref.session_id[:8])}` every turn.", style="muted"))
+                              f"`reprise show {shown_id}` every turn.", style="muted"))
         if not transcript.turns:
             lines.append(line("No turns yet.", style="muted"))
         before = styled_text(lines, roles) if lines else Text()
