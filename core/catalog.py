@@ -164,11 +164,13 @@ Ident = tuple[str, str, str]   # (source, group, file id)
 
 
 def _title_hits(query: str, rows: Iterable[SessionRow]) -> list[SearchHit]:
-    """Rows whose own title (a rename in Reprise) holds every word of the query, as hits of turn 0."""
+    """Rows whose title holds every word of the query, as hits of turn 0: a rename in Reprise, else
+    one in the agent (Claude Code's custom or AI title, Codex's thread name); a title that is only
+    the first prompt is found as that prompt."""
     words = [word.lower() for word in query.split()]
     hits = []
     for row in rows:
-        title = row.title
+        title = row.title or row.fields.agent_title
         folded = title.lower() if title else ""
         if not title or not all(word in folded for word in words):
             continue
@@ -504,7 +506,8 @@ class Catalog:
         rows = self.refresh(wanted)
         # Known only now: the workspaces of a store that records them in its files come from the refresh.
         keys = self._workspace_keys() if wanted is None else wanted
-        titled = _title_hits(query, rows)   # Reprise's own titles (renames) are searched too
+        self.load_details([row for row in rows if not row.title])   # for the agents' own titles
+        titled = _title_hits(query, rows)   # renamed titles (Reprise's or the agent's) are searched too
         hits = self._index.search(query, keys, rows, self._by_name, limit=max(limit - len(titled), 0),
                                   should_stop=should_stop, progress=self.progress)
         return (titled + hits)[:limit]

@@ -77,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = _common()
     parser = _Parser(prog="reprise", parents=[common],
                      description="Browse, resume, meter and trim the sessions of coding agents.")
-    parser.add_argument("--demo", action="store_true", help="open the TUI on a demo store in a temporary folder")
+    parser.add_argument("--demo", action="store_true",
+                        help="use a demo store in a temporary folder (the TUI, or any command: `reprise --demo list`)")
     parser.add_argument("--agent", choices=("fractal", "command", "echo"),
                         help="agent backend for turns sent from the TUI (default: [agent] backend)")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
@@ -250,12 +251,14 @@ def _run(argv: list[str] | None) -> int:
     as_json = getattr(args, "json", False)
     service = None
     try:
+        state_dir, workspace = getattr(args, "state_dir", None), getattr(args, "workspace", None)
+        if args.demo:
+            state_dir, workspace = _demo_store()
         if args.command is None:
-            return _open_tui(args)
+            return _open_tui(args, state_dir, workspace)
         # How far a cold listing or a first search is, on a terminal only: never into a pipe or with --json.
         progress = ProgressLine(sys.stderr) if not as_json and _is_terminal(sys.stderr) else None
-        service = core_service.Service.from_environment(state_dir=getattr(args, "state_dir", None),
-                                                        workspace=getattr(args, "workspace", None), parallel_scan=True,
+        service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True,
                                                         progress=progress or no_progress)
         handler: Callable = COMMANDS[args.command]
         try:
@@ -928,28 +931,30 @@ def cmd_doctor(service: Service, args, as_json: bool) -> int:
 
 
 
-def _open_tui(args) -> int:
+def _demo_store() -> tuple[str, str]:
+    """Build the demo store in a temporary folder and point every root at it, never at the user's
+    own: its state root and workspace folder, for the TUI and every command (`reprise --demo list`)."""
+    import tempfile
+
+    from .demo import build_demo, claude_root
+    from .demo_codex import codex_root
+
+    root = Path(tempfile.mkdtemp(prefix="reprise-demo-"))
+    workspace = str(build_demo(root))
+    os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
+    # The demo's own Claude Code root, data folder and (absent) config: never the user's ~/.claude.
+    os.environ["CLAUDE_CONFIG_DIR"] = str(claude_root(root))
+    os.environ["CODEX_HOME"] = str(codex_root(root))   # the demo's own Codex home, never the user's
+    os.environ["REPRISE_DATA_DIR"] = str(root / "data")
+    os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
+    print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
+    return str(root / "state"), workspace
+
+
+def _open_tui(args, state_dir: str | None, workspace: str | None) -> int:
     from .app import make_app
     from .screens.main import Handoff
 
-    state_dir = getattr(args, "state_dir", None)
-    workspace = getattr(args, "workspace", None)
-    if args.demo:
-        import tempfile
-
-        from .demo import build_demo, claude_root
-        from .demo_codex import codex_root
-
-        root = Path(tempfile.mkdtemp(prefix="reprise-demo-"))
-        workspace = str(build_demo(root))
-        state_dir = str(root / "state")
-        os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
-        # The demo's own Claude Code root, data folder and (absent) config: never the user's ~/.claude.
-        os.environ["CLAUDE_CONFIG_DIR"] = str(claude_root(root))
-        os.environ["CODEX_HOME"] = str(codex_root(root))   # the demo's own Codex home, never the user's
-        os.environ["REPRISE_DATA_DIR"] = str(root / "data")
-        os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
-        print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
     agent = args.agent or ("echo" if args.demo else None)
     service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace, parallel_scan=True)
     app = make_app(service, agent=agent, demo=args.demo)

@@ -221,3 +221,12 @@ async def test_a_fractal_session_that_already_fits_is_told_why_nothing_would_cha
         text = str(dialog.query_one("#trim-preview", Static).render())
         assert "Nothing to trim: the next turn is " in text and "already within the" in text
         assert "a smaller N, or another choice above, would change something" in text
+
+
+def test_a_title_renamed_in_the_agent_is_found_by_search(demo_root):
+    """Codex's thread name (a rename in Codex) and Claude Code's own titles are searched like
+    Reprise's renames: the hit is the title, not a turn."""
+    service = codex_demo_service(demo_root)
+    hits = service.search("page size")
+    assert [(hit.row.source, hit.turn, hit.field, hit.row.display_title) for hit in hits] == [
+        ("codex", 0, "title", "Orders: page size setting")]
