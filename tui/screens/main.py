@@ -540,8 +540,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         modes = SCREEN_MODES.get(action)
         if self.mode == "pick" and modes is not None and PICK not in modes:
             return False   # the picker only picks
-        if action in ("filter", "focus_composer") and isinstance(self.focused, (Input, TextArea)):
-            return False   # priority keys: in a field, "/", "i" and Tab are the field's
+        focused = self.focused
+        if action in ("filter", "focus_composer") and (
+                isinstance(focused, Input) or (isinstance(focused, TextArea) and not focused.read_only)):
+            return False   # priority keys: in a field one types in, "/", "i" and Tab are the field's
         if action in ("cycle_agent", "toggle_agent_hidden"):
             return len(self.service.sources) > 1
         if action == "restore_draft":
