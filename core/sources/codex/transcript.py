@@ -113,6 +113,7 @@ class _TurnBuilder:
         self.totals_before = totals
         self.context: int | None = None
         self.calls = 0
+        self.duration_ms: int | None = None   # task_complete's own figure
 
     def prompt(self, message: str) -> bool:
         """Take a user message as the prompt; False when the turn has one (a steering message)."""
@@ -137,7 +138,7 @@ class _TurnBuilder:
             if min(used) < 0:   # the totals started again (a fork's own count): take them as they are
                 used = list(totals)
             turn.usage = Usage(input_tokens=used[0] - used[1], output_tokens=used[2], cache_read_tokens=used[1],
-                               context_tokens=self.context, iterations=self.calls)
+                               context_tokens=self.context, duration_ms=self.duration_ms, iterations=self.calls)
         return turn
 
 
@@ -279,6 +280,9 @@ class _Reader:
             if isinstance(error, dict):
                 message = error.get("message")
                 current.errors.append(message if isinstance(message, str) and message else "an error (no message)")
+            duration = payload.get("duration_ms")
+            if isinstance(duration, int) and not isinstance(duration, bool) and duration >= 0:
+                current.duration_ms = duration
             current.ended = current.ended or "succeeded"
             self.close(cut_off=False)
 

@@ -52,6 +52,8 @@ def test_the_real_rollouts_transcript_keeps_the_compaction_summary_out_of_the_re
     assert [turn.status for turn in transcript.turns] == ["succeeded"] * 3
     second = transcript.turns[1].usage
     assert second is not None and second.context_tokens == 135_457   # the BIGUSAGE call
+    # each turn's own duration, from its task_complete
+    assert [turn.usage.duration_ms if turn.usage else None for turn in transcript.turns] == [87, 81, 151]
     texts = {(record.turn, record.field): record.text for record in search_records(transcript)}
     assert "REPLYhexagon" in texts[(2, "response")]
     assert not any("SUMMARYfake" in text for text in texts.values())
