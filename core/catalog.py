@@ -295,17 +295,15 @@ class Catalog:
             # A store grouped by workspace is scanned for the wanted keys only; one that records the
             # folder in each file is scanned whole (a stat per file) and its rows picked by key after.
             groups = keys if keys is not None and source.groups_are_workspaces else None
-            on_disk = []
-            for group in source.groups() if groups is None else groups:
-                stats, problem = source.file_stats(group)
-                if problem is not None:
-                    self.scan_problems.append(problem)
-                on_disk.append((group, stats))
-            # Read after the scan, which told a source that learns its files' names from it (Codex) the
-            # path of each cached row: before it, that took a second listing of every folder.
+            name, keyed = source.name, source.groups_are_workspaces
+            on_disk: Iterable[tuple[str, dict[str, tuple[int, int]]]] = self._scan(source, groups)
+            if not keyed:
+                # The whole scan first: it tells a store that learns its files' names from it (Codex)
+                # the path of each cached row, which took a second listing of every folder. A store
+                # grouped by workspace is scanned a folder at a time, holding one folder's stats.
+                on_disk = list(on_disk)
             known, racy = self._cached_rows(source, groups)
             unseen = dict(known)   # what is left once every file on disk is seen was deleted
-            name, keyed = source.name, source.groups_are_workspaces
             for group, stats in on_disk:
                 for file_id, (size, mtime_ns) in stats.items():
                     ident = (name, group, file_id)
@@ -335,6 +333,15 @@ class Catalog:
             rows = [row for row in rows if row.workspace_key in wanted]
         self._attach_workspaces_and_meta(rows, keys)
         return rows
+
+    def _scan(self, source: ListingSource, groups: list[str] | None
+              ) -> Iterator[tuple[str, dict[str, tuple[int, int]]]]:
+        """(group, {file id: (size, mtime_ns)}) of each group of the source (these, or all when None)."""
+        for group in source.groups() if groups is None else groups:
+            stats, problem = source.file_stats(group)
+            if problem is not None:
+                self.scan_problems.append(problem)
+            yield group, stats
 
     def _with_carries(self, changed: dict[str, list[SessionFile]], cached: dict[Ident, SessionRow]
                       ) -> dict[str, list[SessionFile]]:
