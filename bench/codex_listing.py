@@ -120,7 +120,8 @@ def _append_case(codex: codex_store.CodexStore, count: int, log) -> dict:
         copies = []
         for entry in chosen:
             source = Path(entry["path"])
-            target = home / source.relative_to(codex.root)
+            # The manifest names the files where the store was built; the root may be a link to it.
+            target = home / source.resolve().relative_to(codex.root.resolve())
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
             copies.append(target)

@@ -39,7 +39,7 @@ from .search_index import TABLES as SEARCH_TABLES
 from .sources.base import ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
-SCHEMA = 10
+SCHEMA = 11
 PARALLEL_MIN = 400
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
@@ -49,16 +49,21 @@ _FEW_ROWS = 64
 # source's name and the path come from the source (decoding the path cost a fifth of the SELECT).
 # `details`, the listing fields as one JSON array in ListingFields' field order (Usage's for `usage`),
 # is read only for the rows a caller loads: built positionally, it loads in a fifth of the time of an
-# object built by keyword.
+# object built by keyword. It and the source's `carry` live in a table of their own, `file_data`:
+# in `files` they made a warm listing's scan read 45 MB of pages (Claude Code's carries are kilobytes
+# a file, on overflow pages) for the 2 MB of row columns it wants.
 # Adding, removing or reordering a field of either dataclass needs a SCHEMA bump.
 _ROW_COLUMNS = ("workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns",
                 "context_tokens", "problem_code", "problem_message", "problem_field", "resume_cost",
                 "resume_cost_key", "content_digest")
-_COLUMNS = ("source", "grp", *_ROW_COLUMNS, "folder", "hidden", "racy", "details", "carry")
-_SELECT_ROWS = ", ".join(("grp", "folder", "hidden", *_ROW_COLUMNS))
+_COLUMNS = ("source", "grp", *_ROW_COLUMNS, "folder", "hidden", "racy")
+_DATA_COLUMNS = ("source", "grp", "file_id", "details", "carry")
+_SELECT_ROWS = ", ".join(("grp", "folder", "hidden", "racy", *_ROW_COLUMNS))
 P = ParamSpec("P")
 R = TypeVar("R")
 _INSERT = f"INSERT OR REPLACE INTO files ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+_INSERT_DATA = (f"INSERT OR REPLACE INTO file_data ({', '.join(_DATA_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_DATA_COLUMNS))})")
 
 
 def _record_of(item: _Read) -> tuple[object, ...]:
@@ -66,7 +71,12 @@ def _record_of(item: _Read) -> tuple[object, ...]:
     return (row.source, row.group, row.workspace_key, row.file_id, row.size, row.mtime_ns, row.activity_ts,
             row.turns, row.context_tokens, row.problem_code, row.problem_message, row.problem_field,
             row.resume_cost, row.resume_cost_key, row.content_digest, item.folder, int(row.hidden_by_agent),
-            int(item.racy), item.details, item.carry)
+            int(item.racy))
+
+
+def _data_of(item: _Read) -> tuple[object, ...]:
+    row = item.row
+    return (row.source, row.group, row.file_id, item.details, item.carry)
 
 
 DETAILS_LAYOUT = tuple(field.name for field in dataclasses.fields(ListingFields))
@@ -221,6 +231,7 @@ class Catalog:
         (one statement at a time: executescript would commit it)."""
         for statement in (
             "DROP TABLE IF EXISTS files",
+            "DROP TABLE IF EXISTS file_data",
             "DROP TABLE IF EXISTS meta",
             *(f"DROP TABLE IF EXISTS {name}" for name in SEARCH_TABLE_NAMES),
             """CREATE TABLE files (
@@ -228,9 +239,11 @@ class Catalog:
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, activity_ts REAL NOT NULL,
                 turns INTEGER NOT NULL, context_tokens INTEGER NOT NULL, problem_code TEXT, problem_message TEXT,
                 problem_field TEXT, resume_cost INTEGER, resume_cost_key TEXT, content_digest TEXT, folder TEXT,
-                hidden INTEGER NOT NULL, racy INTEGER NOT NULL, details TEXT NOT NULL, carry BLOB,
+                hidden INTEGER NOT NULL, racy INTEGER NOT NULL,
                 PRIMARY KEY (source, grp, file_id)) WITHOUT ROWID""",
-            "CREATE INDEX racy_files ON files (racy) WHERE racy",
+            """CREATE TABLE file_data (
+                source TEXT NOT NULL, grp TEXT NOT NULL, file_id TEXT NOT NULL, details TEXT NOT NULL, carry BLOB,
+                PRIMARY KEY (source, grp, file_id)) WITHOUT ROWID""",
             "CREATE INDEX workspace_files ON files (workspace_key)",
             """CREATE TABLE meta (
                 path TEXT PRIMARY KEY, source TEXT NOT NULL, workspace_key TEXT NOT NULL, session_id TEXT NOT NULL,
@@ -284,14 +297,16 @@ class Catalog:
             # A store grouped by workspace is scanned for the wanted keys only; one that records the
             # folder in each file is scanned whole (a stat per file) and its rows picked by key after.
             groups = keys if keys is not None and source.groups_are_workspaces else None
-            known = self._cached_rows(source, groups)
-            racy = self._racy(source, groups)
-            unseen = dict(known)   # what is left once every file on disk is seen was deleted
             name, keyed = source.name, source.groups_are_workspaces
-            for group in source.groups() if groups is None else groups:
-                stats, problem = source.file_stats(group)
-                if problem is not None:
-                    self.scan_problems.append(problem)
+            on_disk: Iterable[tuple[str, dict[str, tuple[int, int]]]] = self._scan(source, groups)
+            if not keyed:
+                # The whole scan first: it tells a store that learns its files' names from it (Codex)
+                # the path of each cached row, which took a second listing of every folder. A store
+                # grouped by workspace is scanned a folder at a time, holding one folder's stats.
+                on_disk = list(on_disk)
+            known, racy = self._cached_rows(source, groups)
+            unseen = dict(known)   # what is left once every file on disk is seen was deleted
+            for group, stats in on_disk:
                 for file_id, (size, mtime_ns) in stats.items():
                     ident = (name, group, file_id)
                     old = unseen.pop(ident, None)
@@ -307,7 +322,9 @@ class Catalog:
         if read or deleted:
             with self._transaction() as db:
                 db.executemany("DELETE FROM files WHERE source = ? AND grp = ? AND file_id = ?", deleted)
+                db.executemany("DELETE FROM file_data WHERE source = ? AND grp = ? AND file_id = ?", deleted)
                 db.executemany(_INSERT, [_record_of(item) for item in read])
+                db.executemany(_INSERT_DATA, [_data_of(item) for item in read])
             for ident in deleted:
                 cached.pop(ident)
             for item in read:
@@ -319,6 +336,15 @@ class Catalog:
         self._attach_workspaces_and_meta(rows, keys)
         return rows
 
+    def _scan(self, source: ListingSource, groups: list[str] | None
+              ) -> Iterator[tuple[str, dict[str, tuple[int, int]]]]:
+        """(group, {file id: (size, mtime_ns)}) of each group of the source (these, or all when None)."""
+        for group in source.groups() if groups is None else groups:
+            stats, problem = source.file_stats(group)
+            if problem is not None:
+                self.scan_problems.append(problem)
+            yield group, stats
+
     def _with_carries(self, changed: dict[str, list[SessionFile]], cached: dict[Ident, SessionRow]
                       ) -> dict[str, list[SessionFile]]:
         """Hand each changed file that was read before what its source kept of that read."""
@@ -327,7 +353,7 @@ class Catalog:
                 continue   # such a store reads each file whole
             for i, file in enumerate(files):
                 if (name, file.group, file.file_id) in cached:
-                    found = self.db.execute("SELECT carry FROM files WHERE source = ? AND grp = ? AND file_id = ?",
+                    found = self.db.execute("SELECT carry FROM file_data WHERE source = ? AND grp = ? AND file_id = ?",
                                             (name, file.group, file.file_id)).fetchone()
                     if found is not None and found[0] is not None:
                         files[i] = dataclasses.replace(file, carry=bytes(found[0]))
@@ -348,8 +374,10 @@ class Catalog:
                     if row.source == source.name:
                         row.workspace_path = paths[row.workspace_key]
             on_disk: dict[str, tuple[str, str, str, int, int]] = {}
+            present = self._folder_names(str(source.own_paths.workspaces))
             for key in sorted(source_keys):
-                on_disk.update(self._scan_meta(source.name, key, str(source.own_paths.meta_dir(key))))
+                if present is None or key in present:   # a workspace with no folder has no metadata files
+                    on_disk.update(self._scan_meta(source.name, key, str(source.own_paths.meta_dir(key))))
             meta_rows.update(self._refresh_meta(source.name, sorted(source_keys), on_disk))
         if meta_rows:
             for row in rows:
@@ -375,6 +403,16 @@ class Catalog:
         return read
 
     @staticmethod
+    def _folder_names(directory: str) -> set[str] | None:
+        """The names in a folder ({} when it does not exist); None when it cannot be read."""
+        try:
+            return set(os.listdir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return set()
+        except OSError:
+            return None
+
+    @staticmethod
     def _scan_meta(source: str, key: str, directory: str) -> dict[str, tuple[str, str, str, int, int]]:
         found: dict[str, tuple[str, str, str, int, int]] = {}
         try:
@@ -397,23 +435,24 @@ class Catalog:
         marks = ", ".join("?" * len(groups)) or "''"
         return f"{column} IN ({marks})", groups
 
-    def _cached_rows(self, source: ListingSource, groups: list[str] | None) -> dict[Ident, SessionRow]:
+    def _cached_rows(self, source: ListingSource, groups: list[str] | None
+                     ) -> tuple[dict[Ident, SessionRow], set[Ident]]:
+        """The source's cached rows of these groups (all when None), and the files among them whose stat
+        was too recent to trust when they were read (read again)."""
         scope, arguments = self._scope(groups)
         rows: dict[Ident, SessionRow] = {}
+        racy: set[Ident] = set()
         name, file_path = source.name, source.file_path
         query = f"SELECT {_SELECT_ROWS} FROM files WHERE source = ? AND {scope}"
-        for group, folder, hidden, *values in self.db.execute(query, [name, *arguments]):
+        for group, folder, hidden, was_racy, *values in self.db.execute(query, [name, *arguments]):
+            ident = (name, group, values[1])
             # The SELECT fills exactly the fields between `source` and `path` (mypy cannot count them).
-            rows[(name, group, values[1])] = SessionRow(
+            rows[ident] = SessionRow(
                 name, *values, path=file_path(group, values[1]), group=group,  # type: ignore[misc]
                 workspace_path=folder, hidden_by_agent=bool(hidden))
-        return rows
-
-    def _racy(self, source: ListingSource, groups: list[str] | None) -> set[Ident]:
-        """Files whose stat was too recent to trust when they were read: read again."""
-        scope, arguments = self._scope(groups)
-        return set(self.db.execute(f"SELECT source, grp, file_id FROM files WHERE racy AND source = ? AND {scope}",
-                                   [source.name, *arguments]))
+            if was_racy:
+                racy.add(ident)
+        return rows, racy
 
     def _refresh_meta(self, name: str, keys: list[str], on_disk: dict[str, tuple[str, str, str, int, int]]
                       ) -> dict[tuple[str, str, str], tuple[str | None, bool]]:
@@ -468,12 +507,13 @@ class Catalog:
         wanted = [row for row in rows if row.details is None]
         if not wanted:
             return
-        select = "SELECT source, grp, file_id, size, mtime_ns, details FROM files"
+        select = ("SELECT source, grp, file_id, size, mtime_ns, details "
+                  "FROM files JOIN file_data USING (source, grp, file_id)")
         if len(wanted) <= _FEW_ROWS:
             found = {}
             for row in {id(row): row for row in wanted}.values():   # search hits repeat their rows
                 found.update(self._details_by_ident(self.db.execute(
-                    f"{select} WHERE source = ? AND grp = ? AND file_id = ?",
+                    f"{select} WHERE files.source = ? AND files.grp = ? AND files.file_id = ?",
                     (row.source, row.group, row.file_id))))
         else:
             keys = sorted({row.workspace_key for row in wanted})

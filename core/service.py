@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -845,9 +846,17 @@ _FIGURES: dict[str, Callable[[SessionRow], float]] = {
 }
 
 
+_BY_ACTIVITY = attrgetter("activity_ts")
+_PINNED = attrgetter("pinned")
+
+
 def sort_rows(rows: list[SessionRow], sort: str, *, reverse: bool = False) -> None:
     """Pinned first, then by the chosen figure, largest or newest first (smallest or oldest first
     when reversed); ties by activity in the same direction. An alias of a sort sorts as it."""
-    figure = _FIGURES[sort_key(sort)]
-    rows.sort(key=lambda r: (figure(r), r.activity_ts), reverse=not reverse)
-    rows.sort(key=lambda r: r.pinned, reverse=True)   # stable: each part keeps the order above
+    name = sort_key(sort)
+    figure = _FIGURES[name]
+    # By activity, the tie-break is the figure itself: the attribute alone sorts the same, without a tuple a row.
+    by_figure = _BY_ACTIVITY if name == "updated" else lambda r: (figure(r), r.activity_ts)
+    rows.sort(key=by_figure, reverse=not reverse)
+    if any(map(_PINNED, rows)):
+        rows.sort(key=_PINNED, reverse=True)   # stable: each part keeps the order above

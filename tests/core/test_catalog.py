@@ -89,6 +89,26 @@ def test_deleted_files_leave_the_listing(store, catalog):
     assert len(catalog.refresh([KEY_A])) == 3
     store.paths.session_file(refs[0]).unlink()
     assert {row.file_id for row in catalog.refresh([KEY_A])} == {refs[1].session_id, refs[2].session_id}
+    # the row's details and carry (a table of their own, which the warm scan never reads) leave with it
+    assert sorted(catalog.db.execute("SELECT file_id FROM file_data")) == sorted(
+        catalog.db.execute("SELECT file_id FROM files")) == [(refs[1].session_id,), (refs[2].session_id,)]
+
+
+def test_a_racy_file_is_read_again_on_the_next_listing(store, catalog, monkeypatch):
+    """A file whose stat was too recent to trust when read is re-read, with no query of its own."""
+    ref = put(store, KEY_A, "c" * 32, 1)   # just written: read, and marked racy
+    catalog.refresh([KEY_A])
+    assert catalog.db.execute("SELECT racy FROM files").fetchall() == [(1,)]
+    read = []
+    original = FractalListing.read_listing
+    monkeypatch.setattr(FractalListing, "read_listing",
+                        lambda self, file, now_ns: read.append(file.file_id) or original(self, file, now_ns))
+    catalog.refresh([KEY_A])
+    assert read == [ref.session_id]
+    age(store.paths.session_file(ref))
+    catalog.refresh([KEY_A])   # re-read once more (its mtime changed), now old enough to trust
+    catalog.refresh([KEY_A])
+    assert read == [ref.session_id, ref.session_id]
 
 
 def test_catalog_survives_restart_and_corruption(store, catalog, tmp_path):
@@ -325,7 +345,7 @@ def test_the_details_layout_is_pinned_to_the_schema_version():
     must come with a SCHEMA bump, or an older cache would be read into the wrong fields."""
     from reprise.core import catalog as catalog_module
 
-    assert (catalog_module.SCHEMA, catalog_module.DETAILS_LAYOUT, catalog_module.USAGE_LAYOUT) == (10, (
+    assert (catalog_module.SCHEMA, catalog_module.DETAILS_LAYOUT, catalog_module.USAGE_LAYOUT) == (11, (
         "session_id", "workspace_key", "turns", "first_message", "last_message", "last_status", "pending",
         "last_activity", "activity_source", "context_tokens", "usage", "history_count", "branch", "model",
         "hidden_by_agent", "workspace_path", "warning", "agent_title"), (
