@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -38,7 +38,8 @@ from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ...trimming import RestoreResult, TrimOptions, TrimResult
-from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession, SessionSource
+from ..agent_store import AgentStoreSource
+from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession
 from ..fork_files import undo_fork, write_fork
 from .fields import ClaudeFields, ListingFold
 from .fork import ForkState, new_fork_id, plan_fork, rewrite_subagent, write_new
@@ -72,7 +73,7 @@ def _fields_of(records: list[Record]) -> ClaudeFields:
     return fold.result()
 
 
-class ClaudeSource(SessionSource):
+class ClaudeSource(AgentStoreSource):
     name = NAME
     label = "Claude Code"
     capabilities = Capabilities(list=True, search=True, meter=True, resume=True, keep=True, new=True, send=True,
@@ -186,23 +187,6 @@ class ClaudeSource(SessionSource):
             return sum(1 for child in folder.iterdir() if child.name.endswith(SUFFIX))
         except OSError:
             return 0
-
-    def has_sessions(self, key: str) -> bool:
-        return False   # nothing to record: each file names its own folder
-
-    def workspace_path(self, key: str) -> str | None:
-        return None
-
-    def record_workspace(self, key: str, folder: Path) -> None:
-        return None
-
-    def read_meta(self, ref: SessionRef) -> SessionMeta:
-        return self.own_files.read_meta(ref)
-
-    def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta:
-        if not self.exists(ref):
-            raise NotFoundError(f"No Claude Code session {ref.session_id}.")
-        return self.own_files.update_meta(ref, change)
 
     # --- resuming ----------------------------------------------------------------------------
 

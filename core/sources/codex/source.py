@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -38,7 +38,8 @@ from ...session_files import ReadProblem, digest
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ...trimming import RestoreResult, TrimOptions, TrimResult
-from ..base import Capabilities, Handoff, OpenedSession, SessionSource
+from ..agent_store import AgentStoreSource
+from ..base import Capabilities, Handoff, OpenedSession
 from ..claude.liveness import process_writing
 from ..fork_files import undo_fork, write_fork
 from .fields import CodexFields, ListingFold
@@ -68,7 +69,7 @@ class CodexSession:
     lineage_gap: str | None   # why the history before a fork is missing (its parent's rollout is not there)
 
 
-class CodexSource(SessionSource):
+class CodexSource(AgentStoreSource):
     name = NAME
     label = "Codex"
     capabilities = Capabilities(list=True, search=True, meter=True, resume=True, new=True, send=True, trash=True,
@@ -143,23 +144,6 @@ class CodexSource(SessionSource):
 
     def agent_title(self, opened: OpenedSession) -> str | None:
         return self._session(opened).title
-
-    def has_sessions(self, key: str) -> bool:
-        return False   # nothing to record: each rollout names its own folder
-
-    def workspace_path(self, key: str) -> str | None:
-        return None
-
-    def record_workspace(self, key: str, folder: Path) -> None:
-        return None
-
-    def read_meta(self, ref: SessionRef) -> SessionMeta:
-        return self.own_files.read_meta(ref)
-
-    def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta:
-        if not self.exists(ref):
-            raise NotFoundError(f"No Codex session {ref.session_id}.")
-        return self.own_files.update_meta(ref, change)
 
     def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
         return [], [], [], [NO_SWEEP]
