@@ -16,6 +16,7 @@ import gc
 import hashlib
 import itertools
 import json
+import operator
 import os
 import sqlite3
 import threading
@@ -25,12 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
+from . import row_snapshot
 from .catalog_db import CacheDatabase, rollback
 from .errors import RepriseError
 from .paths import SessionRef, is_temp_name
 from .problems import Problem
 from .progress import Progress, ProgressSink, no_progress
 from .resume_costs import carry_resume_cost, store_resume_costs
+from .row_snapshot import SourceRows
 from .rows import SessionRow
 from .scan_pool import map_in_processes
 from .search_index import HIT_END, HIT_START, SearchHit, SearchIndex
@@ -39,7 +42,7 @@ from .search_index import TABLES as SEARCH_TABLES
 from .sources.base import ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
-SCHEMA = 11
+SCHEMA = 12
 PARALLEL_MIN = 400
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
@@ -56,9 +59,12 @@ _FEW_ROWS = 64
 _ROW_COLUMNS = ("workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns",
                 "context_tokens", "problem_code", "problem_message", "problem_field", "resume_cost",
                 "resume_cost_key", "content_digest")
-_COLUMNS = ("source", "grp", *_ROW_COLUMNS, "folder", "hidden", "racy")
+_COLUMNS = ("source", "grp", *_ROW_COLUMNS, "folder", "hidden", "racy", "context_window")
 _DATA_COLUMNS = ("source", "grp", "file_id", "details", "carry")
-_SELECT_ROWS = ", ".join(("grp", "folder", "hidden", "racy", *_ROW_COLUMNS))
+_SELECT_ROWS = ", ".join(("grp", "folder", "hidden", "racy", "context_window", *_ROW_COLUMNS))
+_SELECT_SOURCE = f"SELECT {_SELECT_ROWS} FROM files WHERE source = ?"
+_row_values = operator.attrgetter(*_ROW_COLUMNS)
+_by_file_id = operator.itemgetter(row_snapshot.FILE_ID)
 P = ParamSpec("P")
 R = TypeVar("R")
 _INSERT = f"INSERT OR REPLACE INTO files ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
@@ -71,7 +77,7 @@ def _record_of(item: _Read) -> tuple[object, ...]:
     return (row.source, row.group, row.workspace_key, row.file_id, row.size, row.mtime_ns, row.activity_ts,
             row.turns, row.context_tokens, row.problem_code, row.problem_message, row.problem_field,
             row.resume_cost, row.resume_cost_key, row.content_digest, item.folder, int(row.hidden_by_agent),
-            int(item.racy))
+            int(item.racy), row.context_window)
 
 
 def _data_of(item: _Read) -> tuple[object, ...]:
@@ -133,12 +139,48 @@ def _read_file(source: ListingSource, file: SessionFile, now_ns: int) -> _Read:
         context_tokens=listing.context_tokens, problem_code=problem.code if problem else None,
         problem_message=problem.message if problem else None, problem_field=problem.field if problem else None,
         resume_cost=None, resume_cost_key=None, content_digest=listed.content_digest, path=listed.path,
-        group=file.group, workspace_path=folder, hidden_by_agent=listing.hidden_by_agent)
+        group=file.group, workspace_path=folder, hidden_by_agent=listing.hidden_by_agent,
+        context_window=listing.context_window)
     return _Read(row, not listed.settled, _details_text(listing), folder, listed.carry)
 
 
 def _read_batch(source: ListingSource, now_ns: int, files: Sequence[SessionFile]) -> list[_Read]:
     return [_read_file(source, file, now_ns) for file in files]
+
+
+def _rows_of(source: ListingSource, group: str, columns: list[row_snapshot.Columns]) -> dict[Ident, SessionRow]:
+    """The rows of one folder from their catalog columns (a snapshot's or the table's)."""
+    name, file_path = source.name, source.file_path
+    rows = {}
+    for folder, hidden, _racy, window, *values in columns:
+        file_id = values[1]
+        # The columns fill exactly the fields between `source` and `path` (mypy cannot count them).
+        rows[(name, group, file_id)] = SessionRow(
+            name, *values, path=file_path(group, file_id), group=group,  # type: ignore[misc]
+            workspace_path=folder, hidden_by_agent=bool(hidden), context_window=window)
+    return rows
+
+
+def _folders_after(source: ListingSource, known: SourceRows, touched: set[str], cached: dict[Ident, SessionRow],
+                   racy: set[Ident]) -> dict[str, row_snapshot.Folder]:
+    """The source's snapshot after a refresh: the folders it did not touch as they were, the others
+    from their rows now (`racy`: the rows just read whose stat cannot be trusted)."""
+    name, keyed = source.name, source.groups_are_workspaces
+    folders = {group: folder for group, folder in known.folders.items() if group not in touched}
+    for ident, row in cached.items():
+        if row.source != name or row.group not in touched:
+            continue
+        folder = folders.get(row.group)
+        if folder is None:
+            folder = folders[row.group] = row_snapshot.Folder({}, [], False)
+        is_racy = ident in racy
+        folder.stats[row.file_id] = (row.size, row.mtime_ns)
+        folder.columns.append((None if keyed else row.workspace_path, int(row.hidden_by_agent), int(is_racy),
+                               row.context_window, *_row_values(row)))
+        folder.racy = folder.racy or is_racy
+    for group in touched & folders.keys():
+        folders[group].columns.sort(key=_by_file_id)
+    return dict(sorted(folders.items()))   # the table's order: by folder, then by file id
 
 
 def _guarded(method: Callable[Concatenate[Catalog, P], R]) -> Callable[Concatenate[Catalog, P], R]:
@@ -233,13 +275,14 @@ class Catalog:
             "DROP TABLE IF EXISTS files",
             "DROP TABLE IF EXISTS file_data",
             "DROP TABLE IF EXISTS meta",
+            *(f"DROP TABLE IF EXISTS {name}" for name in row_snapshot.TABLE_NAMES),
             *(f"DROP TABLE IF EXISTS {name}" for name in SEARCH_TABLE_NAMES),
             """CREATE TABLE files (
                 source TEXT NOT NULL, grp TEXT NOT NULL, workspace_key TEXT NOT NULL, file_id TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, activity_ts REAL NOT NULL,
                 turns INTEGER NOT NULL, context_tokens INTEGER NOT NULL, problem_code TEXT, problem_message TEXT,
                 problem_field TEXT, resume_cost INTEGER, resume_cost_key TEXT, content_digest TEXT, folder TEXT,
-                hidden INTEGER NOT NULL, racy INTEGER NOT NULL,
+                hidden INTEGER NOT NULL, racy INTEGER NOT NULL, context_window INTEGER,
                 PRIMARY KEY (source, grp, file_id)) WITHOUT ROWID""",
             """CREATE TABLE file_data (
                 source TEXT NOT NULL, grp TEXT NOT NULL, file_id TEXT NOT NULL, details TEXT NOT NULL, carry BLOB,
@@ -249,6 +292,8 @@ class Catalog:
                 path TEXT PRIMARY KEY, source TEXT NOT NULL, workspace_key TEXT NOT NULL, session_id TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, title TEXT, pinned INTEGER NOT NULL)""",
             *SEARCH_TABLES,
+            *row_snapshot.TABLES,
+            *row_snapshot.TRIGGERS,
         ):
             db.execute(statement)
 
@@ -293,48 +338,89 @@ class Catalog:
         cached: dict[Ident, SessionRow] = {}
         changed: dict[str, list[SessionFile]] = {}
         deleted: list[Ident] = []
+        whole: list[tuple[ListingSource, SourceRows, set[str]]] = []   # listed whole: rows, folders changed
         for source in self.sources:
             # A store grouped by workspace is scanned for the wanted keys only; one that records the
             # folder in each file is scanned whole (a stat per file) and its rows picked by key after.
             groups = keys if keys is not None and source.groups_are_workspaces else None
-            name, keyed = source.name, source.groups_are_workspaces
             on_disk: Iterable[tuple[str, dict[str, tuple[int, int]]]] = self._scan(source, groups)
-            if not keyed:
+            if not source.groups_are_workspaces:
                 # The whole scan first: it tells a store that learns its files' names from it (Codex)
                 # the path of each cached row, which took a second listing of every folder. A store
                 # grouped by workspace is scanned a folder at a time, holding one folder's stats.
                 on_disk = list(on_disk)
-            known, racy = self._cached_rows(source, groups)
-            unseen = dict(known)   # what is left once every file on disk is seen was deleted
-            for group, stats in on_disk:
-                for file_id, (size, mtime_ns) in stats.items():
-                    ident = (name, group, file_id)
-                    old = unseen.pop(ident, None)
-                    if old is None or old.size != size or old.mtime_ns != mtime_ns or ident in racy:
-                        changed.setdefault(name, []).append(SessionFile(
-                            group if keyed else None, file_id, source.file_path(group, file_id), size, mtime_ns,
-                            group=group))
-            deleted.extend(unseen)
-            cached.update(known)
+            if groups is None:
+                known = row_snapshot.load(self.db, source.name, _SELECT_SOURCE)
+            else:
+                scope, arguments = self._scope(groups)
+                known = SourceRows(None, row_snapshot.folders_of(self.db.execute(
+                    f"{_SELECT_SOURCE} AND {scope}", [source.name, *arguments])), False)
+            touched = self._compare(source, on_disk, known, cached, changed, deleted)
+            if groups is None:
+                whole.append((source, known, touched))
         read = self._read(self._with_carries(changed, cached), now_ns)
         for item in read:
             carry_resume_cost(item.row, cached.get((item.row.source, item.row.group, item.row.file_id)))
-        if read or deleted:
+        for ident in deleted:
+            cached.pop(ident, None)
+        for item in read:
+            cached[(item.row.source, item.row.group, item.row.file_id)] = item.row
+        stale = [entry for entry in whole if entry[2] or not entry[1].from_snapshot]
+        if read or deleted or stale:
             with self._transaction() as db:
+                # Checked before this transaction's own writes bump the generations.
+                current = [entry for entry in stale if row_snapshot.unchanged_since(db, entry[0].name,
+                                                                                    entry[1].generation)]
                 db.executemany("DELETE FROM files WHERE source = ? AND grp = ? AND file_id = ?", deleted)
                 db.executemany("DELETE FROM file_data WHERE source = ? AND grp = ? AND file_id = ?", deleted)
                 db.executemany(_INSERT, [_record_of(item) for item in read])
                 db.executemany(_INSERT_DATA, [_data_of(item) for item in read])
-            for ident in deleted:
-                cached.pop(ident)
-            for item in read:
-                cached[(item.row.source, item.row.group, item.row.file_id)] = item.row
+                racy = {(item.row.source, item.row.group, item.row.file_id) for item in read if item.racy}
+                for source, known, touched in current:
+                    row_snapshot.store(db, source.name, _folders_after(source, known, touched, cached, racy))
         rows = list(cached.values())
         if keys is not None:
             wanted = set(keys)
             rows = [row for row in rows if row.workspace_key in wanted]
         self._attach_workspaces_and_meta(rows, keys)
         return rows
+
+    @staticmethod
+    def _compare(source: ListingSource, on_disk: Iterable[tuple[str, dict[str, tuple[int, int]]]],
+                 known: SourceRows, cached: dict[Ident, SessionRow], changed: dict[str, list[SessionFile]],
+                 deleted: list[Ident]) -> set[str]:
+        """Add the source's cached rows to `cached`, its new or changed files to `changed` and the rows
+        whose file is gone to `deleted`; return the folders with any of those. A folder whose stats
+        are the ones its rows were read at is taken whole."""
+        name, keyed, file_path = source.name, source.groups_are_workspaces, source.file_path
+        touched: set[str] = set()
+        seen: set[str] = set()
+        built: dict[str, dict[Ident, SessionRow]] = {}
+        for group, stats in on_disk:
+            seen.add(group)
+            folder = known.folders.get(group)
+            if folder is not None and not folder.racy and folder.stats == stats:
+                continue
+            touched.add(group)
+            rows = built[group] = _rows_of(source, group, folder.columns) if folder is not None else {}
+            racy = {(name, group, columns[row_snapshot.FILE_ID]) for columns in folder.columns
+                    if columns[row_snapshot.RACY]} if folder is not None and folder.racy else set()
+            unseen = dict(rows)   # what is left once every file on disk is seen was deleted
+            for file_id, (size, mtime_ns) in stats.items():
+                ident = (name, group, file_id)
+                old = unseen.pop(ident, None)
+                if old is None or old.size != size or old.mtime_ns != mtime_ns or ident in racy:
+                    changed.setdefault(name, []).append(SessionFile(
+                        group if keyed else None, file_id, file_path(group, file_id), size, mtime_ns, group=group))
+            deleted.extend(unseen)
+        # The rows in the order the catalog keeps them (a search ranks equal hits in the order indexed).
+        for group, folder in known.folders.items():
+            if group in seen:
+                cached.update(built[group] if group in built else _rows_of(source, group, folder.columns))
+            else:
+                touched.add(group)
+                deleted.extend((name, group, file_id) for file_id in folder.stats)
+        return touched
 
     def _scan(self, source: ListingSource, groups: list[str] | None
               ) -> Iterator[tuple[str, dict[str, tuple[int, int]]]]:
@@ -434,25 +520,6 @@ class Catalog:
             return "1", []
         marks = ", ".join("?" * len(groups)) or "''"
         return f"{column} IN ({marks})", groups
-
-    def _cached_rows(self, source: ListingSource, groups: list[str] | None
-                     ) -> tuple[dict[Ident, SessionRow], set[Ident]]:
-        """The source's cached rows of these groups (all when None), and the files among them whose stat
-        was too recent to trust when they were read (read again)."""
-        scope, arguments = self._scope(groups)
-        rows: dict[Ident, SessionRow] = {}
-        racy: set[Ident] = set()
-        name, file_path = source.name, source.file_path
-        query = f"SELECT {_SELECT_ROWS} FROM files WHERE source = ? AND {scope}"
-        for group, folder, hidden, was_racy, *values in self.db.execute(query, [name, *arguments]):
-            ident = (name, group, values[1])
-            # The SELECT fills exactly the fields between `source` and `path` (mypy cannot count them).
-            rows[ident] = SessionRow(
-                name, *values, path=file_path(group, values[1]), group=group,  # type: ignore[misc]
-                workspace_path=folder, hidden_by_agent=bool(hidden))
-            if was_racy:
-                racy.add(ident)
-        return rows, racy
 
     def _refresh_meta(self, name: str, keys: list[str], on_disk: dict[str, tuple[str, str, str, int, int]]
                       ) -> dict[tuple[str, str, str], tuple[str | None, bool]]:

@@ -42,6 +42,7 @@ class SessionRow:
     path: str   # where the source keeps the file (not a catalog column: the source derives it)
     group: str = ""   # the source's folder of the file (the workspace key, for a store grouped by workspace)
     hidden_by_agent: bool = False   # the agent's own picker does not offer it (Claude Code's `claude -p` sessions)
+    context_window: int | None = None   # the window the agent recorded for it (`ListingFields.context_window`)
     agent_deletion: AgentDeletion | None = None   # when the agent deletes the file by age (not a catalog column)
     kept: bool = False   # Reprise keeps a copy of the file as it is, out of the agent's reach
     limit: ContextLimit | None = None   # the window its next turn is measured against (not a catalog column)

@@ -239,18 +239,33 @@ class Service:
 
     def mark_folders_and_limits(self, rows: list[SessionRow]) -> None:
         """Each row's project folder for people (the path, never the workspace key) and the window its
-        next turn is measured against, looked up once per workspace."""
+        next turn is measured against: the one the agent recorded for the session (its meter uses it
+        too, unless a model is pinned), else the source's, looked up once per workspace where a folder's own settings
+        can change it and once per source where they cannot."""
         folders: dict[str, str | None] = {}
-        limits: dict[tuple[str, str], ContextLimit | None] = {}
+        per_folder = {name: source.window_per_folder for name, source in self.sources.items()}
+        # Keyed by the recorded window (an int), by (source, workspace key) or by source (a str).
+        limits: dict[object, ContextLimit | None] = {}
+        warn = self.settings.meter.warn
+        pinned = self.settings.meter.model is not None   # a model pinned in the settings: its window, as the meter
         for row in rows:
             if row.folder is None:
-                if row.workspace_key not in folders:
-                    folders[row.workspace_key] = row.workspace_path or self.workspace_path_of(row.workspace_key)[0]
-                row.folder = row.workspace_path or folders[row.workspace_key]
-            wanted = (row.source, row.workspace_key)
+                folder = row.workspace_path
+                if folder is None:
+                    key = row.workspace_key
+                    folder = folders[key] if key in folders else folders.setdefault(key, self.workspace_path_of(key)[0])
+                row.folder = folder
+            recorded = None if pinned else row.context_window
+            wanted: object = (recorded if recorded is not None else
+                              (row.source, row.workspace_key) if per_folder.get(row.source, True) else row.source)
             if wanted not in limits:
-                limits[wanted] = self._context_limit(row)
+                limits[wanted] = (ContextLimit(recorded, warn) if recorded is not None and self._meters(row)
+                                  else self._context_limit(row))
             row.limit = limits[wanted]
+
+    def _meters(self, row: SessionRow) -> bool:
+        source = self.sources.get(row.source)
+        return source is not None and source.capabilities.meter
 
     def _context_limit(self, row: SessionRow) -> ContextLimit | None:
         source = self.sources.get(row.source)

@@ -15,6 +15,7 @@ from .base import SessionSource
 
 class AgentStoreSource(SessionSource):
     own_files: OwnFiles
+    window_per_folder = False   # the agent's window comes from its settings and the session, not the folder
 
     def has_sessions(self, key: str) -> bool:
         return False   # nothing to record: each file names its own folder

@@ -89,6 +89,7 @@ class ListingFields:
     workspace_path: str | None = None
     warning: str | None = None
     agent_title: str | None = None   # the title the agent itself keeps (Claude Code's custom or AI title)
+    context_window: int | None = None   # the window the agent recorded for the session (Codex), its meter's too
 
 
 @dataclass(slots=True)
@@ -220,6 +221,7 @@ class SessionSource(ABC):
     resumes_from_any_folder: ClassVar[bool] = False   # the agent finds a session by id wherever it runs
     cost_label: ClassVar[str] = "cost"                # what the USD figure the agent records is
     rename_note: ClassVar[str | None] = None          # what a rename in Reprise means to the agent
+    window_per_folder: ClassVar[bool] = True          # `context_window` reads the folder's own settings
     resume_setting: ClassVar[str] = "[agent] resume"  # the config key of its resume argv
     trash_note: ClassVar[str | None] = None           # what the agent does with a session in Reprise's trash
     listing: ListingSource   # what the catalog lists of this store

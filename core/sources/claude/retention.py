@@ -84,8 +84,11 @@ class RetentionPolicy:
         """A short line for a row: "deleted by Claude Code in 4 days", "due for deletion at Claude
         Code's next start"; None when Claude Code never deletes it."""
         moment = self.deletes_at(mtime)
-        if moment is None:
-            return None
+        return None if moment is None else self.phrase_at(moment, now)
+
+    @staticmethod
+    def phrase_at(moment: float, now: float) -> str:
+        """That line for a file deleted after `moment`."""
         if now > moment:
             return "due for deletion at Claude Code's next start"
         return f"deleted by Claude Code in {_span(moment - now)}"

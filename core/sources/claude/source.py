@@ -94,6 +94,7 @@ class ClaudeSource(AgentStoreSource):
         self.audit = AuditLog(self.own_paths)
         self.counter = TokenCounter()
         self._policies: dict[Path, tuple[RetentionPolicy, Problem | None]] = {}
+        self._sweeps: dict[str, RetentionPolicy | None] = {}   # {folder of session files: its root's policy}
 
     # --- finding and reading -----------------------------------------------------------------
 
@@ -239,18 +240,20 @@ class ClaudeSource(AgentStoreSource):
         return self._policies[root]
 
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
-        try:
-            root = self.claude_listing.root_of(path)
-        except RepriseError:
+        folder = path.rpartition("/")[0]
+        if folder not in self._sweeps:   # a listing asks this of every row: the root and policy once a folder
+            try:
+                root = self.claude_listing.root_of(path)
+            except RepriseError:
+                root = None
+            # A kept copy (under Reprise's own root) is out of the sweep's reach.
+            self._sweeps[folder] = None if root is None or root == self.own_paths.root else self.policy(root)[0]
+        policy = self._sweeps[folder]
+        mtime = mtime_ns / 1e9
+        moment = None if policy is None else policy.deletes_at(mtime)
+        if policy is None or moment is None:
             return None
-        if root == self.own_paths.root:
-            return None   # a kept copy: out of the sweep's reach
-        policy, _ = self.policy(root)
-        moment = policy.deletes_at(mtime_ns / 1e9)
-        phrase = policy.phrase(mtime_ns / 1e9, now)
-        if moment is None or phrase is None:
-            return None
-        return AgentDeletion(moment, phrase, policy.at_risk(mtime_ns / 1e9, now))
+        return AgentDeletion(moment, policy.phrase_at(moment, now), policy.at_risk(mtime, now))
 
     def keep(self, ref: SessionRef) -> KeepReport:
         path = self._locate(ref)

@@ -73,6 +73,7 @@ def listing_fields(found: CodexFields, file_id: str, key: str, title: str | None
         branch=found.branch,
         model=found.model,
         hidden_by_agent=found.hidden_by_agent or archived,
+        context_window=found.context_window,
         workspace_path=found.cwd,
         warning="; ".join(([ARCHIVED_NOTE] if archived else []) + list(warnings)) or None,
         agent_title=title,
@@ -95,6 +96,7 @@ class CodexListing(ListingSource):
         self.indexes = {root.path: SessionIndex(root.index) for root in self.roots}
         self.bytes_read = 0   # what read_listing took from the disk (for the benchmarks)
         self._names: dict[str, dict[str, str]] = {}   # {group: {session id: file name}}
+        self._named: dict[Path, tuple[dict[str, str], int]] = {}   # each root's names as the last listing began
 
     def __reduce__(self) -> tuple[Callable[[list[str], str], CodexListing], tuple[list[str], str]]:
         return _listing_at, ([str(root.path) for root in self.roots], str(self._own_paths.root))
@@ -112,6 +114,9 @@ class CodexListing(ListingSource):
         raise RepriseError(f"{text} is not inside a Codex root ({', '.join(str(r.path) for r in self.roots)}).")
 
     def groups(self) -> list[str]:
+        # A listing asks for the groups first: the names Codex gave are read (or their stat checked)
+        # once for it, not once for each of its folders.
+        self._named = {root.path: self.indexes[root.path].named() for root in self.roots}
         found: list[str] = []
         for root in self.roots:
             found.extend(root.date_folders())
@@ -151,7 +156,8 @@ class CodexListing(ListingSource):
         """A session Codex named is as new as its rollout or the index naming it, whichever changed last:
         a rename (an index line) changes no rollout, and must still reach the listing."""
         try:
-            named, changed_ns = self.indexes[self.root_of(group).path].named()
+            root = self.root_of(group).path
+            named, changed_ns = self._named[root] if root in self._named else self.indexes[root].named()
         except (RepriseError, KeyError):
             return found
         for session_id in named.keys() & found.keys():

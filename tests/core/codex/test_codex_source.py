@@ -66,6 +66,23 @@ def test_codex_sessions_list_beside_fractal_ones_in_their_folder(codex_root, tmp
     assert documents[cli.session_id]["model"] == "gpt-5.1-codex"
 
 
+def test_a_rows_window_is_the_one_codex_recorded_as_its_meter_says(codex_root, tmp_path):
+    """The NEXT share of a row and the meter of the session measure against the same window: the
+    `model_context_window` Codex recorded, not the model table's; a pinned model's when one is pinned."""
+    rollout = CodexRollout(cwd=str(tmp_path), source="cli", seed=1, start=START)
+    rollout.turn("a prompt", "a reply", tokens=(10_000, 30))
+    rollout.tokens(11_000, 40, window=475_000)
+    rollout.write(codex_root)
+    service = service_in(tmp_path)
+    [row] = service.list_sessions().rows
+    ref = SessionRef(workspace_key(tmp_path), rollout.session_id, "codex")
+    assert row.limit is not None and row.limit.window == 475_000 == service.measure(ref).window
+    (tmp_path / "config.toml").write_text('[meter]\nmodel = "gpt-5"\n', encoding="utf-8")
+    pinned = service_in(tmp_path)
+    [row] = pinned.list_sessions().rows
+    assert row.limit is not None and row.limit.window == pinned.measure(ref).window != 475_000
+
+
 def test_codex_is_off_without_a_sessions_folder_and_says_why(tmp_path):
     service = service_in(tmp_path)
     assert "codex" not in service.sources
