@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reprise.core import list_document
 from reprise.core.errors import AgentError, AmbiguousError, RepriseError, UsageError
 from reprise.core.paths import SOURCE_NAMES, short_id
 from reprise.core.progress import no_progress
@@ -316,8 +317,8 @@ def cmd_list(service: Service, args, as_json: bool) -> int:
                                     hide_agent_hidden=args.interactive, reverse=args.reverse,
                                     for_people=not as_json)
     service.load_details(listing.rows)
-    if as_json:
-        _emit(contract.dump(contract.session_list(listing)))
+    if as_json:  # the contract's data for `SessionList`, without validating a model per row
+        _emit(list_document.list_data(listing))
         return 0
     if not listing.total:
         print(f"No sessions in {safe_line(listing.scope)}. State root: {safe_line(service.state_root)}")
