@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.encoder import encode_basestring_ascii
 
 _BATCH = 8192          # pieces joined into one write
@@ -75,6 +75,8 @@ def write_json(value: object, write: Callable[[str], object]) -> None:
                 return
             inner = margin + "  "
             append(opening + "\n" + inner)
+            before: Iterable[str]
+            elements: Iterable[object]
             if isinstance(item, dict):
                 before, elements = heads(tuple(item), inner), item.values()
             else:
