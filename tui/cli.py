@@ -1024,8 +1024,9 @@ def _open_tui(args, state_dir: str | None, workspace: str | None) -> int:
 
 def _pick(service: Service, command: str):
     """The session chosen in the TUI's picker (a `Picked`), or None when it was cancelled."""
-    from .app import make_app
-    from .screens.main import Picked
+    with _no_collection():
+        from .app import make_app
+        from .screens.main import Picked
 
     with on_terminal(command):  # what is printed after goes to the original stdout: `$(reprise pick)`
         result = make_app(service, mode="pick").run()
