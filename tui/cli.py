@@ -76,8 +76,8 @@ def _common() -> _Parser:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with `only`, of the subcommands just that one (it alone is parsed: the
-    other 28 parsers cost `reprise list` 8 ms)."""
+    """The whole command line; with `only`, of the subcommands just that one, none for "" (what is
+    parsed: the other parsers cost `reprise list` or the TUI's start 8 ms)."""
     common = _common()
     parser = _Parser(prog="reprise", parents=[common],
                      description="Browse, resume, meter and trim the sessions of coding agents.")
@@ -266,14 +266,15 @@ _TOP_VALUED = frozenset(("--state-dir", "--workspace", "--agent"))
 
 def _command_named(argv: list[str]) -> str | None:
     """The subcommand `argv` names when nothing but top-level options spelled out in full comes before
-    it; None otherwise (no subcommand, `--help`, an abbreviation, a typo: every parser is built)."""
+    it, "" when there are only those (the TUI: no subcommand's parser is needed); None otherwise
+    (`--help`, an abbreviation, a typo: every parser is built)."""
     tokens = iter(argv)
     for token in tokens:
         if token in _TOP_VALUED:
             next(tokens, None)
         elif token not in _TOP_FLAGS and token.partition("=")[0] not in _TOP_VALUED:
             return token if token in COMMANDS else None
-    return None
+    return ""
 
 
 def _run(argv: list[str] | None) -> int:
