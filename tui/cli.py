@@ -280,7 +280,8 @@ def _command_named(argv: list[str]) -> str | None:
 def _run(argv: list[str] | None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     parser = build_parser(_command_named(arguments))
-    args = parser.parse_args(arguments)
+    with _no_collection():  # `--sort` imports the service for its keys
+        args = parser.parse_args(arguments)
     as_json = getattr(args, "json", False)
     service = None
     try:
