@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -343,6 +342,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config file: {exc}", path=path) from None
+    import tomllib  # only when there is a file: most runs have none
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
