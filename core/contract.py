@@ -25,6 +25,7 @@ from pydantic import (
     model_serializer,
 )
 
+from . import list_document
 from .problems import next_step_for
 from .search_index import HIT_END, HIT_START
 
@@ -195,32 +196,12 @@ class SessionList(Document):
 
 def session(row: SessionRow) -> Session:
     """A listing row; its listing fields must be loaded (`Service.load_details`)."""
-    fields = row.fields
-    usage = fields.usage
-    return Session(
-        session_id=fields.session_id or row.file_id, workspace_key=row.workspace_key,
-        workspace_path=row.workspace_path, path=row.path, title=row.title or fields.agent_title, pinned=row.pinned,
-        turns=row.turns,
-        first_message=fields.first_message, last_message=fields.last_message, last_status=fields.last_status,
-        pending=fields.pending, last_activity=fields.last_activity, activity_source=fields.activity_source,
-        size=row.size, context_tokens=row.context_tokens or None,
-        usage=RowUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cost=usage.cost or 0.0,
-                       cache_read_tokens=usage.cache_read_tokens, cache_creation_tokens=usage.cache_creation_tokens),
-        resume_cost=row.resume_cost,
-        problem=None if row.problem_code is None else RowProblem(code=row.problem_code, message=row.problem_message,
-                                                                 field=row.problem_field),
-        warning=fields.warning, source=row.source, branch=fields.branch, model=fields.model,
-        hidden_by_agent=fields.hidden_by_agent, agent_title=fields.agent_title,
-        deleted_by_agent_at=_iso(row.agent_deletion.at) if row.agent_deletion else None, kept=row.kept)
-
-
-def _iso(moment: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+    return Session.model_validate(list_document.session_data(row))
 
 
 def session_list(listing: Listing) -> SessionList:
-    return SessionList(sessions=[session(row) for row in listing.rows], shown=len(listing.rows),
-                       total=listing.total, scope=listing.scope, sort=listing.sort)  # type: ignore[arg-type]
+    """`reprise list`, validated: the CLI prints `list_document.list_data(listing)` as it is, the same data."""
+    return SessionList.model_validate(list_document.list_data(listing))
 
 
 # --- show -------------------------------------------------------------------------------------------

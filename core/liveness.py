@@ -14,7 +14,6 @@ import contextlib
 import json
 import math
 import os
-import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -57,7 +56,7 @@ class RunRecord:
 
     def process_alive(self) -> bool | None:
         """Whether the Reprise process that wrote the record still runs (None: not checkable here)."""
-        if self.host != socket.gethostname():
+        if self.host != _host():
             return None
         boot = _boot_id()
         if self.boot_id and boot and self.boot_id != boot:
@@ -77,12 +76,18 @@ class RunRecord:
         return self.start_ticks is None or ticks is None or ticks == self.start_ticks  # else the pid was reused
 
 
+def _host() -> str:
+    """This machine's name, as `socket.gethostname()` gives it (the kernel's node name), without the
+    socket module: every command imports this one."""
+    return os.uname().nodename
+
+
 @contextlib.contextmanager
 def reprise_run(paths: OwnPaths, ref: SessionRef, *, timeout: float) -> Iterator[None]:
     """Mark the pending turns of `ref` created while this block runs as Reprise's own."""
     info = process_stat(os.getpid())
     ticks = info[2] if info else None
-    record = {"format": RUN_RECORD_FORMAT, "pid": os.getpid(), "host": socket.gethostname(),
+    record = {"format": RUN_RECORD_FORMAT, "pid": os.getpid(), "host": _host(),
               "boot_id": _boot_id(), "start_ticks": ticks, "started_ts": time.time(), "timeout": timeout}
     root = Root(paths.root)
     directory = paths.runs_dir(ref)

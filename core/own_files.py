@@ -28,7 +28,7 @@ LOCK_TIMEOUT_S = 10.0
 class SessionMeta(BaseModel):
     """Reprise's own facts about a session, kept outside the session file (Fractal would drop them)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built on first use, not at import
     title: str | None = None
     pinned: bool = False
     created_at: str | None = None

@@ -13,7 +13,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import ctypes
-import ctypes.util
 import hashlib
 import os
 import secrets
@@ -50,6 +49,20 @@ _PROC = Path("/proc")
 
 # --- the child subreaper ---------------------------------------------------------------------
 
+_NOT_LOADED = object()
+
+
+def _load_libc() -> Any:
+    """The C library, for prctl; None where there is none to call."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes.util  # it runs a program to find the library: only when an agent is run
+
+    with contextlib.suppress(OSError, AttributeError):
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    return None
+
+
 class _Subreaper:
     """Process-wide and reference-counted: on while at least one agent runs, then restored."""
 
@@ -57,12 +70,11 @@ class _Subreaper:
         self._lock = threading.Lock()
         self._users = 0
         self._was_on = False
-        self._libc = None
-        if sys.platform.startswith("linux"):
-            with contextlib.suppress(OSError, AttributeError):
-                self._libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        self._libc: Any = _NOT_LOADED   # on the first agent run: finding libc runs `ldconfig -p`
 
     def _prctl(self, option: int, value: int | ctypes.c_int) -> bool:
+        if self._libc is _NOT_LOADED:
+            self._libc = _load_libc()
         if self._libc is None:
             return False
         argument = ctypes.byref(value) if isinstance(value, ctypes.c_int) else ctypes.c_ulong(value)

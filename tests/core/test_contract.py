@@ -231,6 +231,30 @@ def test_a_row_of_another_source_carries_its_own_fields(tmp_path, isolated_paths
     assert isinstance(fields, ListingFields)
 
 
+def test_the_list_document_printed_unvalidated_is_the_validated_one_byte_for_byte(tmp_path, isolated_paths):
+    import dataclasses
+
+    from reprise.core import list_document
+    from reprise.core.sources.base import AgentDeletion
+    from reprise.core.transcript import Usage
+
+    service, _ = build_store(tmp_path, isolated_paths)
+    listing = service.list_sessions(all_workspaces=True)
+    service.load_details(listing.rows)
+    row = listing.rows[0]
+    assert row.details is not None and any(each.problem_code for each in listing.rows)
+    claude = dataclasses.replace(row, source="claude", pinned=True, kept=True,
+                                 agent_deletion=AgentDeletion(1_700_000_000.5, "deleted in 4 days", True),
+                                 details=dataclasses.replace(row.details, usage=Usage(input_tokens=5, cost=None),
+                                                             agent_title="Fix the login", hidden_by_agent=True))
+    costly = dataclasses.replace(row, details=dataclasses.replace(row.details, usage=Usage(cost=2)))
+    listing.rows += [claude, costly]
+    printed = list_document.list_data(listing)
+    assert json.dumps(printed, indent=2) == json.dumps(contract.dump(contract.session_list(listing)), indent=2)
+    assert printed["sessions"][-2]["deleted_by_agent_at"] == "2023-11-14T22:13:20Z"
+    assert printed["sessions"][-1]["usage"]["cost"] == 2.0 and printed["shown"] == len(listing.rows)
+
+
 
 
 def test_doctor_says_the_next_step_for_each_problem(tmp_path, isolated_paths):

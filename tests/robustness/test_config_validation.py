@@ -184,3 +184,21 @@ def test_the_config_file_path_in_the_message_is_the_one_read(tmp_path, monkeypat
     with pytest.raises(config.ConfigError) as caught:
         config.load()
     assert caught.value.message.startswith(f"{Path(elsewhere)}: meter.warn: ")
+
+
+def test_without_a_config_file_the_settings_are_the_validated_defaults(tmp_path, monkeypatch):
+    """The defaults are taken as they are when no config file exists (no validator built): they are
+    exactly what validating an empty file gives, the built-in models included, every key "default"."""
+    monkeypatch.setenv("REPRISE_CONFIG", str(tmp_path / "absent.toml"))
+    loaded = config.load()
+    validated = config.Settings.model_validate({})
+    assert loaded.settings == validated
+    assert loaded.settings.model_dump() == validated.model_dump()
+    assert [spec.input_budget for spec in loaded.settings.meter.models][:2] == [272_000, 1_014_808]
+    for spec in config.DEFAULT_MODELS:
+        assert config.ModelSpec.model_validate(spec.model_dump(exclude={"window"})) == spec
+    flat = config._flatten(validated.model_dump())
+    assert set(loaded.sources) == set(flat) and {loaded.sources[key] for key in flat if key != "store.state_dir"} \
+        == {"default"}
+    (tmp_path / "absent.toml").write_text("")
+    assert config.load().settings == validated

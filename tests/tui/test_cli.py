@@ -355,3 +355,31 @@ def test_listing_a_folder_with_fractal_sessions_records_the_folder_behind_its_ke
     assert not record.exists()
     run_json(capsys, "list")
     assert json.loads(record.read_text()) == {"path": str(workspace)}
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["list", "--json"], "list"), (["--json", "--state-dir", "list", "show", "x"], "show"),
+    (["--workspace=/tmp", "--demo", "trash", "list"], "trash"), (["--agent", "echo"], ""), ([], ""),
+    (["--help"], None), (["--work", "/tmp", "list"], None), (["lst"], None), (["-h", "list"], None),
+])
+def test_the_command_line_builds_only_the_parser_of_the_subcommand_it_plainly_names(argv, named):
+    assert cli._command_named(argv) == named
+
+
+@pytest.mark.parametrize("argv", [
+    ["list", "--all", "--sort", "next", "--source", "fractal", "--json"], ["--json", "show", "abc", "--raw"],
+    ["trash", "purge", "--older-than", "2w", "--yes"], ["archive", "show", "abc", "123456", "--output", "f"],
+    ["pick", "--command"], ["unpin", "abc"], ["workspaces"], ["--state-dir", "/s", "keep", "abc"], [],
+    ["--demo", "--agent", "echo", "--workspace", "/w"],
+])
+def test_a_subcommand_parsed_alone_gives_what_the_whole_parser_gives(argv):
+    whole = cli.build_parser().parse_args(argv)
+    assert cli.build_parser(cli._command_named(argv)).parse_args(argv) == whole
+    assert (cli._command_named(argv) or None) == whole.command
+
+
+def test_a_command_run_in_this_process_leaves_no_object_frozen(capsys, workspace, isolated_paths):
+    import gc
+
+    assert run(capsys, "list", "--json")[0] == 0
+    assert gc.get_freeze_count() == 0 and gc.isenabled()

@@ -82,3 +82,22 @@ def test_the_json_writer_writes_what_json_dumps_writes_for_any_document(value):
     written = io.StringIO()
     write_json(value, written.write)
     assert written.getvalue() == json.dumps(_finite(value), indent=2) + "\n"
+
+
+def test_the_json_writer_writes_long_and_odd_values_nested_in_lists_and_tables_as_json_dumps_does():
+    import enum
+
+    class Kind(enum.IntEnum):
+        ONE = 1
+
+    class Name(enum.StrEnum):
+        A = "a"
+
+    border = "é" * 5461 + "😀"   # about as long as a string may be and still be written with its neighbours
+    value = {"rows": [{"id": n, "text": "x" * (5000 + n * 500), "kind": Kind.ONE, "name": Name.A,
+                       "near": border, "usage": {"cost": 0.5, "odd": 2.5e300, "tokens": 1 << 70},
+                       "nested": [[], {}, [True, None, "😀" * 70_000]]} for n in range(4)],
+             1: "one", None: [False], 2.5: {"deep": [[["\x00\ud800"]]]}}
+    written = io.StringIO()
+    write_json(value, written.write)
+    assert written.getvalue() == json.dumps(value, indent=2) + "\n"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,6 +162,8 @@ def agents_md_section(workspace: Path | None) -> tuple[str, int | None, str | No
 
 def fractal_configured_model(workspace: Path | None, env: dict[str, str] | None = None) -> str | None:
     """Fractal's active model: FRACTAL_MODEL, else the project's .fractal/config.toml, else its global config."""
+    import tomllib  # here, not at every command's start
+
     environment = os.environ if env is None else env
     if environment.get("FRACTAL_MODEL"):
         return environment["FRACTAL_MODEL"]
