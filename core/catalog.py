@@ -447,18 +447,28 @@ class Catalog:
 
     def _attach_workspaces_and_meta(self, rows: list[SessionRow], keys: list[str] | None) -> None:
         """Each row's folder and Reprise's own title and pin of it."""
-        by_source: dict[str, set[str]] = {source.name: set() for source in self.sources}
+        # A store grouped by workspace knows its keys (its groups) and each key's folder; the others'
+        # keys come from their rows, which name their folders themselves. One pass over the rows.
+        by_source: dict[str, set[str]] = {}
+        paths_of: dict[str, dict[str, str | None]] = {}
+        for source in self.sources:
+            by_source[source.name] = set(source.groups() if keys is None else keys) \
+                if source.groups_are_workspaces else set()
+            if source.groups_are_workspaces:
+                paths_of[source.name] = {key: source.workspace_path(key) for key in by_source[source.name]}
         for row in rows:
-            by_source[row.source].add(row.workspace_key)
+            paths = paths_of.get(row.source)
+            if paths is None:
+                by_source[row.source].add(row.workspace_key)
+            elif row.workspace_key in paths:
+                row.workspace_path = paths[row.workspace_key]
+            else:   # a row the groups did not name (its folder was listed a moment before): looked up too
+                row.workspace_path = paths[row.workspace_key] = self._by_name[row.source].workspace_path(
+                    row.workspace_key)
+                by_source[row.source].add(row.workspace_key)
         meta_rows: dict[Ident, tuple[str | None, bool]] = {}
         for source in self.sources:
             source_keys = by_source[source.name]
-            if source.groups_are_workspaces:
-                source_keys.update(source.groups() if keys is None else keys)
-                paths = {key: source.workspace_path(key) for key in source_keys}
-                for row in rows:
-                    if row.source == source.name:
-                        row.workspace_path = paths[row.workspace_key]
             on_disk: dict[str, tuple[str, str, str, int, int]] = {}
             present = self._folder_names(str(source.own_paths.workspaces))
             for key in sorted(source_keys):

@@ -243,9 +243,12 @@ class Service:
         too, unless a model is pinned), else the source's, looked up once per workspace where a folder's own settings
         can change it and once per source where they cannot."""
         folders: dict[str, str | None] = {}
-        per_folder = {name: source.window_per_folder for name, source in self.sources.items()}
-        # Keyed by the recorded window (an int), by (source, workspace key) or by source (a str).
-        limits: dict[object, ContextLimit | None] = {}
+        # {source: {workspace key: limit}} for a source whose folders can set the window, {source: limit}
+        # for the others, {window: limit} for the windows the agents recorded.
+        by_folder: dict[str, dict[str, ContextLimit | None]] = {
+            name: {} for name, source in self.sources.items() if source.window_per_folder}
+        by_source: dict[str, ContextLimit | None] = {}
+        recorded_limits: dict[int, ContextLimit | None] = {}
         warn = self.settings.meter.warn
         pinned = self.settings.meter.model is not None   # a model pinned in the settings: its window, as the meter
         for row in rows:
@@ -256,12 +259,19 @@ class Service:
                     folder = folders[key] if key in folders else folders.setdefault(key, self.workspace_path_of(key)[0])
                 row.folder = folder
             recorded = None if pinned else row.context_window
-            wanted: object = (recorded if recorded is not None else
-                              (row.source, row.workspace_key) if per_folder.get(row.source, True) else row.source)
-            if wanted not in limits:
-                limits[wanted] = (ContextLimit(recorded, warn) if recorded is not None and self._meters(row)
-                                  else self._context_limit(row))
-            row.limit = limits[wanted]
+            if recorded is not None:
+                if recorded not in recorded_limits:
+                    recorded_limits[recorded] = ContextLimit(recorded, warn) if self._meters(row) else None
+                row.limit = recorded_limits[recorded]
+            elif row.source in by_folder:
+                limits = by_folder[row.source]
+                if row.workspace_key not in limits:
+                    limits[row.workspace_key] = self._context_limit(row)
+                row.limit = limits[row.workspace_key]
+            else:
+                if row.source not in by_source:
+                    by_source[row.source] = self._context_limit(row)
+                row.limit = by_source[row.source]
 
     def _meters(self, row: SessionRow) -> bool:
         source = self.sources.get(row.source)
