@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import gc
 import hashlib
 import itertools
 import json
@@ -29,6 +28,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from . import row_snapshot
 from .catalog_db import CacheDatabase, rollback
 from .errors import RepriseError
+from .gc_pauses import no_gc_pauses
 from .paths import SessionRef, is_temp_name
 from .problems import Problem
 from .progress import Progress, ProgressSink, no_progress
@@ -199,19 +199,6 @@ def _guarded(method: Callable[Concatenate[Catalog, P], R]) -> Callable[Concatena
     return wrapper
 
 
-@contextlib.contextmanager
-def _no_gc_pauses() -> Iterator[None]:
-    """A listing allocates tens of thousands of small objects that all live on; collecting them
-    mid-listing costs more than the listing itself."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 Ident = tuple[str, str, str]   # (source, group, file id)
 
 
@@ -329,7 +316,7 @@ class Catalog:
     def refresh(self, keys: Iterable[str] | None = None) -> list[SessionRow]:
         """Bring the cache up to date with the disk for these workspaces (all when None); return their
         rows, without their details (`load_details`)."""
-        with _no_gc_pauses():
+        with no_gc_pauses():
             return self._refresh(None if keys is None else list(dict.fromkeys(keys)))
 
     def _refresh(self, keys: list[str] | None) -> list[SessionRow]:

@@ -30,6 +30,7 @@ from .errors import (
     RepriseError,
     UsageError,
 )
+from .gc_pauses import no_gc_pauses
 from .liveness import reprise_run
 from .meter import ContextLimit, LiveMeter, MeterResult
 from .own_files import SessionMeta
@@ -221,20 +222,22 @@ class Service:
         chosen = self.chosen_sources(sources)
         keys = None if all_workspaces else [key or self.workspace_key]
         self._remember_current_workspace()
-        rows = self.catalog.refresh(keys)
-        if len(chosen) < len(self.sources):
-            rows = [row for row in rows if row.source in chosen]
-        self._mark_agent_deletions(rows)
-        total = len(rows)
-        if hide_agent_hidden:
-            rows = [row for row in rows if not row.hidden_by_agent]
-        if figure == "next":
-            self.fill_resume_costs(rows)
-        sort_rows(rows, figure, reverse=reverse)
-        scope = "all workspaces" if all_workspaces else f"workspace {self.folder_name(key or self.workspace_key)}"
-        shown = rows if limit is None else rows[:limit]
-        if for_people:
-            self.mark_folders_and_limits(shown)
+        with no_gc_pauses() as pause:   # the rows, their marks, their order: no collections in between
+            rows = self.catalog.refresh(keys)
+            if len(chosen) < len(self.sources):
+                rows = [row for row in rows if row.source in chosen]
+            self._mark_agent_deletions(rows)
+            total = len(rows)
+            if hide_agent_hidden:
+                rows = [row for row in rows if not row.hidden_by_agent]
+            if figure == "next":
+                with pause.resumed():   # metering sessions makes garbage of its own
+                    self.fill_resume_costs(rows)
+            sort_rows(rows, figure, reverse=reverse)
+            scope = "all workspaces" if all_workspaces else f"workspace {self.folder_name(key or self.workspace_key)}"
+            shown = rows if limit is None else rows[:limit]
+            if for_people:
+                self.mark_folders_and_limits(shown)
         return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces)
 
     def mark_folders_and_limits(self, rows: list[SessionRow]) -> None:
