@@ -281,9 +281,9 @@ class Service:
         return source is not None and source.capabilities.meter
 
     def _context_limit(self, row: SessionRow) -> ContextLimit | None:
-        source = self.sources.get(row.source)
-        if source is None or not source.capabilities.meter:
+        if not self._meters(row):
             return None
+        source = self.sources[row.source]
         folder = row.folder or row.workspace_path
         try:
             window = source.context_window(Path(folder) if folder else self.workspace)

@@ -135,26 +135,28 @@ class RepriseApp(ReportsWorkerErrors, App):
             text = safe_text(f"{type(error).__name__}: {error}")
         self.notify(text, title="Reprise", severity="error", timeout=8, markup=False)
 
-    def action_quit_app(self) -> None:
-        """q: a dialog closes, else the app quits (a running turn is interrupted first)."""
+    def _interrupt_or_close(self) -> bool:
+        """What q and ctrl+c do first: interrupt a running turn, else close a dialog; False: neither."""
         main = self.main_screen
         if main is not None and main.interrupt_turn():
-            return
+            return True
         if self.screen.is_modal:
             self.screen.dismiss(None)
-            return
-        self.exit(None)
+            return True
+        return False
+
+    def action_quit_app(self) -> None:
+        """q: a dialog closes, else the app quits (a running turn is interrupted first)."""
+        if not self._interrupt_or_close():
+            self.exit(None)
 
     def action_ctrl_c(self) -> None:
         """ctrl+c, in this order: a running turn is interrupted; a dialog closes; a draft is cleared
         (ctrl+z brings it back); else a second press within two seconds quits. The picker cancels at
         once, as fzf does."""
+        if self._interrupt_or_close():
+            return
         main = self.main_screen
-        if main is not None and main.interrupt_turn():
-            return
-        if self.screen.is_modal:
-            self.screen.dismiss(None)
-            return
         if main is not None and main.clear_draft():
             return
         now = time.monotonic()
