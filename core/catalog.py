@@ -28,6 +28,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from . import row_snapshot
 from .catalog_db import CacheDatabase, rollback
 from .errors import RepriseError
+from .folder_scan import FolderNames, FolderStats
 from .gc_pauses import no_gc_pauses
 from .paths import SessionRef, is_temp_name
 from .problems import Problem
@@ -161,10 +162,11 @@ def _rows_of(source: ListingSource, group: str, columns: list[row_snapshot.Colum
     return rows
 
 
-def _folders_after(source: ListingSource, known: SourceRows, touched: set[str], cached: dict[Ident, SessionRow],
-                   racy: set[Ident]) -> dict[str, row_snapshot.Folder]:
+def _folders_after(source: ListingSource, known: SourceRows, touched: dict[str, FolderNames | None],
+                   cached: dict[Ident, SessionRow], racy: set[Ident]) -> dict[str, row_snapshot.Folder]:
     """The source's snapshot after a refresh: the folders it did not touch as they were, the others
-    from their rows now (`racy`: the rows just read whose stat cannot be trusted)."""
+    from their rows now, with the names their scan read (`racy`: the rows just read whose stat cannot
+    be trusted)."""
     name, keyed = source.name, source.groups_are_workspaces
     folders = {group: folder for group, folder in known.folders.items() if group not in touched}
     for ident, row in cached.items():
@@ -172,13 +174,13 @@ def _folders_after(source: ListingSource, known: SourceRows, touched: set[str], 
             continue
         folder = folders.get(row.group)
         if folder is None:
-            folder = folders[row.group] = row_snapshot.Folder({}, [], False)
+            folder = folders[row.group] = row_snapshot.Folder({}, [], False, touched[row.group])
         is_racy = ident in racy
         folder.stats[row.file_id] = (row.size, row.mtime_ns)
         folder.columns.append((None if keyed else row.workspace_path, int(row.hidden_by_agent), int(is_racy),
                                row.context_window, *_row_values(row)))
         folder.racy = folder.racy or is_racy
-    for group in touched & folders.keys():
+    for group in touched.keys() & folders.keys():
         folders[group].columns.sort(key=_by_file_id)
     return dict(sorted(folders.items()))   # the table's order: by folder, then by file id
 
@@ -325,23 +327,24 @@ class Catalog:
         cached: dict[Ident, SessionRow] = {}
         changed: dict[str, list[SessionFile]] = {}
         deleted: list[Ident] = []
-        whole: list[tuple[ListingSource, SourceRows, set[str]]] = []   # listed whole: rows, folders changed
+        # Listed whole: the rows, and the folders changed (with the names their scan read).
+        whole: list[tuple[ListingSource, SourceRows, dict[str, FolderNames | None]]] = []
         for source in self.sources:
             # A store grouped by workspace is scanned for the wanted keys only; one that records the
             # folder in each file is scanned whole (a stat per file) and its rows picked by key after.
             groups = keys if keys is not None and source.groups_are_workspaces else None
-            on_disk: Iterable[tuple[str, dict[str, tuple[int, int]]]] = self._scan(source, groups)
-            if not source.groups_are_workspaces:
-                # The whole scan first: it tells a store that learns its files' names from it (Codex)
-                # the path of each cached row, which took a second listing of every folder. A store
-                # grouped by workspace is scanned a folder at a time, holding one folder's stats.
-                on_disk = list(on_disk)
             if groups is None:
                 known = row_snapshot.load(self.db, source.name, _SELECT_SOURCE)
             else:
                 scope, arguments = self._scope(groups)
                 known = SourceRows(None, row_snapshot.folders_of(self.db.execute(
                     f"{_SELECT_SOURCE} AND {scope}", [source.name, *arguments])), False)
+            on_disk: Iterable[tuple[str, FolderStats]] = self._scan(source, groups, known)
+            if not source.groups_are_workspaces:
+                # The whole scan first: it tells a store that learns its files' names from it (Codex)
+                # the path of each cached row, which took a second listing of every folder. A store
+                # grouped by workspace is scanned a folder at a time, holding one folder's stats.
+                on_disk = list(on_disk)
             touched = self._compare(source, on_disk, known, cached, changed, deleted)
             if groups is None:
                 whole.append((source, known, touched))
@@ -373,22 +376,26 @@ class Catalog:
         return rows
 
     @staticmethod
-    def _compare(source: ListingSource, on_disk: Iterable[tuple[str, dict[str, tuple[int, int]]]],
-                 known: SourceRows, cached: dict[Ident, SessionRow], changed: dict[str, list[SessionFile]],
-                 deleted: list[Ident]) -> set[str]:
+    def _compare(source: ListingSource, on_disk: Iterable[tuple[str, FolderStats]], known: SourceRows,
+                 cached: dict[Ident, SessionRow], changed: dict[str, list[SessionFile]], deleted: list[Ident]
+                 ) -> dict[str, FolderNames | None]:
         """Add the source's cached rows to `cached`, its new or changed files to `changed` and the rows
-        whose file is gone to `deleted`; return the folders with any of those. A folder whose stats
-        are the ones its rows were read at is taken whole."""
+        whose file is gone to `deleted`; return the folders with any of those, or whose scan read
+        names the snapshot does not hold, with those names. A folder whose stats are the ones its
+        rows were read at is taken whole."""
         name, keyed, file_path = source.name, source.groups_are_workspaces, source.file_path
-        touched: set[str] = set()
+        touched: dict[str, FolderNames | None] = {}
         seen: set[str] = set()
         built: dict[str, dict[Ident, SessionRow]] = {}
-        for group, stats in on_disk:
+        for group, scanned in on_disk:
             seen.add(group)
+            stats = scanned.stats
             folder = known.folders.get(group)
             if folder is not None and not folder.racy and folder.stats == stats:
+                if scanned.names is not folder.names and scanned.names != folder.names:
+                    touched[group] = scanned.names   # its rows as they are, its names anew
                 continue
-            touched.add(group)
+            touched[group] = scanned.names
             rows = built[group] = _rows_of(source, group, folder.columns) if folder is not None else {}
             racy = {(name, group, columns[row_snapshot.FILE_ID]) for columns in folder.columns
                     if columns[row_snapshot.RACY]} if folder is not None and folder.racy else set()
@@ -405,18 +412,21 @@ class Catalog:
             if group in seen:
                 cached.update(built[group] if group in built else _rows_of(source, group, folder.columns))
             else:
-                touched.add(group)
+                touched[group] = None
                 deleted.extend((name, group, file_id) for file_id in folder.stats)
         return touched
 
-    def _scan(self, source: ListingSource, groups: list[str] | None
-              ) -> Iterator[tuple[str, dict[str, tuple[int, int]]]]:
-        """(group, {file id: (size, mtime_ns)}) of each group of the source (these, or all when None)."""
+    def _scan(self, source: ListingSource, groups: list[str] | None, known: SourceRows
+              ) -> Iterator[tuple[str, FolderStats]]:
+        """The stats of each group of the source (these, or all when None), from the names the
+        snapshot holds while a folder's stamp says they are still all there is."""
+        folders = known.folders
         for group in source.groups() if groups is None else groups:
-            stats, problem = source.file_stats(group)
-            if problem is not None:
-                self.scan_problems.append(problem)
-            yield group, stats
+            folder = folders.get(group)
+            scanned = source.file_stats(group, None if folder is None else folder.names)
+            if scanned.problem is not None:
+                self.scan_problems.append(scanned.problem)
+            yield group, scanned
 
     def _with_carries(self, changed: dict[str, list[SessionFile]], cached: dict[Ident, SessionRow]
                       ) -> dict[str, list[SessionFile]]:

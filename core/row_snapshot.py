@@ -22,7 +22,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-FORMAT = 1
+from .folder_scan import FolderNames
+
+FORMAT = 2
 TABLE_NAMES = ("generations", "snapshots")
 TABLES = (
     "CREATE TABLE generations (source TEXT PRIMARY KEY, gen INTEGER NOT NULL)",
@@ -48,12 +50,14 @@ Columns = tuple[Any, ...]   # as SQLite gives them: text, integers, a real, null
 
 @dataclass(slots=True)
 class Folder:
-    """One group's part of a snapshot: the stats its rows were read at, each row's columns, and whether
-    any of them is to be read again (a stat too recent to trust)."""
+    """One group's part of a snapshot: the stats its rows were read at, each row's columns, whether
+    any of them is to be read again (a stat too recent to trust), and the names the folder's last
+    scan read (the next scan stats them while the folder's stamp holds; none from the table)."""
 
     stats: Stats
     columns: list[Columns]
     racy: bool
+    names: FolderNames | None = None
 
 
 @dataclass(slots=True)
@@ -98,7 +102,8 @@ def store(db: sqlite3.Connection, source: str, folders: dict[str, Folder]) -> No
     transaction, may."""
     db.execute("INSERT OR IGNORE INTO generations VALUES (?, 0)", (source,))
     generation = db.execute("SELECT gen FROM generations WHERE source = ?", (source,)).fetchone()[0]
-    data = marshal.dumps((FORMAT, {group: (f.stats, f.columns, f.racy) for group, f in folders.items()}))
+    data = marshal.dumps((FORMAT, {group: (f.stats, f.columns, f.racy, None if f.names is None else
+                                           (f.names.stamp, f.names.names)) for group, f in folders.items()}))
     db.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)",
                (source, generation, zlib.crc32(data), data))
 
@@ -120,4 +125,5 @@ def _decoded(crc: int, data: bytes) -> dict[str, Folder] | None:
         return None
     if version != FORMAT or not isinstance(folders, dict):
         return None
-    return {group: Folder(stats, columns, racy) for group, (stats, columns, racy) in folders.items()}
+    return {group: Folder(stats, columns, racy, None if names is None else FolderNames(*names))
+            for group, (stats, columns, racy, names) in folders.items()}

@@ -301,16 +301,16 @@ class Service:
         if not keeping:
             return
         now = self.clock()
-        kept = {(ref.source, ref.workspace_key, ref.session_id): version
-                for source in keeping for ref, version in source.kept_versions().items()}
-        by_name = {source.name: source for source in keeping}
-        for row in rows:
-            source = by_name.get(row.source)
-            if source is None:
-                continue
-            version = kept.get((row.source, row.workspace_key, row.file_id))
-            row.kept = version is not None and (version == (row.size, row.mtime_ns) or row.group == "kept")
-            row.agent_deletion = None if row.kept else source.deletion(row.path, row.mtime_ns, now)
+        for source in keeping:
+            name = source.name
+            kept = {(ref.workspace_key, ref.session_id): version for ref, version in source.kept_versions().items()}
+            mine = [row for row in rows if row.source == name]
+            if kept:
+                for row in mine:
+                    version = kept.get((row.workspace_key, row.file_id))
+                    row.kept = version is not None and (version == (row.size, row.mtime_ns) or row.group == "kept")
+                mine = [row for row in mine if not row.kept]
+            source.mark_deletions(mine, now)
 
     def keep(self, ref: SessionRef) -> KeepReport:
         """Copy a session (and its sidecar files) into Reprise's archive, out of its agent's clean-up."""

@@ -12,7 +12,7 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,42 +198,3 @@ def problems_named(path: Path, chunks: Iterator[bytes]) -> Iterator[bytes]:
         yield from chunks
     except ReadProblem as exc:
         raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
-
-
-
-
-def stats_in(directory: str, suffix: str, what: str, wanted: Callable[[str], bool] | None = None
-             ) -> tuple[dict[str, tuple[int, int]], Problem | None]:
-    """{stem: (size, mtime_ns)} of the files of a session folder named `<stem><suffix>` whose stem is
-    `wanted` ((-1, -1) for one that cannot be stat'ed), and the problem when the folder (`what`, as
-    people call it) cannot be read. A listing runs this for every folder: one scandir, one stat a file,
-    each relative to the open folder (`opened_folder`)."""
-    found: dict[str, tuple[int, int]] = {}
-    try:
-        fd = opened_folder(directory)
-    except (FileNotFoundError, NotADirectoryError):
-        return found, None
-    except OSError as exc:
-        return found, Problem(directory, "unreadable_folder", f"the {what} cannot be read "
-                              f"({exc.strerror or exc}); its sessions are not listed")
-    cut = -len(suffix)
-    try:
-        with os.scandir(fd) as entries:
-            for entry in entries:
-                name = entry.name
-                if not name.endswith(suffix) or (wanted is not None and not wanted(name[:cut])):
-                    continue
-                try:
-                    info = entry.stat()
-                    found[name[:cut]] = (info.st_size, info.st_mtime_ns)
-                except OSError:
-                    found[name[:cut]] = (-1, -1)
-    finally:
-        os.close(fd)
-    return found, None
-
-
-def opened_folder(directory: str) -> int:
-    """A descriptor of the folder, for a scandir whose stats are `fstatat` calls relative to it: a stat
-    by path walks every component of it (and every link on the way) again for each file."""
-    return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -14,11 +14,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, NamedTuple
 
 from ..archive import Archive, ArchiveEntry
 from ..audit import AuditLog
 from ..errors import UsageError
+from ..folder_scan import FolderNames, FolderStats
 from ..liveness import PendingTurn
 from ..meter import LiveMeter, MeterResult
 from ..outcome import TurnOutcome
@@ -31,6 +32,7 @@ from ..trimming import RestoreResult, TrimOptions, TrimResult
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..agents import Backend
     from ..retention import PruneSelection
+    from ..rows import SessionRow
     from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 
 
@@ -118,9 +120,9 @@ class Handoff:
     writer: str | None = None              # why the session counts as being written now
 
 
-@dataclass(frozen=True, slots=True)
-class AgentDeletion:
-    """When an agent will delete a session file by age, and how to say it."""
+class AgentDeletion(NamedTuple):
+    """When an agent will delete a session file by age, and how to say it (a tuple: a listing makes
+    one for each of thousands of rows, and a frozen dataclass takes three times as long to make)."""
 
     at: float          # seconds since the epoch
     phrase: str        # "deleted by Claude Code in 4 days"
@@ -180,10 +182,11 @@ class ListingSource(ABC):
         """The groups (folders) of session files this store has."""
 
     @abstractmethod
-    def file_stats(self, group: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
+    def file_stats(self, group: str, known: FolderNames | None = None) -> FolderStats:
         """{file id: (size, mtime_ns)} of one group's session files ((-1, -1) for a file that
-        cannot be stat'ed), and the problem when the folder cannot be read. Run on every listing
-        for every file: nothing a plain stat does not need."""
+        cannot be stat'ed), the problem when the folder cannot be read, and the names it read
+        (`folder_scan`; `known`: the names an earlier scan read). Run on every listing for every
+        file: nothing a plain stat does not need."""
 
     @abstractmethod
     def file_path(self, group: str, file_id: str) -> str:
@@ -368,6 +371,11 @@ class SessionSource(ABC):
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
         """When the agent itself will delete this file (Claude Code's age sweep); None if never."""
         return None
+
+    def mark_deletions(self, rows: list[SessionRow], now: float) -> None:
+        """Each row's `deletion` (rows not kept: a listing marks every row of the source)."""
+        for row in rows:
+            row.agent_deletion = self.deletion(row.path, row.mtime_ns, now)
 
     def keep(self, ref: SessionRef) -> KeepReport:
         raise self._unsupported("kept")

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from ...archive import Archive
 from ...errors import RepriseError
+from ...folder_scan import FolderNames, FolderStats, scan_folder, with_suffix
 from ...own_files import OwnFiles
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root
-from ...session_files import ReadProblem, chunks_of, opened_regular_file, stats_in
+from ...session_files import ReadProblem, chunks_of, opened_regular_file
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from ..grown import GrownRead, read_grown
 from .fields import ClaudeFields, ListingFold
@@ -34,6 +35,7 @@ NAME = "claude"
 KEPT = "kept"   # the group of kept copies whose original Claude Code has deleted (Reprise's archive)
 PREVIEW_CHARS = 400
 _RACY_NS = 3_000_000_000
+_SESSION_FILE = with_suffix(SUFFIX, is_session_id)
 
 
 def _preview(text: str) -> str:
@@ -140,7 +142,7 @@ class ClaudeListing(ListingSource):
                     found[kept.ref.session_id] = str(kept_path(self.archive, kept.ref))
         self._kept = found
         return found
-    def file_stats(self, group: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
+    def file_stats(self, group: str, known: FolderNames | None = None) -> FolderStats:
         found: dict[str, tuple[int, int]] = {}
         if group == KEPT:
             for session_id, path in (self._kept if self._kept is not None else self.kept_only()).items():
@@ -149,8 +151,8 @@ class ClaudeListing(ListingSource):
                     found[session_id] = (info.st_size, info.st_mtime_ns)
                 except OSError:
                     found[session_id] = (-1, -1)
-            return found, None
-        return stats_in(group, SUFFIX, "project folder", is_session_id)
+            return FolderStats(found)
+        return scan_folder(group, "project folder", _SESSION_FILE, known)
 
     def file_path(self, group: str, file_id: str) -> str:
         if group == KEPT:

@@ -16,6 +16,7 @@ policy says the sweep is `paused` and the Problem says why.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from ...problems import Problem
 from ...rooted import FileProblem, read_regular
+from ..base import AgentDeletion
 
 DEFAULT_DAYS = 30
 DAY_S = 86400.0
@@ -32,6 +34,7 @@ MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 # A JavaScript Date holds at most 8.64e15 ms either side of 1970: a longer period makes Claude
 # Code's cut-off an invalid date, and then it deletes nothing.
 NEVER_DAYS = 100_000_000
+AT_RISK_DAYS = 7.0   # a file deleted within a week is at risk (what the doctor lists)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +79,7 @@ class RetentionPolicy:
         moment = self.deletes_at(mtime)
         return moment is not None and now > moment
 
-    def at_risk(self, mtime: float, now: float, *, within_days: float = 7.0) -> bool:
+    def at_risk(self, mtime: float, now: float, *, within_days: float = AT_RISK_DAYS) -> bool:
         """Whether the file is due, or will be within `within_days` (what the doctor lists)."""
         return self.days_left(mtime, now) <= within_days
 
@@ -89,9 +92,24 @@ class RetentionPolicy:
     @staticmethod
     def phrase_at(moment: float, now: float) -> str:
         """That line for a file deleted after `moment`."""
-        if now > moment:
+        left = moment - now
+        if left < 0:
             return "due for deletion at Claude Code's next start"
-        return f"deleted by Claude Code in {_span(moment - now)}"
+        if left >= DAY_S:   # a listing says this of every row: the phrase of each count of days once
+            return _in_days(int(left // DAY_S))
+        return f"deleted by Claude Code in {_span(left)}"
+
+    def deletion(self, mtime: float, now: float) -> AgentDeletion | None:
+        """When and how a row says Claude Code deletes a file last modified at `mtime` (None: never)."""
+        if self.never:
+            return None
+        moment = mtime + self.days * DAY_S
+        return AgentDeletion(moment, self.phrase_at(moment, now), (moment - now) / DAY_S <= AT_RISK_DAYS)
+
+
+@functools.lru_cache(maxsize=1024)
+def _in_days(days: int) -> str:
+    return f"deleted by Claude Code in {_span(days * DAY_S)}"
 
 
 def _span(seconds: float) -> str:

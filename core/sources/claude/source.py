@@ -34,6 +34,7 @@ from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...retention import PruneSelection
 from ...rooted import Root
+from ...rows import SessionRow
 from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
@@ -240,20 +241,28 @@ class ClaudeSource(AgentStoreSource):
         return self._policies[root]
 
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
+        policy = self._sweep_of(path)
+        return None if policy is None else policy.deletion(mtime_ns / 1e9, now)
+
+    def mark_deletions(self, rows: list[SessionRow], now: float) -> None:
+        sweeps = self._sweeps   # the root and policy once a folder
+        for row in rows:
+            path = row.path
+            folder = path.rpartition("/")[0]
+            policy = sweeps[folder] if folder in sweeps else self._sweep_of(path)
+            row.agent_deletion = None if policy is None else policy.deletion(row.mtime_ns / 1e9, now)
+
+    def _sweep_of(self, path: str) -> RetentionPolicy | None:
+        """The policy of the sweep that reaches the file (None: none does), looked up once a folder."""
         folder = path.rpartition("/")[0]
-        if folder not in self._sweeps:   # a listing asks this of every row: the root and policy once a folder
+        if folder not in self._sweeps:
             try:
                 root = self.claude_listing.root_of(path)
             except RepriseError:
                 root = None
             # A kept copy (under Reprise's own root) is out of the sweep's reach.
             self._sweeps[folder] = None if root is None or root == self.own_paths.root else self.policy(root)[0]
-        policy = self._sweeps[folder]
-        mtime = mtime_ns / 1e9
-        moment = None if policy is None else policy.deletes_at(mtime)
-        if policy is None or moment is None:
-            return None
-        return AgentDeletion(moment, policy.phrase_at(moment, now), policy.at_risk(mtime, now))
+        return self._sweeps[folder]
 
     def keep(self, ref: SessionRef) -> KeepReport:
         path = self._locate(ref)
@@ -285,8 +294,7 @@ class ClaudeSource(AgentStoreSource):
             for group in self.claude_listing.groups():
                 if group == KEPT or not group.startswith(f"{root.projects}/"):
                     continue
-                stats, _ = self.claude_listing.file_stats(group)
-                for session_id, (size, mtime_ns) in stats.items():
+                for session_id, (size, mtime_ns) in self.claude_listing.file_stats(group).stats.items():
                     if mtime_ns > 0 and (session_id, size, mtime_ns) not in kept \
                             and policy.at_risk(mtime_ns / 1e9, now):
                         at_risk.append(f"{session_id} ({policy.phrase(mtime_ns / 1e9, now)})")

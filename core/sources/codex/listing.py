@@ -21,11 +21,12 @@ from pathlib import Path
 
 from ...archive import Archive
 from ...errors import RepriseError
+from ...folder_scan import FolderNames, FolderStats, scan_folder
 from ...own_files import OwnFiles
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root
-from ...session_files import ReadProblem, opened_folder, read_regular_file
+from ...session_files import ReadProblem, read_regular_file
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from ..grown import GrownRead, read_grown
 from ..transcript_search import search_records
@@ -124,33 +125,12 @@ class CodexListing(ListingSource):
                 found.append(str(root.archived))
         return found
 
-    def file_stats(self, group: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
-        found: dict[str, tuple[int, int]] = {}
-        names: dict[str, str] = {}
-        try:
-            fd = opened_folder(group)   # each stat relative to the open folder, not a walk of its path
-        except (FileNotFoundError, NotADirectoryError):
-            self._names[group] = names
-            return found, None
-        except OSError as exc:
-            return found, Problem(group, "unreadable_folder", f"the Codex sessions folder cannot be read "
-                                  f"({exc.strerror or exc}); its sessions are not listed")
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    session_id = session_id_of(entry.name)
-                    if session_id is None:
-                        continue
-                    names[session_id] = entry.name
-                    try:
-                        info = entry.stat()
-                        found[session_id] = (info.st_size, info.st_mtime_ns)
-                    except OSError:
-                        found[session_id] = (-1, -1)
-        finally:
-            os.close(fd)
-        self._names[group] = names
-        return self._with_names(group, found), None
+    def file_stats(self, group: str, known: FolderNames | None = None) -> FolderStats:
+        scanned = scan_folder(group, "Codex sessions folder", session_id_of, known)
+        if scanned.problem is None:
+            self._names[group] = scanned.names.names if scanned.names is not None else {}
+            self._with_names(group, scanned.stats)
+        return scanned
 
     def _with_names(self, group: str, found: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
         """A session Codex named is as new as its rollout or the index naming it, whichever changed last:

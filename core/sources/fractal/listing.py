@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import RepriseError
+from ...folder_scan import FolderNames, FolderStats, scan_folder, with_suffix
 from ...paths import OwnPaths, SessionRef
 from ...problems import Problem
-from ...session_files import stats_in
 from ...transcript import Usage
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from .models import SessionState, last_measured_context, parse_time, usage_totals
@@ -22,6 +22,7 @@ from .transcript import SOURCE, trace_model
 
 PREVIEW_CHARS = 400
 _RACY_NS = 3_000_000_000
+_SESSION_FILE = with_suffix(".json")
 
 
 def _preview(text: str) -> str:
@@ -102,9 +103,9 @@ class FractalListing(ListingSource):
     def file_path(self, key: str, file_id: str) -> str:
         return f"{self._workspaces}{key}/sessions/{file_id}.json"
 
-    def file_stats(self, key: str) -> tuple[dict[str, tuple[int, int]], Problem | None]:
+    def file_stats(self, key: str, known: FolderNames | None = None) -> FolderStats:
         # Reprise's in-flight writes (`.<id>.tmp-…`) never end in .json: the suffix leaves them out.
-        return stats_in(f"{self._workspaces}{key}/sessions", ".json", "sessions folder")
+        return scan_folder(f"{self._workspaces}{key}/sessions", "sessions folder", _SESSION_FILE, known)
 
     def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
         key = file.workspace_key or ""

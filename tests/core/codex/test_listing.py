@@ -46,7 +46,8 @@ def test_groups_are_the_date_folders_and_archived_sessions_and_files_are_named_b
     listing = listing_of(root, tmp_path)
     day = str(root / "sessions" / "2026" / "11" / "20")
     assert listing.groups() == [day, str(root / "archived_sessions")]
-    stats, problem = listing.file_stats(day)
+    scanned = listing.file_stats(day)
+    stats, problem = scanned.stats, scanned.problem
     assert problem is None and list(stats) == [one.session_id]
     assert listing.file_path(day, one.session_id) == str(one.path_in(root))
     assert listing.locate(old.session_id) == old.path_in(root, archived=True)
@@ -68,7 +69,7 @@ def test_file_path_names_a_rollout_before_any_scan_and_one_that_appeared_after_t
     later.turn("later", "ok")
     later.write(root)
     assert listing.file_path(day, later.session_id) == str(later.path_in(root))
-    stats, _ = listing.file_stats(day)
+    stats = listing.file_stats(day).stats
     assert sorted(stats) == sorted([one.session_id, later.session_id])
     assert listing.file_path(str(tmp_path / "no-such-folder"), one.session_id).endswith(one.session_id)
 
