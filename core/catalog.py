@@ -43,7 +43,7 @@ from .search_index import TABLES as SEARCH_TABLES
 from .sources.base import ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
-SCHEMA = 12
+SCHEMA = 13
 PARALLEL_MIN = 400
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
@@ -277,6 +277,9 @@ class Catalog:
                 source TEXT NOT NULL, grp TEXT NOT NULL, file_id TEXT NOT NULL, details TEXT NOT NULL, carry BLOB,
                 PRIMARY KEY (source, grp, file_id)) WITHOUT ROWID""",
             "CREATE INDEX workspace_files ON files (workspace_key)",
+            # `workspace_folder`, asked for each workspace a listing shows whose folder is not recorded:
+            # with the index above it looked at every file of the workspace.
+            "CREATE INDEX workspace_folders ON files (workspace_key, activity_ts) WHERE folder IS NOT NULL",
             """CREATE TABLE meta (
                 path TEXT PRIMARY KEY, source TEXT NOT NULL, workspace_key TEXT NOT NULL, session_id TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, title TEXT, pinned INTEGER NOT NULL)""",
