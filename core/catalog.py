@@ -149,15 +149,21 @@ def _read_batch(source: ListingSource, now_ns: int, files: Sequence[SessionFile]
     return [_read_file(source, file, now_ns) for file in files]
 
 
-def _rows_of(source: ListingSource, group: str, columns: list[row_snapshot.Columns]) -> dict[Ident, SessionRow]:
-    """The rows of one folder from their catalog columns (a snapshot's or the table's)."""
+def _rows_of(source: ListingSource, group: str, columns: list[row_snapshot.Columns],
+             scanned: FolderStats | None = None) -> dict[Ident, SessionRow]:
+    """The rows of one folder from their catalog columns (a snapshot's or the table's); each one's
+    path from the names the folder's scan read, else from the source."""
     name, file_path = source.name, source.file_path
+    names = scanned.names.names if scanned is not None and scanned.names is not None else {}
+    folder_path = f"{scanned.directory}/" if scanned is not None else ""
     rows = {}
     for folder, hidden, _racy, window, *values in columns:
         file_id = values[1]
+        file_name = names.get(file_id)
         # The columns fill exactly the fields between `source` and `path` (mypy cannot count them).
         rows[(name, group, file_id)] = SessionRow(
-            name, *values, path=file_path(group, file_id), group=group,  # type: ignore[misc]
+            name, *values,  # type: ignore[misc]
+            path=file_path(group, file_id) if file_name is None else folder_path + file_name, group=group,
             workspace_path=folder, hidden_by_agent=bool(hidden), context_window=window)
     return rows
 
@@ -388,10 +394,10 @@ class Catalog:
         rows were read at is taken whole."""
         name, keyed, file_path = source.name, source.groups_are_workspaces, source.file_path
         touched: dict[str, FolderNames | None] = {}
-        seen: set[str] = set()
+        seen: dict[str, FolderStats] = {}
         built: dict[str, dict[Ident, SessionRow]] = {}
         for group, scanned in on_disk:
-            seen.add(group)
+            seen[group] = scanned
             stats = scanned.stats
             folder = known.folders.get(group)
             if folder is not None and not folder.racy and folder.stats == stats:
@@ -399,7 +405,7 @@ class Catalog:
                     touched[group] = scanned.names   # its rows as they are, its names anew
                 continue
             touched[group] = scanned.names
-            rows = built[group] = _rows_of(source, group, folder.columns) if folder is not None else {}
+            rows = built[group] = _rows_of(source, group, folder.columns, scanned) if folder is not None else {}
             racy = {(name, group, columns[row_snapshot.FILE_ID]) for columns in folder.columns
                     if columns[row_snapshot.RACY]} if folder is not None and folder.racy else set()
             unseen = dict(rows)   # what is left once every file on disk is seen was deleted
@@ -413,7 +419,7 @@ class Catalog:
         # The rows in the order the catalog keeps them (a search ranks equal hits in the order indexed).
         for group, folder in known.folders.items():
             if group in seen:
-                cached.update(built[group] if group in built else _rows_of(source, group, folder.columns))
+                cached.update(built[group] if group in built else _rows_of(source, group, folder.columns, seen[group]))
             else:
                 touched[group] = None
                 deleted.extend((name, group, file_id) for file_id in folder.stats)

@@ -34,10 +34,11 @@ class FolderNames:
 @dataclass(slots=True)
 class FolderStats:
     """{file id: (size, mtime_ns)} of a folder's session files ((-1, -1) for one that cannot be
-    stat'ed); the problem when the folder cannot be read; its names, to hand to the next scan (None
-    for a folder that is not there or cannot be read)."""
+    stat'ed), the folder; the problem when it cannot be read; the names, to hand to the next scan
+    (None for a folder that is not there or cannot be read)."""
 
     stats: Stats
+    directory: str
     problem: Problem | None = None
     names: FolderNames | None = None
 
@@ -49,17 +50,17 @@ def scan_folder(directory: str, what: str, file_id_of: Callable[[str], str | Non
     try:
         fd = opened_folder(directory)
     except (FileNotFoundError, NotADirectoryError):
-        return FolderStats({})
+        return FolderStats({}, directory)
     except OSError as exc:
-        return FolderStats({}, Problem(directory, "unreadable_folder", f"the {what} cannot be read "
-                                       f"({exc.strerror or exc}); its sessions are not listed"))
+        return FolderStats({}, directory, Problem(directory, "unreadable_folder", f"the {what} cannot be read "
+                                                  f"({exc.strerror or exc}); its sessions are not listed"))
     try:
         info = os.fstat(fd)   # before the entries are read: a change while they are is a new stamp
         stamp = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
         if known is not None and known.stamp == stamp:   # a stamp too recent to trust is never kept
             stats = _stats_of(fd, known.names)
             if stats is not None:
-                return FolderStats(stats, None, known)
+                return FolderStats(stats, directory, None, known)
         names: dict[str, str] = {}
         stats = {}
         with os.scandir(fd) as entries:
@@ -76,7 +77,7 @@ def scan_folder(directory: str, what: str, file_id_of: Callable[[str], str | Non
     finally:
         os.close(fd)
     settled = abs(time.time_ns() - info.st_ctime_ns) >= _RACY_NS
-    return FolderStats(stats, None, FolderNames(stamp if settled else None, names))
+    return FolderStats(stats, directory, None, FolderNames(stamp if settled else None, names))
 
 
 def _stats_of(fd: int, names: dict[str, str]) -> Stats | None:

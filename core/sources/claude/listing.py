@@ -151,7 +151,7 @@ class ClaudeListing(ListingSource):
                     found[session_id] = (info.st_size, info.st_mtime_ns)
                 except OSError:
                     found[session_id] = (-1, -1)
-            return FolderStats(found)
+            return FolderStats(found, "")
         return scan_folder(group, "project folder", _SESSION_FILE, known)
 
     def file_path(self, group: str, file_id: str) -> str:
