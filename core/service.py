@@ -339,6 +339,11 @@ class Service:
         keys = None if all_workspaces else [key or self.workspace_key]
         return self.catalog.search(query, keys, limit=limit, should_stop=should_stop)
 
+    def hear_progress(self, progress: ProgressSink) -> None:
+        """From now on `progress` hears how far a long read is (what the constructor's `progress`
+        hears): for a front end that exists only once the service does."""
+        self.catalog.progress = progress
+
     def take_notices(self) -> list[str]:
         """One line for each time the catalog cache was rebuilt or bypassed since the last call."""
         return self.catalog.take_notices()

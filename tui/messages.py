@@ -10,6 +10,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from reprise.core.meter import LiveMeter, MeterResult
+    from reprise.core.progress import Progress
     from reprise.core.resume_costs import CostProgress
     from reprise.core.rows import SessionRow
     from reprise.core.service import SendResult, SessionDetail
@@ -73,6 +74,22 @@ class CostsFilled(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, CostsFilled)
+
+
+@dataclass
+class FilesRead(Message):
+    """How far a long read of the catalog is (new or changed files listed, the first search's
+    indexing); a newer one replaces one not yet handled."""
+
+    progress: Progress
+
+    @property
+    def label(self) -> str | None:
+        progress = self.progress
+        return None if progress.finished else f"{progress.doing} {progress.done:,}/{progress.total:,} sessions…"
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, FilesRead)
 
 
 @dataclass

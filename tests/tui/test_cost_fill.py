@@ -1,8 +1,9 @@
 """The TUI's background fill of resume costs: the current and on-screen rows go first, and the
-header says how far it is until it ends."""
+header says how far it is until it ends; and how far the read of the files is while the rows load."""
 
 from __future__ import annotations
 
+from reprise.core.progress import Progress
 from reprise.core.resume_costs import CostProgress
 from reprise.tui.screens.main import CostsFilled
 from reprise.tui.widgets.session_list import SessionList
@@ -84,3 +85,21 @@ async def test_a_stopped_fill_leaves_no_figure_in_the_header(service):
         app.screen.post_message(CostsFilled(None))   # cancelled by a change of scope
         await pilot.pause()
         assert "costs" not in _header(app)
+
+
+async def test_while_the_rows_load_the_header_says_how_many_files_are_read(service):
+    # a cold listing of thousands of Claude Code and Codex files takes minutes: the count, not only "loading"
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.rows_loading = True
+        screen._files_read(Progress("reading", 1_200, 4_000))
+        await pilot.pause()
+        assert "reading 1,200/4,000 sessions…" in _header(app)
+        screen._files_read(Progress("reading", 4_000, 4_000))   # the end is always posted
+        await pilot.pause()
+        assert "reading" not in _header(app) and "loading sessions…" in _header(app)
+        screen.load_rows()
+        await settle(pilot)
+        assert "loading" not in _header(app)

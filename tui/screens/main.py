@@ -36,7 +36,7 @@ from reprise.core.service import SORTS, ResumePlan, SessionDetail, sort_key, sor
 from ..actions import COMPOSER, LIST, PICK, SCREEN_MODES, bindings
 from ..debounce import Debouncer
 from ..format import human_size, local_now
-from ..messages import CostsFilled, DetailLoaded, MeterPrepared, MeterUpdated, RowsLoaded, TurnFinished
+from ..messages import CostsFilled, DetailLoaded, FilesRead, MeterPrepared, MeterUpdated, RowsLoaded, TurnFinished
 from ..reports.search import matched_words
 from ..text import safe_line, safe_text
 from ..widgets.composer import Composer
@@ -52,6 +52,8 @@ from .search import SearchScreen
 from .trim import TrimDialog, TrimRequest
 
 if TYPE_CHECKING:
+    from reprise.core.progress import Progress
+
     from ..app import RepriseApp
 
 REFRESH_SECONDS = 1.0
@@ -149,6 +151,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.loaded_once = False
         self.frozen_once = False
         self.costs_progress: str | None = None  # "costs 1,200/4,000" while the background fill runs
+        self.read_progress: str | None = None   # "reading 1,200/4,000 sessions…" while the rows load
+        self._progress_posted = 0.0
         self.rows_signature: tuple = ()
         self.scope_where = f"workspace {service.workspace}"
 
@@ -195,6 +199,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.set_focus(self.query_one(SessionList))
         self._fit_width()
         self.update_header()
+        self.service.hear_progress(self._files_read)
         self.load_rows()
         if self.reprise_app.follow_disk:
             self.set_interval(REFRESH_SECONDS, self._refresh_tick)
@@ -225,7 +230,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         scope = self.scope_where
         counts = Text(no_wrap=True, overflow="ellipsis")
         if self.rows_loading:
-            counts.append("loading sessions… ", style="bold yellow")
+            counts.append(f"{self.read_progress or 'loading sessions…'} ", style="bold yellow")
         counts.append(f"{visible:,} of {total:,} sessions shown", style="bold" if visible < total else "")
         text = counts
         if self.filter_text:
@@ -293,8 +298,20 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                     row.resume_cost, row.resume_cost_key = found.resume_cost, found.resume_cost_key
         self.post_message(RowsLoaded(listing.rows, where, signature, select))
 
+    def _files_read(self, progress: Progress) -> None:
+        """The catalog's progress, heard in the worker that reads: posted at most ten times a second."""
+        now = time.monotonic()
+        if progress.finished or now - self._progress_posted >= 0.1:
+            self._progress_posted = now
+            self.post_message(FilesRead(progress))
+
+    def on_files_read(self, message: FilesRead) -> None:
+        self.read_progress = message.label
+        self.update_header()
+
     def on_rows_loaded(self, message: RowsLoaded) -> None:
         self.rows_loading = False
+        self.read_progress = None
         self.scope_where = message.where
         if message.signature == self.rows_signature and message.select is None:
             self.update_header()
