@@ -40,11 +40,11 @@ BARE_TEXTUAL = ("from textual.app import App\nfrom textual.widgets import Static
                 "Bare().run()\n")
 
 
-def base_package(log) -> Path:
-    """The base commit's `reprise` package (core, tui, assets), extracted once."""
-    commit = subprocess.run(["git", "rev-parse", BASE_COMMIT], cwd=PROJECT, capture_output=True, text=True,
+def base_package(log, base: str = BASE_COMMIT) -> Path:
+    """A base commit's `reprise` package (core, tui, assets), extracted once."""
+    commit = subprocess.run(["git", "rev-parse", base], cwd=PROJECT, capture_output=True, text=True,
                             check=True).stdout.strip()
-    folder = stores.STORES_DIR / f"startup-base-{commit[:12]}"
+    folder = stores.STORES_DIR / f"base-{commit[:12]}"
     if not (folder / "done").exists():
         shutil.rmtree(folder, ignore_errors=True)
         (folder / "reprise").mkdir(parents=True)
