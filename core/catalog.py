@@ -150,12 +150,13 @@ def _read_batch(source: ListingSource, now_ns: int, files: Sequence[SessionFile]
 
 
 def _rows_of(source: ListingSource, group: str, columns: list[row_snapshot.Columns],
-             scanned: FolderStats | None = None) -> dict[Ident, SessionRow]:
+             scanned: tuple[str, FolderNames | None] = ("", None)) -> dict[Ident, SessionRow]:
     """The rows of one folder from their catalog columns (a snapshot's or the table's); each one's
-    path from the names the folder's scan read, else from the source."""
+    path from the names the folder's scan read (`scanned`: the folder and those), else from the source."""
     name, file_path = source.name, source.file_path
-    names = scanned.names.names if scanned is not None and scanned.names is not None else {}
-    folder_path = f"{scanned.directory}/" if scanned is not None else ""
+    directory, read = scanned
+    names = read.names if read is not None else {}
+    folder_path = f"{directory}/"
     rows = {}
     for folder, hidden, _racy, window, *values in columns:
         file_id = values[1]
@@ -394,10 +395,10 @@ class Catalog:
         rows were read at is taken whole."""
         name, keyed, file_path = source.name, source.groups_are_workspaces, source.file_path
         touched: dict[str, FolderNames | None] = {}
-        seen: dict[str, FolderStats] = {}
+        seen: dict[str, tuple[str, FolderNames | None]] = {}   # each folder scanned, and the names read
         built: dict[str, dict[Ident, SessionRow]] = {}
         for group, scanned in on_disk:
-            seen[group] = scanned
+            seen[group] = (scanned.directory, scanned.names)
             stats = scanned.stats
             folder = known.folders.get(group)
             if folder is not None and not folder.racy and folder.stats == stats:
@@ -405,7 +406,7 @@ class Catalog:
                     touched[group] = scanned.names   # its rows as they are, its names anew
                 continue
             touched[group] = scanned.names
-            rows = built[group] = _rows_of(source, group, folder.columns, scanned) if folder is not None else {}
+            rows = built[group] = _rows_of(source, group, folder.columns, seen[group]) if folder is not None else {}
             racy = {(name, group, columns[row_snapshot.FILE_ID]) for columns in folder.columns
                     if columns[row_snapshot.RACY]} if folder is not None and folder.racy else set()
             unseen = dict(rows)   # what is left once every file on disk is seen was deleted
