@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from .problems import Problem
 
 _RACY_NS = 3_000_000_000
+_NOT_FILES = (".", "..", "")
 
 Stats = dict[str, tuple[int, int]]
 
@@ -55,6 +56,7 @@ def scan_folder(directory: str, what: str, file_id_of: Callable[[str], str | Non
         return FolderStats({}, directory, Problem(directory, "unreadable_folder", f"the {what} cannot be read "
                                                   f"({exc.strerror or exc}); its sessions are not listed"))
     try:
+        now = time.time_ns()
         info = os.fstat(fd)   # before the entries are read: a change while they are is a new stamp
         stamp = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
         if known is not None and known.stamp == stamp:   # a stamp too recent to trust is never kept
@@ -76,7 +78,9 @@ def scan_folder(directory: str, what: str, file_id_of: Callable[[str], str | Non
                     stats[file_id] = (-1, -1)
     finally:
         os.close(fd)
-    settled = abs(time.time_ns() - info.st_ctime_ns) >= _RACY_NS
+    # Settled: last changed a while before the stamp was taken. A stamp dated after it (a file system
+    # whose clock is ahead of ours) is never kept; mtime too, where ctime is not the change time (vfat).
+    settled = now - max(info.st_ctime_ns, info.st_mtime_ns) >= _RACY_NS
     return FolderStats(stats, directory, None, FolderNames(stamp if settled else None, names))
 
 
@@ -86,11 +90,11 @@ def _stats_of(fd: int, names: dict[str, str]) -> Stats | None:
     stats: Stats = {}
     stat = os.stat
     for file_id, name in names.items():
-        if "/" in name:
-            return None
         try:
+            if "/" in name or name in _NOT_FILES:
+                return None
             found = stat(name, dir_fd=fd)
-        except FileNotFoundError:
+        except (FileNotFoundError, ValueError, TypeError):   # gone; a NUL or not a string: a damaged cache
             return None
         except OSError:
             stats[file_id] = (-1, -1)

@@ -125,5 +125,8 @@ def _decoded(crc: int, data: bytes) -> dict[str, Folder] | None:
         return None
     if version != FORMAT or not isinstance(folders, dict):
         return None
-    return {group: Folder(stats, columns, racy, None if names is None else FolderNames(*names))
-            for group, (stats, columns, racy, names) in folders.items()}
+    try:
+        return {group: Folder(stats, columns, racy, None if names is None else FolderNames(*names))
+                for group, (stats, columns, racy, names) in folders.items()}
+    except (ValueError, TypeError):   # a folder of another shape
+        return None

@@ -134,3 +134,18 @@ def test_a_warm_listing_stats_the_snapshots_names_and_still_lists_a_new_and_a_gr
 def listed(store: Store, tmp_path) -> dict:
     return {(row.workspace_key, row.file_id): row
             for row in Catalog([FractalListing(store)], tmp_path / "cache").refresh()}
+
+
+def test_a_folder_dated_after_the_clock_keeps_no_stamp(folder, monkeypatch):
+    # a file system whose clock is an hour ahead of ours (a network share): its change just now is
+    # dated an hour from now, and a change in the same tick could still leave the stamp as it is
+    behind = time.time_ns() - 3600 * 10**9
+    monkeypatch.setattr(folder_scan.time, "time_ns", lambda: behind)
+    assert scan_folder(str(folder), "sessions folder", SESSION).names.stamp is None
+
+
+@pytest.mark.parametrize("name", ["..", ".", "", "a\0.json", 7])
+def test_a_damaged_cache_name_has_the_folder_read_again(folder, trusted, name):
+    stamp = scan_folder(str(folder), "sessions folder", SESSION).names.stamp
+    scanned = scan_folder(str(folder), "sessions folder", SESSION, FolderNames(stamp, {"a": "a.json", "x": name}))
+    assert set(scanned.stats) == {"a", "b"}

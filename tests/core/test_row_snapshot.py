@@ -103,7 +103,7 @@ def test_a_changed_file_a_new_one_and_a_deleted_folder_are_listed_through_the_sn
     assert made_at == generation
 
 
-@pytest.mark.parametrize("damage", ["crc", "data", "format"])
+@pytest.mark.parametrize("damage", ["crc", "data", "shape", "format"])
 def test_a_damaged_snapshot_is_not_used_and_the_table_lists(store, tmp_path, damage):
     fill(store)
     cold = catalog_of(store, tmp_path).refresh()
@@ -112,6 +112,9 @@ def test_a_damaged_snapshot_is_not_used_and_the_table_lists(store, tmp_path, dam
         db.execute("UPDATE snapshots SET crc = crc + 1")
     elif damage == "data":   # cut short, and its CRC made to match: marshal cannot decode it
         data = db.execute("SELECT substr(data, 1, 100) FROM snapshots").fetchone()[0]
+        db.execute("UPDATE snapshots SET data = ?, crc = ?", (data, zlib.crc32(data)))
+    elif damage == "shape":   # a folder of three parts, not four, under the right format and CRC
+        data = marshal.dumps((row_snapshot.FORMAT, {"a-folder": ({}, [], False)}))
         db.execute("UPDATE snapshots SET data = ?, crc = ?", (data, zlib.crc32(data)))
     else:
         data = marshal.dumps((row_snapshot.FORMAT + 1, {}))

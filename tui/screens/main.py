@@ -386,7 +386,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if self.is_mounted:
             self.apply_view()
 
-    def watch_rows_loading(self) -> None:
+    def watch_rows_loading(self, loading: bool) -> None:
+        if loading:
+            self.read_progress = None   # none left over from a search's indexing that was stopped
         if self.is_mounted:
             self.update_header()
 
