@@ -259,7 +259,9 @@ class Service:
                 folder = row.workspace_path
                 if folder is None:
                     key = row.workspace_key
-                    folder = folders[key] if key in folders else folders.setdefault(key, self.workspace_path_of(key)[0])
+                    if key not in folders:
+                        folders[key] = self.workspace_path_of(key)[0]
+                    folder = folders[key]
                 row.folder = folder
             recorded = None if pinned else row.context_window
             if recorded is not None:
@@ -310,7 +312,9 @@ class Service:
                     version = kept.get((row.workspace_key, row.file_id))
                     row.kept = version is not None and (version == (row.size, row.mtime_ns) or row.group == "kept")
                 mine = [row for row in mine if not row.kept]
-            source.mark_deletions(mine, now)
+            deletion = source.deletion
+            for row in mine:
+                row.agent_deletion = deletion(row.path, row.mtime_ns, now)
 
     def keep(self, ref: SessionRef) -> KeepReport:
         """Copy a session (and its sidecar files) into Reprise's archive, out of its agent's clean-up."""

@@ -32,7 +32,6 @@ from ..trimming import RestoreResult, TrimOptions, TrimResult
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..agents import Backend
     from ..retention import PruneSelection
-    from ..rows import SessionRow
     from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 
 
@@ -371,11 +370,6 @@ class SessionSource(ABC):
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
         """When the agent itself will delete this file (Claude Code's age sweep); None if never."""
         return None
-
-    def mark_deletions(self, rows: list[SessionRow], now: float) -> None:
-        """Each row's `deletion` (rows not kept: a listing marks every row of the source)."""
-        for row in rows:
-            row.agent_deletion = self.deletion(row.path, row.mtime_ns, now)
 
     def keep(self, ref: SessionRef) -> KeepReport:
         raise self._unsupported("kept")

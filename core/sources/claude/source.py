@@ -34,7 +34,6 @@ from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...retention import PruneSelection
 from ...rooted import Root
-from ...rows import SessionRow
 from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
@@ -243,14 +242,6 @@ class ClaudeSource(AgentStoreSource):
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
         policy = self._sweep_of(path)
         return None if policy is None else policy.deletion(mtime_ns / 1e9, now)
-
-    def mark_deletions(self, rows: list[SessionRow], now: float) -> None:
-        sweeps = self._sweeps   # the root and policy once a folder
-        for row in rows:
-            path = row.path
-            folder = path.rpartition("/")[0]
-            policy = sweeps[folder] if folder in sweeps else self._sweep_of(path)
-            row.agent_deletion = None if policy is None else policy.deletion(row.mtime_ns / 1e9, now)
 
     def _sweep_of(self, path: str) -> RetentionPolicy | None:
         """The policy of the sweep that reaches the file (None: none does), looked up once a folder."""
