@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -47,3 +49,15 @@ async def settle(pilot) -> None:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
     await pilot.pause()
+
+
+async def until(pilot, predicate: Callable[[], bool], seconds: float = 30.0) -> None:
+    """Let the app run until `predicate` holds: layout and scrolling land a frame or more after
+    the messages that cause them, later on a busy machine. The bound is a deadlock guard, never a
+    measure of speed."""
+    for _ in range(int(seconds / 0.05)):
+        await pilot.pause()
+        if predicate():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not reached")

@@ -17,8 +17,8 @@ from reprise.tui.widgets.session_list import SessionList
 
 from ..core.claude.test_claude_send import fake  # noqa: F401  (a fixture)
 from ..core.claude.test_claude_source import copy_store
-from .conftest import build_app, settle
-from .test_turns import type_and_send, wait_for
+from .conftest import build_app, settle, until
+from .test_turns import type_and_send
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ async def test_the_composer_sends_a_claude_rows_turn_through_claude(alpha, fake)
         row = app.screen.query_one(SessionList).current
         assert row is not None and row.source == "claude"
         await type_and_send(pilot, "from the composer")
-        await wait_for(pilot, lambda: app.screen.running is None and app.screen.detail is not None
+        await until(pilot, lambda: app.screen.running is None and app.screen.detail is not None
                        and len(app.screen.detail.transcript.turns) == row.turns + 1)
         await settle(pilot)
         [call] = fake()
@@ -56,7 +56,7 @@ async def test_n_asks_which_agent_and_hands_the_terminal_to_claude_code(alpha):
         await pilot.pause()
         assert isinstance(app.screen, TextDialog)
         app.screen.dismiss("From the TUI")
-        await wait_for(pilot, lambda: not app.is_running)
+        await until(pilot, lambda: not app.is_running)
     handoff = app.return_value
     assert isinstance(handoff, Handoff)
     assert handoff.argv[:2] == ["claude", "--session-id"] and handoff.cwd == str(alpha)

@@ -18,8 +18,8 @@ from reprise.tui.widgets.detail import DetailPane
 from reprise.tui.widgets.filter_prompt import FilterPrompt
 from reprise.tui.widgets.session_list import SessionList
 
-from .conftest import build_app, settle
-from .test_turns import command_agent_service, wait_for
+from .conftest import build_app, settle, until
+from .test_turns import command_agent_service
 
 
 def session_list(app) -> SessionList:
@@ -195,14 +195,14 @@ async def test_ctrl_c_interrupts_a_running_turn_first_and_the_draft_comes_back(d
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("i", *"long task", "ctrl+s")
-        await wait_for(pilot, lambda: app.screen.running is not None)
-        await wait_for(pilot, lambda: (tmp_path / "record.json").exists())
+        await until(pilot, lambda: app.screen.running is not None)
+        await until(pilot, lambda: (tmp_path / "record.json").exists())
         composer = app.screen.query_one(Composer)
         assert composer.text == ""   # the message left with its turn
         line = app.screen.query_one("#running")
         assert line.display and line.region.width <= 80 and "ctrl+c stops" in str(line.render())
         await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: app.screen.running is None)
+        await until(pilot, lambda: app.screen.running is None)
         await settle(pilot)
         assert app.is_running and not line.display
         assert composer.text == "long task"
@@ -214,7 +214,7 @@ async def test_a_failed_turn_puts_the_draft_back_in_the_composer(demo, tmp_path,
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("i", *"do the thing", "ctrl+s")
-        await wait_for(pilot, lambda: app.screen.running is None and any("failed" in n for n in notes(app)))
+        await until(pilot, lambda: app.screen.running is None and any("failed" in n for n in notes(app)))
         await settle(pilot)
         assert app.screen.query_one(Composer).text == "do the thing"
 
@@ -320,14 +320,14 @@ async def test_shift_down_scrolls_the_preview_while_the_list_keeps_focus(service
         listed.move_to(next(i for i, row in enumerate(listed.rows) if row.turns == 60))
         await settle(pilot)
         view = app.screen.query_one("#conversation")
+        # the conversation opens at its newest turn, once its text is laid out
+        await until(pilot, lambda: view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y)
         bottom = view.scroll_y
-        assert bottom > 0   # the conversation opens at its newest turn
         await pilot.press("shift+up", "shift+up")
-        await pilot.pause()
-        assert view.scroll_y < bottom and isinstance(app.focused, SessionList)
+        await until(pilot, lambda: view.scroll_y < bottom)
+        assert isinstance(app.focused, SessionList)
         await pilot.press("shift+down", "shift+down")
-        await pilot.pause()
-        assert view.scroll_y == bottom
+        await until(pilot, lambda: view.scroll_y == bottom)
 
 
 async def test_letters_typed_in_a_burst_after_slash_or_i_go_to_the_field_not_to_the_list(service):

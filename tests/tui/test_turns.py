@@ -3,7 +3,6 @@ clears, the meter recomputes; failures and interrupts are shown and nothing clos
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
 from reprise.core import config
@@ -12,16 +11,7 @@ from reprise.tui.widgets.composer import Composer
 from reprise.tui.widgets.session_list import SessionList
 
 from ..core.test_agents import RECORDER
-from .conftest import build_app, settle
-
-
-async def wait_for(pilot, predicate, seconds: float = 10.0) -> None:
-    for _ in range(int(seconds / 0.05)):
-        await pilot.pause()
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not reached")
+from .conftest import build_app, settle, until
 
 
 def command_agent_service(demo, tmp_path, monkeypatch, *, mode: str) -> Service:
@@ -46,7 +36,7 @@ async def test_an_echo_turn_lands_in_history_clears_the_composer_and_updates_the
         row = app.screen.query_one(SessionList).current
         before_total = app.screen.meter_result.total
         await type_and_send(pilot, "tell me about the cache")
-        await wait_for(pilot, lambda: app.screen.running is None and app.screen.detail is not None
+        await until(pilot, lambda: app.screen.running is None and app.screen.detail is not None
                        and len(app.screen.detail.transcript.turns) == row.turns + 1)
         await settle(pilot)
         assert app.screen.query_one(Composer).text == ""
@@ -65,7 +55,7 @@ async def test_a_failed_command_turn_shows_its_error_and_keeps_the_app(demo, tmp
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await type_and_send(pilot, "do the thing")
-        await wait_for(pilot, lambda: app.screen.running is None and any(
+        await until(pilot, lambda: app.screen.running is None and any(
             "failed" in n.message for n in app._notifications))
         await settle(pilot)
         assert any("something broke" in n.message for n in app._notifications)
@@ -79,12 +69,12 @@ async def test_ctrl_c_interrupts_a_running_turn_instead_of_quitting(demo, tmp_pa
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await type_and_send(pilot, "long task")
-        await wait_for(pilot, lambda: app.screen.running is not None)
-        await wait_for(pilot, lambda: (tmp_path / "record.json").exists())
+        await until(pilot, lambda: app.screen.running is not None)
+        await until(pilot, lambda: (tmp_path / "record.json").exists())
         assert "running" in str(app.screen.query_one("#running").render())
         assert "ctrl+c stops" in str(app.screen.query_one("#running").render())
         await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: app.screen.running is None)
+        await until(pilot, lambda: app.screen.running is None)
         await settle(pilot)
         assert app.is_running
         assert app.screen.detail.transcript.turns[-1].status == "interrupted"
