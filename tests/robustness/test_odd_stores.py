@@ -9,11 +9,16 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from reprise.core.rows import SessionRow
 from reprise.core.service import Service
+from reprise.core.sources.claude.listing import read_session_file
+from reprise.core.sources.codex.listing import read_rollout
+from reprise.core.sources.grown import EDGE, GrownRead
 from reprise.tui import cli
 
 from ..core.claude.builder import ClaudeFile
@@ -107,3 +112,84 @@ def test_audit_shows_each_claude_and_codex_operation_once(tmp_path, isolated_pat
     removed = [record["session_id"] for record in json.loads(capsys.readouterr().out)["audit"]
                if record["op"] == "rm"]
     assert sorted(removed) == sorted([claude.session_id, codex.session_id])
+
+
+# --- a file rewritten in place at the same size ------------------------------------------------------
+
+HOUR_S = 3600
+
+
+def middle_line(data: bytes) -> int:
+    """The offset of a line that lies past the file's first 4 KB and before its last 4 KB: the edges
+    the check of a grown file compares."""
+    offset = 0
+    for line in data.split(b"\n"):
+        if offset > 2 * EDGE and offset + len(line) < len(data) - 2 * EDGE:
+            return offset
+        offset += len(line) + 1
+    raise AssertionError("the file is too small to have a middle line")
+
+
+def agent_files(work: Path) -> dict[str, Path]:
+    """One Claude Code session and one Codex rollout of several turns each (well over 8 KB)."""
+    claude = ClaudeFile("5e551011-0000-4000-8000-00000000000a", cwd=str(work))
+    codex = CodexRollout(cwd=str(work), seed=3)
+    for number in range(6):
+        claude.turn(f"prompt {number}", f"reply {number} " + "words " * 300)
+        codex.turn(f"prompt {number}", f"reply {number} " + "words " * 300)
+    return {"claude": claude.write(Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / slug(work)
+                                   / f"{claude.session_id}.jsonl"),
+            "codex": codex.write(Path(os.environ["CODEX_HOME"]))}
+
+
+def rewrite_in_place(path: Path, offset: int, data: bytes) -> None:
+    """What an editor or a sync tool does: the same file (inode), new bytes, the same size."""
+    before = path.stat()
+    with path.open("r+b") as file:
+        file.seek(offset)
+        file.write(data)
+    assert path.stat().st_size == before.st_size and path.stat().st_ino == before.st_ino
+
+
+@pytest.mark.parametrize("source", ["claude", "codex"])
+def test_a_session_rewritten_in_place_at_the_same_size_is_listed_as_it_is_now(source, tmp_path, isolated_paths):
+    work = tmp_path / "work"
+    work.mkdir()
+    path = agent_files(work)[source]
+    old = time.time() - HOUR_S   # settled: the catalog trusts its stat
+    os.utime(path, (old, old))
+    service = Service.from_environment(workspace=str(work))
+
+    def listed() -> SessionRow:
+        [row] = service.list_sessions(sources=[source]).rows
+        service.load_details([row])
+        return row
+
+    row = listed()
+    assert row.problem_code is None and not row.fields.warning
+    rewrite_in_place(path, middle_line(path.read_bytes()), b"#")   # one line no longer JSON
+    os.utime(path, (old + 1, old + 1))   # a new mtime, as a sync tool sets it
+    row = listed()
+    assert row.fields.warning and "line" in row.fields.warning, row.fields.warning
+    assert any("line" in warning.message for warning in service.show(row.ref).warnings)
+
+
+@pytest.mark.parametrize("source", ["claude", "codex"])
+def test_a_same_size_rewrite_that_keeps_the_mtime_is_read_whole_by_its_ctime(source, tmp_path, isolated_paths):
+    work = tmp_path / "work"
+    work.mkdir()
+    path = agent_files(work)[source]
+    root = Path(os.environ["CLAUDE_CONFIG_DIR" if source == "claude" else "CODEX_HOME"])
+
+    def read(previous: bytes | None) -> GrownRead:
+        return (read_session_file if source == "claude" else read_rollout)(path, root, previous)
+
+    first = read(None)
+    assert not first.warnings
+    info = path.stat()
+    rewrite_in_place(path, middle_line(path.read_bytes()), b"#")
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))   # the mtime set back: only the ctime says it changed
+    again = read(first.carry.to_bytes())
+    assert again.read_bytes == info.st_size and any("line" in warning for warning in again.warnings)
+    unchanged = read(again.carry.to_bytes())
+    assert unchanged.read_bytes == 0 and unchanged.warnings == again.warnings   # nothing new: nothing read
