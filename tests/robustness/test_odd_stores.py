@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from reprise.core.archive import Archive
+from reprise.core.paths import OwnPaths, SessionRef, workspace_key
 from reprise.core.rows import SessionRow
 from reprise.core.service import Service
 from reprise.core.sources.claude.listing import read_session_file
@@ -193,3 +195,62 @@ def test_a_same_size_rewrite_that_keeps_the_mtime_is_read_whole_by_its_ctime(sou
     assert again.read_bytes == info.st_size and any("line" in warning for warning in again.warnings)
     unchanged = read(again.carry.to_bytes())
     assert unchanged.read_bytes == 0 and unchanged.warnings == again.warnings   # nothing new: nothing read
+
+
+# --- the kept copies, found without opening every archive index --------------------------------------
+
+@pytest.fixture
+def archive_reads(monkeypatch):
+    """The sessions whose archive index is read, in order."""
+    read: list[SessionRef] = []
+    original = Archive.reading
+
+    def counting(self: Archive, ref: SessionRef):
+        read.append(ref)
+        return original(self, ref)
+
+    monkeypatch.setattr(Archive, "reading", counting)
+    return read
+
+
+def kept_and_deleted(tmp_path: Path, archived: int) -> tuple[Service, SessionRef, OwnPaths]:
+    """A kept Claude Code session whose file Claude Code has since deleted, beside `archived` other
+    sessions with archive entries (trims, forks) and no kept copy."""
+    work = tmp_path / "work"
+    work.mkdir()
+    session = claude_session(Path(os.environ["CLAUDE_CONFIG_DIR"]), work, 1)
+    paths = OwnPaths(Path(os.environ["REPRISE_DATA_DIR"]), "claude")
+    archive = Archive(paths)
+    for number in range(archived):
+        other = SessionRef(workspace_key(work), f"0ddba11e-0000-4000-8000-{number:012d}", "claude")
+        archive.put(other, f"cut text {number}".encode(), op="trim")
+    service = Service.from_environment(workspace=str(work))
+    ref = service.resolve(session.session_id)
+    path = Path(service.session_path(ref))
+    service.keep(ref)
+    path.unlink()   # Claude Code's age sweep
+    return service, ref, paths
+
+
+def listed_kept(service: Service, ref: SessionRef) -> bool:
+    return {row.file_id: row.kept for row in service.list_sessions(sources=["claude"]).rows}.get(ref.session_id, False)
+
+
+def test_a_warm_listing_reads_the_archive_index_of_kept_sessions_only(tmp_path, isolated_paths, archive_reads):
+    service, ref, _ = kept_and_deleted(tmp_path, archived=40)
+    assert listed_kept(service, ref)
+    archive_reads.clear()
+    assert listed_kept(service, ref)   # warm: the catalog has every row
+    assert archive_reads and set(archive_reads) == {ref}, sorted({read.session_id for read in archive_reads})
+
+
+def test_kept_copies_made_before_the_kept_index_are_found_by_one_walk(tmp_path, isolated_paths, archive_reads):
+    service, ref, paths = kept_and_deleted(tmp_path, archived=5)
+    index = paths.kept_index()
+    index.write_bytes(b'{"workspace_key": 5}\n')   # an older Reprise's data folder: no index it can trust
+    assert listed_kept(service, ref)   # walked: every archive index read once
+    assert {read.session_id for read in archive_reads} >= {ref.session_id, "0ddba11e-0000-4000-8000-000000000004"}
+    assert json.loads(index.read_bytes().splitlines()[-1]) == {"walked": True}
+    archive_reads.clear()
+    assert listed_kept(Service.from_environment(workspace=str(tmp_path / "work")), ref)
+    assert set(archive_reads) == {ref}
