@@ -322,6 +322,13 @@ class Catalog:
                                 "ORDER BY activity_ts DESC LIMIT 1", (key,)).fetchone()
         return None if found is None else str(found[0])
 
+    @_guarded
+    def paths_of(self, source: str, file_id: str) -> list[str]:
+        """Where the rows of a file id of one source, as the last refresh saw them, say it is."""
+        listing = self._by_name[source]
+        return [listing.file_path(str(group), file_id) for (group,) in self.db.execute(
+            "SELECT grp FROM files WHERE source = ? AND file_id = ? ORDER BY grp", (source, file_id))]
+
     # --- refresh ---------------------------------------------------------------------------
 
     @_guarded

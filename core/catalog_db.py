@@ -4,6 +4,13 @@ that cannot be used replaced by an in-memory database (a read-through listing), 
 
 Another Reprise process may hold the file open, so nothing here deletes it: a broken file and its
 `-wal`/`-shm` are renamed, under an exclusive `flock` that every opener takes shared.
+
+Closing any descriptor of a file drops every POSIX lock the process holds on it, the locks through
+which SQLite's connections in this process tell other processes that they use the shared memory
+(`-shm`): one dropped, the next process to connect takes itself for the only user and resets the
+memory the others have mapped, and they die of SIGBUS or read wrong rows (SQLite's "How To Corrupt
+An SQLite Database File", 2.2). So the files are only ever opened here before connecting, and never
+while another connection of this process holds the same database.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import contextlib
 import fcntl
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +33,11 @@ _SIDE_FILES = ("-wal", "-shm")
 _BROKEN = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
 _STALE = {"SQLITE_ERROR", "SQLITE_SCHEMA"}
 _HEADER = b"SQLite format 3\x00"
+
+# The databases this process holds connections to, by the main file's (device, inode), with how
+# many; changed, and read before any file of a database is opened, only under `_HELD_LOCK`.
+_HELD: dict[tuple[int, int], int] = {}
+_HELD_LOCK = threading.Lock()
 
 
 def rollback(db: sqlite3.Connection) -> None:
@@ -54,6 +67,7 @@ class CacheDatabase:
         self.in_memory = False
         self._db: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
+        self._held: tuple[int, int] | None = None   # the key of `_HELD` the open connection counts under
         self._notices: list[str] = []
         self._said: set[str] = set()
 
@@ -65,8 +79,14 @@ class CacheDatabase:
 
     def close(self) -> None:
         if self._db is not None:
-            self._db.close()
-            self._db = None
+            with _HELD_LOCK:
+                self._db.close()
+                self._db = None
+                if self._held is not None:
+                    _HELD[self._held] -= 1
+                    if not _HELD[self._held]:
+                        del _HELD[self._held]
+                    self._held = None
 
     def take_notices(self) -> list[str]:
         """One-line reports not yet shown: the cache was rebuilt or is bypassed, and why."""
@@ -114,8 +134,8 @@ class CacheDatabase:
         return db
 
     def _connect(self) -> sqlite3.Connection:
-        with self._opening_lock(fcntl.LOCK_SH):
-            self._identity = self._create_private()
+        with self._opening_lock(fcntl.LOCK_SH), _HELD_LOCK:
+            self._identity = self._held_identity() or self._create_private()
             try:
                 db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False,
                                      isolation_level=None)
@@ -125,13 +145,24 @@ class CacheDatabase:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 self._build(db)
-                self._make_side_files_private()
             except BaseException as exc:
                 db.close()
                 if isinstance(exc, sqlite3.Error):
                     raise self._classified(exc) from None
                 raise
+            self._held = self._identity
+            _HELD[self._held] = _HELD.get(self._held, 0) + 1
             return db
+
+    def _held_identity(self) -> tuple[int, int] | None:
+        """The file's identity when a connection of this process holds it: then none of its files
+        may be opened (their modes were narrowed when that connection was made)."""
+        try:
+            info = os.stat(self.path, follow_symlinks=False)
+        except OSError:
+            return None
+        identity = info.st_dev, info.st_ino
+        return identity if identity in _HELD else None
 
     def _build(self, db: sqlite3.Connection) -> None:
         """Create the tables unless they are this version's already; refuse a newer version's file."""
@@ -161,8 +192,9 @@ class CacheDatabase:
 
     def _create_private(self) -> tuple[int, int]:
         """Create the file 0600 before SQLite does (its -wal and -shm take the file's mode), and
-        narrow the mode of a file an older Reprise left readable by others. A file that is not a
-        database is found here, before SQLite opens it and resets the -wal and -shm beside it."""
+        narrow the modes of a file, -wal and -shm an older Reprise left readable by others: before
+        connecting, while this process holds no lock on them. A file that is not a database is
+        found here, before SQLite opens it and resets the -wal and -shm beside it."""
         try:
             self._make_folder()
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -177,6 +209,7 @@ class CacheDatabase:
             if info.st_size and os.pread(fd, len(_HEADER), 0) != _HEADER:
                 self._identity = identity
                 raise _Broken("file is not a database")
+            self._make_side_files_private()
             return identity
         except OSError as exc:
             raise _Unusable(exc.strerror or str(exc)) from None

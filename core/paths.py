@@ -187,6 +187,10 @@ class OwnPaths:
     def audit_file(self, key: str) -> Path:
         return self.reprise_dir(key) / "audit.jsonl"
 
+    def kept_index(self) -> Path:
+        """The sessions of this source with a kept copy (Claude Code's `keep`), one line each."""
+        return self.root / "kept" / f"{self.source}.jsonl"
+
     def runs_dir(self, ref: SessionRef) -> Path:
         """Records of the turns Reprise itself is running on a session (see core/liveness.py)."""
         return self._own(ref.workspace_key, "runs") / ref.session_id

@@ -21,7 +21,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from . import config as config_module
 from .archive import ArchiveEntry, find_entry
-from .audit import AuditRecord
+from .audit import AuditLog, AuditRecord
 from .catalog import Catalog
 from .errors import (
     AgentError,
@@ -177,6 +177,8 @@ class Service:
         self.sources: dict[str, SessionSource] = make_sources(loaded)
         self.catalog = Catalog([source.listing for source in self.sources.values()], cache or cache_dir(),
                                parallel=parallel_scan, progress=progress)
+        for name, source in self.sources.items():
+            source.cataloged = functools.partial(self.catalog.paths_of, name)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
         self.workspace_key = workspace_key(self.workspace)
         self.clock: Callable[[], float] = time.time   # what "now" is for ages told to people (the TUI's clock)
@@ -746,12 +748,22 @@ class Service:
 
     def audit_records(self, *, all_workspaces: bool = True) -> list[AuditRecord]:
         keys = self._keys(all_workspaces)
-        records = [record for source in self.sources.values() for record in source.audit.read(keys)]
-        return records if len(self.sources) == 1 else sorted(records, key=lambda record: record.time)
+        logs = self._audit_logs()
+        records = [record for log in logs for record in log.read(keys)]
+        return records if len(logs) == 1 else sorted(records, key=lambda record: record.time)
 
     def audit_problems(self) -> list[Problem]:
         """The lines and logs the last `audit_records` skipped, each named by file and line."""
-        return [problem for source in self.sources.values() for problem in source.audit.problems]
+        return [problem for log in self._audit_logs() for problem in log.problems]
+
+    def _audit_logs(self) -> list[AuditLog]:
+        """Each audit log once: sources whose own files share a root (Claude Code's and Codex's, in
+        Reprise's data folder) write to the same `audit.jsonl`, and reading it per source showed
+        every one of their operations twice."""
+        logs: dict[Path, AuditLog] = {}
+        for source in self.sources.values():
+            logs.setdefault(source.audit.paths.root, source.audit)
+        return list(logs.values())
 
     # --- health --------------------------------------------------------------------------
 

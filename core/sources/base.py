@@ -230,6 +230,9 @@ class SessionSource(ABC):
     own_paths: OwnPaths      # where Reprise keeps its own files of this source's sessions
     archive: Archive         # Reprise's archive of them (trimmed and replaced bytes, long outputs)
     audit: AuditLog          # the log of what Reprise changed in them
+    # Where the catalog's rows of a session id say its files are (set by the service): a store that
+    # finds a file by probing every folder for its id asks this first.
+    cataloged: Callable[[str], list[str]] | None = None
 
     @abstractmethod
     def open(self, ref: SessionRef) -> OpenedSession:

@@ -2,11 +2,14 @@
 where the last read of it ended.
 
 A listing keeps, per file, a `Carry`: the byte offset its last read reached, the complete lines
-before it, the file's identity (inode, device), digests of its first 4 KB and of the 4 KB before
-that offset, the warnings so far, and the state of the source's fold over the records (its own
-bytes). A file that grew and still matches is read from that offset only, complete lines only (a
-truncated last line is read again next time); anything else (a new inode, a rewrite, a shorter
-file, a fold another version stored) is read whole again.
+before it, the file's identity (inode, device), its size, mtime and ctime then, digests of its
+first 4 KB and of the 4 KB before that offset, the warnings so far, and the state of the source's
+fold over the records (its own bytes). A file that grew and still matches is read from that offset
+only, complete lines only (a truncated last line is read again next time); anything else (a new
+inode, a shorter file, a fold another version stored) is read whole again. So is a file of the size
+it had whose mtime or ctime changed: nothing was appended, so it was rewritten in place (an editor
+or a sync tool that truncates and rewrites), and the edges the grown check compares may be all it
+left alone.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from ..session_files import chunks_of, opened_regular_file
 
 EDGE = 4096                      # the bytes hashed at the start of a file and before the offset read to
 MAX_WARNINGS = 5
-_CARRY = struct.Struct("<4sQQQQII")   # magic, offset, lines, inode, device, head length, edge length
-_MAGIC = b"RCL1"
+# magic, offset, lines, inode, device, size, mtime, ctime, head length, edge length
+_CARRY = struct.Struct("<4sQQQQQqqII")
+_MAGIC = b"RCL2"
 
 
 def edge_digest(data: bytes) -> bytes:
@@ -40,6 +44,9 @@ class Carry:
     lines: int             # the complete lines before `offset` (warnings name lines by number)
     inode: int
     device: int
+    size: int              # the file's size, mtime and ctime as its read began
+    mtime_ns: int
+    ctime_ns: int
     head: bytes            # the first min(EDGE, offset) bytes' digest
     head_length: int
     edge: bytes            # the digest of the EDGE bytes before `offset`
@@ -49,7 +56,8 @@ class Carry:
 
     def to_bytes(self) -> bytes:
         notes = json.dumps(self.warnings).encode()
-        return b"".join((_CARRY.pack(_MAGIC, self.offset, self.lines, self.inode, self.device, self.head_length,
+        return b"".join((_CARRY.pack(_MAGIC, self.offset, self.lines, self.inode, self.device, self.size,
+                                     self.mtime_ns, self.ctime_ns, self.head_length,
                                      self.edge_length), self.head, self.edge, struct.pack("<I", len(notes)), notes,
                          self.fold))
 
@@ -57,7 +65,8 @@ class Carry:
     def from_bytes(cls, data: bytes) -> Carry | None:
         """None for bytes another version wrote (the file is then read whole)."""
         try:
-            magic, offset, lines, inode, device, head_length, edge_length = _CARRY.unpack_from(data)
+            (magic, offset, lines, inode, device, size, mtime_ns, ctime_ns, head_length,
+             edge_length) = _CARRY.unpack_from(data)
             if magic != _MAGIC:
                 return None
             at = _CARRY.size
@@ -65,8 +74,8 @@ class Carry:
             (notes_length,) = struct.unpack_from("<I", data, at + 32)
             notes_at = at + 36
             warnings = json.loads(data[notes_at:notes_at + notes_length])
-            return cls(offset, lines, inode, device, head, head_length, edge, edge_length, list(warnings),
-                       data[notes_at + notes_length:])
+            return cls(offset, lines, inode, device, size, mtime_ns, ctime_ns, head, head_length, edge,
+                       edge_length, list(warnings), data[notes_at + notes_length:])
         except (struct.error, ValueError, TypeError):
             return None
 
@@ -120,9 +129,13 @@ def pread_all(fd: int, length: int, offset: int) -> bytes:
 
 
 def resumable(fd: int, info: os.stat_result, carry: Carry | None) -> Carry | None:
-    """The carry, when the file is the one it was taken from, grown or as it was."""
+    """The carry, when the file is the one it was taken from, grown or as it was: its first bytes
+    and the bytes before the offset read to unchanged, and, when it has the size it had, its mtime
+    and ctime too (a change that appended nothing rewrote it in place)."""
     if (carry is None or carry.inode != info.st_ino or carry.device != info.st_dev
             or info.st_size < carry.offset):
+        return None
+    if info.st_size == carry.size and (info.st_mtime_ns, info.st_ctime_ns) != (carry.mtime_ns, carry.ctime_ns):
         return None
     if edge_digest(pread_all(fd, carry.head_length, 0)) != carry.head:
         return None
@@ -168,6 +181,8 @@ def read_grown(path: Path, root: Path, previous: bytes | None, *, parse: Callabl
             pread_all(fd, edge_length, end - edge_length)
     fold.feed(parsed.records)
     warnings = (warnings + parsed.warnings)[:MAX_WARNINGS]
-    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, head_digest, head_length,
-                      edge_digest(edge), edge_length, warnings, fold.to_bytes())
+    # The stat from before the read: a rewrite during it leaves other times than these.
+    new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns,
+                      info.st_ctime_ns, head_digest, head_length, edge_digest(edge), edge_length, warnings,
+                      fold.to_bytes())
     return GrownRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)

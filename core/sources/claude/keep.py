@@ -8,6 +8,11 @@ streamed into the archive, which refuses them unless they hash the same (a file 
 between is an error, never a mixed copy; lines appended meanwhile wait for the next keep).
 Keeping again adds each file whose bytes are new; no older copy is ever dropped.
 
+Which sessions have kept copies is in a small index (`OwnPaths.kept_index`): each keep adds its
+session's line before it copies anything, so a listing reads the archive indexes of those sessions
+only, not of every archived session. A data folder without that index (kept by an older Reprise) is
+walked once, and what the walk found is added to it with a last line saying so.
+
 Claude Code 2.1.332's sweep (run for real) removes a session's `<uuid>/` folder with its old
 session file, and a file of `tool-results/` by that file's own age even while the session is
 fresh: both are kept here for that reason.
@@ -15,8 +20,10 @@ fresh: both are kept here for that reason.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
+import json
 import os
 import secrets
 import stat
@@ -28,7 +35,7 @@ from ...archive import Archive, ArchiveEntry
 from ...errors import ArchiveError, InvalidIdError, NotFoundError, RepriseError
 from ...paths import OwnPaths, SessionRef
 from ...problems import Problem
-from ...rooted import Root
+from ...rooted import Line, Root
 from ...session_files import MAX_SESSION_BYTES
 
 OP = "keep"
@@ -36,6 +43,8 @@ SESSION = "session"
 SIDECAR_FOLDERS = ("subagents", "tool-results")
 _CHUNK = 1 << 20
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_WALKED: dict[str, object] = {"walked": True}   # the kept index names every session kept before it
+_INDEX_LINE_BYTES = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +126,13 @@ def keep(archive: Archive, ref: SessionRef, session_file: Path, store_root: Path
                            f"({ref.session_id}.jsonl); nothing was kept.", path=session_file)
     store = Root(store_root, "Claude Code root")
     root_text = _root_text(store_root)
+    try:   # before anything is copied: a kept copy is always found
+        _index(archive.paths, [ref])
+    except (OSError, RepriseError) as exc:
+        index = archive.paths.kept_index()
+        reason = exc.message if isinstance(exc, RepriseError) else exc.strerror or str(exc)
+        raise ArchiveError(f"The kept index {index} could not record this session: {reason.rstrip('.')}; "
+                           "nothing was kept.", path=index) from None
     kept = {(entry.info.get("part"), entry.digest): entry for entry in archive.entries(ref) if entry.op == OP}
     token = secrets.token_hex(6)
     session, new = _keep_file(archive, ref, store, session_file, SESSION, root_text, token, kept)
@@ -146,31 +162,96 @@ def keep(archive: Archive, ref: SessionRef, session_file: Path, store_root: Path
 
 def kept_sessions(paths: OwnPaths, *, store_root: Path | None = None) -> KeptListing:
     """Every kept Claude Code session in Reprise's data folder `paths` (OwnPaths of the "claude"
-    source), read from the archive indexes; only those kept from `store_root` when it is given.
-    A damaged index line or an unreadable folder is a Problem, and the rest is still listed."""
+    source), read from the archive indexes of the sessions the kept index names (of every archived
+    session when there is no complete kept index: it is then written); only those kept from
+    `store_root` when it is given. A damaged index line or an unreadable folder is a Problem, and
+    the rest is still listed."""
     listing = KeptListing()
     archive = Archive(paths)
     wanted = _root_text(store_root) if store_root is not None else None
-    for key, is_dir in _names(archive.root, paths.workspaces, listing.problems):
+    indexed = _indexed(archive, listing.problems)
+    found_any: list[SessionRef] = []   # what a walk found kept, from any root: the index names them all
+    for ref in indexed if indexed is not None else _archived(archive, listing.problems):
+        reading = archive.reading(ref)
+        listing.problems.extend(reading.problems)
+        if indexed is None and _kept(ref, reading.entries, None) is not None:
+            found_any.append(ref)
+        found = _kept(ref, reading.entries, wanted)
+        if found is not None:
+            listing.sessions.append(found)
+    if indexed is None:
+        with contextlib.suppress(OSError, RepriseError):   # it is only a shortcut: the next listing walks again
+            _index(paths, found_any, walked=True)
+    return listing
+
+
+def _archived(archive: Archive, problems: list[Problem]) -> Iterator[SessionRef]:
+    """Every session with an archive folder in the data folder."""
+    paths = archive.paths
+    for key, is_dir in _names(archive.root, paths.workspaces, problems):
         try:
             folder = paths.archive_folder(key)
         except InvalidIdError:
             continue
         if not is_dir:
             continue
-        for name, is_session_dir in _names(archive.root, folder, listing.problems):
+        for name, is_session_dir in _names(archive.root, folder, problems):
             try:
                 ref = SessionRef(key, name, paths.source)
             except InvalidIdError:
                 continue
-            if not is_session_dir:
-                continue
-            reading = archive.reading(ref)
-            listing.problems.extend(reading.problems)
-            found = _kept(ref, reading.entries, wanted)
-            if found is not None:
-                listing.sessions.append(found)
-    return listing
+            if is_session_dir:
+                yield ref
+
+
+def _index(paths: OwnPaths, refs: list[SessionRef], *, walked: bool = False) -> None:
+    """Add these sessions to the kept index (and, after a walk, the line that says it named them all)."""
+    items: list[dict[str, object]] = [{"workspace_key": ref.workspace_key, "session_id": ref.session_id}
+                                      for ref in refs]
+    if walked:
+        items.append(_WALKED)
+    Root(paths.root).append(paths.kept_index(),
+                            b"".join((json.dumps(item, ensure_ascii=True) + "\n").encode("ascii") for item in items))
+
+
+def _indexed(archive: Archive, problems: list[Problem]) -> list[SessionRef] | None:
+    """The sessions the kept index names, in order, each once; None when it cannot say it names all
+    (no index, an unreadable one, or no walk recorded after its last damaged line)."""
+    paths = archive.paths
+    index = paths.kept_index()
+    refs: dict[SessionRef, None] = {}
+    complete = False
+    try:
+        for line in archive.root.lines(index, _INDEX_LINE_BYTES):
+            item = _json(line)
+            if item == _WALKED:
+                complete = True
+            elif (ref := _ref_of(item, paths.source)) is not None:
+                refs[ref] = None
+            elif line.terminated:   # damaged: it may have named a session (a torn last line copied nothing)
+                complete = False
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, RepriseError) as exc:
+        problems.append(_problem(index, exc))
+        return None
+    return list(refs) if complete else None
+
+
+def _json(line: Line) -> object:
+    try:
+        return json.loads(line.data) if line.data is not None else None
+    except ValueError:
+        return None
+
+
+def _ref_of(item: object, source: str) -> SessionRef | None:
+    if not isinstance(item, dict):
+        return None
+    try:
+        return SessionRef(item["workspace_key"], item["session_id"], source)
+    except (KeyError, TypeError, InvalidIdError):
+        return None
 
 
 def kept_session(archive: Archive, ref: SessionRef) -> KeptSession | None:

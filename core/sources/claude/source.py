@@ -7,6 +7,8 @@ archive of kept copies) live in Reprise's data folder, under `claude/` folders (
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import time
 import uuid
 from collections.abc import Iterable, Sequence
@@ -99,13 +101,17 @@ class ClaudeSource(AgentStoreSource):
     # --- finding and reading -----------------------------------------------------------------
 
     def _candidates(self, session_id: str) -> list[Path]:
+        """The session files named by this id: where the catalog's rows of it say, else (a file the
+        last listing did not see) looked for in every project folder, skipping one that cannot be
+        entered (the listing names it): it holds no file that can be read anyway."""
         check_session_id(session_id)
-        found = []
-        for group in self.claude_listing.groups():
-            path = Path(group) / f"{session_id}{SUFFIX}"
-            if path.is_file():
-                found.append(path)
-        return found
+        if self.cataloged is not None:
+            found = [Path(path) for path in self.cataloged(session_id)
+                     if not Path(path).is_relative_to(self.own_paths.root) and _is_file(path)]
+            if found:
+                return found
+        return [path for group in self.claude_listing.groups()
+                if group != KEPT and _is_file(path := Path(group) / f"{session_id}{SUFFIX}")]
 
     def _locate(self, ref: SessionRef) -> Path | None:
         """The session's file: the one named by its id whose records name the ref's folder."""
@@ -556,3 +562,10 @@ class ClaudeSource(AgentStoreSource):
         return undo_fork(ref, self._read(path), meta.model_extra or {}, path, agent="Claude Code", dry_run=dry_run,
                          force=force, trash=lambda forced: self.remove(ref, force=forced), audit=self.audit)
 
+
+def _is_file(path: str | Path) -> bool:
+    """Whether a regular file is at `path`; False when its folder cannot be entered."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
