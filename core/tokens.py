@@ -193,7 +193,7 @@ def _run_patterns() -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
     """(a window of one class, each class's run forwards, each class's run backwards), compiled once."""
     global _runs
     if _runs is None:
-        import regex  # tiktoken's own dependency, for the Unicode classes its patterns use
+        import regex  # type: ignore[import-untyped]  # tiktoken's own dependency: the Unicode classes its patterns use
 
         window = regex.compile("|".join(f"({cls}{{{RUN_CHARS}}})" for cls in _RUN_CLASSES))
         _runs = (window, tuple(regex.compile(f"{cls}*+") for cls in _RUN_CLASSES),
