@@ -172,9 +172,9 @@ def build_sessions(size: int, log) -> list[BenchSession]:
 
 # --- the two programs ---------------------------------------------------------------------------
 
-def baseline_source(log) -> Path:
-    """The base commit's `reprise` package, extracted once (core, tui, assets)."""
-    commit = subprocess.run(["git", "rev-parse", BASELINE_COMMIT], cwd=PROJECT, capture_output=True, text=True,
+def baseline_source(log, revision: str = BASELINE_COMMIT) -> Path:
+    """A base commit's `reprise` package, extracted once (core, tui, assets)."""
+    commit = subprocess.run(["git", "rev-parse", revision], cwd=PROJECT, capture_output=True, text=True,
                             check=True).stdout.strip()
     folder = stores.STORES_DIR / f"memory-baseline-{commit[:12]}"
     package = folder / "reprise"

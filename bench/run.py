@@ -37,6 +37,7 @@ DOCS = PROJECT / "docs" / "benchmarks.md"
 BENCHMARKS = {
     "listing": "bench.listing",
     "memory": "bench.memory",
+    "long_run": "bench.long_run",
     "meter": "bench.meter",
     "trim": "bench.trim",
     "tui": "bench.tui",

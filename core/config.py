@@ -20,9 +20,11 @@ from pydantic import (
 
 from . import paths, tokens
 from .errors import ConfigError
+from .session_files import ReadProblem, read_head
 
 # The history entries a session keeps: Fractal keeps its newest 20, and Reprise never keeps more.
 HISTORY_KEPT = 20
+MAX_CONFIG_BYTES = 1 << 20   # a config file larger than this is refused, never read whole
 
 DEFAULT_OVERHEAD = 13_631  # Fractal 0.1.1's fixed prompt text, measured on a live gpt-5 turn (README)
 DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
@@ -336,12 +338,17 @@ def _state_root(flag: str | None, env: dict[str, str], settings: Settings, path:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:   # a regular file only, opened without blocking
+        data, size = read_head(path, MAX_CONFIG_BYTES)
+        if size > MAX_CONFIG_BYTES:
+            raise ReadProblem("too_large", f"{size:,} bytes is over the {MAX_CONFIG_BYTES:,}-byte limit")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config file: {exc}", path=path) from None
+    except ReadProblem as exc:
+        raise ConfigError(f"{path}: cannot read the config file: {exc.message}", path=path) from None
     import tomllib  # only when there is a file: most runs have none
 
     try:

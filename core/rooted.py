@@ -23,6 +23,8 @@ from pathlib import Path
 
 from . import faults
 from .errors import RepriseError
+from .session_files import ReadProblem, read_all
+from .session_files import file_kind as _kind
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -63,60 +65,15 @@ class Line:
     terminated: bool
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISLNK(mode):
-        return "a symlink"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    return "not a regular file"
-
-
 def read_capped(fd: int, path: Path | str, cap: int) -> bytes:
-    """The bytes of an open regular file, refusing more than `cap`."""
+    """The bytes of an open regular file, refusing more than `cap` (read by `session_files.read_all`)."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise FileProblem(path, "not_regular", f"it is {_kind(info.st_mode)}, not a regular file")
-    if info.st_size > cap:
-        raise FileProblem(path, "too_large", f"{info.st_size:,} bytes is over the {cap:,}-byte limit")
-    chunks: list[bytes] = []
-    total = 0
-    while True:
-        chunk = os.read(fd, min(_CHUNK, cap + 1 - total))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        total += len(chunk)
-        if total > cap:
-            raise FileProblem(path, "too_large", f"it grew over the {cap:,}-byte limit while read")
-
-
-def read_regular(path: Path, cap: int, *, follow: bool = True) -> tuple[bytes, int]:
-    """A file outside any root (a workspace's AGENTS.md): regular files only, opened without
-    blocking; at most `cap` bytes are read. Returns (bytes, size on disk)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
-    fd = os.open(path, flags)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise FileProblem(path, "not_regular", f"it is {_kind(info.st_mode)}, not a regular file")
-        chunks, total = [], 0
-        while total < cap:
-            chunk = os.read(fd, min(_CHUNK, cap - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        return b"".join(chunks), max(info.st_size, total)
-    finally:
-        os.close(fd)
+        return read_all(fd, info.st_size, cap)
+    except ReadProblem as exc:
+        raise FileProblem(path, exc.code, exc.message) from None
 
 
 def _fsync_fd(fd: int) -> None:

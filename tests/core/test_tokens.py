@@ -357,3 +357,87 @@ def test_ten_megabytes_cjk_with_lone_surrogates():
     print(f"~10 MB CJK+surrogates o200k_base: {n} tokens in {elapsed:.2f}s")
     assert n == reps * tokens.count_tokens(unit, "o200k_base")
     assert elapsed < 30
+
+
+# --------------------------------------------------------------------- bounded work on long runs (issue 24, section 3)
+
+
+def _tiktoken_count(text: str, encoding: str) -> int:
+    return len(tokens.get_encoding(encoding).encode(text, allowed_special=set(), disallowed_special=()))
+
+
+def _ordinary_texts() -> list[str]:
+    """Source, docs, JSON sessions and mixed scripts, with runs of one class just under RUN_CHARS."""
+    root = Path(__file__).resolve().parents[2]
+    sources = "".join(path.read_text(encoding="utf-8") for path in sorted((root / "core").rglob("*.py")))
+    docs = "".join(path.read_text(encoding="utf-8") for path in sorted((root / "docs").glob("*.md")))
+    fixtures = "".join(path.read_text(encoding="utf-8", errors="replace")
+                       for path in sorted((root / "tests" / "fixtures").rglob("*.json*"))[:40])
+    under = tokens.RUN_CHARS - 1
+    edges = ("=" * under + "\n" + "a" * under + " " + " " * under + "x" + "\n/" * (under // 2) + "1"
+             + "é" * under + "\t" * under + "漢" * under)
+    return [sources, docs, fixtures, edges * 3, GOLDEN_TEXT]
+
+
+GOLDEN_TEXT = "".join(case["text"] for case in CASES) * 50
+
+
+@pytest.mark.parametrize("encoding", tokens.ENCODINGS)
+def test_ordinary_text_is_counted_exactly_as_tiktoken_counts_it(encoding):
+    for text in _ordinary_texts():
+        assert len(text) > 2 * tokens.RUN_CHARS
+        assert tokens.count_tokens(text, encoding) == _tiktoken_count(text, encoding)
+
+
+RUNS = {
+    "one letter": "a" * 60_000,
+    "a line of =": "=" * 60_000,
+    "spaces": " " * 60_000,
+    "newlines": "\n" * 60_000,
+    "newline and slash": "=" + "\n/" * 30_000,
+    "random letters": "".join(__import__("random").Random(5).choices("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ", k=60_000)),
+    "random punctuation": "".join(__import__("random").Random(6).choices("!#$%&()*+,-.:;<=>?@[]^_{|}~", k=60_000)),
+    "letters and marks": "e\u0301" * 30_000,
+    "CJK": "漢字かな" * 15_000,
+}
+
+
+@pytest.mark.parametrize("encoding", tokens.ENCODINGS)
+@pytest.mark.parametrize("run", RUNS, ids=list(RUNS))
+def test_a_long_run_without_token_breaks_is_counted_within_the_stated_error(run, encoding):
+    """A run is cut into pieces of RUN_CHARS: its count is off by at most RUN_ERROR tokens a piece."""
+    for before, after in (("", ""), ("Hello world, the log:\n", "\nand then 42 more words."), ("x=", "1")):
+        text = before + RUNS[run] + after
+        pieces = -(-len(RUNS[run]) // tokens.RUN_CHARS) + 1
+        exact = _tiktoken_count(text, encoding)
+        assert abs(tokens.count_tokens(text, encoding) - exact) <= tokens.RUN_ERROR * pieces, (run, before)
+
+
+def test_a_million_spaces_are_counted_where_tiktoken_fails():
+    """tiktoken's pre-tokenizer runs out of backtracking stack on a million spaces (ValueError)."""
+    text = "start" + " " * 1_000_000 + "end"
+    for encoding in tokens.ENCODINGS:
+        count = tokens.count_tokens(text, encoding)
+        assert 2 <= count <= 1_000_000 // 4
+
+
+def test_counting_a_32_mb_run_takes_memory_bounded_by_its_size():
+    """tiktoken holds about 60 bytes a character of one piece (2 GB here): the count holds the text
+    and a piece of RUN_CHARS. Peak memory in a child process, after the encoding and the text are built."""
+    script = textwrap.dedent(
+        """
+        import resource, sys
+        from reprise.core import tokens
+        tokens.count_tokens("warm up", "o200k_base")
+        text = "x" + "a" * (32 << 20) + "\\nthe end"
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        count = tokens.count_tokens(text, "o200k_base")
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        print(count, grown * 1024)
+        """
+    )
+    done = _run([sys.executable, "-c", script])
+    assert done.returncode == 0, done.stderr
+    count, grown = map(int, done.stdout.split())
+    assert count > (32 << 20) // 16
+    assert grown < 32 << 20, f"counting a 32 MB run grew the peak memory by {grown:,} bytes"

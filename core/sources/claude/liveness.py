@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...processes import process_stat
-from ...rooted import FileProblem, read_regular
+from ...session_files import ReadProblem, read_head
 
 RECENT_S = 5 * 60.0
 MAX_FDS_PER_PROCESS = 65536
@@ -156,9 +156,9 @@ def _registered(root: Path) -> Iterator[tuple[str, int, str]]:
 
 def _registry_record(path: Path) -> dict[str, object] | None:
     try:
-        data, size = read_regular(path, MAX_REGISTRY_BYTES, follow=False)
+        data, size = read_head(path, MAX_REGISTRY_BYTES, follow=False)
         record = json.loads(data) if size <= MAX_REGISTRY_BYTES else None
-    except (OSError, ValueError, FileProblem):
+    except (OSError, ValueError, ReadProblem):
         return None
     return record if isinstance(record, dict) else None
 

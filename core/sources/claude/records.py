@@ -58,50 +58,54 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
     if complete == 0:
         return parsed
     parsed.end = base_offset + complete
-    lines = chunk[:complete].split(b"\n")
-    lines.pop()   # the empty piece after the final newline
-    parsed.lines = len(lines)
     records = parsed.records
-    for number, line in enumerate(lines, start=first_line):
-        if not line or line.isspace():
-            continue
-        if skim and len(line) >= SKIM_OVER:
-            stub = _skimmed(line) or (_skimmed_result(line) if skim_results else None)
-            if stub is not None:
-                records.append(stub)
+    # Each line is read where it lies in the chunk (never copied out of it: a 200 MB line would be
+    # held as the chunk, its copy, its text and the parsed string at once).
+    number, start = first_line - 1, 0
+    with memoryview(chunk) as view:
+        while start < complete:
+            end = chunk.find(b"\n", start)
+            number, begin, start = number + 1, start, end + 1
+            if end == begin or chunk[begin:begin + 1].isspace() and chunk[begin:end].isspace():
                 continue
-        try:
-            record = json.loads(line.decode())   # decoded here: json's own guess takes some bytes for UTF-16
-        except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
-            parsed.warnings.append(f"line {number}: not JSON ({_reason(exc)})")
-            continue
-        if not isinstance(record, dict):
-            parsed.warnings.append(f"line {number}: not a JSON object")
-        elif not isinstance(record.get("type"), str):
-            parsed.warnings.append(f"line {number}: a record without a type")
-        else:
-            records.append(record)
+            if skim and end - begin >= SKIM_OVER:
+                stub = _skimmed(chunk, begin, end) or (_skimmed_result(chunk, begin, end) if skim_results else None)
+                if stub is not None:
+                    records.append(stub)
+                    continue
+            try:   # decoded here: json's own guess takes some bytes for UTF-16
+                record = json.loads(str(view[begin:end], "utf-8"))
+            except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
+                parsed.warnings.append(f"line {number}: not JSON ({_reason(exc)})")
+                continue
+            if not isinstance(record, dict):
+                parsed.warnings.append(f"line {number}: not a JSON object")
+            elif not isinstance(record.get("type"), str):
+                parsed.warnings.append(f"line {number}: a record without a type")
+            else:
+                records.append(record)
+    parsed.lines = number - first_line + 1
     return parsed
 
 
-def _skimmed(line: bytes) -> Record | None:
-    """A stub for a large line whose content no reader needs, or None to parse it whole."""
-    if line.startswith(_REQUEST_LOG):
-        match = _TYPE_AT_START.match(line)
+def _skimmed(chunk: bytes, start: int, end: int) -> Record | None:
+    """A stub for a large line (chunk[start:end]) whose content no reader needs, or None to parse it whole."""
+    if chunk.startswith(_REQUEST_LOG, start, end):
+        match = _TYPE_AT_START.match(chunk, start, end)
         if match is None:
             return None
         stub: Record = {"type": match.group(1).decode()}
-        nested = line.find(b"{", 1)   # the timestamp is among the top-level fields before any nested one
-        stamp = _TIMESTAMP.search(line, 0, nested if nested > 0 else len(line))
+        nested = chunk.find(b"{", start + 1, end)   # the timestamp is among the top-level fields before any nested one
+        stamp = _TIMESTAMP.search(chunk, start, nested if nested > 0 else end)
         if stamp is not None:
             stub["timestamp"] = stamp.group(1).decode()
-        stub[SKIPPED] = len(line)
+        stub[SKIPPED] = end - start
         return stub
-    head = _ATTACHMENT_HEAD.match(line)
+    head = _ATTACHMENT_HEAD.match(chunk, start, end)
     if head is None:
         return None
-    at = line.rfind(_TAIL_MARK)
-    tail = _ATTACHMENT_TAIL.match(line, at) if at > 0 else None
+    at = chunk.rfind(_TAIL_MARK, start, end)
+    tail = _ATTACHMENT_TAIL.match(chunk, at, end) if at > start else None
     if tail is None:
         return None
     parent = head.group(1)
@@ -112,20 +116,20 @@ def _skimmed(line: bytes) -> Record | None:
         "attachment": {"type": head.group(3).decode()},
         "uuid": tail.group(1).decode(),
         "timestamp": tail.group(2).decode(),
-        SKIPPED: len(line),
+        SKIPPED: end - start,
     }
 
 
-def _skimmed_result(line: bytes) -> Record | None:
+def _skimmed_result(chunk: bytes, start: int, end: int) -> Record | None:
     """A stub for a large tool result: its chain fields, the kind a reader tells from its content
     (a tool result), and the size of the line; None to parse it whole (another form, or a result
     that also carries the interruption marker, which makes it an interruption)."""
-    head = _RESULT_HEAD.match(line)
-    if head is None or _INTERRUPTED in line:
+    head = _RESULT_HEAD.match(chunk, start, end)
+    if head is None or chunk.find(_INTERRUPTED, start, end) != -1:
         return None
     # Inside a JSON string every quote is escaped, so the first `]},"uuid":"` after the head is the
     # record's own key, right after its message.
-    tail = _RESULT_TAIL.search(line, head.end())
+    tail = _RESULT_TAIL.search(chunk, head.end(), end)
     if tail is None:
         return None
     parent = head.group(1)
@@ -136,7 +140,7 @@ def _skimmed_result(line: bytes) -> Record | None:
         "message": {"role": "user", "content": [{"type": "tool_result"}]},
         "uuid": tail.group(1).decode(),
         "timestamp": tail.group(2).decode(),
-        SKIPPED: len(line),
+        SKIPPED: end - start,
     }
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...problems import Problem
-from ...rooted import FileProblem, read_regular
+from ...session_files import ReadProblem, read_head
 from ..base import AgentDeletion
 
 DEFAULT_DAYS = 30
@@ -124,13 +124,13 @@ def _span(seconds: float) -> str:
 def _days_in(path: Path) -> tuple[int | None, Problem | None]:
     """(the valid `cleanupPeriodDays` of one settings file or None, the problem with the file or None)."""
     try:
-        data, size = read_regular(path, MAX_SETTINGS_BYTES)
+        data, size = read_head(path, MAX_SETTINGS_BYTES)
         if size > MAX_SETTINGS_BYTES:
-            raise FileProblem(path, "too_large", f"over the {MAX_SETTINGS_BYTES:,}-byte limit")
+            raise ReadProblem("too_large", f"over the {MAX_SETTINGS_BYTES:,}-byte limit")
     except FileNotFoundError:
         return None, None
-    except (OSError, FileProblem) as exc:
-        reason = exc.reason if isinstance(exc, FileProblem) else exc.strerror or str(exc)
+    except (OSError, ReadProblem) as exc:
+        reason = exc.message if isinstance(exc, ReadProblem) else exc.strerror or str(exc)
         return None, Problem(str(path), "unreadable", f"{path}: {reason}; Claude Code skips its "
                              f"cleanup while it cannot read it; Reprise assumes {DEFAULT_DAYS} days.",
                              severity="warning")

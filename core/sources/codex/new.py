@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ...rooted import Root
+from ...session_files import ReadProblem, read_head
 from ..claude.fork import write_new
 from .fork import dumps
 from .layout import CodexRoot, session_id_of
@@ -30,10 +31,9 @@ def known_cli_version(root: CodexRoot) -> str:
         except OSError:
             continue
         for path in names:
-            try:
-                with path.open("rb") as handle:
-                    first = json.loads(handle.readline(MAX_META_BYTES))
-            except (OSError, ValueError):
+            try:   # a regular file only, opened without blocking: a FIFO named like a rollout is passed over
+                first = json.loads(read_head(path, MAX_META_BYTES)[0].split(b"\n", 1)[0])
+            except (OSError, ValueError, RecursionError, ReadProblem):
                 continue
             payload = first.get("payload") if isinstance(first, dict) else None
             version = payload.get("cli_version") if isinstance(payload, dict) else None

@@ -11,6 +11,8 @@ import json
 import os
 from pathlib import Path
 
+from ...session_files import ReadProblem, read_head
+
 MAX_INDEX_BYTES = 16 * 1024 * 1024
 
 
@@ -45,11 +47,11 @@ class SessionIndex:
 
 
 def read_index(path: Path) -> dict[str, str]:
-    """{session id: its newest thread name}; lines that are not entries are passed over."""
+    """{session id: its newest thread name}; lines that are not entries are passed over. Anything
+    else than a regular file (a FIFO would block every listing) names no session."""
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_INDEX_BYTES)
-    except OSError:
+        data, _ = read_head(path, MAX_INDEX_BYTES)
+    except (OSError, ReadProblem):
         return {}
     newest: dict[str, tuple[str, int, str]] = {}
     for number, line in enumerate(data.splitlines()):

@@ -29,7 +29,7 @@ from ...meter import (
     TokenCounter,
     spec_for,
 )
-from ...rooted import FileProblem, read_regular
+from ...session_files import ReadProblem, read_head
 from .codec import json_view
 from .models import (
     FRACTAL_MAX_HISTORY,
@@ -138,14 +138,14 @@ def agents_md_section(workspace: Path | None) -> tuple[str, int | None, str | No
         return "", None, "the workspace folder is unknown, so its AGENTS.md is not counted"
     path = workspace / "AGENTS.md"
     try:  # the repository may be hostile: a regular file only, opened without blocking, read capped
-        data, size = read_regular(path, AGENTS_MD_READ_CAP)
+        data, size = read_head(path, AGENTS_MD_READ_CAP)
         raw = data.decode("utf-8") if size <= AGENTS_MD_READ_CAP else data.decode("utf-8", "ignore")
     except FileNotFoundError:
         return "", None, "no AGENTS.md in the workspace"
     except UnicodeDecodeError:
         return "", None, "AGENTS.md is not UTF-8; the agent ignores it"
-    except FileProblem as exc:
-        return "", None, f"AGENTS.md cannot be read ({exc.reason}); it is not counted"
+    except ReadProblem as exc:
+        return "", None, f"AGENTS.md cannot be read ({exc.message}); it is not counted"
     except OSError as exc:
         return "", None, f"AGENTS.md cannot be read ({exc.strerror or exc}); the agent ignores it"
     text = raw.strip()
@@ -173,9 +173,9 @@ def fractal_configured_model(workspace: Path | None, env: dict[str, str] | None 
     candidates = [workspace / ".fractal" / "config.toml"] if workspace else []
     for path in (*candidates, global_path):
         try:
-            data, _ = read_regular(path, FRACTAL_CONFIG_CAP)  # a repository may be hostile: never a FIFO
+            data, _ = read_head(path, FRACTAL_CONFIG_CAP)  # a repository may be hostile: never a FIFO
             model = tomllib.loads(data.decode("utf-8")).get("active_model")
-        except (OSError, FileProblem, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        except (OSError, ReadProblem, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         if isinstance(model, str) and model:
             return model

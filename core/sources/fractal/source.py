@@ -32,6 +32,7 @@ from ...own_files import SessionMeta
 from ...paths import SessionRef
 from ...problems import Problem
 from ...retention import PruneSelection
+from ...session_files import ReadProblem, read_regular_file
 from ...times import utc_now_iso
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
@@ -336,7 +337,10 @@ class FractalSource(SessionSource):
         its archive, and the session it was trimmed from was never changed. A fork changed since
         Reprise last wrote it (turns added) needs `force`: its new turns go to the trash with it."""
         path = self.store.paths.session_file(ref)
-        data = path.read_bytes()
+        try:
+            data, _ = read_regular_file(path, self.store.root)
+        except ReadProblem as exc:
+            raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
         origin = str(fork.info.get("forked_from"))
         step = RestoreStep(fork.digest, "fork", "trashed")
         notes = [f"the fork is moved to Reprise's trash; {origin} was never changed"]

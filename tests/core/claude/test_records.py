@@ -135,3 +135,22 @@ def test_any_bytes_read_in_two_chunks_give_what_one_read_gives(lines, cut, trail
     assert first.records + second.records == whole.records
     assert first.warnings + second.warnings == whole.warnings
     assert second.end == whole.end and first.lines + second.lines == whole.lines
+
+
+def test_a_long_line_is_parsed_where_it_lies_in_the_chunk_never_copied_out_of_it():
+    """A 16 MB line costs its text and the parsed string (2x), not a copy of its bytes besides (3x):
+    with the chunk itself, a 200 MB reply was held four times (issue 24, section 3)."""
+    import tracemalloc
+
+    size = 16 << 20
+    reply = b'{"type":"assistant","message":{"content":[{"type":"text","text":"' + b"a" * size + b'"}]}}\n'
+    chunk = b'{"type":"user","n":1}\n' + reply + b"   \n" + b'{"type":"user","n":2}\n'
+    tracemalloc.start()
+    try:
+        parsed = parse_lines(chunk, 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [record["type"] for record in parsed.records] == ["user", "assistant", "user"]
+    assert parsed.lines == 4 and parsed.end == len(chunk) and parsed.warnings == []
+    assert peak < 2.5 * size, f"parsing a {size:,}-byte line peaked at {peak:,} bytes"
