@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from reprise.core.retention import PruneCandidate, PruneOptions, PruneSelection
 from reprise.core.service import Service
 from tests.core.claude.builder import snapshot
 from tests.core.claude.test_claude_source import FIXTURE, RECORDED, copy_store
+from tests.factories import GATE_TIMEOUT_S, wait_for_file
 
 SUBAGENT = "44444444-4444-4444-8444-444444444444"   # has a <uuid>/subagents/ sidecar folder
 THREE_TURNS = "33333333-3333-4333-8333-333333333333"
@@ -264,3 +266,168 @@ def test_an_rm_killed_before_the_original_goes_loses_nothing_and_the_next_rm_fin
     assert not path.exists() and not path.with_suffix("").exists()
     service.trash_restore(ref)
     assert snapshot(path) == before
+
+
+# --- rm racing Claude Code (issue 24): the original is taken off its path, compared, then unlinked ---------
+
+LATE = b'{"type":"last-prompt","lastPrompt":"written during the rm","sessionId":"x"}\n'
+RM_CHILD = ("import json, sys\n"
+            "from reprise.core.errors import RepriseError\n"
+            "from reprise.core.service import Service\n"
+            "s = Service.from_environment(workspace=sys.argv[1])\n"
+            "try:\n"
+            "    s.sources['claude'].remove(s.resolve(sys.argv[2]), force=True)\n"
+            "except RepriseError as exc:\n"
+            "    print(json.dumps({'ok': False, 'error': exc.code, 'message': exc.message}))\n"
+            "else:\n"
+            "    print(json.dumps({'ok': True}))\n")
+
+
+def _rm_held(folder: Path, session_id: str, point: str, gate: Path) -> subprocess.Popen:
+    """An rm in another process (forced: Claude Code holds the file open), held at the fault point
+    `point` until `gate` exists."""
+    return subprocess.Popen([sys.executable, "-c", RM_CHILD, str(folder), session_id], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "REPRISE_FAULTS": f"{point}=wait:{gate}"})
+
+
+def _outcome(gate: Path, process: subprocess.Popen) -> dict:
+    gate.touch()
+    out, err = process.communicate(timeout=GATE_TIMEOUT_S)
+    assert process.returncode == 0, err
+    return json.loads(out)
+
+
+def _rm_lines(ref: SessionRef) -> list[dict]:
+    log = OwnPaths(Path(os.environ["REPRISE_DATA_DIR"]), "claude").root
+    lines = []
+    for file in log.rglob("*.jsonl"):
+        for line in file.read_text().splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(item, dict) and item.get("op") == "rm" and item.get("session_id") == ref.session_id:
+                lines.append(item)
+    return lines
+
+
+@pytest.mark.parametrize("point", ["claude_trash_before_unlink", "claude_trash_set_aside"])
+def test_a_record_appended_while_rm_runs_is_never_lost(store, tmp_path, point):
+    _, folders = store
+    service, ref, path = opened(folders["alpha"], SUBAGENT)
+    before = path.read_bytes()
+    gate = tmp_path / "gate"
+    with path.open("ab") as agent:   # Claude Code holds the file open and appends
+        process = _rm_held(folders["alpha"], SUBAGENT, point, gate)
+        wait_for_file(Path(f"{gate}.reached"), process)
+        agent.write(LATE)
+        agent.flush()
+        result = _outcome(gate, process)
+    assert result["ok"] is False and "changed while Reprise moved it" in result["message"], result
+    assert path.read_bytes() == before + LATE   # put back, the append in it
+    assert path.with_suffix("").is_dir() and service.trash_entries() == []
+    assert not any(p.name.endswith(".reprise-rm") for p in path.parent.iterdir())
+    assert _rm_lines(ref) == []   # nothing happened, nothing audited
+
+
+def _set_aside(store, tmp_path: Path) -> tuple[Service, SessionRef, Path, bytes, Path, subprocess.Popen]:
+    """An rm held with the original off its path: (service, ref, path, its bytes, gate, the rm)."""
+    _, folders = store
+    service, ref, path = opened(folders["alpha"], SUBAGENT)
+    before = path.read_bytes()
+    gate = tmp_path / "gate"
+    process = _rm_held(folders["alpha"], SUBAGENT, "claude_trash_set_aside", gate)
+    wait_for_file(Path(f"{gate}.reached"), process)
+    return service, ref, path, before, gate, process
+
+
+def test_a_file_renamed_over_the_path_while_rm_runs_is_kept_with_the_original(store, tmp_path):
+    service, ref, path, before, gate, process = _set_aside(store, tmp_path)
+    rewritten = path.parent / ".rewrite.tmp"
+    rewritten.write_bytes(before + LATE)
+    os.rename(rewritten, path)   # an atomic rewrite of the session by another program
+    result = _outcome(gate, process)
+    hidden = path.parent / f".{path.name}.reprise-rm"
+    assert result["ok"] is False and result["error"] == "conflict", result
+    assert str(path) in result["message"] and str(hidden) in result["message"]
+    assert path.read_bytes() == before + LATE and hidden.read_bytes() == before   # both kept
+    assert service.trash_entries() == [] and _rm_lines(ref) == []
+
+
+def test_a_new_file_at_the_emptied_path_while_rm_runs_is_kept_and_rm_refuses_naming_both(store, tmp_path):
+    service, ref, path, before, gate, process = _set_aside(store, tmp_path)
+    assert not path.exists()   # the original is off its path
+    with path.open("ab") as agent:   # Claude Code appends by path: a new file
+        agent.write(LATE)
+    result = _outcome(gate, process)
+    hidden = path.parent / f".{path.name}.reprise-rm"
+    assert result["ok"] is False and result["error"] == "conflict", result
+    assert str(path) in result["message"] and str(hidden) in result["message"]
+    assert path.read_bytes() == LATE and hidden.read_bytes() == before
+    assert path.with_suffix("").is_dir()   # the sidecar folder went back: nothing was at its place
+    assert service.trash_entries() == [] and _rm_lines(ref) == []
+    # A later rm refuses while the hidden original lies there, naming it.
+    with pytest.raises(ConflictError, match="reprise-rm"):
+        service.remove(service.resolve(SUBAGENT), force=True)
+
+
+AS_ROOT = os.geteuid() == 0
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if AS_ROOT else []
+
+
+def test_an_rm_in_a_store_the_user_cannot_write_is_undone_and_audits_no_rm():
+    """The Claude Code store is root's (or read-only); Reprise's own folders are the user's: the
+    copy, its record and the metadata go back, and no "rm" line claims a move that did not happen."""
+    base = Path(tempfile.mkdtemp(prefix="reprise-rm-readonly-"))   # pytest's tmp_path is root-only
+    try:
+        base.chmod(0o755)
+        claude_root = base / "claude"
+        folders = copy_store(claude_root, base / "work")
+        project = next((claude_root / "projects").iterdir())
+        session_id = next(p.stem for p in project.glob("*.jsonl"))
+        path = project / f"{session_id}.jsonl"
+        before = path.read_bytes()
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith(("REPRISE_", "FRACTAL_", "XDG_", "CLAUDE_", "CODEX_"))}
+        env.update(CLAUDE_CONFIG_DIR=str(claude_root), CODEX_HOME=str(base / "codex"),
+                   REPRISE_DATA_DIR=str(base / "data"), REPRISE_STATE_DIR=str(base / "state"),
+                   FRACTAL_STATE_HOME=str(base / "state"), REPRISE_CACHE_DIR=str(base / "cache"),
+                   REPRISE_CONFIG=str(base / "config.toml"), HOME=str(base / "home"),
+                   XDG_CONFIG_HOME=str(base / "xdg"))
+        (base / "config.toml").write_text("")
+        for name in ("data", "state", "cache", "home", "xdg"):
+            (base / name).mkdir()
+            if AS_ROOT:
+                os.chown(base / name, 65534, 65534)
+        for folder in [claude_root, *claude_root.rglob("*")]:
+            folder.chmod(0o755 if folder.is_dir() else 0o644)   # readable by all, writable by root only
+        if not AS_ROOT:
+            project.chmod(0o555)
+        reprise = [*NOBODY, str(Path(sys.executable).with_name("reprise"))]
+        cwd = next(f for f in folders.values() if path.read_bytes().count(str(f).encode()))
+        # A title of Reprise's, so the metadata that moves with the session must come back too.
+        named = subprocess.run([*reprise, "rename", session_id, "Named"], env=env, cwd=cwd, capture_output=True,
+                               text=True, timeout=120, check=False)
+        assert named.returncode == 0, named.stderr
+        result = subprocess.run([*reprise, "rm", session_id, "--force"], env=env, cwd=cwd, capture_output=True,
+                                text=True, timeout=120, check=False)
+        assert result.returncode != 0 and "not moved to the trash" in result.stderr, result
+        assert str(path) in result.stderr and ".reprise-rm" not in result.stderr, result.stderr
+        assert path.read_bytes() == before
+        listed_trash = subprocess.run([*reprise, "trash", "list", "--all", "--json"], env=env, cwd=cwd,
+                                      capture_output=True, text=True, timeout=120, check=False)
+        assert json.loads(listed_trash.stdout)["trash"] == [], listed_trash.stdout
+        trashed = [p for p in (base / "data").rglob("*") if "trash" in p.parts and p.is_file()]
+        assert trashed == [], trashed
+        audit = subprocess.run([*reprise, "audit", "--json"], env=env, cwd=cwd, capture_output=True,
+                               text=True, timeout=120, check=False)
+        assert json.loads(audit.stdout)["audit"] == [], audit.stdout   # no "rm ok" of a move undone
+        shown = subprocess.run([*reprise, "show", session_id, "--json"], env=env, cwd=cwd, capture_output=True,
+                               text=True, timeout=120, check=False)
+        assert "Named" in shown.stdout, shown.stdout[:300]
+    finally:
+        for folder in base.rglob("*"):
+            if folder.is_dir() and not folder.is_symlink():
+                folder.chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)
