@@ -243,7 +243,7 @@ class Root:
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise self._not_a_folder(fd, parts, index) from None
-            raise
+            raise named(exc, self.path.joinpath(*parts[: index + 1])) from None
 
     def _not_a_folder(self, fd: int, parts: list[str], index: int) -> RepriseError:
         info = os.stat(parts[index], dir_fd=fd, follow_symlinks=False)
@@ -272,6 +272,12 @@ class Root:
         fd = self._open_dir(parts[:-1], create=create)
         try:
             yield fd, parts[-1]
+        except OSError as exc:
+            # An `*at` call names only the last part, or a temp file beside it: name the real path.
+            if isinstance(exc.filename, str) and (exc.filename == parts[-1]
+                                                  or exc.filename.startswith(f".{parts[-1]}.tmp-")):
+                raise named(exc, self.path.joinpath(*parts)) from None
+            raise
         finally:
             os.close(fd)
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import faults
+from ...archive import Archive
 from ...audit import AuditLog, iso_time
 from ...errors import ConflictError, NotFoundError, RepriseError, UsageError
 from ...paths import OwnPaths, SessionRef
@@ -385,6 +386,7 @@ class ClaudeTrash:
 
     def _purge_one(self, entry: TrashEntry, result: PurgeResult) -> None:
         ref, there = entry.ref, self.files(entry.ref)
+        self._share_with_forks(ref, result)
         tomb = self._tombstone(ref)
         if self.data.exists(tomb):
             self.data.rmtree(tomb)
@@ -408,12 +410,36 @@ class ClaudeTrash:
         for place, name in ((there.sidecars, "sidecars"), (there.meta, "meta.json"), (there.record, "record.json")):
             if self.data.exists(place):
                 self.data.move(place, tomb / name, replace=True)
-        origin = _text(record.get("from"))
         archive = self.paths.archive_dir(ref)
-        if self.data.is_dir(archive) and not (origin is not None and Path(origin).exists()):
+        if self._archive_goes(ref, record):
             self.data.move(archive, tomb / "archive", replace=True)
             return True
         return False
+
+    def _archive_goes(self, ref: SessionRef, record: dict[str, Any]) -> bool:
+        """Whether a purge deletes the session's archive: it has one, and the session is not back."""
+        origin = _text(record.get("from"))
+        return self.data.is_dir(self.paths.archive_dir(ref)) and not (origin is not None and Path(origin).exists())
+
+    def _share_with_forks(self, ref: SessionRef, result: PurgeResult) -> None:
+        """Before a purge deletes a session's archive: every original a fork of it still names in its
+        markers (`fork-original`) is shared into that fork's archive, where `archive show FORK` finds
+        it, and the purge says so. A fork Reprise wrote since issue 24 holds it already."""
+        if not self._archive_goes(ref, self.record(ref)):
+            return
+        archive = Archive(self.paths)
+        for entry in archive.entries(ref):
+            fork_id = entry.info.get("fork_session_id")
+            if entry.op != "fork-original" or not isinstance(fork_id, str) or not is_session_id(fork_id):
+                continue
+            fork = SessionRef(ref.workspace_key, fork_id, self.source)
+            if not (self.data.exists(self.paths.meta_file(fork)) or self.data.exists(self.files(fork).session)):
+                continue   # no fork of that id left: nothing names these bytes
+            if not archive.holds(fork, entry.digest):
+                with self.lock(fork):
+                    archive.share(ref, fork, entry.digest, op="fork-original", source_session_id=ref.session_id)
+            result.notes.append(f"the text {ref.session_id}'s fork {fork_id} names ({entry.digest[:12]}) is kept in "
+                                f"the fork's archive: reprise archive show {fork_id} {entry.digest[:12]}")
 
     def _finish_tombstones(self, key: str, result: PurgeResult) -> None:
         trash = self.paths.trash_dir(key)
@@ -427,6 +453,8 @@ class ClaudeTrash:
             ref = SessionRef(key, name[len(TOMBSTONE_PREFIX):], self.source)
             try:
                 with self.lock(ref):
+                    if not self.data.exists(self.files(ref).session):
+                        self._share_with_forks(ref, result)
                     if not self.data.exists(self.files(ref).session) and self._gather(ref, trash / name):
                         result.archives_deleted.append(ref.session_id)
                     self.data.rmtree(trash / name)
