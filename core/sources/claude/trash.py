@@ -11,7 +11,9 @@ that file is compared with the copy, and only then unlinked: an append that land
 rename is in the file compared, one after it makes a new file at the path. On a mismatch the
 original is put back without replacing anything (a new file the agent made at the path meanwhile
 is kept too, and both are named), the copy is dropped, and nothing is audited. A crash in between
-leaves both the original and the copy (restore then refuses; nothing is lost).
+leaves both the original and the copy, nothing is lost: with the original still at its path, restore
+refuses and the next rm finishes; with it at its hidden name, restore renames it back (the very
+bytes) and a later rm refuses while it lies there.
 
 In the trash, beside `<id>.jsonl` and `<id>/`: `records/<id>.json` (when, from where, the
 digests) and `meta/<id>.json` (Reprise's title and pins of the session). Restore refuses while
@@ -335,12 +337,19 @@ class ClaudeTrash:
         entry = self._entry(ref)
         has_sidecars = self.data.is_dir(there.sidecars)
         made: list[Path] = []
+        back: list[Path] = []
         try:
-            digest = claude.copy_in(self.data, there.session, target)
-            made.append(target)
+            if self._back_from_aside(claude, target, record.get("sha256")):
+                back.append(target)
+                digest = str(record.get("sha256"))
+            else:
+                digest = claude.copy_in(self.data, there.session, target)
+                made.append(target)
             if record.get("sha256") not in (None, digest):
                 raise ConflictError(f"{there.session} no longer has the bytes that were trashed.")
-            if has_sidecars:
+            if has_sidecars and self._back_from_aside(claude, sidecars, record.get("sidecars")):
+                back.append(sidecars)
+            elif has_sidecars:
                 folder_digest = claude.copy_in(self.data, there.sidecars, sidecars)
                 made.append(sidecars)
                 if record.get("sidecars") not in (None, folder_digest):
@@ -354,6 +363,11 @@ class ClaudeTrash:
                     claude.rmtree(path) if claude.is_dir(path) else claude.unlink(path)
                 except (OSError, RepriseError) as undo:
                     stuck.append(f"{path} ({_reason(undo)})")
+            for path in reversed(back):
+                try:
+                    claude.move_noreplace(path, aside(path))
+                except (OSError, RepriseError) as undo:
+                    stuck.append(f"{path} ({_reason(undo)})")
             where = f"; could not remove the partial copy {'; '.join(stuck)}" if stuck else ""
             raise RepriseError(f"Session {ref.session_id} was not restored from the trash: {_reason(exc)}{where}; "
                                "it is still in the trash.", path=str(target)) from None
@@ -365,6 +379,19 @@ class ClaudeTrash:
             except (OSError, RepriseError):
                 pass   # a leftover copy of a restored session: the next purge or rm names it
         return entry
+
+    @staticmethod
+    def _back_from_aside(claude: Root, place: Path, wanted: object) -> bool:
+        """Rename back to `place` the original an rm cut short (a crash) left beside it, when it has
+        the digest the trash recorded: the very bytes, not a copy of them. False when there is none."""
+        hidden = aside(place)
+        try:
+            if not (isinstance(wanted, str) and claude.exists(hidden) and claude.digest(hidden) == wanted):
+                return False
+        except (OSError, RepriseError):
+            return False
+        claude.move_noreplace(hidden, place)
+        return True
 
     # --- purge -------------------------------------------------------------------------------------
 

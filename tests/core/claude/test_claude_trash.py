@@ -370,3 +370,19 @@ def test_a_new_file_at_the_emptied_path_while_rm_runs_is_kept_and_rm_refuses_nam
     with pytest.raises(ConflictError, match="reprise-rm"):
         service.remove(service.resolve(SUBAGENT), force=True)
 
+
+
+def test_an_rm_killed_with_the_original_off_its_path_loses_nothing_and_restore_renames_it_back(store):
+    _, folders = store
+    service, ref, path = opened(folders["alpha"], SUBAGENT)
+    before = snapshot(path)
+    child = subprocess.run([sys.executable, "-c", RM_CHILD, str(folders["alpha"]), SUBAGENT], timeout=60,
+                           check=False, env={**os.environ, "REPRISE_FAULTS": "claude_trash_set_aside=kill"})
+    assert child.returncode == -9
+    hidden = path.parent / f".{path.name}.reprise-rm"
+    assert not path.exists() and hidden.exists()   # off its path, not gone: the trash holds its copy too
+    assert [e.ref.session_id for e in service.trash_entries()] == [SUBAGENT]
+    inode = hidden.stat().st_ino
+    service.trash_restore(ref)
+    assert snapshot(path) == before and path.stat().st_ino == inode   # the very file, renamed back
+    assert not hidden.exists() and service.trash_entries() == []
