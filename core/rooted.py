@@ -125,6 +125,18 @@ def named(exc: OSError, path: Path | str) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
+@contextlib.contextmanager
+def _naming(name: str, path: Path) -> Iterator[None]:
+    """Inside a block over two folders whose files may share a last part: an error naming `name`
+    names the source `path` (else the target's `parent` would claim it)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename == name:
+            raise named(exc, path) from None
+        raise
+
+
 _RENAME_NOREPLACE = 1
 _renameat2: Callable[..., int] | None | bool = False   # False: not looked up yet; None: not in this libc
 
@@ -534,7 +546,8 @@ class Root:
     def move(self, source: Path | str, target: Path | str, *, replace: bool = False) -> None:
         """Rename `source` to `target` (folders on the way created); FileExistsError when the target
         exists and `replace` is false. Across filesystems: copy, fsync, verify, then remove the source."""
-        with self.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name):
+        with self.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name), \
+                _naming(src_name, self.path.joinpath(*self.parts(source))):
             info = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
             if not replace:
                 with contextlib.suppress(FileNotFoundError):
@@ -545,7 +558,7 @@ class Root:
             except OSError as exc:
                 if exc.errno != errno.EXDEV:
                     raise
-                self._copy_across(src_fd, src_name, dst_fd, dst_name, info)
+                self._copy_across(src_fd, src_name, dst_fd, dst_name, info, self.path.joinpath(*self.parts(target)))
                 if stat.S_ISDIR(info.st_mode):
                     shutil.rmtree(src_name, dir_fd=src_fd)
                 else:
@@ -586,7 +599,8 @@ class Root:
         the way created, no link followed): to a temp name, fsynced, checked to read back with the
         source's digest, then given the target's name. Never replaces: FileExistsError when the
         target exists. Returns the digest (`digest`'s form); the source is left as it is."""
-        with other.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name):
+        with other.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name), \
+                _naming(src_name, other.path.joinpath(*other.parts(source))):
             info = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
 
             def place(temp: str) -> None:
@@ -595,12 +609,8 @@ class Root:
                     raise FileExistsError(errno.EEXIST, "it already exists", str(target))
                 os.rename(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd)
 
-            try:
-                digest = _placed_copy(src_fd, src_name, dst_fd, dst_name, info, place)
-            except OSError as exc:
-                if exc.filename == dst_name:
-                    raise named(exc, self.path.joinpath(*self.parts(target))) from None
-                raise
+            digest = _placed_copy(src_fd, src_name, dst_fd, dst_name, info, place,
+                                  self.path.joinpath(*self.parts(target)))
             _fsync_fd(dst_fd)
         return digest
 
@@ -609,23 +619,25 @@ class Root:
         with self.parent(path) as (fd, name):
             return _digest_entry(fd, name)
 
-    def _copy_across(self, src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result) -> None:
+    def _copy_across(self, src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result,
+                     target: Path) -> None:
         """Copy to a temp name in the target folder, fsync, check it reads back with the source's
         digest, and only then give it the target's name."""
         _placed_copy(src_fd, src_name, dst_fd, dst_name, info,
-                     lambda temp: os.replace(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd))
+                     lambda temp: os.replace(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd), target)
 
 
 def _placed_copy(src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result,
-                 place: Callable[[str], None]) -> str:
+                 place: Callable[[str], None], target: Path) -> str:
     """Copy an entry to a temp name beside `dst_name` (fsynced), check it reads back with the
-    source's digest, then `place(temp)` it; the temp copy is removed on any failure. Returns the digest."""
+    source's digest, then `place(temp)` it; the temp copy is removed on any failure, and an error of
+    it names `target` (the copy's real path). Returns the digest."""
     temp = f".{dst_name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     try:
         _copy_entry(src_fd, src_name, dst_fd, temp, info)
         digest = _digest_entry(src_fd, src_name)
         if digest != _digest_entry(dst_fd, temp):
-            raise OSError(errno.EIO, "the copy does not read back as the original", dst_name)
+            raise OSError(errno.EIO, "the copy does not read back as the original", str(target))
         place(temp)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -634,7 +646,7 @@ def _placed_copy(src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: o
             else:
                 os.unlink(temp, dir_fd=dst_fd)
         if isinstance(exc, OSError) and isinstance(exc.filename, str) and exc.filename.startswith(temp):
-            raise named(exc, dst_name) from None   # the copy's own name, not its temp name
+            raise named(exc, target) from None   # the copy's own path, not its temp name
         raise
     return digest
 

@@ -117,3 +117,18 @@ def test_a_new_codex_session_in_a_store_the_user_cannot_write_names_the_folder_i
     assert result.returncode != 0, result
     year = str(store.codex / "sessions") + "/"
     assert year in result.stderr, result.stderr   # the whole path of the folder, not "2026" alone
+
+
+def test_an_error_between_two_folders_names_the_file_it_is_about(tmp_path):
+    """A move or copy between two folders whose files share a name: a missing source is named as
+    the source, whole, never by its last part (nor claimed by the target)."""
+    from reprise.core.rooted import Root
+
+    root = Root(tmp_path)
+    (tmp_path / "trash").mkdir()
+    (tmp_path / "sessions").mkdir()
+    for attempt in (lambda: root.move(tmp_path / "sessions" / "a.json", tmp_path / "trash" / "a.json"),
+                    lambda: root.copy_in(root, tmp_path / "trash" / "b.json", tmp_path / "sessions" / "b.json")):
+        with pytest.raises(FileNotFoundError) as raised:
+            attempt()
+        assert raised.value.filename in (str(tmp_path / "sessions" / "a.json"), str(tmp_path / "trash" / "b.json"))
