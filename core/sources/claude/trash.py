@@ -147,10 +147,11 @@ class ClaudeTrash:
                 meta_moved = True
             # Verified copies are in the trash and recorded: a crash from here leaves both (the next rm finishes).
             faults.point("claude_trash_before_unlink")
-            self._take_off(ref, claude, session_file, digest, sidecars if has_sidecars else None, sidecar_digest,
-                           lambda: self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
-                                                     options={"force": force}, digests=[digest],
-                                                     counts={"bytes": info.st_size}, now=now))
+            moved = self._take_off(ref, claude, session_file, digest, sidecars if has_sidecars else None,
+                                   sidecar_digest,
+                                   lambda: self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
+                                                             options={"force": force}, digests=[digest],
+                                                             counts={"bytes": info.st_size}, now=now))
         except (OSError, RepriseError) as exc:
             stuck = self._undo(made, there.meta if meta_moved else None, self.paths.meta_file(ref))
             where = "" if isinstance(exc, _BothKept) else "; the session was left where it is"
@@ -158,6 +159,7 @@ class ClaudeTrash:
             error = ConflictError if isinstance(exc, ConflictError) else RepriseError
             raise error(f"Session {ref.session_id} was not moved to the trash: {_reason(exc)}{where}.",
                         hint=exc.hint if isinstance(exc, RepriseError) else None, path=str(session_file)) from None
+        self._drop_aside(ref, claude, moved)   # moved, checked and audited: only now do the originals go
         return TrashEntry(ref, iso_time(now), now, info.st_size, title, str(session_file))
 
     def _check_aside(self, claude: Root, session_file: Path, sidecars: Path) -> None:
@@ -169,9 +171,10 @@ class ClaudeTrash:
                                          "remove the one not needed", path=place)
 
     def _take_off(self, ref: SessionRef, claude: Root, session_file: Path, digest: str, sidecars: Path | None,
-                  sidecar_digest: str | None, audited: Callable[[], object]) -> None:
+                  sidecar_digest: str | None, audited: Callable[[], object]) -> list[tuple[Path, Path]]:
         """Take the original (and its sidecar folder) off its path, check it still has the digest of
-        the copy in the trash, audit with `audited()`, then unlink it. On a mismatch or a failure,
+        the copy in the trash and audit with `audited()`; returns (path, hidden name) of each, for
+        `_drop_aside` to unlink. On a mismatch or a failure,
         put it back without replacing anything and raise: `_Changed` when it changed, a
         ConflictError naming both files when the agent made a new one at the path meanwhile."""
         moved: list[tuple[Path, Path]] = []
@@ -195,9 +198,13 @@ class ClaudeTrash:
         except (OSError, RepriseError) as exc:
             self._put_back(claude, moved, exc)
             raise
+        return moved
+
+    def _drop_aside(self, ref: SessionRef, claude: Root, moved: list[tuple[Path, Path]]) -> None:
+        """Unlink the originals `_take_off` compared and audited (their bytes are in the trash)."""
         for place, hidden in moved:
             try:
-                claude.rmtree(hidden) if place == sidecars else claude.unlink(hidden)
+                claude.rmtree(hidden) if claude.is_dir(hidden) else claude.unlink(hidden)
             except (OSError, RepriseError) as exc:
                 raise RepriseError(f"Session {ref.session_id} was moved to the trash, but {hidden} (what was at "
                                    f"{place}) could not be removed: {_reason(exc)}.",
@@ -243,11 +250,12 @@ class ClaudeTrash:
                 force: bool, now: float) -> TrashEntry:
         entry = self._entry(ref)
         record = self.record(ref)
-        self._take_off(ref, claude, session_file, str(record.get("sha256")), sidecars if has_sidecars else None,
-                       _text(record.get("sidecars")),
-                       lambda: self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
-                                                 options={"force": force, "finished": True},
-                                                 counts={"bytes": entry.size}, now=now))
+        moved = self._take_off(ref, claude, session_file, str(record.get("sha256")),
+                               sidecars if has_sidecars else None, _text(record.get("sidecars")),
+                               lambda: self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
+                                                         options={"force": force, "finished": True},
+                                                         counts={"bytes": entry.size}, now=now))
+        self._drop_aside(ref, claude, moved)
         return entry
 
     def _undo(self, made: list[Path], meta_now: Path | None, meta_home: Path) -> str:
