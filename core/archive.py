@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -148,6 +149,69 @@ class Archive:
         faults.point("after_archive")
         return entry
 
+    def share(self, source: SessionRef, target: SessionRef, name: str, *, op: str, **info: Any) -> ArchiveEntry:
+        """Index in `target`'s archive the entry `name` of `source`'s archive (a fork's markers name
+        the bytes of the session it was trimmed from), so that it is found, and kept, from either:
+        the same file under a second name (a hard link, no second copy), or a verified copy where
+        the two cannot share one."""
+        faults.point("before_archive")
+        origin = self.directory(source) / f"{name}.json"
+        directory = self.directory(target)
+        path = directory / f"{name}.json"
+        try:
+            self.root.mkdir(directory)
+            if not self._verified(path, name):
+                if not self._verified(origin, name):
+                    raise ArchiveError(f"Archive entry {origin} is missing or does not match its digest; it was not "
+                                       f"shared with session {target.session_id}.", path=origin)
+                try:
+                    self.root.link(origin, path)
+                except OSError:   # another filesystem, one without links, a damaged file there
+                    self.root.write_atomic(path, self.read(source, name), temp_stem=name)
+                if not self._verified(path, name):
+                    raise ArchiveError(f"Archive entry {path} does not read back as written.", path=path)
+            entry = ArchiveEntry(name, op, utc_now_iso(), [], info)
+            self.root.append(directory / "index.jsonl",
+                             (json.dumps(entry.as_dict(), ensure_ascii=True) + "\n").encode("ascii"))
+        except OSError as exc:
+            raise ArchiveError(f"Could not write the archive of session {target.session_id}: "
+                               f"{exc.strerror or exc} ({exc.filename}).", path=directory) from None
+        except ArchiveError:
+            raise
+        except RepriseError as exc:
+            raise ArchiveError(f"Could not write the archive of session {target.session_id}: {exc.message}",
+                               path=exc.path or directory) from None
+        faults.point("after_archive")
+        return entry
+
+    def holds(self, ref: SessionRef, name: str) -> bool:
+        """Whether this session's archive indexes the entry `name` and has its bytes."""
+        return any(entry.digest == name for entry in self.entries(ref)) and \
+            self._verified(self.directory(ref) / f"{name}.json", name)
+
+    def withdraw(self, ref: SessionRef, entry: ArchiveEntry) -> None:
+        """Take back an entry just put for an operation that then failed: its index line, and its
+        bytes unless another line still names them (a session's folder with nothing left goes too)."""
+        directory = self.directory(ref)
+        index = directory / "index.jsonl"
+        line = json.dumps(entry.as_dict(), ensure_ascii=True).encode("ascii")
+        lines = list(self.root.lines(index, MAX_INDEX_LINE_BYTES))
+        at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].data == line), None)
+        if at is None or any(read.data is None for read in lines):
+            return   # not there, or a line too long to write back as it is: the index stays whole
+        kept = lines[:at] + lines[at + 1:]
+        names = {parse_index_line(read.data).digest for read in kept if read.data and _parses(read.data)}
+        if kept:
+            self.root.write_atomic(index, [(read.data or b"") + (b"\n" if read.terminated else b"")
+                                           for read in kept])
+        else:
+            self.root.unlink(index)
+        if entry.digest not in names:
+            self.root.unlink(directory / f"{entry.digest}.json")
+        if not self.root.names(directory):
+            with contextlib.suppress(OSError), self.root.parent(directory) as (fd, name):
+                os.rmdir(name, dir_fd=fd)
+
     def _verified(self, path: Path, name: str) -> bool:
         """Whether the entry on disk has this digest (hashed as it is read: no second copy in memory)."""
         try:
@@ -243,6 +307,14 @@ class Archive:
         if digest(data) != name:
             raise ArchiveError(f"Archive entry {path} is corrupt: its content does not match its digest.", path=path)
         return data
+
+
+def _parses(data: bytes) -> bool:
+    try:
+        parse_index_line(data)
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def find_entry(entries: list[ArchiveEntry], text: str) -> ArchiveEntry:

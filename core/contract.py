@@ -765,6 +765,7 @@ class Purge(Document):
     finished: list[str] = Field(description="sessions a purge cut short had left, finished now")
     failed: list[Failure]
     leftovers: list[str]
+    notes: list[str] = Field(default_factory=list, description="what the purge kept and why (text a fork names)")
 
 
 def purge(result: PurgeResult, now: float | None = None) -> Purge:
@@ -772,7 +773,7 @@ def purge(result: PurgeResult, now: float | None = None) -> Purge:
     return Purge(purged=[trash_entry(entry, now) for entry in result.purged], kept=len(result.kept),
                  archives_deleted=result.archives_deleted, finished=[ref.session_id for ref in result.finished],
                  failed=[Failure(session_id=entry.ref.session_id, error=why) for entry, why in result.failed],
-                 leftovers=result.leftovers)
+                 leftovers=result.leftovers, notes=result.notes)
 
 
 class PruneOptions(Document):

@@ -25,8 +25,9 @@ WRITE_PATH_POINTS = (  # a session rewritten (trim, restore, a turn), its archiv
     "after_index_append",
 )
 PURGE_POINTS = ("after_tombstone",)  # a trashed session renamed into its tombstone, not yet deleted
-# a Claude Code session's verified copies recorded in Reprise's trash, the original not yet removed
-CLAUDE_TRASH_POINTS = ("claude_trash_before_unlink",)
+# a Claude Code (or Codex) session's verified copies recorded in Reprise's trash, the original
+# not yet removed; then the original taken off its path (a hidden name beside it), not yet compared
+CLAUDE_TRASH_POINTS = ("claude_trash_before_unlink", "claude_trash_set_aside")
 POINTS = WRITE_PATH_POINTS + PURGE_POINTS + CLAUDE_TRASH_POINTS
 
 

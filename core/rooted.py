@@ -76,6 +76,69 @@ def read_capped(fd: int, path: Path | str, cap: int) -> bytes:
         raise FileProblem(path, exc.code, exc.message) from None
 
 
+def named(exc: OSError, path: Path | str) -> OSError:
+    """The same error (its errno, so its subclass) naming `path`: the file or folder the caller
+    meant, not a temp name or the last part of a path that `*at` calls report."""
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
+@contextlib.contextmanager
+def _naming(name: str, path: Path) -> Iterator[None]:
+    """Inside a block over two folders whose files may share a last part: an error naming `name`
+    names the source `path` (else the target's `parent` would claim it)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename == name:
+            raise named(exc, path) from None
+        raise
+
+
+_RENAME_NOREPLACE = 1
+_renameat2: Callable[..., int] | None | bool = False   # False: not looked up yet; None: not in this libc
+
+
+def _libc_renameat2() -> Callable[..., int] | None:
+    global _renameat2
+    if _renameat2 is False:
+        import ctypes
+        import ctypes.util
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            function = libc.renameat2
+            function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            function.restype = ctypes.c_int
+            _renameat2 = function
+        except (OSError, AttributeError):
+            _renameat2 = None
+    return _renameat2 if callable(_renameat2) else None
+
+
+def rename_noreplace(src_fd: int, src_name: str, dst_fd: int, dst_name: str) -> None:
+    """Rename within one filesystem, never replacing: FileExistsError when anything is at the
+    target, checked by the kernel in the same step (`renameat2` with RENAME_NOREPLACE). Where the
+    kernel or filesystem lacks it, a file is hard-linked to the target (which fails on anything
+    there) and then unlinked; a folder is renamed after a last look (the one window left)."""
+    import ctypes
+    function = _libc_renameat2()
+    if function is not None:
+        status = function(src_fd, os.fsencode(src_name), dst_fd, os.fsencode(dst_name), _RENAME_NOREPLACE)
+        if status == 0:
+            return
+        error = ctypes.get_errno()
+        if error not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            raise OSError(error, os.strerror(error), dst_name)
+    info = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
+    if stat.S_ISDIR(info.st_mode):
+        with contextlib.suppress(FileNotFoundError):
+            os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
+            raise FileExistsError(errno.EEXIST, "it already exists", dst_name)
+        os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+        return
+    os.link(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
+    os.unlink(src_name, dir_fd=src_fd)
+
+
 def _fsync_fd(fd: int) -> None:
     with contextlib.suppress(OSError):  # some filesystems cannot fsync a directory; the data is synced
         os.fsync(fd)
@@ -128,9 +191,13 @@ class Root:
                 except FileNotFoundError:
                     if not create:
                         raise
-                    with contextlib.suppress(FileExistsError):
+                    try:
                         os.mkdir(part, 0o700, dir_fd=fd)
                         _fsync_fd(fd)
+                    except FileExistsError:
+                        pass
+                    except OSError as exc:   # named by its whole path, not its last part ("12")
+                        raise named(exc, self.path.joinpath(*parts[: index + 1])) from None
                     next_fd = self._open_existing_dir(fd, parts, index)
                 os.close(fd)
                 fd = next_fd
@@ -145,7 +212,7 @@ class Root:
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise self._not_a_folder(fd, parts, index) from None
-            raise
+            raise named(exc, self.path.joinpath(*parts[: index + 1])) from None
 
     def _not_a_folder(self, fd: int, parts: list[str], index: int) -> RepriseError:
         info = os.stat(parts[index], dir_fd=fd, follow_symlinks=False)
@@ -174,6 +241,12 @@ class Root:
         fd = self._open_dir(parts[:-1], create=create)
         try:
             yield fd, parts[-1]
+        except OSError as exc:
+            # An `*at` call names only the last part, or a temp file beside it: name the real path.
+            if isinstance(exc.filename, str) and (exc.filename == parts[-1]
+                                                  or exc.filename.startswith(f".{parts[-1]}.tmp-")):
+                raise named(exc, self.path.joinpath(*parts)) from None
+            raise
         finally:
             os.close(fd)
 
@@ -320,8 +393,12 @@ class Root:
                                       "so nothing was written")
             stem = temp_stem or Path(name).stem
             temp = f".{stem}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-            file_fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                              dir_fd=fd)
+            real = self.path.joinpath(*self.parts(path))
+            try:
+                file_fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                                  dir_fd=fd)
+            except OSError as exc:   # named by the file it was to become, not the temp name
+                raise named(exc, real) from None
             try:
                 try:
                     written = _write_chunks(file_fd, data, hashed=sha256 is not None)
@@ -338,9 +415,11 @@ class Root:
                     faults.point("after_fsync")
                     faults.point("before_replace")
                 os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
-            except BaseException:
+            except BaseException as exc:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(temp, dir_fd=fd)
+                if isinstance(exc, OSError) and exc.filename == temp:
+                    raise named(exc, real) from None
                 raise
             if durable:
                 faults.point("after_replace")
@@ -424,7 +503,8 @@ class Root:
     def move(self, source: Path | str, target: Path | str, *, replace: bool = False) -> None:
         """Rename `source` to `target` (folders on the way created); FileExistsError when the target
         exists and `replace` is false. Across filesystems: copy, fsync, verify, then remove the source."""
-        with self.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name):
+        with self.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name), \
+                _naming(src_name, self.path.joinpath(*self.parts(source))):
             info = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
             if not replace:
                 with contextlib.suppress(FileNotFoundError):
@@ -435,7 +515,7 @@ class Root:
             except OSError as exc:
                 if exc.errno != errno.EXDEV:
                     raise
-                self._copy_across(src_fd, src_name, dst_fd, dst_name, info)
+                self._copy_across(src_fd, src_name, dst_fd, dst_name, info, self.path.joinpath(*self.parts(target)))
                 if stat.S_ISDIR(info.st_mode):
                     shutil.rmtree(src_name, dir_fd=src_fd)
                 else:
@@ -443,12 +523,41 @@ class Root:
             _fsync_fd(dst_fd)
             _fsync_fd(src_fd)
 
+    def move_noreplace(self, source: Path | str, target: Path | str) -> None:
+        """Rename `source` to `target` in the same folder tree and filesystem, never replacing what
+        is there: FileExistsError, with nothing moved, when anything is at `target` at that instant."""
+        with self.parent(source) as (src_fd, src_name), self.parent(target) as (dst_fd, dst_name):
+            try:
+                rename_noreplace(src_fd, src_name, dst_fd, dst_name)
+            except FileExistsError:
+                raise FileExistsError(errno.EEXIST, "something else is there", str(target)) from None
+            except OSError as exc:
+                raise named(exc, self.path.joinpath(*self.parts(source))) from None
+            _fsync_fd(dst_fd)
+            _fsync_fd(src_fd)
+
+    def link(self, source: Path | str, target: Path | str) -> None:
+        """A second name `target` for the regular file `source` (a hard link, folders on the way
+        created, no link followed): FileExistsError when anything is at `target`; OSError (EXDEV)
+        when the two are on different filesystems."""
+        with self.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name):
+            info = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode):
+                raise FileProblem(self.path.joinpath(*self.parts(source)), "not_regular",
+                                  f"it is {_kind(info.st_mode)}, not a regular file to link")
+            try:
+                os.link(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
+            except OSError as exc:
+                raise named(exc, self.path.joinpath(*self.parts(target))) from None
+            _fsync_fd(dst_fd)
+
     def copy_in(self, other: Root, source: Path | str, target: Path | str) -> str:
         """Copy the file or folder `source` of another root to `target` under this one (folders on
         the way created, no link followed): to a temp name, fsynced, checked to read back with the
         source's digest, then given the target's name. Never replaces: FileExistsError when the
         target exists. Returns the digest (`digest`'s form); the source is left as it is."""
-        with other.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name):
+        with other.parent(source) as (src_fd, src_name), self.parent(target, create=True) as (dst_fd, dst_name), \
+                _naming(src_name, other.path.joinpath(*other.parts(source))):
             info = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
 
             def place(temp: str) -> None:
@@ -457,7 +566,8 @@ class Root:
                     raise FileExistsError(errno.EEXIST, "it already exists", str(target))
                 os.rename(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd)
 
-            digest = _placed_copy(src_fd, src_name, dst_fd, dst_name, info, place)
+            digest = _placed_copy(src_fd, src_name, dst_fd, dst_name, info, place,
+                                  self.path.joinpath(*self.parts(target)))
             _fsync_fd(dst_fd)
         return digest
 
@@ -466,30 +576,34 @@ class Root:
         with self.parent(path) as (fd, name):
             return _digest_entry(fd, name)
 
-    def _copy_across(self, src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result) -> None:
+    def _copy_across(self, src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result,
+                     target: Path) -> None:
         """Copy to a temp name in the target folder, fsync, check it reads back with the source's
         digest, and only then give it the target's name."""
         _placed_copy(src_fd, src_name, dst_fd, dst_name, info,
-                     lambda temp: os.replace(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd))
+                     lambda temp: os.replace(temp, dst_name, src_dir_fd=dst_fd, dst_dir_fd=dst_fd), target)
 
 
 def _placed_copy(src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: os.stat_result,
-                 place: Callable[[str], None]) -> str:
+                 place: Callable[[str], None], target: Path) -> str:
     """Copy an entry to a temp name beside `dst_name` (fsynced), check it reads back with the
-    source's digest, then `place(temp)` it; the temp copy is removed on any failure. Returns the digest."""
+    source's digest, then `place(temp)` it; the temp copy is removed on any failure, and an error of
+    it names `target` (the copy's real path). Returns the digest."""
     temp = f".{dst_name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     try:
         _copy_entry(src_fd, src_name, dst_fd, temp, info)
         digest = _digest_entry(src_fd, src_name)
         if digest != _digest_entry(dst_fd, temp):
-            raise OSError(errno.EIO, "the copy does not read back as the original", dst_name)
+            raise OSError(errno.EIO, "the copy does not read back as the original", str(target))
         place(temp)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             if stat.S_ISDIR(info.st_mode):
                 shutil.rmtree(temp, dir_fd=dst_fd)
             else:
                 os.unlink(temp, dir_fd=dst_fd)
+        if isinstance(exc, OSError) and isinstance(exc.filename, str) and exc.filename.startswith(temp):
+            raise named(exc, target) from None   # the copy's own path, not its temp name
         raise
     return digest
 

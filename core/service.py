@@ -861,7 +861,7 @@ def _pruned_per_source(selection: PruneSelection, sources: dict[str, SessionSour
 def _merged_purges(results: list[PurgeResult]) -> PurgeResult:
     merged = PurgeResult()
     for result in results:
-        for name in ("purged", "kept", "archives_deleted", "failed", "leftovers", "finished"):
+        for name in ("purged", "kept", "archives_deleted", "failed", "leftovers", "finished", "notes"):
             getattr(merged, name).extend(getattr(result, name))
     return merged
 

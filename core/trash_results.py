@@ -37,6 +37,7 @@ class PurgeResult:
     failed: list[tuple[TrashEntry, str]] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)
     finished: list[SessionRef] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # what it kept and why (bytes a live fork names)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,8 @@ import hashlib
 import json
 import random
 import re
+import subprocess
+import time
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -399,3 +401,17 @@ def bad_inputs(session_id: str) -> dict[str, bytes]:
         "id_mismatch": _edited(session_id, lambda d: d.update(session_id="0" * 32)),
         "too_deep": good[:-3] + b',\n  "deep": ' + b"[" * 100_000 + b"]" * 100_000 + b"\n}\n",
     }
+
+
+GATE_TIMEOUT_S = 60
+
+
+def wait_for_file(path: Path, process: subprocess.Popen) -> None:
+    """Wait until `path` exists (a fault point's `<gate>.reached`, a child's start file): polled, with a
+    generous deadline, failing at once when `process` ended first."""
+    deadline = time.monotonic() + GATE_TIMEOUT_S
+    while not path.exists():
+        if process.poll() is not None:
+            raise AssertionError(f"the Reprise process ended before {path.name}: {process.communicate()}")
+        assert time.monotonic() < deadline, f"Reprise never reached {path.name}"
+        time.sleep(0.005)

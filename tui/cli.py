@@ -855,6 +855,8 @@ def cmd_trash(service: Service, args, as_json: bool) -> int:
         _emit(contract.dump(contract.purge(result)))
     else:
         print(f"Purged {len(result.purged)} trashed sessions; kept {len(result.kept)}.")
+        for note in result.notes:
+            print(f"reprise: {safe_line(note)}.", file=sys.stderr)
     return 0
 
 

@@ -1,9 +1,11 @@
 """A fork Reprise writes into an agent's store (Claude Code, Codex), and its undoing.
 
 Writing: the original's bytes (what capped text points at) into the original's archive (op
-`fork-original`), the fork's into its own (op `fork`), the fork's file as a new file beside the
-original (never over one), then Reprise's title "<title> (trimmed)" and lineage of it (`forked_from`,
-`fork_sha256`, `fork_size`, `fork_context_estimate`), audited as it went. Undoing (`u`): the fork's
+`fork-original`) and shared into the fork's (the same file, linked), so that the fork's markers are
+found, and kept, from the fork alone; the fork's bytes into its own (op `fork`), the fork's file as
+a new file beside the original (never over one), then Reprise's title "<title> (trimmed)" and
+lineage of it (`forked_from`, `fork_sha256`, `fork_size`, `fork_context_estimate`), audited as it
+went. A fork that fails before its file is written takes back the archive entries it put. Undoing (`u`): the fork's
 file to Reprise's trash when it is as Reprise wrote it; a fork the agent has added turns to (or that
 changed) only with `force`. The fork's bytes stay in the archive, and the session it was trimmed
 from was never touched.
@@ -15,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..archive import Archive
+from ..archive import Archive, ArchiveEntry
 from ..audit import AuditLog, iso_time
 from ..errors import RepriseError
 from ..own_files import OwnFiles, SessionMeta
@@ -43,13 +45,18 @@ def write_fork(plan: TrimPlan, ref: SessionRef, target: SessionRef, original: by
     assert plan.data is not None and plan.records_digest is not None
     options_info = {**options.as_dict(), "fork": target.session_id, "force": force}
     digests = [plan.records_digest, plan.original_digest]
+    put: list[tuple[SessionRef, ArchiveEntry]] = []
     try:
         with own_files.lock(target):
-            archive.put(ref, original, op="fork-original", fork_session_id=target.session_id)
-            archive.put(target, plan.data, op="fork", source_session_id=ref.session_id,
-                        original_sha256=plan.original_digest, options=options.as_dict(), counts=plan.counts())
+            put.append((ref, archive.put(ref, original, op="fork-original", fork_session_id=target.session_id)))
+            put.append((target, archive.share(ref, target, plan.original_digest, op="fork-original",
+                                              source_session_id=ref.session_id)))
+            put.append((target, archive.put(target, plan.data, op="fork", source_session_id=ref.session_id,
+                                            original_sha256=plan.original_digest, options=options.as_dict(),
+                                            counts=plan.counts())))
             with root.parent(fork_path) as (fd, name):
                 write_new(fd, name, plan.data)
+            put.clear()   # the fork exists: its archive entries are its own
             if beside is not None:
                 plan.notes.extend(beside())
             own_files.write_meta(target, SessionMeta.model_validate({
@@ -57,12 +64,24 @@ def write_fork(plan: TrimPlan, ref: SessionRef, target: SessionRef, original: by
                 "forked_from": ref.session_id, "fork_sha256": plan.records_digest, "fork_size": len(plan.data),
                 "fork_context_estimate": plan.meter_after}))
     except (RepriseError, OSError) as exc:
+        _withdraw(archive, own_files, put)
         audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options_info, digests=digests,
                      counts=plan.counts(), result=f"failed: {getattr(exc, 'code', exc)}")
         raise
     audit.append(ref.workspace_key, "trim", session_id=ref.session_id, options=options_info, digests=digests,
                  counts=plan.counts(), result=f"forked to {target.session_id}")
     return TrimResult(plan, ref, target, True, False, True, digests)
+
+
+def _withdraw(archive: Archive, own_files: OwnFiles, put: list[tuple[SessionRef, ArchiveEntry]]) -> None:
+    """Take back the archive entries of a fork that was not written (newest first, each under its
+    session's lock); one that cannot be taken back stays, as an entry of bytes that exist."""
+    for owner, entry in reversed(put):
+        try:
+            with own_files.lock(owner):
+                archive.withdraw(owner, entry)
+        except (OSError, RepriseError):
+            continue
 
 
 def undo_fork(ref: SessionRef, data: bytes, lineage: Mapping[str, object], path: Path, *, agent: str,

@@ -141,6 +141,8 @@ def without_additions(name: str, data: dict) -> dict:
         del data["keep_instead"]
     if name == "new":   # the command that starts a new Claude Code session (issue 14) was added
         del data["command"]
+    if name == "trash purge":   # what a purge kept and why (text a fork names, issue 24) was added
+        del data["notes"]
     if name == "doctor":   # each problem's next step (issue 15) was added
         for item in (*data["problems"], *data["warnings"]):
             del item["next_step"]

@@ -26,10 +26,10 @@ from reprise.tui.screens.main import RowsLoaded
 from reprise.tui.widgets.session_list import SessionList
 
 from .. import factories
+from ..factories import wait_for_file
 from ..tui.conftest import build_app, settle
 
 RACE_CHILD = Path(__file__).with_name("race_child.py")
-GATE_TIMEOUT_S = 60
 CHILD_TIMEOUT_S = 120
 # The rewrite tests run at least REWRITE_MIN_S and until they have seen enough listings and
 # rewrites, giving up (and failing) only at REWRITE_DEADLINE_S: no luck with the clock needed.
@@ -75,15 +75,6 @@ def fractal_append(path: Path, message: str) -> str:
     with open(path, "w") as handle:
         handle.write(json.dumps(data, indent=2) + "\n")
     return turn_id
-
-
-def wait_for_file(path: Path, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + GATE_TIMEOUT_S
-    while not path.exists():
-        if process.poll() is not None:
-            raise AssertionError(f"the Reprise process ended before {path.name}: {process.communicate()}")
-        assert time.monotonic() < deadline, f"Reprise never reached {path.name}"
-        time.sleep(0.005)
 
 
 @pytest.fixture

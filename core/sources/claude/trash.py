@@ -5,9 +5,15 @@
 
 The Claude root and the data folder are two roots, often on two filesystems, so every move is a
 copy: to a temp name, fsynced, checked to read back with the original's digest, renamed, and
-only then is the original removed (never before). The original is read once more just before it
-goes; a file Claude Code wrote meanwhile is left where it is and the copy is dropped. A crash in
-between leaves both the original and the copy (restore then refuses; nothing is lost).
+only then is the original removed (never before). Claude Code may append at any moment, so the
+original is first taken off its path (renamed within its folder to a hidden name, `.<name>.reprise-rm`),
+that file is compared with the copy, and only then unlinked: an append that landed before the
+rename is in the file compared, one after it makes a new file at the path. On a mismatch the
+original is put back without replacing anything (a new file the agent made at the path meanwhile
+is kept too, and both are named), the copy is dropped, and nothing is audited. A crash in between
+leaves both the original and the copy, nothing is lost: with the original still at its path, restore
+refuses and the next rm finishes; with it at its hidden name, restore renames it back (the very
+bytes) and a later rm refuses while it lies there.
 
 In the trash, beside `<id>.jsonl` and `<id>/`: `records/<id>.json` (when, from where, the
 digests) and `meta/<id>.json` (Reprise's title and pins of the session). Restore refuses while
@@ -26,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import faults
+from ...archive import Archive
 from ...audit import AuditLog, iso_time
 from ...errors import ConflictError, NotFoundError, RepriseError, UsageError
 from ...paths import OwnPaths, SessionRef
@@ -35,10 +42,22 @@ from ...trash_results import reason as _reason
 from .layout import SUFFIX, is_session_id
 
 TOMBSTONE_PREFIX = ".purge-"
+ASIDE_SUFFIX = ".reprise-rm"   # `.<name>.reprise-rm`: where rm holds an original while it compares it
 MAX_RECORD_BYTES = 64 * 1024
 Locker = Callable[[SessionRef], AbstractContextManager[object]]
 
 
+def aside(path: Path) -> Path:
+    """The hidden name beside `path` that rm gives an original while it compares it with the copy."""
+    return path.parent / f".{path.name}{ASIDE_SUFFIX}"
+
+
+class _Changed(ConflictError):
+    """The original taken off its path no longer has the bytes copied to the trash."""
+
+
+class _BothKept(ConflictError):
+    """An original could not go back to its path (the agent made a new file there): both were kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +103,11 @@ class ClaudeTrash:
                force: bool = False) -> TrashEntry:
         """Move the session file `session_file` (under the Claude root `claude_root`) and its sidecar
         folder into the trash, with Reprise's metadata of it, then audit. The caller holds the lock
-        and has checked that no one is writing the session."""
+        and has checked that no one is writing the session.
+
+        The verified copies are recorded first; then the originals are taken off their paths and
+        compared with them (`_take_off`), and only a match is audited and unlinked. Any failure
+        (a change, a store Reprise cannot write) puts everything back and audits nothing."""
         now = time.time() if now is None else now
         session_file = Path(session_file)
         if not self.is_session_file(session_file, ref.session_id):
@@ -95,6 +118,7 @@ class ClaudeTrash:
         if not _is_regular(info.st_mode):
             raise ConflictError(f"{session_file} is not a regular file; it was left as it is.", path=session_file)
         has_sidecars = claude.is_dir(sidecars)
+        self._check_aside(claude, session_file, sidecars)
         there = self.files(ref)
         if self._interrupted(ref, claude, session_file, sidecars, has_sidecars):
             return self._finish(ref, claude, session_file, sidecars, has_sidecars, force=force, now=now)
@@ -121,23 +145,87 @@ class ClaudeTrash:
             if self.data.exists(self.paths.meta_file(ref)):
                 self.data.move(self.paths.meta_file(ref), there.meta, replace=True)
                 meta_moved = True
-            # The last look: bytes Claude Code wrote since the copy stay where they are.
-            if claude.digest(session_file) != digest or (has_sidecars and claude.digest(sidecars) != sidecar_digest):
-                raise ConflictError(f"{session_file} changed while Reprise moved it to the trash; it was left "
-                                    "where it is.", hint=f"try again once {self.agent} is done with it")
-            self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id, options={"force": force},
-                              digests=[digest], counts={"bytes": info.st_size}, now=now)
+            # Verified copies are in the trash and recorded: a crash from here leaves both (the next rm finishes).
+            faults.point("claude_trash_before_unlink")
+            moved = self._take_off(ref, claude, session_file, digest, sidecars if has_sidecars else None,
+                                   sidecar_digest,
+                                   lambda: self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
+                                                             options={"force": force}, digests=[digest],
+                                                             counts={"bytes": info.st_size}, now=now))
         except (OSError, RepriseError) as exc:
             stuck = self._undo(made, there.meta if meta_moved else None, self.paths.meta_file(ref))
-            where = f"; could not take back {stuck}" if stuck else "; the session was left where it is"
-            raise RepriseError(f"Session {ref.session_id} was not moved to the trash: {_reason(exc)}{where}.",
-                               path=str(session_file)) from None
-        # Verified copies are in the trash, recorded and audited: only now does the original go.
-        faults.point("claude_trash_before_unlink")
-        claude.unlink(session_file)
-        if has_sidecars:
-            claude.rmtree(sidecars)
+            where = "" if isinstance(exc, _BothKept) else "; the session was left where it is"
+            where += f"; could not take back {stuck}" if stuck else ""
+            error = ConflictError if isinstance(exc, ConflictError) else RepriseError
+            raise error(f"Session {ref.session_id} was not moved to the trash: {_reason(exc)}{where}.",
+                        hint=exc.hint if isinstance(exc, RepriseError) else None, path=str(session_file)) from None
+        self._drop_aside(ref, claude, moved)   # moved, checked and audited: only now do the originals go
         return TrashEntry(ref, iso_time(now), now, info.st_size, title, str(session_file))
+
+    def _check_aside(self, claude: Root, session_file: Path, sidecars: Path) -> None:
+        """Refuse while a hidden original of an rm cut short (a crash) lies beside the session."""
+        for place in (aside(session_file), aside(sidecars)):
+            if claude.exists(place):
+                raise ConflictError(f"{place} was left by an rm cut short; nothing was moved.",
+                                    hint=f"compare it with {place.parent / place.name[1:-len(ASIDE_SUFFIX)]} and "
+                                         "remove the one not needed", path=place)
+
+    def _take_off(self, ref: SessionRef, claude: Root, session_file: Path, digest: str, sidecars: Path | None,
+                  sidecar_digest: str | None, audited: Callable[[], object]) -> list[tuple[Path, Path]]:
+        """Take the original (and its sidecar folder) off its path, check it still has the digest of
+        the copy in the trash and audit with `audited()`; returns (path, hidden name) of each, for
+        `_drop_aside` to unlink. On a mismatch or a failure,
+        put it back without replacing anything and raise: `_Changed` when it changed, a
+        ConflictError naming both files when the agent made a new one at the path meanwhile."""
+        moved: list[tuple[Path, Path]] = []
+        wanted = {session_file: digest, sidecars: sidecar_digest}
+        try:
+            for place in (session_file, sidecars):
+                if place is not None:
+                    claude.move_noreplace(place, aside(place))
+                    moved.append((place, aside(place)))
+            faults.point("claude_trash_set_aside")
+            # The last look: bytes the agent wrote before the rename are in the file compared; those
+            # written after it are in a new file at the path, which this rm never touches.
+            for place, hidden in moved:
+                if claude.digest(hidden) != wanted[place]:
+                    raise _Changed(f"{place} changed while Reprise moved it to the trash",
+                                   hint=f"try again once {self.agent} is done with it")
+                if claude.exists(place):   # the agent went on at the path: it is not done with the session
+                    raise _Changed(f"{place} was written anew while Reprise moved it to the trash",
+                                   hint=f"try again once {self.agent} is done with it")
+            audited()
+        except (OSError, RepriseError) as exc:
+            self._put_back(claude, moved, exc)
+            raise
+        return moved
+
+    def _drop_aside(self, ref: SessionRef, claude: Root, moved: list[tuple[Path, Path]]) -> None:
+        """Unlink the originals `_take_off` compared and audited (their bytes are in the trash)."""
+        for place, hidden in moved:
+            try:
+                claude.rmtree(hidden) if claude.is_dir(hidden) else claude.unlink(hidden)
+            except (OSError, RepriseError) as exc:
+                raise RepriseError(f"Session {ref.session_id} was moved to the trash, but {hidden} (what was at "
+                                   f"{place}) could not be removed: {_reason(exc)}.",
+                                   hint="remove it by hand: the trash holds the same bytes", path=hidden) from None
+
+    def _put_back(self, claude: Root, moved: list[tuple[Path, Path]], cause: BaseException) -> None:
+        """Rename each original taken off its path back, never over anything: raise a ConflictError
+        naming both when something new is at the path (both are kept)."""
+        both, stuck = [], []
+        for place, hidden in reversed(moved):
+            try:
+                claude.move_noreplace(hidden, place)
+            except FileExistsError:
+                both.append(f"{self.agent} made a new {place} meanwhile and it was kept; what was there is now "
+                            f"{hidden}")
+            except (OSError, RepriseError) as exc:
+                stuck.append(f"{place} is still at {hidden} ({_reason(exc)})")
+        if both or stuck:
+            raise _BothKept(f"{_reason(cause)}; " + "; ".join(both + stuck),
+                                hint="both files were kept: compare them and keep the one you need",
+                                path=moved[0][0])
 
     def _interrupted(self, ref: SessionRef, claude: Root, session_file: Path, sidecars: Path,
                      has_sidecars: bool) -> bool:
@@ -161,11 +249,13 @@ class ClaudeTrash:
     def _finish(self, ref: SessionRef, claude: Root, session_file: Path, sidecars: Path, has_sidecars: bool, *,
                 force: bool, now: float) -> TrashEntry:
         entry = self._entry(ref)
-        self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
-                          options={"force": force, "finished": True}, counts={"bytes": entry.size}, now=now)
-        claude.unlink(session_file)
-        if has_sidecars:
-            claude.rmtree(sidecars)
+        record = self.record(ref)
+        moved = self._take_off(ref, claude, session_file, str(record.get("sha256")),
+                               sidecars if has_sidecars else None, _text(record.get("sidecars")),
+                               lambda: self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
+                                                         options={"force": force, "finished": True},
+                                                         counts={"bytes": entry.size}, now=now))
+        self._drop_aside(ref, claude, moved)
         return entry
 
     def _undo(self, made: list[Path], meta_now: Path | None, meta_home: Path) -> str:
@@ -255,12 +345,19 @@ class ClaudeTrash:
         entry = self._entry(ref)
         has_sidecars = self.data.is_dir(there.sidecars)
         made: list[Path] = []
+        back: list[Path] = []
         try:
-            digest = claude.copy_in(self.data, there.session, target)
-            made.append(target)
+            if self._back_from_aside(claude, target, record.get("sha256")):
+                back.append(target)
+                digest = str(record.get("sha256"))
+            else:
+                digest = claude.copy_in(self.data, there.session, target)
+                made.append(target)
             if record.get("sha256") not in (None, digest):
                 raise ConflictError(f"{there.session} no longer has the bytes that were trashed.")
-            if has_sidecars:
+            if has_sidecars and self._back_from_aside(claude, sidecars, record.get("sidecars")):
+                back.append(sidecars)
+            elif has_sidecars:
                 folder_digest = claude.copy_in(self.data, there.sidecars, sidecars)
                 made.append(sidecars)
                 if record.get("sidecars") not in (None, folder_digest):
@@ -274,6 +371,11 @@ class ClaudeTrash:
                     claude.rmtree(path) if claude.is_dir(path) else claude.unlink(path)
                 except (OSError, RepriseError) as undo:
                     stuck.append(f"{path} ({_reason(undo)})")
+            for path in reversed(back):
+                try:
+                    claude.move_noreplace(path, aside(path))
+                except (OSError, RepriseError) as undo:
+                    stuck.append(f"{path} ({_reason(undo)})")
             where = f"; could not remove the partial copy {'; '.join(stuck)}" if stuck else ""
             raise RepriseError(f"Session {ref.session_id} was not restored from the trash: {_reason(exc)}{where}; "
                                "it is still in the trash.", path=str(target)) from None
@@ -285,6 +387,19 @@ class ClaudeTrash:
             except (OSError, RepriseError):
                 pass   # a leftover copy of a restored session: the next purge or rm names it
         return entry
+
+    @staticmethod
+    def _back_from_aside(claude: Root, place: Path, wanted: object) -> bool:
+        """Rename back to `place` the original an rm cut short (a crash) left beside it, when it has
+        the digest the trash recorded: the very bytes, not a copy of them. False when there is none."""
+        hidden = aside(place)
+        try:
+            if not (isinstance(wanted, str) and claude.exists(hidden) and claude.digest(hidden) == wanted):
+                return False
+        except (OSError, RepriseError):
+            return False
+        claude.move_noreplace(hidden, place)
+        return True
 
     # --- purge -------------------------------------------------------------------------------------
 
@@ -306,6 +421,7 @@ class ClaudeTrash:
 
     def _purge_one(self, entry: TrashEntry, result: PurgeResult) -> None:
         ref, there = entry.ref, self.files(entry.ref)
+        self._share_with_forks(ref, result)
         tomb = self._tombstone(ref)
         if self.data.exists(tomb):
             self.data.rmtree(tomb)
@@ -329,12 +445,36 @@ class ClaudeTrash:
         for place, name in ((there.sidecars, "sidecars"), (there.meta, "meta.json"), (there.record, "record.json")):
             if self.data.exists(place):
                 self.data.move(place, tomb / name, replace=True)
-        origin = _text(record.get("from"))
         archive = self.paths.archive_dir(ref)
-        if self.data.is_dir(archive) and not (origin is not None and Path(origin).exists()):
+        if self._archive_goes(ref, record):
             self.data.move(archive, tomb / "archive", replace=True)
             return True
         return False
+
+    def _archive_goes(self, ref: SessionRef, record: dict[str, Any]) -> bool:
+        """Whether a purge deletes the session's archive: it has one, and the session is not back."""
+        origin = _text(record.get("from"))
+        return self.data.is_dir(self.paths.archive_dir(ref)) and not (origin is not None and Path(origin).exists())
+
+    def _share_with_forks(self, ref: SessionRef, result: PurgeResult) -> None:
+        """Before a purge deletes a session's archive: every original a fork of it still names in its
+        markers (`fork-original`) is shared into that fork's archive, where `archive show FORK` finds
+        it, and the purge says so. A fork Reprise wrote since issue 24 holds it already."""
+        if not self._archive_goes(ref, self.record(ref)):
+            return
+        archive = Archive(self.paths)
+        for entry in archive.entries(ref):
+            fork_id = entry.info.get("fork_session_id")
+            if entry.op != "fork-original" or not isinstance(fork_id, str) or not is_session_id(fork_id):
+                continue
+            fork = SessionRef(ref.workspace_key, fork_id, self.source)
+            if not (self.data.exists(self.paths.meta_file(fork)) or self.data.exists(self.files(fork).session)):
+                continue   # no fork of that id left: nothing names these bytes
+            if not archive.holds(fork, entry.digest):
+                with self.lock(fork):
+                    archive.share(ref, fork, entry.digest, op="fork-original", source_session_id=ref.session_id)
+            result.notes.append(f"the text {ref.session_id}'s fork {fork_id} names ({entry.digest[:12]}) is kept in "
+                                f"the fork's archive: reprise archive show {fork_id} {entry.digest[:12]}")
 
     def _finish_tombstones(self, key: str, result: PurgeResult) -> None:
         trash = self.paths.trash_dir(key)
@@ -348,6 +488,8 @@ class ClaudeTrash:
             ref = SessionRef(key, name[len(TOMBSTONE_PREFIX):], self.source)
             try:
                 with self.lock(ref):
+                    if not self.data.exists(self.files(ref).session):
+                        self._share_with_forks(ref, result)
                     if not self.data.exists(self.files(ref).session) and self._gather(ref, trash / name):
                         result.archives_deleted.append(ref.session_id)
                     self.data.rmtree(trash / name)

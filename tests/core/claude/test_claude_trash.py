@@ -22,6 +22,7 @@ from reprise.core.retention import PruneCandidate, PruneOptions, PruneSelection
 from reprise.core.service import Service
 from tests.core.claude.builder import snapshot
 from tests.core.claude.test_claude_source import FIXTURE, RECORDED, copy_store
+from tests.factories import GATE_TIMEOUT_S, wait_for_file
 
 SUBAGENT = "44444444-4444-4444-8444-444444444444"   # has a <uuid>/subagents/ sidecar folder
 THREE_TURNS = "33333333-3333-4333-8333-333333333333"
@@ -264,3 +265,124 @@ def test_an_rm_killed_before_the_original_goes_loses_nothing_and_the_next_rm_fin
     assert not path.exists() and not path.with_suffix("").exists()
     service.trash_restore(ref)
     assert snapshot(path) == before
+
+
+# --- rm racing Claude Code (issue 24): the original is taken off its path, compared, then unlinked ---------
+
+LATE = b'{"type":"last-prompt","lastPrompt":"written during the rm","sessionId":"x"}\n'
+RM_CHILD = ("import json, sys\n"
+            "from reprise.core.errors import RepriseError\n"
+            "from reprise.core.service import Service\n"
+            "s = Service.from_environment(workspace=sys.argv[1])\n"
+            "try:\n"
+            "    s.sources['claude'].remove(s.resolve(sys.argv[2]), force=True)\n"
+            "except RepriseError as exc:\n"
+            "    print(json.dumps({'ok': False, 'error': exc.code, 'message': exc.message}))\n"
+            "else:\n"
+            "    print(json.dumps({'ok': True}))\n")
+
+
+def _rm_held(folder: Path, session_id: str, point: str, gate: Path) -> subprocess.Popen:
+    """An rm in another process (forced: Claude Code holds the file open), held at the fault point
+    `point` until `gate` exists."""
+    return subprocess.Popen([sys.executable, "-c", RM_CHILD, str(folder), session_id], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "REPRISE_FAULTS": f"{point}=wait:{gate}"})
+
+
+def _outcome(gate: Path, process: subprocess.Popen) -> dict:
+    gate.touch()
+    out, err = process.communicate(timeout=GATE_TIMEOUT_S)
+    assert process.returncode == 0, err
+    return json.loads(out)
+
+
+def _rm_lines(ref: SessionRef) -> list[dict]:
+    log = OwnPaths(Path(os.environ["REPRISE_DATA_DIR"]), "claude").root
+    lines = []
+    for file in log.rglob("*.jsonl"):
+        for line in file.read_text().splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(item, dict) and item.get("op") == "rm" and item.get("session_id") == ref.session_id:
+                lines.append(item)
+    return lines
+
+
+@pytest.mark.parametrize("point", ["claude_trash_before_unlink", "claude_trash_set_aside"])
+def test_a_record_appended_while_rm_runs_is_never_lost(store, tmp_path, point):
+    _, folders = store
+    service, ref, path = opened(folders["alpha"], SUBAGENT)
+    before = path.read_bytes()
+    gate = tmp_path / "gate"
+    with path.open("ab") as agent:   # Claude Code holds the file open and appends
+        process = _rm_held(folders["alpha"], SUBAGENT, point, gate)
+        wait_for_file(Path(f"{gate}.reached"), process)
+        agent.write(LATE)
+        agent.flush()
+        result = _outcome(gate, process)
+    assert result["ok"] is False and "changed while Reprise moved it" in result["message"], result
+    assert path.read_bytes() == before + LATE   # put back, the append in it
+    assert path.with_suffix("").is_dir() and service.trash_entries() == []
+    assert not any(p.name.endswith(".reprise-rm") for p in path.parent.iterdir())
+    assert _rm_lines(ref) == []   # nothing happened, nothing audited
+
+
+def _set_aside(store, tmp_path: Path) -> tuple[Service, SessionRef, Path, bytes, Path, subprocess.Popen]:
+    """An rm held with the original off its path: (service, ref, path, its bytes, gate, the rm)."""
+    _, folders = store
+    service, ref, path = opened(folders["alpha"], SUBAGENT)
+    before = path.read_bytes()
+    gate = tmp_path / "gate"
+    process = _rm_held(folders["alpha"], SUBAGENT, "claude_trash_set_aside", gate)
+    wait_for_file(Path(f"{gate}.reached"), process)
+    return service, ref, path, before, gate, process
+
+
+def test_a_file_renamed_over_the_path_while_rm_runs_is_kept_with_the_original(store, tmp_path):
+    service, ref, path, before, gate, process = _set_aside(store, tmp_path)
+    rewritten = path.parent / ".rewrite.tmp"
+    rewritten.write_bytes(before + LATE)
+    os.rename(rewritten, path)   # an atomic rewrite of the session by another program
+    result = _outcome(gate, process)
+    hidden = path.parent / f".{path.name}.reprise-rm"
+    assert result["ok"] is False and result["error"] == "conflict", result
+    assert str(path) in result["message"] and str(hidden) in result["message"]
+    assert path.read_bytes() == before + LATE and hidden.read_bytes() == before   # both kept
+    assert service.trash_entries() == [] and _rm_lines(ref) == []
+
+
+def test_a_new_file_at_the_emptied_path_while_rm_runs_is_kept_and_rm_refuses_naming_both(store, tmp_path):
+    service, ref, path, before, gate, process = _set_aside(store, tmp_path)
+    assert not path.exists()   # the original is off its path
+    with path.open("ab") as agent:   # Claude Code appends by path: a new file
+        agent.write(LATE)
+    result = _outcome(gate, process)
+    hidden = path.parent / f".{path.name}.reprise-rm"
+    assert result["ok"] is False and result["error"] == "conflict", result
+    assert str(path) in result["message"] and str(hidden) in result["message"]
+    assert path.read_bytes() == LATE and hidden.read_bytes() == before
+    assert path.with_suffix("").is_dir()   # the sidecar folder went back: nothing was at its place
+    assert service.trash_entries() == [] and _rm_lines(ref) == []
+    # A later rm refuses while the hidden original lies there, naming it.
+    with pytest.raises(ConflictError, match="reprise-rm"):
+        service.remove(service.resolve(SUBAGENT), force=True)
+
+
+
+def test_an_rm_killed_with_the_original_off_its_path_loses_nothing_and_restore_renames_it_back(store):
+    _, folders = store
+    service, ref, path = opened(folders["alpha"], SUBAGENT)
+    before = snapshot(path)
+    child = subprocess.run([sys.executable, "-c", RM_CHILD, str(folders["alpha"]), SUBAGENT], timeout=60,
+                           check=False, env={**os.environ, "REPRISE_FAULTS": "claude_trash_set_aside=kill"})
+    assert child.returncode == -9
+    hidden = path.parent / f".{path.name}.reprise-rm"
+    assert not path.exists() and hidden.exists()   # off its path, not gone: the trash holds its copy too
+    assert [e.ref.session_id for e in service.trash_entries()] == [SUBAGENT]
+    inode = hidden.stat().st_ino
+    service.trash_restore(ref)
+    assert snapshot(path) == before and path.stat().st_ino == inode   # the very file, renamed back
+    assert not hidden.exists() and service.trash_entries() == []

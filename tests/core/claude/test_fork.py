@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -396,3 +397,65 @@ def test_the_tool_results_files_of_kept_turns_only_are_named_for_copying():
     built.tool_result("toolu_b", f"saved to: /h/.claude/projects/p/{built.session_id}/tool-results/toolu_b.txt")
     built.assistant("done again")
     assert _plan(built.data(), TrimOptions(drop=("1",))).state.tool_results == ["toolu_b.txt"]
+
+
+# --- forks keep the text their markers name (issue 24) ------------------------------------------------
+
+MARKER = re.compile(rb"characters cut; archive ([0-9a-f]{64})\]")
+
+
+def _capped_fork(service, project):
+    """A fork of SUBAGENT with its replies capped: (original ref, fork ref, the original's bytes, the digest
+    its markers name)."""
+    ref = service.resolve(SUBAGENT)
+    original = (project / f"{SUBAGENT}.jsonl").read_bytes()
+    result = service.trim(ref, TrimOptions(cap_replies=3, spare=0), fork=True)
+    named = set(MARKER.findall((project / f"{result.ref.session_id}.jsonl").read_bytes()))
+    assert named == {hashlib.sha256(original).hexdigest().encode()}
+    return ref, result.ref, original, named.pop().decode()
+
+
+def test_a_forks_archive_holds_the_text_its_markers_name_through_rm_and_purge_of_the_original(forks):
+    service, project = forks
+    ref, fork, original, named = _capped_fork(service, project)
+    assert service.archive_bytes(fork, named)[1] == original   # `reprise archive show FORK <sha>`
+    service.remove(ref)
+    result = service.purge(confirmed=True)
+    assert [e.ref.session_id for e in result.purged] == [SUBAGENT]
+    assert any(fork.session_id in note and named[:12] in note for note in result.notes), result.notes
+    assert service.archive_bytes(fork, named)[1] == original   # still there after the purge
+
+
+def test_a_purge_shares_the_original_with_a_fork_written_before_forks_held_it(forks):
+    service, project = forks
+    ref, fork, original, named = _capped_fork(service, project)
+    archive = service.sources["claude"].archive
+    index = archive.index_path(fork)   # as a fork written before issue 24: only its own bytes
+    index.write_bytes(b"".join(line + b"\n" for line in index.read_bytes().splitlines() if named.encode() not in line))
+    (archive.directory(fork) / f"{named}.json").unlink(missing_ok=True)
+    with pytest.raises(Exception, match="No archive entry"):
+        service.archive_bytes(fork, named)
+    service.remove(ref)
+    result = service.purge(confirmed=True)
+    assert any(fork.session_id in note and named[:12] in note for note in result.notes), result.notes
+    assert service.archive_bytes(fork, named)[1] == original
+
+
+def test_a_fork_that_fails_takes_back_the_archive_entries_it_wrote(forks, monkeypatch):
+    service, project = forks
+    ref = service.resolve(SUBAGENT)
+    archive = service.sources["claude"].archive
+    before = archive.index_path(ref).read_bytes() if archive.index_path(ref).exists() else None
+    from reprise.core.sources import fork_files
+
+    def refused(dir_fd, name, data):
+        raise PermissionError(13, "Permission denied", f".{name}.tmp-1-abcd")
+
+    monkeypatch.setattr(fork_files, "write_new", refused)
+    with pytest.raises(PermissionError) as raised:
+        service.trim(ref, TrimOptions(cap_replies=3, spare=0), fork=True)
+    assert raised.value.filename.startswith(str(project)) and ".tmp-" not in raised.value.filename   # the real path
+    fork_ids = {p.name for p in archive.directory(ref).parent.iterdir()} - {SUBAGENT}
+    assert fork_ids == set()   # no archive of a fork that does not exist
+    after = archive.index_path(ref).read_bytes() if archive.index_path(ref).exists() else None
+    assert after == before

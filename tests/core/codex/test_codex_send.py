@@ -175,3 +175,28 @@ def test_new_starts_a_rollout_on_an_id_reprise_chose_with_its_title(root, capsys
     status, out, _ = run(capsys, "list", "--json")
     rows = {row["session_id"]: row for row in json.loads(out)["sessions"]}
     assert rows[session_id]["title"] == "Started in Reprise" and rows[session_id]["turns"] == 0
+
+
+def test_a_new_rollout_at_the_emptied_path_while_rm_runs_is_kept_and_rm_refuses_naming_both(root, tmp_path):
+    """Codex's trash is Claude Code's: the rollout is taken off its path before it is compared."""
+    from tests.factories import GATE_TIMEOUT_S, wait_for_file
+    path = rollout(root, ONE)
+    before = path.read_bytes()
+    gate = tmp_path / "gate"
+    script = ("import json, sys\nfrom reprise.core.errors import RepriseError\n"
+              "from reprise.core.service import Service\n"
+              "s = Service.from_environment(workspace=sys.argv[1])\n"
+              "try:\n    s.sources['codex'].remove(s.resolve(sys.argv[2]), force=True)\n"
+              "except RepriseError as exc:\n    print(json.dumps({'error': exc.code, 'message': exc.message}))\n")
+    process = subprocess.Popen([sys.executable, "-c", script, ALPHA, ONE], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "REPRISE_FAULTS": f"claude_trash_set_aside=wait:{gate}"})
+    wait_for_file(Path(f"{gate}.reached"), process)
+    late = b'{"timestamp":"2026-01-01T00:00:00.000Z","type":"event_msg","payload":{"type":"token_count"}}\n'
+    path.write_bytes(late)   # Codex appends to the path it knows: a new file
+    gate.touch()
+    out, _ = process.communicate(timeout=GATE_TIMEOUT_S)
+    result = json.loads(out)
+    hidden = path.parent / f".{path.name}.reprise-rm"
+    assert result["error"] == "conflict" and str(path) in result["message"] and str(hidden) in result["message"]
+    assert path.read_bytes() == late and hidden.read_bytes() == before
+    assert Service.from_environment(workspace=ALPHA).trash_entries() == []
