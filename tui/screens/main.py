@@ -13,7 +13,7 @@ import gc
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -85,6 +85,7 @@ class RunningTurn:
     ref: SessionRef
     started: float
     cancel: threading.Event
+    done: threading.Event = field(default_factory=threading.Event)   # the turn's worker has returned
 
 
 def matches(row: SessionRow, needle: str) -> bool:
@@ -1006,6 +1007,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         except Exception as exc:  # whatever happens, the running state must end
             self.post_message(TurnFinished(running.path, None, exc))
             return
+        finally:
+            running.done.set()
         self.post_message(TurnFinished(running.path, result, None))
 
     def on_turn_finished(self, message: TurnFinished) -> None:
