@@ -20,7 +20,7 @@ import os
 import selectors
 import signal
 from codecs import getincrementaldecoder
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
@@ -64,7 +64,8 @@ class TerminalDriver(LinuxDriver):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self._file = _TerminalOutput(self._file)  # type: ignore[arg-type]
+        self._output = _TerminalOutput(cast("IO[str]", self._file))
+        self._file = self._output  # type: ignore[assignment]   # what the output thread writes to
         self._stopped = False   # SIGTSTP seen and not yet continued
 
     def _sigtstp_application(self, *args: Any) -> None:
@@ -106,5 +107,5 @@ class TerminalDriver(LinuxDriver):
         finally:
             selector.close()
         if hung_up and self.input_tty:
-            self._file.gone = True   # type: ignore[attr-defined]
+            self._output.gone = True
             os.kill(os.getpid(), signal.SIGHUP)

@@ -37,8 +37,8 @@ GRACE = 1.0   # seconds from the app's exit to the process's end before the last
 TURN_STOP_BUDGET = INTERRUPT_GRACE + TERM_GRACE + KILL_WAIT + LINGER_GRACE + 5.0
 # what Textual undoes when it leaves: keyboard protocol, alternate screen, hidden cursor, focus
 # reports, mouse reports, bracketed paste, line wrap off
-RESTORE_SEQUENCE = ("\x1b[<u\x1b[?1049l\x1b[?25h\x1b[?1004l\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l"
-                    "\x1b[?2004l\x1b[?7h").encode()
+RESTORE_SEQUENCE = (b"\x1b[<u\x1b[?1049l\x1b[?25h\x1b[?1004l\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l"
+                    b"\x1b[?2004l\x1b[?7h")
 _STOP = 0   # the byte that ends the thread: no signal has the number 0
 
 

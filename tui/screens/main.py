@@ -26,6 +26,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TabbedContent, TextArea
 from textual.worker import get_current_worker
 
+from reprise.core import faults
 from reprise.core.errors import OverWindowError, RepriseError
 from reprise.core.meter import LiveMeter, MeterResult
 from reprise.core.paths import SessionRef, id_argument
@@ -276,6 +277,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         """List in a worker; read every row's details here too, so filtering and drawing on the UI
         thread never touch the catalog."""
         scope_all, scope_key = self.scope_all, self.scope_key
+        faults.point("tui_load_rows")
         try:
             listing = self.service.list_sessions(all_workspaces=scope_all, key=scope_key)
             key = scope_key or self.service.workspace_key
@@ -459,6 +461,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def load_detail(self, row: SessionRow) -> None:
         worker = get_current_worker()
+        faults.point("tui_load_detail")
         ref = row.ref
         if ref is None:
             self.post_message(DetailLoaded(row.path, None, "the file name is not a valid session id"))
@@ -526,6 +529,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @work(thread=True, exclusive=True, group="meter", exit_on_error=False)
     def measure_message(self, prepared: LiveMeter, path: str | None, text: str, generation: int) -> None:
+        faults.point("tui_measure")
         result = prepared.with_message(text)
         if not get_current_worker().is_cancelled:
             self.post_message(MeterUpdated(path, text, result, generation))
