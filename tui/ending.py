@@ -70,6 +70,8 @@ class Ending:
         hand the signal to the loop. For the last resort (the loop never having recorded the
         signal), `turn_running()` says whether to wait for a turn to stop and `stop_turn(signum)`
         ends a running turn and records the signal itself, returning the line to print."""
+        if threading.current_thread() is not threading.main_thread():
+            return   # only the main thread takes signals: the app runs without them
         read, write = os.pipe2(os.O_CLOEXEC)
         os.set_blocking(write, False)
         self._pipe = (read, write)

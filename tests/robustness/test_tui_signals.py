@@ -39,6 +39,18 @@ STATES = {
 ENDINGS = {"SIGHUP": 129, "SIGTERM": 143, "terminal closed": 129}
 
 
+def end_and_wait(terminal: OnTerminal, ending: str, what: str) -> int:
+    """Send the signal, or close the terminal; the exit status, waited for (a hang fails)."""
+    if ending == "terminal closed":
+        terminal.close()
+    else:
+        terminal.child.send_signal(getattr(signal, ending))
+    try:
+        return terminal.child.wait(timeout=EXIT_WAIT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what} still running {EXIT_WAIT:.0f} s after {ending}")
+
+
 @pytest.fixture
 def store(tmp_path, isolated_paths) -> Path:
     folder = tmp_path / "project"
@@ -64,20 +76,23 @@ def test_the_tui_ends_on_a_signal_or_a_closed_terminal_in_every_state(store, tmp
             terminal.type(keys)
         if point is not None:
             assert terminal.wait_until(Path(f"{gate}.reached").exists, STATE_WAIT), terminal.output[-2000:]
-        if ending == "terminal closed":
-            terminal.close()
-        else:
-            terminal.child.send_signal(getattr(signal, ending))
-        try:
-            status = terminal.child.wait(timeout=EXIT_WAIT)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"reprise still running {EXIT_WAIT:.0f} s after {ending} ({state})")
-        assert status == ENDINGS[ending], terminal.output[-2000:]
+        assert end_and_wait(terminal, ending, f"reprise ({state})") == ENDINGS[ending], terminal.output[-2000:]
         assert terminal.wait_until(terminal.group_gone, EXIT_WAIT), "a process of its session is left"
         if ending != "terminal closed":
             terminal.read_to_the_end()
             assert b"Traceback" not in terminal.output
             if ending == "SIGTERM":   # a SIGHUP's line is left out on a terminal: it is taken for a closed one
                 assert terminal.shows("reprise: SIGTERM: Reprise was closed.")
+    finally:
+        terminal.end()
+
+
+@pytest.mark.parametrize("ending", ["SIGTERM", "terminal closed"])
+def test_the_picker_ends_with_the_signal_s_status_not_as_a_cancel(store, ending):
+    """`reprise pick` (and `resume` without an id) told to end is not "nothing picked" (1)."""
+    terminal = OnTerminal([sys.executable, "-m", "reprise.tui.cli", "pick"], env=dict(os.environ), cwd=str(store))
+    try:
+        assert terminal.wait_until(lambda: terminal.shows("sessions shown"), STATE_WAIT), terminal.output[-2000:]
+        assert end_and_wait(terminal, ending, "reprise pick") == ENDINGS[ending], terminal.output[-2000:]
     finally:
         terminal.end()
