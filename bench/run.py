@@ -48,6 +48,7 @@ BENCHMARKS = {
     "startup": "bench.startup",
     "cost_fill": "bench.cost_fill",
     "tui_fill": "bench.tui_fill",
+    "tui_exit": "bench.tui_exit",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 

@@ -1,9 +1,11 @@
 """Named fault points in the write path, reachable only from tests.
 
 `REPRISE_FAULTS` holds `name=action` pairs separated by commas. Actions: `kill` (SIGKILL
-this process at that point) and `wait:<file>` (create `<file>.reached`, then block until
-`<file>` exists, so a test can interleave another writer at an exact moment). With the
-variable unset, `point()` is one dictionary lookup.
+this process at that point), `wait:<file>` (create `<file>.reached`, then block until
+`<file>` exists, so a test can interleave another writer at an exact moment; 30 s at most)
+and `hold:<file>` (the same without the 30 s: a thread kept busy there for as long as the
+test needs, however the process is asked to end). With the variable unset, `point()` is one
+dictionary lookup.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ PURGE_POINTS = ("after_tombstone",)  # a trashed session renamed into its tombst
 # a Claude Code (or Codex) session's verified copies recorded in Reprise's trash, the original
 # not yet removed; then the original taken off its path (a hidden name beside it), not yet compared
 CLAUDE_TRASH_POINTS = ("claude_trash_before_unlink", "claude_trash_set_aside")
-POINTS = WRITE_PATH_POINTS + PURGE_POINTS + CLAUDE_TRASH_POINTS
+# the TUI's workers, busy: listing the rows, reading the preview, counting the meter, searching (indexing)
+TUI_POINTS = ("tui_load_rows", "tui_load_detail", "tui_measure", "tui_search")
+POINTS = WRITE_PATH_POINTS + PURGE_POINTS + CLAUDE_TRASH_POINTS + TUI_POINTS
 
 
 def point(name: str) -> None:
@@ -41,9 +45,9 @@ def point(name: str) -> None:
             continue
         if action == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
-        elif action.startswith("wait:"):
+        elif action.startswith(("wait:", "hold:")):
             gate = Path(action[5:])
             Path(f"{gate}.reached").touch()
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 30 if action.startswith("wait:") else float("inf")
             while not gate.exists() and time.monotonic() < deadline:
                 time.sleep(0.005)

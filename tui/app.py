@@ -14,14 +14,18 @@ from typing import cast
 
 from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
 
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, id_argument
-from reprise.core.processes import SIGNAL_EXIT_STATUS, TurnSignals
+from reprise.core.processes import SIGNAL_EXIT_STATUS
 from reprise.core.retention import format_age
 from reprise.core.service import Service
 
 from .actions import bindings, key_text, palette_commands
+from .driver import TerminalDriver
+from .ending import TURN_STOP_BUDGET, Ending
 from .messages import TurnFinished
 from .reports import line
 from .reports.audit import audit_lines, audit_problem_lines
@@ -72,7 +76,8 @@ class RepriseApp(ReportsWorkerErrors, App):
     BINDINGS = bindings("app")
 
     def __init__(self, service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
-                 follow_disk: bool = True, agent: str | None = None, demo: bool = False):
+                 follow_disk: bool = True, agent: str | None = None, demo: bool = False,
+                 ending: Ending | None = None):
         super().__init__()
         self.service = service
         self.mode = mode
@@ -85,13 +90,42 @@ class RepriseApp(ReportsWorkerErrors, App):
         self.signal_line: str | None = None
         self._signal_ref: SessionRef | None = None
         self._quit_pressed: float | None = None   # when ctrl+c last asked "again to quit"
+        self.ending = ending or Ending()   # the command line's own ends the process if the app cannot
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for a terminal, made safe for one that hangs up (tui/driver.py)."""
+        driver = super().get_driver_class()
+        return TerminalDriver if driver is LinuxDriver else driver
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen(self.service, mode=self.mode, agent=self.agent))
         loop = asyncio.get_running_loop()
-        for sig in TurnSignals.SIGNALS:  # the loop removes them when it closes
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self.on_signal, sig)
+
+        def deliver(sig: int) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: the app has ended
+                loop.call_soon_threadsafe(self.on_signal, sig)
+
+        self.ending.install(deliver, self._turn_running, self._stop_turn)
+
+    def on_unmount(self) -> None:
+        self.ending.uninstall()
+
+    def _turn_running(self) -> bool:
+        main = self.main_screen
+        return main is not None and main.running is not None
+
+    def _stop_turn(self, signum: int) -> str | None:
+        """The last resort's, from another thread, the loop never having taken the signal: a running
+        turn is stopped (its processes ended by its own worker) and the signal recorded."""
+        main = self.main_screen
+        running = main.running if main is not None else None
+        if running is None:
+            return None
+        running.cancel.set()
+        running.done.wait(TURN_STOP_BUDGET)
+        name = signal.Signals(signum).name
+        self.service.record_signal(running.ref, name, None, None)
+        return f"reprise: {name}: the running turn was stopped."
 
     def on_signal(self, sig: int) -> None:
         """SIGINT, SIGTERM or SIGHUP (a closed terminal): a running turn is interrupted, and the
@@ -121,7 +155,15 @@ class RepriseApp(ReportsWorkerErrors, App):
             self.service.record_signal(self._signal_ref, name, turn_id, status)
             self.signal_line = (f"reprise: {name}: turn {turn_id} was stopped and recorded {status}."
                                 if turn_id else f"reprise: {name}: the running turn was stopped.")
+        self.ending.recorded.set()
         self.exit(None, return_code=SIGNAL_EXIT_STATUS.get(sig, 128 + signum))
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Once the app is leaving on a signal, an error of a screen taken down as it mounts (F1's
+        help, the instant the terminal closed) is not a crash: the exit keeps the signal's status."""
+        if self.ending.recorded.is_set():
+            return
+        super()._handle_exception(error)
 
     @property
     def main_screen(self) -> MainScreen | None:
@@ -218,5 +260,7 @@ class RepriseApp(ReportsWorkerErrors, App):
 
 
 def make_app(service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
-             follow_disk: bool = True, agent: str | None = None, demo: bool = False) -> RepriseApp:
-    return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk, agent=agent, demo=demo)
+             follow_disk: bool = True, agent: str | None = None, demo: bool = False,
+             ending: Ending | None = None) -> RepriseApp:
+    return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk, agent=agent, demo=demo,
+                      ending=ending)

@@ -1013,18 +1013,22 @@ def _demo_store() -> tuple[str, str]:
 def _open_tui(args, state_dir: str | None, workspace: str | None) -> int:
     with _no_collection():
         from .app import make_app
+        from .ending import Ending
         from .screens.main import Handoff
 
         agent = args.agent or ("echo" if args.demo else None)
         service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace,
                                                         parallel_scan=True)
-        app = make_app(service, agent=agent, demo=args.demo)
+        ending = Ending(last_resort=True)
+        app = make_app(service, agent=agent, demo=args.demo, ending=ending)
     with on_terminal("reprise"):
+        ending.save_terminal()
         result = app.run()
     if app.exit_signal is not None:  # after a closed terminal's SIGHUP, the audit log has the line
         if app.signal_line and not (app.exit_signal == signal.SIGHUP and _isatty(sys.stderr)):
             with contextlib.suppress(OSError, ValueError):
-                print(safe_line(app.signal_line), file=sys.stderr)
+                print(safe_line(app.signal_line), file=sys.stderr, flush=True)
+        ending.said.set()
         return app.return_code or 1
     if isinstance(result, Handoff):
         for note in result.notes:
@@ -1037,10 +1041,17 @@ def _pick(service: Service, command: str):
     """The session chosen in the TUI's picker (a `Picked`), or None when it was cancelled."""
     with _no_collection():
         from .app import make_app
+        from .ending import Ending
         from .screens.main import Picked
 
+    ending = Ending(last_resort=True)
     with on_terminal(command):  # what is printed after goes to the original stdout: `$(reprise pick)`
-        result = make_app(service, mode="pick").run()
+        ending.save_terminal()
+        app = make_app(service, mode="pick", ending=ending)
+        result = app.run()
+    if app.exit_signal is not None:
+        ending.said.set()   # the picker says nothing on a signal: it ends with the signal's status
+        raise SystemExit(app.return_code or 1)
     return result if isinstance(result, Picked) else None
 
 

@@ -114,3 +114,33 @@ async def test_a_signal_to_the_tui_while_a_turn_runs_ends_the_turn_first_then_th
         assert turn.agent.status == "interrupted" and entry.status == "interrupted"
         lines = [line for line in audit_lines(at) if line["op"] == "interrupt"]
         assert [(line["options"]["signal"], line["result"]) for line in lines] == [(sig.name, "interrupted")]
+
+
+@pytest.mark.parametrize("ending", ["SIGTERM", "terminal closed"])
+def test_the_reprise_process_ends_only_once_a_running_turn_is_stopped_and_recorded(tmp_path, ending):
+    """The whole `reprise` process on a terminal: its last resort (an end forced a second after
+    the app exits) waits for a turn whose agent ignores SIGTERM to be stopped and recorded."""
+    from bench.terminal import OnTerminal, plain
+
+    with setup(tmp_path) as at:
+        terminal = OnTerminal(at.argv(), env={**at.env, "AGENT_MODE": "daemon stubborn hang"}, cwd=str(at.workspace))
+        try:
+            assert wait_for(lambda: terminal.shows("sessions shown"), 90), terminal.output[-2000:]
+            terminal.type(b"ilong task")   # i: to the composer
+            assert wait_for(lambda: terminal.shows("long task"), 90), terminal.output[-2000:]
+            terminal.type(b"\x13")   # ctrl+s: send
+            assert wait_for(lambda: len(pids_in(at.pids_file)) == 2 and pending_on_disk(at), 90), \
+                plain(bytes(terminal.output))[-3000:]
+            if ending == "terminal closed":
+                terminal.close()
+            else:
+                terminal.child.send_signal(signal.SIGTERM)
+            assert terminal.child.wait(timeout=90) == (129 if ending == "terminal closed" else 143)
+        finally:
+            terminal.end()
+        name = "SIGHUP" if ending == "terminal closed" else "SIGTERM"
+        assert not any(alive(pid) for pid in pids_in(at.pids_file))
+        turn, entry = at.last_turn()
+        assert turn.agent.status == "interrupted" and entry.status == "interrupted"
+        lines = [line for line in audit_lines(at) if line["op"] == "interrupt"]
+        assert [(line["options"]["signal"], line["result"]) for line in lines] == [(name, "interrupted")]

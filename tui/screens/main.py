@@ -13,7 +13,7 @@ import gc
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -26,6 +26,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TabbedContent, TextArea
 from textual.worker import get_current_worker
 
+from reprise.core import faults
 from reprise.core.errors import OverWindowError, RepriseError
 from reprise.core.meter import LiveMeter, MeterResult
 from reprise.core.paths import SessionRef, id_argument
@@ -85,6 +86,7 @@ class RunningTurn:
     ref: SessionRef
     started: float
     cancel: threading.Event
+    done: threading.Event = field(default_factory=threading.Event)   # the turn's worker has returned
 
 
 def matches(row: SessionRow, needle: str) -> bool:
@@ -275,6 +277,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         """List in a worker; read every row's details here too, so filtering and drawing on the UI
         thread never touch the catalog."""
         scope_all, scope_key = self.scope_all, self.scope_key
+        faults.point("tui_load_rows")
         try:
             listing = self.service.list_sessions(all_workspaces=scope_all, key=scope_key)
             key = scope_key or self.service.workspace_key
@@ -458,6 +461,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def load_detail(self, row: SessionRow) -> None:
         worker = get_current_worker()
+        faults.point("tui_load_detail")
         ref = row.ref
         if ref is None:
             self.post_message(DetailLoaded(row.path, None, "the file name is not a valid session id"))
@@ -525,6 +529,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @work(thread=True, exclusive=True, group="meter", exit_on_error=False)
     def measure_message(self, prepared: LiveMeter, path: str | None, text: str, generation: int) -> None:
+        faults.point("tui_measure")
         result = prepared.with_message(text)
         if not get_current_worker().is_cancelled:
             self.post_message(MeterUpdated(path, text, result, generation))
@@ -1006,6 +1011,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         except Exception as exc:  # whatever happens, the running state must end
             self.post_message(TurnFinished(running.path, None, exc))
             return
+        finally:
+            running.done.set()
         self.post_message(TurnFinished(running.path, result, None))
 
     def on_turn_finished(self, message: TurnFinished) -> None:

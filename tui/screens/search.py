@@ -14,6 +14,7 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from reprise.core import faults
 from reprise.core.errors import RepriseError
 from reprise.core.search_index import HIT_END, HIT_START, SearchHit
 
@@ -93,6 +94,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, query: str, generation: int) -> None:
         worker = get_current_worker()
+        faults.point("tui_search")
         try:
             hits = self.service.search(query, all_workspaces=self.all_workspaces, key=self.key,
                                        should_stop=lambda: worker.is_cancelled)
