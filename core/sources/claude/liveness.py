@@ -18,7 +18,6 @@ process never counts. Without /proc only the first rule applies.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from ...processes import process_stat
 from ...rooted import FileProblem, read_regular
+from .. import agent_json
 
 RECENT_S = 5 * 60.0
 MAX_FDS_PER_PROCESS = 65536
@@ -157,7 +157,7 @@ def _registered(root: Path) -> Iterator[tuple[str, int, str]]:
 def _registry_record(path: Path) -> dict[str, object] | None:
     try:
         data, size = read_regular(path, MAX_REGISTRY_BYTES, follow=False)
-        record = json.loads(data) if size <= MAX_REGISTRY_BYTES else None
+        record = agent_json.loads(data) if size <= MAX_REGISTRY_BYTES else None
     except (OSError, ValueError, FileProblem):
         return None
     return record if isinstance(record, dict) else None

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ...problems import Problem
 from ...rooted import FileProblem, read_regular
+from .. import agent_json
 from ..base import AgentDeletion
 
 DEFAULT_DAYS = 30
@@ -137,7 +138,7 @@ def _days_in(path: Path) -> tuple[int | None, Problem | None]:
     if not data.strip():
         return None, None
     try:
-        settings = json.loads(data)
+        settings = agent_json.loads(data)
     except (ValueError, UnicodeDecodeError):
         return None, Problem(str(path), "bad_settings", f"{path} is not valid JSON; Claude Code skips its cleanup "
                              f"while it cannot parse it; Reprise assumes {DEFAULT_DAYS} days.", severity="warning")

@@ -38,7 +38,7 @@ from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ...trimming import RestoreResult, TrimOptions, TrimResult
-from ..agent_store import AgentStoreSource
+from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession
 from ..fork_files import undo_fork, write_fork
 from .fields import ClaudeFields, ListingFold
@@ -117,7 +117,7 @@ class ClaudeSource(AgentStoreSource):
                 data, _ = read_regular_file(path, self.claude_listing.root_of(path))
             except (OSError, ReadProblem, RepriseError):
                 continue
-            cwd = _fields_of(parse_lines(data, 0).records).cwd
+            cwd = recorded_folder(_fields_of(parse_lines(data, 0).records).cwd)
             if cwd is not None and workspace_key(cwd) == ref.workspace_key:
                 return path
         return candidates[0]

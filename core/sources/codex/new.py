@@ -9,11 +9,11 @@ into it (checked with `codex exec resume`, tests/compat/codex/test_writes_compat
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ...rooted import Root
+from .. import agent_json
 from ..claude.fork import write_new
 from .fork import dumps
 from .layout import CodexRoot, session_id_of
@@ -32,7 +32,7 @@ def known_cli_version(root: CodexRoot) -> str:
         for path in names:
             try:
                 with path.open("rb") as handle:
-                    first = json.loads(handle.readline(MAX_META_BYTES))
+                    first = agent_json.loads(handle.readline(MAX_META_BYTES))
             except (OSError, ValueError):
                 continue
             payload = first.get("payload") if isinstance(first, dict) else None

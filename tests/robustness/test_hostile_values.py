@@ -1,0 +1,261 @@
+"""One bad value is one problem row, never a crash of every command.
+
+Hand-made cases first (half an emoji, a NUL or a relative path in a recorded folder, forks of odd
+records, a restore index line of the wrong type), then a property-based test per source: a real
+fixture session (tests/fixtures/claude-store, tests/fixtures/codex-store, tests/factories.py for
+Fractal) with any one field's value replaced by any JSON value, or cut at any byte, run through
+list, show, search, meter, `trim --fork --dry-run` and `resume --print` in process
+(`tui.cli.main`), plus a few through the installed console script. Each command either works or
+names the problem, with the README's exit statuses, never a traceback, and the agent's files keep
+their bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from reprise.core import config
+from reprise.core.errors import ArchiveError
+from reprise.core.paths import UNKNOWN_FOLDER_KEY, workspace_key
+from reprise.core.service import Service
+from reprise.core.trimming import TrimOptions
+from reprise.tui import cli
+
+from .. import factories
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CLAUDE_PROJECTS = FIXTURES / "claude-store" / "projects"
+ALPHA_SLUG = "-tmp-reprise-claude-fixture-work-alpha"
+BETA_SLUG = "-tmp-reprise-claude-fixture-work-beta"
+CLAUDE_THREE = "33333333-3333-4333-8333-333333333333"   # three turns, in alpha
+CLAUDE_NAMED = "dddddddd-dddd-4ddd-8ddd-dddddddddddd"   # a custom title, in beta
+CLAUDE_BASH = "55555555-5555-4555-8555-555555555555"    # tool calls and their results, in alpha
+CODEX_DAY = FIXTURES / "codex-store" / "sessions" / "2026" / "12" / "01"
+CODEX_THREE = "01a2331b-c3e0-7ab0-a9f5-6874c14f3431"
+CODEX_NAMED = "01a2331b-de50-7ab2-a964-d899416039d8"   # named in session_index.jsonl
+REPRISE = Path(sys.executable).with_name("reprise")
+STATUSES = {0, 1, 2, 3}   # README: success, failure, usage error, not found
+
+
+# --- stores ----------------------------------------------------------------------------------------
+
+def claude_fixture(slug: str, session_id: str) -> bytes:
+    return (CLAUDE_PROJECTS / slug / f"{session_id}.jsonl").read_bytes()
+
+
+def codex_fixture_path(session_id: str) -> Path:
+    [path] = CODEX_DAY.glob(f"rollout-*-{session_id}.jsonl")
+    return path
+
+
+def put_claude(slug: str, session_id: str, data: bytes) -> Path:
+    path = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / slug / f"{session_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def put_codex(session_id: str, data: bytes, index: bytes | None = None) -> Path:
+    root = Path(os.environ["CODEX_HOME"])
+    path = root / "sessions" / "2026" / "12" / "01" / codex_fixture_path(session_id).name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    if index is not None:
+        (root / "session_index.jsonl").write_bytes(index)
+    return path
+
+
+def store_digest(*roots: Path) -> dict[str, str]:
+    """{path: SHA-256} of every file under the agents' roots: what no command may change."""
+    found = {}
+    for root in roots:
+        for folder, _, names in os.walk(root):
+            for name in names:
+                path = Path(folder) / name
+                found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def agent_roots() -> list[Path]:
+    return [Path(os.environ["CLAUDE_CONFIG_DIR"]), Path(os.environ["CODEX_HOME"])]
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def listed(capsys, session_id: str) -> dict:
+    status, out, err = run(capsys, "list", "--all", "--json")
+    assert status == 0, err
+    [row] = [row for row in json.loads(out)["sessions"] if row["session_id"] == session_id]
+    return row
+
+
+# --- half an emoji --------------------------------------------------------------------------------
+
+HALF = "\\ud83d"   # as JavaScript writes a string cut inside a surrogate pair
+
+
+def test_half_an_emoji_in_a_claude_prompt_title_or_branch_is_shown_replaced_and_the_file_kept(capsys):
+    three = claude_fixture(ALPHA_SLUG, CLAUDE_THREE).replace(b"Start a plan MARKfirst",
+                                                             f"Start {HALF} MARKfirst".encode())
+    three = three.replace(b'"gitBranch":"HEAD"', f'"gitBranch":"br{HALF}"'.encode())
+    named = claude_fixture(BETA_SLUG, CLAUDE_NAMED).replace(b'"customTitle":"Named by',
+                                                            f'"customTitle":"Named {HALF}by'.encode())
+    put_claude(ALPHA_SLUG, CLAUDE_THREE, three)
+    put_claude(BETA_SLUG, CLAUDE_NAMED, named)
+    before = store_digest(*agent_roots())
+
+    status, out, err = run(capsys, "list", "--all")
+    assert status == 0 and "Start \ufffd MARKfirst" in out and "Named \ufffdby" in out, err
+    row = listed(capsys, CLAUDE_THREE)
+    assert row["branch"] == "br\ufffd"
+    for argv in (["show", CLAUDE_THREE], ["show", CLAUDE_NAMED], ["search", "--all", "MARKfirst"],
+                 ["meter", CLAUDE_THREE], ["trim", CLAUDE_THREE, "--fork", "--dry-run", "--drop", "1"]):
+        status, out, err = run(capsys, *argv)
+        assert status == 0, (argv, err)
+    status, out, _ = run(capsys, "search", "--all", "MARKfirst")
+    assert "\ufffd" in out
+    assert store_digest(*agent_roots()) == before
+
+
+def test_half_an_emoji_in_a_codex_thread_name_or_recorded_folder_is_shown_replaced(capsys):
+    index = json.dumps({"id": CODEX_NAMED, "thread_name": "Renamed \ud83d MARKname",
+                        "updated_at": "2026-12-01T20:00:00Z"}).encode() + b"\n"
+    assert b"\\ud83d" in index
+    put_codex(CODEX_NAMED, codex_fixture_path(CODEX_NAMED).read_bytes(), index)
+    three = codex_fixture_path(CODEX_THREE).read_bytes().replace(
+        b'"cwd":"/tmp/reprise-codex-fixture/work/alpha"', b'"cwd":"/tmp/half\\udc00folder"', 1)
+    put_codex(CODEX_THREE, three)
+    before = store_digest(*agent_roots())
+
+    status, out, err = run(capsys, "list", "--all")
+    assert status == 0 and "Renamed \ufffd MARKname" in out, err
+    assert listed(capsys, CODEX_THREE)["workspace_path"] == "/tmp/half\ufffdfolder"
+    for argv in (["show", CODEX_NAMED], ["show", CODEX_THREE], ["search", "--all", "MARKname"],
+                 ["meter", CODEX_THREE], ["resume", "--print", CODEX_THREE]):
+        status, out, err = run(capsys, *argv)
+        assert status == 0, (argv, err)
+    assert store_digest(*agent_roots()) == before
+
+
+# --- recorded folders that are not folders ---------------------------------------------------------
+
+@pytest.mark.parametrize("folder", ["/x/a\\u0000b", "", "..", "relative/dir"],
+                         ids=["nul", "empty", "dotdot", "relative"])
+def test_a_recorded_folder_that_is_not_an_absolute_path_is_an_unknown_folder(capsys, tmp_path, monkeypatch, folder):
+    here = tmp_path / "here" / "sub"
+    here.mkdir(parents=True)
+    monkeypatch.chdir(here)
+    recorded = b'"cwd":"/tmp/reprise-codex-fixture/work/alpha"'
+    put_codex(CODEX_THREE, codex_fixture_path(CODEX_THREE).read_bytes().replace(recorded, f'"cwd":"{folder}"'.encode()))
+    claude_recorded = b'"cwd":"/tmp/reprise-claude-fixture/work/alpha"'
+    put_claude(ALPHA_SLUG, CLAUDE_THREE, claude_fixture(ALPHA_SLUG, CLAUDE_THREE).replace(
+        claude_recorded, f'"cwd":"{folder}"'.encode()))
+    before = store_digest(*agent_roots())
+    never = {workspace_key(here), workspace_key(here.parent)}
+
+    codex_row = listed(capsys, CODEX_THREE)
+    assert codex_row["workspace_key"] == UNKNOWN_FOLDER_KEY and codex_row["workspace_path"] is None
+    assert "not an absolute path" in codex_row["warning"]
+    claude_row = listed(capsys, CLAUDE_THREE)
+    guessed = "/tmp/reprise/claude/fixture/work/alpha"   # what the project folder's slug suggests
+    assert (claude_row["workspace_key"], claude_row["workspace_path"]) == (workspace_key(guessed), guessed)
+    assert "not an absolute path" in claude_row["warning"]
+    assert {codex_row["workspace_key"], claude_row["workspace_key"]}.isdisjoint(never)
+
+    for session_id in (CODEX_THREE, CLAUDE_THREE):
+        status, out, err = run(capsys, "resume", "--print", "--json", session_id)
+        assert status == 0, err
+        plan = json.loads(out)
+        assert plan["cwd"] == str(here)   # the current folder, and it says so
+        assert any(str(here) in note and ("unknown" in note or "no longer exists" in note) for note in plan["notes"])
+        for argv in (["show", session_id], ["meter", session_id], ["search", "--all", "MARKfirst"]):
+            status, _, err = run(capsys, *argv)
+            assert status == 0, (argv, err)
+    assert store_digest(*agent_roots()) == before
+
+
+# --- forks of odd records --------------------------------------------------------------------------
+
+def test_a_claude_fork_copies_a_tool_result_file_with_a_non_ascii_name(capsys):
+    name = "résumé-ü.txt"
+    mention = f"Finish the plan MARKthird (see ~/.claude/projects/x/{CLAUDE_THREE}/tool-results/{name})"
+    data = claude_fixture(ALPHA_SLUG, CLAUDE_THREE).replace(b"Finish the plan MARKthird", mention.encode())
+    path = put_claude(ALPHA_SLUG, CLAUDE_THREE, data)
+    sidecar = path.with_suffix("") / "tool-results" / name
+    sidecar.parent.mkdir(parents=True)
+    sidecar.write_bytes(b"the long output\n")
+    before = store_digest(*agent_roots())
+
+    status, out, err = run(capsys, "trim", CLAUDE_THREE, "--fork", "--dry-run", "--drop", "1")
+    assert status == 0, err
+    assert store_digest(*agent_roots()) == before
+    status, out, err = run(capsys, "trim", CLAUDE_THREE, "--fork", "--drop", "1")
+    assert status == 0, err
+    [fork] = [found for found in path.parent.glob("*.jsonl") if found != path]
+    assert (fork.with_suffix("") / "tool-results" / name).read_bytes() == b"the long output\n"
+
+
+def codex_with_line(session_id: str, extra: bytes, after_kind: bytes = b'"type":"task_started"') -> bytes:
+    """The rollout with `extra` (one line) inserted after the first line holding `after_kind`."""
+    lines = codex_fixture_path(session_id).read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if after_kind in line) + 1
+    return b"".join(lines[:at] + [extra + b"\n"] + lines[at:])
+
+
+def test_a_codex_fork_carries_a_deeply_nested_line_byte_for_byte(capsys):
+    depth = 100_000
+    deep = (b'{"timestamp":"2026-12-01T19:36:28.000Z","type":"response_item","payload":'
+            + b"[" * depth + b"]" * depth + b"}")
+    put_codex(CODEX_THREE, codex_with_line(CODEX_THREE, deep))
+    before = store_digest(*agent_roots())
+    status, _, err = run(capsys, "list", "--all")
+    assert status == 0, err
+    status, _, err = run(capsys, "trim", CODEX_THREE, "--fork", "--dry-run", "--drop", "2")
+    assert status == 0, err
+    assert store_digest(*agent_roots()) == before
+    status, out, err = run(capsys, "trim", CODEX_THREE, "--fork", "--drop", "2")
+    assert status == 0, err
+    forks = [path for path in (Path(os.environ["CODEX_HOME"]) / "sessions").rglob("*.jsonl")
+             if CODEX_THREE not in path.name]
+    assert len(forks) == 1 and deep + b"\n" in forks[0].read_bytes()
+
+
+def test_a_codex_fork_of_a_message_whose_role_is_not_a_string(capsys):
+    data = codex_fixture_path(CODEX_THREE).read_bytes().replace(b'"role":"developer","content"',
+                                                                b'"role":["developer"],"content"', 1)
+    assert b'"role":["developer"]' in data   # a message of the thread's setup, which a fork of turn 2 on keeps
+    put_codex(CODEX_THREE, data)
+    for argv in (["trim", CODEX_THREE, "--fork", "--dry-run", "--drop", "1"], ["show", CODEX_THREE],
+                 ["meter", CODEX_THREE]):
+        status, _, err = run(capsys, *argv)
+        assert status == 0, (argv, err)
+
+
+# --- Reprise's own index -------------------------------------------------------------------------
+
+def test_a_restore_line_of_the_wrong_type_is_refused_naming_the_index_line(tmp_path, isolated_paths):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    factories.write_session(isolated_paths, folder, factories.session_bytes("wrong-restores", turns=4))
+    service = Service(config.load(state_dir=str(isolated_paths)), workspace=folder)
+    fork = service.trim(service.resolve("wrong-restores"), TrimOptions(drop=("1",)), fork=True).ref
+    index = service.sources["fractal"].archive.index_path(fork)
+    lines = index.read_bytes().count(b"\n")
+    with index.open("a") as handle:
+        handle.write(json.dumps({"digest": "0" * 64, "op": "restore", "time": "2026-12-01T00:00:00Z",
+                                 "anchors": [], "restores": 5}) + "\n")
+    fork_bytes = Path(service.session_path(fork)).read_bytes()
+    with pytest.raises(ArchiveError) as raised:
+        service.restore(fork)
+    assert f"{index} line {lines + 1}" in raised.value.message and "restores" in raised.value.message
+    assert Path(service.session_path(fork)).read_bytes() == fork_bytes
