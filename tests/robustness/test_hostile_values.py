@@ -12,13 +12,21 @@ their bytes.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import os
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reprise.core import config
 from reprise.core.errors import ArchiveError
@@ -259,3 +267,257 @@ def test_a_restore_line_of_the_wrong_type_is_refused_naming_the_index_line(tmp_p
         service.restore(fork)
     assert f"{index} line {lines + 1}" in raised.value.message and "restores" in raised.value.message
     assert Path(service.session_path(fork)).read_bytes() == fork_bytes
+
+
+# --- the property: any one value replaced, or the file cut, in a real session --------------------------
+
+PLACEHOLDER = "@@reprise-hostile-value@@"
+# Fields some reader of some source takes: a mutation picks among these half the time (there are
+# thousands of fields in a real session, most of them text no reader looks into).
+READ_KEYS = frozenset({
+    "type", "cwd", "sessionId", "session_id", "id", "uuid", "parentUuid", "logicalParentUuid", "message", "role",
+    "content", "text", "gitBranch", "customTitle", "aiTitle", "summary", "leafUuid", "timestamp", "usage",
+    "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "model",
+    "isSidechain", "isMeta", "toolUseResult", "tool_use_id", "entrypoint", "version", "compactMetadata",
+    "payload", "thread_name", "updated_at", "info", "last_token_usage", "total_token_usage", "model_context_window",
+    "turn_id", "cli_version", "source", "forked_from_id", "arguments", "output", "call_id", "name", "item",
+    "schema_version", "turns", "user", "agent", "status", "response", "error", "history", "user_message",
+    "files_read", "files_modified", "commands_run", "trace", "created_at", "turn_attribution", "ordinal"})
+
+
+def _deep(depth: int, kind: str) -> str:
+    if kind == "list":
+        return "[" * depth + "]" * depth
+    if kind == "object":
+        return '{"a":' * depth + "1" + "}" * depth
+    return '[{"type":"message","role":' * depth + '"\\ud83d"' + "}]" * depth
+
+
+SPECIAL_VALUES = [
+    "null", "true", "false", "0", "-1", "1.5", "-0.0", "1e400", "-1e400", "NaN", "Infinity", "-Infinity",
+    "18446744073709551616", "-9223372036854775809", "9" * 5000, '""', '" "', '"x"', "[]", "{}", "[null]",
+    '{"type":5}', '[1,"two",{"three":null}]', '"\\ud83d"', '"half \\ud83d emoji"', '"\\udc00x"', '["\\ud800"]',
+    '{"\\ud83d":"\\ude00"}', '"\\u0000"', '"/x/a\\u0000b"', '".."', '"."', '"relative/dir"', '"\\u202eevil\\u202c"',
+    '"\\u2066bidi\\u2069"', '"\\u200b"', '"\\u001b[31mred"', '"line\\nbreak"', '"x/tool-results/\\u00e9\\u00fc.txt"',
+    '"' + "long " * 4000 + '"', '{"type":"text","text":5}', '[{"type":"input_text","text":["\\ud83d"]}]',
+]
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8)
+ODD_TEXT = st.text(st.characters(categories=["Cs", "Cc", "Cf", "Zl", "Zp", "Mn"]) | st.characters(), max_size=10)
+HOSTILE_VALUES = st.one_of(
+    st.sampled_from(SPECIAL_VALUES),
+    st.builds(_deep, st.sampled_from([40, 500, 990, 3_000, 100_000]), st.sampled_from(["list", "object", "messages"])),
+    ODD_TEXT.map(json.dumps),
+    st.integers().map(json.dumps) | st.floats().map(json.dumps),
+    JSON_VALUES.map(json.dumps),
+)
+
+
+def value_paths(value: Any) -> list[tuple[Any, ...]]:
+    """The path (keys and indexes) of every value inside `value`, itself (`()`) included."""
+    found: list[tuple[Any, ...]] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        found.append(path)
+        if isinstance(item, dict):
+            stack.extend(((*path, key), child) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend(((*path, index), child) for index, child in enumerate(item))
+    return sorted(found, key=lambda path: [str(part) for part in path])
+
+
+def replaced(value: Any, path: tuple[Any, ...]) -> Any:
+    """A copy of `value` with the value at `path` replaced by the placeholder."""
+    if not path:
+        return PLACEHOLDER
+    copy = json.loads(json.dumps(value))
+    parent = copy
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[path[-1]] = PLACEHOLDER
+    return copy
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One JSON value of a fixture file: the whole file (Fractal) or one of its lines."""
+
+    file: str
+    line: int | None   # None: the whole file is one document
+    value: Any
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A real session of one source, its files (relative to where `place` writes them), and what the
+    commands name: its id and a word of its text."""
+
+    source: str
+    files: dict[str, bytes]
+    session_id: str
+    word: str
+    place: Callable[[dict[str, bytes]], list[Path]]   # writes the files; the folders no command may change
+    dumps: Callable[[Any], str]
+
+    def units(self) -> list[Unit]:
+        units = []
+        for name, data in self.files.items():
+            if self.source == "fractal":
+                units.append(Unit(name, None, json.loads(data)))
+                continue
+            for number, line in enumerate(data.splitlines()):
+                units.append(Unit(name, number, json.loads(line)))
+        return units
+
+    def with_value(self, unit: Unit, path: tuple[Any, ...], raw: str) -> dict[str, bytes]:
+        text = self.dumps(replaced(unit.value, path)).replace(json.dumps(PLACEHOLDER), raw, 1)
+        files = dict(self.files)
+        if unit.line is None:
+            files[unit.file] = text.encode("utf-8", "surrogatepass") + b"\n"
+        else:
+            lines = files[unit.file].splitlines(keepends=True)
+            lines[unit.line] = text.encode("utf-8", "surrogatepass") + b"\n"
+            files[unit.file] = b"".join(lines)
+        return files
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _place_claude(files: dict[str, bytes]) -> list[Path]:
+    root = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    return [root]
+
+
+def _place_codex(files: dict[str, bytes]) -> list[Path]:
+    root = Path(os.environ["CODEX_HOME"])
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    return [root]
+
+
+def _place_fractal(files: dict[str, bytes]) -> list[Path]:
+    state = Path(os.environ["REPRISE_STATE_DIR"])
+    folder = state.parent / "fractal-project"
+    folder.mkdir(exist_ok=True)
+    paths = [factories.write_session(state, folder, data, session_id=FRACTAL_ID) for data in files.values()]
+    return [path.parent for path in paths]
+
+
+FRACTAL_ID = factories.session_id_for("hostile-values")
+
+
+def _fractal_bytes() -> bytes:
+    data = factories.session_dict(FRACTAL_ID, turns=3, statuses=("succeeded",), seed=24)
+    data["summary"]["turns"][0]["user"]["message"] = data["history"][0]["user_message"] = "Start MARKfractal now"
+    return factories.dumps(data)
+
+
+def _codex_fixture() -> Fixture:
+    rollout = codex_fixture_path(CODEX_THREE)
+    index = json.dumps({"id": CODEX_THREE, "thread_name": "Named MARKindex", "updated_at": "2026-12-01T20:00:00Z"})
+    return Fixture("codex", {f"sessions/2026/12/01/{rollout.name}": rollout.read_bytes(),
+                             "session_index.jsonl": index.encode() + b"\n"},
+                   CODEX_THREE, "MARKfirst", _place_codex, _compact)
+
+
+FIXTURE_OF: dict[str, Callable[[], Fixture]] = {
+    "claude": lambda: Fixture("claude", {f"projects/{ALPHA_SLUG}/{CLAUDE_THREE}.jsonl":
+                                         claude_fixture(ALPHA_SLUG, CLAUDE_THREE)},
+                              CLAUDE_THREE, "MARKfirst", _place_claude, _compact),
+    "codex": _codex_fixture,
+    "fractal": lambda: Fixture("fractal", {"session.json": _fractal_bytes()}, FRACTAL_ID, "MARKfractal",
+                               _place_fractal, lambda value: json.dumps(value, indent=2)),
+}
+
+
+def commands(session_id: str, word: str) -> list[list[str]]:
+    """Every command the issue names, on the session: each must work or name the problem."""
+    return [["list", "--all"], ["list", "--all", "--json"], ["show", session_id], ["show", "--json", session_id],
+            ["search", "--all", word], ["meter", session_id], ["meter", "--json", session_id],
+            ["trim", session_id, "--fork", "--dry-run", "--drop", "1"], ["resume", "--print", session_id]]
+
+
+@contextlib.contextmanager
+def fresh_store() -> Iterator[Path]:
+    """A new empty state, cache, data folder and agent roots for one example, and an empty current
+    folder; everything put back after."""
+    names = ("REPRISE_STATE_DIR", "REPRISE_CACHE_DIR", "REPRISE_CONFIG", "FRACTAL_STATE_HOME", "XDG_CONFIG_HOME",
+             "REPRISE_DATA_DIR", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
+    saved = {name: os.environ.get(name) for name in names}
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="reprise-hostile-") as folder:
+        base = Path(folder)
+        values = dict(zip(names, ("state", "cache", "config.toml", "state", "xdg", "data", "claude", "codex"),
+                          strict=True))
+        for name, leaf in values.items():
+            os.environ[name] = str(base / leaf)
+        (base / "claude").mkdir()
+        (base / "codex").mkdir()
+        (base / "here").mkdir()
+        os.chdir(base / "here")
+        try:
+            yield base
+        finally:
+            os.chdir(here)
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def check_every_command(capsys, fixture: Fixture, files: dict[str, bytes]) -> None:
+    with fresh_store():
+        roots = fixture.place(files)
+        before = store_digest(*roots)
+        for argv in commands(fixture.session_id, fixture.word):
+            status = cli.main(list(argv))
+            out, err = capsys.readouterr()
+            assert status in STATUSES and "Traceback" not in err, (argv, status, err[-2000:])
+            assert status == 0 or (err + out).strip(), (argv, status, "a failure that says nothing")
+        assert store_digest(*roots) == before
+    gc.collect()   # each in-process run leaves its catalog connection in a cycle: free its descriptors now
+
+
+@st.composite
+def hostile_files(draw, fixture: Fixture) -> dict[str, bytes]:
+    """The fixture's files with one value replaced by a hostile one, or one file cut at any byte."""
+    if draw(st.integers(0, 5)) == 0:
+        name = draw(st.sampled_from(sorted(fixture.files)))
+        data = fixture.files[name]
+        return {**fixture.files, name: data[:draw(st.integers(0, len(data)))]}
+    units = fixture.units()
+    unit = draw(st.sampled_from(units))
+    paths = value_paths(unit.value)
+    read = [path for path in paths if path and isinstance(path[-1], str) and path[-1] in READ_KEYS]
+    path = draw(st.sampled_from(read) if read and draw(st.booleans()) else st.sampled_from(paths))
+    return fixture.with_value(unit, path, draw(HOSTILE_VALUES))
+
+
+# Fixed examples in CI (derandomized, no database: never a flake); a wider search by hand with
+# REPRISE_HOSTILE_EXAMPLES=2000 REPRISE_HOSTILE_RANDOM=1.
+EXAMPLES = int(os.environ.get("REPRISE_HOSTILE_EXAMPLES", "25"))
+RANDOM = bool(os.environ.get("REPRISE_HOSTILE_RANDOM"))
+
+
+@pytest.mark.parametrize("source", sorted(FIXTURE_OF))
+def test_any_one_hostile_value_or_cut_is_one_problem_never_a_crash(capsys, source):
+    fixture = FIXTURE_OF[source]()
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=not RANDOM, database=None, print_blob=False,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                     HealthCheck.data_too_large, HealthCheck.large_base_example])
+    @given(files=hostile_files(fixture))
+    def every_command_survives(files: dict[str, bytes]) -> None:
+        check_every_command(capsys, fixture, files)
+
+    every_command_survives()

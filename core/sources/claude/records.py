@@ -153,4 +153,6 @@ def _reason(exc: BaseException) -> str:
         return f"{exc.msg} at column {exc.colno}"
     if isinstance(exc, RecursionError):
         return "nested too deeply"
+    if "digits" in str(exc):
+        return "a number too long to read"   # Python's cap on the digits of an integer
     return str(exc)
