@@ -17,6 +17,7 @@ import gc
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -550,3 +551,19 @@ def test_any_one_hostile_value_or_cut_is_one_problem_never_a_crash(capsys, sourc
     settings(max_examples=EXAMPLES, deadline=None, derandomize=not RANDOM, database=None, print_blob=False,
              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                     HealthCheck.data_too_large, HealthCheck.large_base_example])(test)()
+
+
+@pytest.mark.parametrize("source", sorted(FIXTURE_OF))
+def test_the_installed_command_survives_the_pinned_values_too(source):
+    """A handful through the real console script: its own interpreter, its own stdout encoding, its exit."""
+    fixture = FIXTURE_OF[source]()
+    for files in pinned_examples(fixture)[:2]:
+        with fresh_store() as base:
+            roots = fixture.place(files)
+            before = store_digest(*roots)
+            for argv in (["list", "--all"], ["show", fixture.session_id],
+                         ["trim", fixture.session_id, "--fork", "--dry-run", "--drop", "1"]):
+                done = subprocess.run([str(REPRISE), *argv], capture_output=True, text=True, errors="replace",
+                                      cwd=base / "here", env=dict(os.environ), timeout=120, check=False)
+                assert done.returncode in STATUSES and "Traceback" not in done.stderr, (argv, done.stderr[-2000:])
+            assert store_digest(*roots) == before
