@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,7 @@ CLAUDE_BASH = "55555555-5555-4555-8555-555555555555"    # tool calls and their r
 CODEX_DAY = FIXTURES / "codex-store" / "sessions" / "2026" / "12" / "01"
 CODEX_THREE = "01a2331b-c3e0-7ab0-a9f5-6874c14f3431"
 CODEX_NAMED = "01a2331b-de50-7ab2-a964-d899416039d8"   # named in session_index.jsonl
+CODEX_TOOL = "01a2331b-cc0a-74b3-8c63-8c4e7c73f7a6"    # a tool call and its output
 REPRISE = Path(sys.executable).with_name("reprise")
 STATUSES = {0, 1, 2, 3}   # README: success, failure, usage error, not found
 
@@ -353,12 +355,12 @@ class Unit:
 
 @dataclass(frozen=True)
 class Fixture:
-    """A real session of one source, its files (relative to where `place` writes them), and what the
-    commands name: its id and a word of its text."""
+    """Real sessions of one source, their files (relative to where `place` writes them), and what the
+    commands name: their ids (the first has several turns, the second tool calls) and a word of their text."""
 
     source: str
     files: dict[str, bytes]
-    session_id: str
+    session_ids: tuple[str, ...]
     word: str
     place: Callable[[dict[str, bytes]], list[Path]]   # writes the files; the folders no command may change
     dumps: Callable[[Any], str]
@@ -423,33 +425,37 @@ def _fractal_bytes() -> bytes:
 
 
 def _codex_fixture() -> Fixture:
-    rollout = codex_fixture_path(CODEX_THREE)
+    rollouts = [codex_fixture_path(session_id) for session_id in (CODEX_THREE, CODEX_TOOL)]
     index = json.dumps({"id": CODEX_THREE, "thread_name": "Named MARKindex", "updated_at": "2026-12-01T20:00:00Z"})
-    return Fixture("codex", {f"sessions/2026/12/01/{rollout.name}": rollout.read_bytes(),
-                             "session_index.jsonl": index.encode() + b"\n"},
-                   CODEX_THREE, "MARKfirst", _place_codex, _compact)
+    files = {f"sessions/2026/12/01/{rollout.name}": rollout.read_bytes() for rollout in rollouts}
+    return Fixture("codex", {**files, "session_index.jsonl": index.encode() + b"\n"},
+                   (CODEX_THREE, CODEX_TOOL), "MARKfirst", _place_codex, _compact)
 
 
 def _claude_fixture() -> Fixture:
     title = {"type": "custom-title", "customTitle": "Plan MARKtitle", "sessionId": CLAUDE_THREE}
     data = claude_fixture(ALPHA_SLUG, CLAUDE_THREE) + _compact(title).encode() + b"\n"
-    return Fixture("claude", {f"projects/{ALPHA_SLUG}/{CLAUDE_THREE}.jsonl": data}, CLAUDE_THREE, "MARKfirst",
-                   _place_claude, _compact)
+    return Fixture("claude", {f"projects/{ALPHA_SLUG}/{CLAUDE_THREE}.jsonl": data,
+                              f"projects/{ALPHA_SLUG}/{CLAUDE_BASH}.jsonl": claude_fixture(ALPHA_SLUG, CLAUDE_BASH)},
+                   (CLAUDE_THREE, CLAUDE_BASH), "MARKfirst", _place_claude, _compact)
 
 
 FIXTURE_OF: dict[str, Callable[[], Fixture]] = {
     "claude": _claude_fixture,
     "codex": _codex_fixture,
-    "fractal": lambda: Fixture("fractal", {"session.json": _fractal_bytes()}, FRACTAL_ID, "MARKfractal",
+    "fractal": lambda: Fixture("fractal", {"session.json": _fractal_bytes()}, (FRACTAL_ID,), "MARKfractal",
                                _place_fractal, lambda value: json.dumps(value, indent=2)),
 }
 
 
-def commands(session_id: str, word: str) -> list[list[str]]:
-    """Every command the issue names, on the session: each must work or name the problem."""
-    return [["list", "--all"], ["list", "--all", "--json"], ["show", session_id], ["show", "--json", session_id],
-            ["search", "--all", word], ["meter", session_id], ["meter", "--json", session_id],
-            ["trim", session_id, "--fork", "--dry-run", "--drop", "1"], ["resume", "--print", session_id]]
+def commands(session_ids: tuple[str, ...], word: str) -> list[list[str]]:
+    """Every command the issue names, on each session: each must work or name the problem."""
+    found = [["list", "--all"], ["list", "--all", "--json"], ["search", "--all", word],
+             ["meter", "--json", session_ids[0]]]
+    for session_id in session_ids:
+        found += [["show", session_id], ["show", "--json", session_id], ["meter", session_id],
+                  ["trim", session_id, "--fork", "--dry-run", "--drop", "1"], ["resume", "--print", session_id]]
+    return found
 
 
 @contextlib.contextmanager
@@ -481,11 +487,22 @@ def fresh_store() -> Iterator[Path]:
                     os.environ[name] = value
 
 
+def settled(roots: list[Path]) -> list[Path]:
+    """The roots, their files dated a day ago: files at rest, not ones an agent may be writing (a file
+    written within the last second that does not parse is read again until it settles, up to 1 s)."""
+    day_ago = time.time() - 86_400
+    for root in roots:
+        for folder, _, names in os.walk(root):
+            for name in names:
+                os.utime(Path(folder) / name, (day_ago, day_ago))
+    return roots
+
+
 def check_every_command(capsys, fixture: Fixture, files: dict[str, bytes]) -> None:
     with fresh_store():
-        roots = fixture.place(files)
+        roots = settled(fixture.place(files))
         before = store_digest(*roots)
-        for argv in commands(fixture.session_id, fixture.word):
+        for argv in commands(fixture.session_ids, fixture.word):
             status = cli.main(list(argv))
             out, err = capsys.readouterr()
             assert status in STATUSES and "Traceback" not in err, (argv, status, err[-2000:])
@@ -523,7 +540,10 @@ PINNED: list[tuple[tuple[str, ...], str]] = [
     (("cwd",), '"/x/a\\ud83d"'), (("cwd",), '"/x/a\\u0000b"'), (("cwd",), '".."'), (("cwd",), '""'),
     (("thread_name",), '"\\udc00"'), (("role",), '["user"]'), (("user", "message"), '"\\ud83d"'),
     (("user", "message"), "9" * 5000), (("payload",), _deep(100_000, "list")),
-    (("response",), _deep(3_000, "object")), (("payload", "message"), '"\\ud83d"')]
+    (("response",), _deep(3_000, "object")), (("payload", "message"), '"\\ud83d"'),
+    (("input",), _deep(990, "object")), (("input",), json.dumps("{" + _deep(100_000, "list"))),
+    (("output",), json.dumps('{"output":"\\ud83d"}')), (("output",), json.dumps('{"output":' + _deep(100_000, "list"))),
+    (("arguments",), _deep(990, "list"))]
 
 
 def pinned_examples(fixture: Fixture) -> list[dict[str, bytes]]:
@@ -559,10 +579,11 @@ def test_the_installed_command_survives_the_pinned_values_too(source):
     fixture = FIXTURE_OF[source]()
     for files in pinned_examples(fixture)[:2]:
         with fresh_store() as base:
-            roots = fixture.place(files)
+            roots = settled(fixture.place(files))
             before = store_digest(*roots)
-            for argv in (["list", "--all"], ["show", fixture.session_id],
-                         ["trim", fixture.session_id, "--fork", "--dry-run", "--drop", "1"]):
+            session_id = fixture.session_ids[0]
+            for argv in (["list", "--all"], ["show", session_id],
+                         ["trim", session_id, "--fork", "--dry-run", "--drop", "1"]):
                 done = subprocess.run([str(REPRISE), *argv], capture_output=True, text=True, errors="replace",
                                       cwd=base / "here", env=dict(os.environ), timeout=120, check=False)
                 assert done.returncode in STATUSES and "Traceback" not in done.stderr, (argv, done.stderr[-2000:])
