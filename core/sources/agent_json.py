@@ -24,11 +24,12 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def loads(data: bytes | str) -> Any:
     """`json.loads(data)` with every lone surrogate replaced by U+FFFD. Raises what `json.loads`
     raises (ValueError, RecursionError); bytes that are not UTF-8 raise UnicodeDecodeError."""
-    raw = data if isinstance(data, bytes) else None
-    value = json.loads(data.decode() if raw is not None else data)
-    if may_hold_surrogates(raw if raw is not None else data.encode("utf-8", "surrogatepass")):
-        return without_surrogates(value)
-    return value
+    if isinstance(data, bytes):
+        raw, text = data, data.decode()
+    else:
+        raw, text = data.encode("utf-8", "surrogatepass"), data
+    value = json.loads(text)
+    return without_surrogates(value) if may_hold_surrogates(raw) else value
 
 
 def may_hold_surrogates(data: bytes) -> bool:

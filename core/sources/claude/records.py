@@ -65,7 +65,6 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
     lines.pop()   # the empty piece after the final newline
     parsed.lines = len(lines)
     records = parsed.records
-    escapes = may_hold_surrogates(chunk)   # one search of the chunk: most hold no surrogate escape at all
     for number, line in enumerate(lines, start=first_line):
         if not line or line.isspace():
             continue
@@ -79,7 +78,7 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
         except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
             parsed.warnings.append(f"line {number}: not JSON ({_reason(exc)})")
             continue
-        if escapes and may_hold_surrogates(line):
+        if may_hold_surrogates(line):   # a byte search of the parsed lines only (skimmed ones hold none)
             record = without_surrogates(record)   # half an emoji shown as U+FFFD, never unencodable text
         if not isinstance(record, dict):
             parsed.warnings.append(f"line {number}: not a JSON object")
