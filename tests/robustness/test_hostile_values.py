@@ -588,3 +588,35 @@ def test_the_installed_command_survives_the_pinned_values_too(source):
                                       cwd=base / "here", env=dict(os.environ), timeout=120, check=False)
                 assert done.returncode in STATUSES and "Traceback" not in done.stderr, (argv, done.stderr[-2000:])
             assert store_digest(*roots) == before
+
+
+async def test_the_tui_trim_dialog_previews_a_fork_of_odd_codex_records(tmp_path):
+    """The dialog's preview goes through the same service as `trim --fork --dry-run`: a role that is
+    not a string and a line nested too deeply give a plan, not a crashed app."""
+    from reprise.tui.screens.trim import TrimDialog
+    from reprise.tui.widgets.session_list import SessionList
+
+    from ..tui.conftest import build_app, settle
+
+    folder = tmp_path / "alpha"
+    folder.mkdir()
+    deep = (b'{"timestamp":"2026-12-01T19:36:28.000Z","type":"response_item","payload":'
+            + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    data = codex_with_line(CODEX_THREE, deep).replace(b'"role":"developer","content"',
+                                                      b'"role":["developer"],"content"', 1)
+    put_codex(CODEX_THREE, data.replace(b"/tmp/reprise-codex-fixture/work/alpha", str(folder).encode()))
+    app = build_app(Service.from_environment(workspace=str(folder)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        session_list = app.screen.query_one(SessionList)
+        session_list.move_to(next(i for i, row in enumerate(session_list.rows) if row.file_id == CODEX_THREE))
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, TrimDialog) and dialog.fork_only
+        await pilot.click("#op-drop")
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        assert dialog.result is not None and dialog.result.plan.changed and dialog.result.forked
