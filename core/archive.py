@@ -71,8 +71,9 @@ def parse_index_line(data: bytes) -> ArchiveEntry:
     restores = item.get("restores", [])
     if not isinstance(restores, list) or not all(isinstance(name, str) for name in restores):
         raise TypeError("its restores are not a list of digests")
-    if not isinstance(item.get("forked_from", ""), str):
-        raise TypeError("its forked_from is not a session id")
+    for key in ("forked_from", "part", "root", "path"):   # a fork's origin; what a kept copy is of, and where from
+        if not isinstance(item.get(key, ""), str):
+            raise TypeError(f"its {key} is not a string")
     known = {"digest", "op", "time", "anchors"}
     return ArchiveEntry(name, op, time, list(anchors), {k: v for k, v in item.items() if k not in known})
 

@@ -620,3 +620,17 @@ async def test_the_tui_trim_dialog_previews_a_fork_of_odd_codex_records(tmp_path
         await pilot.press("1")
         await settle(pilot)
         assert dialog.result is not None and dialog.result.plan.changed and dialog.result.forked
+
+
+def test_a_keep_index_line_whose_part_is_not_a_string_is_a_damaged_line_not_a_crash(capsys):
+    put_claude(ALPHA_SLUG, CLAUDE_THREE, claude_fixture(ALPHA_SLUG, CLAUDE_THREE))
+    status, _, err = run(capsys, "keep", CLAUDE_THREE)
+    assert status == 0, err
+    [index] = Path(os.environ["REPRISE_DATA_DIR"]).rglob("index.jsonl")
+    with index.open("a") as handle:
+        handle.write(json.dumps({"digest": "0" * 64, "op": "keep", "time": "2026-12-01T00:00:00Z", "anchors": [],
+                                 "part": ["session"], "root": 5}) + "\n")
+    for argv in (["list", "--all"], ["show", CLAUDE_THREE], ["doctor"]):
+        status, out, err = run(capsys, *argv)
+        assert status in (0, 1) and "Traceback" not in err, (argv, err)
+    assert f"{index} line 2: its part is not a string" in out   # doctor names the line
