@@ -630,7 +630,7 @@ def test_a_keep_index_line_whose_part_is_not_a_string_is_a_damaged_line_not_a_cr
     with index.open("a") as handle:
         handle.write(json.dumps({"digest": "0" * 64, "op": "keep", "time": "2026-12-01T00:00:00Z", "anchors": [],
                                  "part": ["session"], "root": 5}) + "\n")
-    for argv in (["list", "--all"], ["show", CLAUDE_THREE], ["doctor"]):
+    for argv in (["list", "--all"], ["show", CLAUDE_THREE], ["keep", CLAUDE_THREE], ["doctor"]):   # keep: again
         status, out, err = run(capsys, *argv)
         assert status in (0, 1) and "Traceback" not in err, (argv, err)
     assert f"{index} line 2: its part is not a string" in out   # doctor names the line
