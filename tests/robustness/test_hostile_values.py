@@ -528,7 +528,7 @@ def hostile_files(draw, fixture: Fixture) -> dict[str, bytes]:
 
 # Fixed examples in CI (derandomized, no database: never a flake); a wider search by hand with
 # REPRISE_HOSTILE_EXAMPLES=2000 REPRISE_HOSTILE_RANDOM=1.
-EXAMPLES = int(os.environ.get("REPRISE_HOSTILE_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("REPRISE_HOSTILE_EXAMPLES", "60"))
 RANDOM = bool(os.environ.get("REPRISE_HOSTILE_RANDOM"))
 
 
