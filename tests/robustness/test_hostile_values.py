@@ -634,3 +634,20 @@ def test_a_keep_index_line_whose_part_is_not_a_string_is_a_damaged_line_not_a_cr
         status, out, err = run(capsys, *argv)
         assert status in (0, 1) and "Traceback" not in err, (argv, err)
     assert f"{index} line 2: its part is not a string" in out   # doctor names the line
+
+
+@pytest.mark.parametrize("content", [b"[" * 100_000 + b"]" * 100_000,
+                                     b'{"cleanupPeriodDays": "\\ud83d", "x\\udc00": 1}',
+                                     b'{"pid": "\\ud83d", "sessionId": ["x"]}'], ids=["deep", "half-emoji", "odd"])
+def test_claude_codes_settings_and_session_registry_with_odd_json_are_read_as_unusable(capsys, content):
+    root = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    put_claude(ALPHA_SLUG, CLAUDE_THREE, claude_fixture(ALPHA_SLUG, CLAUDE_THREE))
+    (root / "settings.json").write_bytes(content)
+    (root / "sessions").mkdir()
+    (root / "sessions" / f"{os.getpid()}.json").write_bytes(content)
+    before = store_digest(root)
+    for argv in (["list", "--all"], ["show", CLAUDE_THREE], ["resume", "--print", CLAUDE_THREE], ["doctor"],
+                 ["keep", CLAUDE_THREE]):
+        status, _, err = run(capsys, *argv)
+        assert status in (0, 1) and "Traceback" not in err, (argv, err)
+    assert store_digest(root) == before

@@ -158,7 +158,7 @@ def _registry_record(path: Path) -> dict[str, object] | None:
     try:
         data, size = read_regular(path, MAX_REGISTRY_BYTES, follow=False)
         record = agent_json.loads(data) if size <= MAX_REGISTRY_BYTES else None
-    except (OSError, ValueError, FileProblem):
+    except (OSError, ValueError, RecursionError, FileProblem):
         return None
     return record if isinstance(record, dict) else None
 

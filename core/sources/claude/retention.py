@@ -139,7 +139,7 @@ def _days_in(path: Path) -> tuple[int | None, Problem | None]:
         return None, None
     try:
         settings = agent_json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):   # UnicodeDecodeError is a ValueError
         return None, Problem(str(path), "bad_settings", f"{path} is not valid JSON; Claude Code skips its cleanup "
                              f"while it cannot parse it; Reprise assumes {DEFAULT_DAYS} days.", severity="warning")
     if not isinstance(settings, dict):

@@ -33,7 +33,7 @@ def known_cli_version(root: CodexRoot) -> str:
             try:
                 with path.open("rb") as handle:
                     first = agent_json.loads(handle.readline(MAX_META_BYTES))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 continue
             payload = first.get("payload") if isinstance(first, dict) else None
             version = payload.get("cli_version") if isinstance(payload, dict) else None
