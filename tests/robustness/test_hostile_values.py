@@ -636,10 +636,8 @@ def test_a_keep_index_line_whose_part_is_not_a_string_is_a_damaged_line_not_a_cr
     assert f"{index} line 2: its part is not a string" in out   # doctor names the line
 
 
-@pytest.mark.parametrize("content", [b"[" * 100_000 + b"]" * 100_000,
-                                     b'{"cleanupPeriodDays": "\\ud83d", "x\\udc00": 1}',
-                                     b'{"pid": "\\ud83d", "sessionId": ["x"]}'], ids=["deep", "half-emoji", "odd"])
-def test_claude_codes_settings_and_session_registry_with_odd_json_are_read_as_unusable(capsys, content):
+def test_claude_codes_settings_and_session_registry_nested_too_deeply_are_read_as_unusable(capsys):
+    content = b"[" * 100_000 + b"]" * 100_000
     root = Path(os.environ["CLAUDE_CONFIG_DIR"])
     put_claude(ALPHA_SLUG, CLAUDE_THREE, claude_fixture(ALPHA_SLUG, CLAUDE_THREE))
     (root / "settings.json").write_bytes(content)
