@@ -391,20 +391,15 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _place_claude(files: dict[str, bytes]) -> list[Path]:
-    root = Path(os.environ["CLAUDE_CONFIG_DIR"])
-    for name, data in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_bytes(data)
-    return [root]
-
-
-def _place_codex(files: dict[str, bytes]) -> list[Path]:
-    root = Path(os.environ["CODEX_HOME"])
-    for name, data in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_bytes(data)
-    return [root]
+def _placed_under(variable: str) -> Callable[[dict[str, bytes]], list[Path]]:
+    """Writes the files under the agent root the environment variable names; that root."""
+    def place(files: dict[str, bytes]) -> list[Path]:
+        root = Path(os.environ[variable])
+        for name, data in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+        return [root]
+    return place
 
 
 def _place_fractal(files: dict[str, bytes]) -> list[Path]:
@@ -429,7 +424,7 @@ def _codex_fixture() -> Fixture:
     index = json.dumps({"id": CODEX_THREE, "thread_name": "Named MARKindex", "updated_at": "2026-12-01T20:00:00Z"})
     files = {f"sessions/2026/12/01/{rollout.name}": rollout.read_bytes() for rollout in rollouts}
     return Fixture("codex", {**files, "session_index.jsonl": index.encode() + b"\n"},
-                   (CODEX_THREE, CODEX_TOOL), "MARKfirst", _place_codex, _compact)
+                   (CODEX_THREE, CODEX_TOOL), "MARKfirst", _placed_under("CODEX_HOME"), _compact)
 
 
 def _claude_fixture() -> Fixture:
@@ -437,7 +432,7 @@ def _claude_fixture() -> Fixture:
     data = claude_fixture(ALPHA_SLUG, CLAUDE_THREE) + _compact(title).encode() + b"\n"
     return Fixture("claude", {f"projects/{ALPHA_SLUG}/{CLAUDE_THREE}.jsonl": data,
                               f"projects/{ALPHA_SLUG}/{CLAUDE_BASH}.jsonl": claude_fixture(ALPHA_SLUG, CLAUDE_BASH)},
-                   (CLAUDE_THREE, CLAUDE_BASH), "MARKfirst", _place_claude, _compact)
+                   (CLAUDE_THREE, CLAUDE_BASH), "MARKfirst", _placed_under("CLAUDE_CONFIG_DIR"), _compact)
 
 
 FIXTURE_OF: dict[str, Callable[[], Fixture]] = {
