@@ -65,6 +65,16 @@ def parse_index_line(data: bytes) -> ArchiveEntry:
         raise TypeError("its op or time is not a string")
     if not isinstance(anchors, list) or not all(isinstance(anchor, str) for anchor in anchors):
         raise TypeError("its anchors are not a list of turn ids")
+    for key in ("original_sha256", "result_sha256"):   # what restore compares with the session's file
+        value = item.get(key)
+        if value is not None and not (isinstance(value, str) and _DIGEST.match(value)):
+            raise TypeError(f"its {key} is not 64 hex characters")
+    restores = item.get("restores", [])
+    if not isinstance(restores, list) or not all(isinstance(name, str) for name in restores):
+        raise TypeError("its restores are not a list of digests")
+    for key in ("forked_from", "part", "root", "path"):   # a fork's origin; what a kept copy is of, and where from
+        if not isinstance(item.get(key, ""), str):
+            raise TypeError(f"its {key} is not a string")
     known = {"digest", "op", "time", "anchors"}
     return ArchiveEntry(name, op, time, list(anchors), {k: v for k, v in item.items() if k not in known})
 
@@ -237,8 +247,9 @@ class Archive:
                     try:
                         result.entries.append(parse_index_line(line.data))
                         continue
-                    except (ValueError, TypeError) as exc:
-                        reason = str(exc) if not isinstance(exc, json.JSONDecodeError) else "not JSON"
+                    except (ValueError, TypeError, RecursionError) as exc:
+                        reason = "nested too deeply" if isinstance(exc, RecursionError) else \
+                            str(exc) if not isinstance(exc, json.JSONDecodeError) else "not JSON"
                 if not line.terminated:
                     result.torn_tail = True
                     continue

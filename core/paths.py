@@ -62,6 +62,9 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
     return platformdirs.user_cache_path("reprise")
 
 
+UNKNOWN_FOLDER_KEY = "unknown-folder--0000000000000000"   # no path's key: its digest would have to be all zeros
+
+
 def workspace_key(path: str | Path) -> str:
     """Fractal's workspace key: a readable slug of the resolved path plus a digest of it."""
     resolved = Path(path).expanduser().resolve()

@@ -13,6 +13,21 @@ from ..paths import SessionRef
 from .base import SessionSource
 
 
+def recorded_folder(value: str | None) -> str | None:
+    """The folder an agent recorded for a session, when it is one: an absolute path without a NUL.
+    Agents record absolute folders, so anything else (`..`, ``, `a\\0b`) is an unknown folder, never
+    resolved against the folder Reprise runs in."""
+    if not value or "\0" in value or not value.startswith("/"):
+        return None
+    return value
+
+
+def odd_folder_note(value: str) -> str:
+    """A listing's warning for a recorded folder `recorded_folder` refused."""
+    shown = value[:80].encode("unicode_escape").decode("ascii")
+    return f"the folder it records ({shown!r}) is not an absolute path: its folder is unknown"
+
+
 class AgentStoreSource(SessionSource):
     own_files: OwnFiles
     window_per_folder = False   # the agent's window comes from its settings and the session, not the folder

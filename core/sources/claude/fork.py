@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any
 from ...errors import UsageError
 from ...session_files import digest
 from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
+from .. import agent_json
 from ..fork_steps import BuiltFork, Steps, choose_fit, keep_newest, resolve_drop, unchanged
 from .chain import main_chain_records
 from .messages import BOUNDARY, PROMPT, RESULT, kind_of, prompt_text, turn_starts
@@ -271,7 +273,7 @@ def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], l
                 last_prompt = prompt_text(record)
             result = record.get("toolUseResult")
             agent_id = result.get("agentId") if isinstance(result, dict) else None
-            if isinstance(agent_id, str) and agent_id not in agent_ids:
+            if isinstance(agent_id, str) and is_plain_name(f"agent-{agent_id}") and agent_id not in agent_ids:
                 agent_ids.append(agent_id)
         if "sessionId" in record:
             record = {**record, "sessionId": fork_id}
@@ -329,22 +331,27 @@ def _preserved_kept(boundary: Record, dropped: set[str]) -> Record:
     return {**boundary, "compactMetadata": metadata}
 
 
-_TOOL_RESULTS = b"/tool-results/"
+# A name: ASCII letters, digits, `._-` and any non-ASCII UTF-8 (a cut or invalid sequence is passed over).
+_TOOL_RESULT_NAME = re.compile(rb"/tool-results/([A-Za-z0-9._\x80-\xff-]+)")
 
 
 def _tool_result_names(line: bytes) -> list[str]:
     """The `tool-results/` sidecar file names a record's line mentions (a persisted long output)."""
     names = []
-    start = line.find(_TOOL_RESULTS)
-    while start >= 0:
-        begin = start + len(_TOOL_RESULTS)
-        end = begin
-        while end < len(line) and (chr(line[end]).isalnum() or line[end] in b"._-"):
-            end += 1
-        if end > begin:
-            names.append(line[begin:end].decode("ascii"))
-        start = line.find(_TOOL_RESULTS, end)
+    for match in _TOOL_RESULT_NAME.finditer(line):
+        try:
+            name = match.group(1).decode()
+        except UnicodeDecodeError:
+            continue   # not a name the file system holds as UTF-8: nothing to copy
+        if is_plain_name(name):
+            names.append(name)
     return names
+
+
+def is_plain_name(name: str) -> bool:
+    """Whether `name` (from a record) is one file name in its folder: not empty, `.` or `..`, no `/`
+    or NUL (a sidecar's name is taken from the records, which may say anything)."""
+    return name not in ("", ".", "..") and "/" not in name and "\0" not in name
 
 
 def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before: int | None,
@@ -367,6 +374,7 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
     if parsed.end < len(data):
         notes.append(f"the original's last line ({len(data) - parsed.end:,} bytes) is incomplete (being written?); "
                      "the fork leaves it out")
+    notes += [f"the original's {warning}; the fork leaves it out" for warning in parsed.warnings[:5]]
     dropped = resolve_drop(turns, options.drop)
     if options.keep_history is not None:
         dropped = keep_newest(options.keep_history, dropped, len(turns))
@@ -422,8 +430,8 @@ def rewrite_subagent(data: bytes, fork_id: str) -> bytes:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = agent_json.loads(line)
+        except (ValueError, RecursionError):
             out.append(line + b"\n")   # kept as it was
             continue
         if isinstance(record, dict) and "sessionId" in record:

@@ -23,6 +23,7 @@ from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root
 from ...session_files import ReadProblem, chunks_of, opened_regular_file
+from ..agent_store import odd_folder_note, recorded_folder
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from ..grown import GrownRead, read_grown
 from .fields import ClaudeFields, ListingFold
@@ -176,10 +177,11 @@ class ClaudeListing(ListingSource):
         self.bytes_read += read.read_bytes
         found = read.fold.result()
         warnings = list(read.warnings)
-        folder = found.cwd
+        folder = recorded_folder(found.cwd)
         if folder is None:
             folder = guessed
-            warnings.append(f"the file records no folder (cwd); guessed {guessed} from its project folder's name")
+            said = odd_folder_note(found.cwd) if found.cwd is not None else "the file records no folder (cwd)"
+            warnings.append(f"{said}; guessed {guessed} from its project folder's name")
         if file.group == KEPT:
             warnings.insert(0, "Claude Code deleted its file; listed from the copy Reprise kept")
         key = workspace_key(folder)

@@ -18,7 +18,6 @@ process never counts. Without /proc only the first rule applies.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from ...processes import process_stat
 from ...session_files import ReadProblem, read_head
+from .. import agent_json
 
 RECENT_S = 5 * 60.0
 MAX_FDS_PER_PROCESS = 65536
@@ -157,8 +157,8 @@ def _registered(root: Path) -> Iterator[tuple[str, int, str]]:
 def _registry_record(path: Path) -> dict[str, object] | None:
     try:
         data, size = read_head(path, MAX_REGISTRY_BYTES, follow=False)
-        record = json.loads(data) if size <= MAX_REGISTRY_BYTES else None
-    except (OSError, ValueError, ReadProblem):
+        record = agent_json.loads(data) if size <= MAX_REGISTRY_BYTES else None
+    except (OSError, ValueError, RecursionError, ReadProblem):
         return None
     return record if isinstance(record, dict) else None
 

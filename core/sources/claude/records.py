@@ -3,7 +3,8 @@
 A session file is append-only JSON lines. `parse_lines` reads the complete lines of a chunk
 (a truncated last line, a file being written, is left for the next read to resume at `end`),
 skips a line that is not a JSON object with a `type` and says so, and keeps records of types it
-does not know (the readers ignore them). With `skim` (the default) the large lines the readers
+does not know (the readers ignore them). A lone surrogate (`"\\ud83d"`, half an emoji) is read as
+U+FFFD (`agent_json`). With `skim` (the default) the large lines the readers
 need nothing from are not parsed: the request log (`api-request*`: the request snapshots that
 make even a one-turn file 140 KB) becomes a stub naming its type, and a large `attachment` a
 stub with only its chain fields (uuid, parent, sidechain, timestamp), read from the line's
@@ -16,6 +17,8 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..agent_json import may_hold_surrogates, without_surrogates
 
 Record = dict[str, Any]
 
@@ -78,6 +81,8 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
             except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
                 parsed.warnings.append(f"line {number}: not JSON ({_reason(exc)})")
                 continue
+            if may_hold_surrogates(chunk, begin, end):   # a byte search of the parsed lines only
+                record = without_surrogates(record)   # half an emoji shown as U+FFFD, never unencodable text
             if not isinstance(record, dict):
                 parsed.warnings.append(f"line {number}: not a JSON object")
             elif not isinstance(record.get("type"), str):
@@ -151,4 +156,6 @@ def _reason(exc: BaseException) -> str:
         return f"{exc.msg} at column {exc.colno}"
     if isinstance(exc, RecursionError):
         return "nested too deeply"
+    if "digits" in str(exc):
+        return "a number too long to read"   # Python's cap on the digits of an integer
     return str(exc)

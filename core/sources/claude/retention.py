@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ...problems import Problem
 from ...session_files import ReadProblem, read_head
+from .. import agent_json
 from ..base import AgentDeletion
 
 DEFAULT_DAYS = 30
@@ -137,8 +138,8 @@ def _days_in(path: Path) -> tuple[int | None, Problem | None]:
     if not data.strip():
         return None, None
     try:
-        settings = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+        settings = agent_json.loads(data)
+    except (ValueError, RecursionError):   # UnicodeDecodeError is a ValueError
         return None, Problem(str(path), "bad_settings", f"{path} is not valid JSON; Claude Code skips its cleanup "
                              f"while it cannot parse it; Reprise assumes {DEFAULT_DAYS} days.", severity="warning")
     if not isinstance(settings, dict):

@@ -40,14 +40,14 @@ from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ...trimming import RestoreResult, TrimOptions, TrimResult
-from ..agent_store import AgentStoreSource
+from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession
 from ..fork_files import undo_fork, write_fork
 from .fields import ClaudeFields, ListingFold
 from .fork import ForkState, new_fork_id, plan_fork, rewrite_subagent, write_new
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
-from .listing import KEPT, NAME, ClaudeListing
+from .listing import KEPT, NAME, ClaudeListing, folder_guess
 from .liveness import scan_processes, writer_of
 from .meter import ClaudeMeter, ContextNow
 from .records import Record, parse_lines
@@ -123,8 +123,9 @@ class ClaudeSource(AgentStoreSource):
                 data, _ = read_regular_file(path, self.claude_listing.root_of(path))
             except (OSError, ReadProblem, RepriseError):
                 continue
-            cwd = _fields_of(parse_lines(data, 0).records).cwd
-            if cwd is not None and workspace_key(cwd) == ref.workspace_key:
+            # the folder the listing keyed it by: the one it records, else the one its project folder suggests
+            folder = recorded_folder(_fields_of(parse_lines(data, 0).records).cwd) or folder_guess(str(path.parent))
+            if workspace_key(folder) == ref.workspace_key:
                 return path
         return candidates[0]
 

@@ -20,6 +20,7 @@ from ...agents import TurnRequest, substitute
 from ...errors import AgentError
 from ...outcome import INTERRUPTED_ERROR, TurnOutcome, left_running_note
 from ...processes import Finished, run_agent
+from .. import agent_json
 
 STDERR_TAIL = 2000
 INPUT_PREVIEW = 200
@@ -41,8 +42,8 @@ def parse_result(stdout: str) -> ClaudeResult | None:
     """The last JSON object of type `result` on stdout (Claude Code prints one); None without it."""
     for line in reversed(stdout.strip().splitlines()):
         try:
-            value = json.loads(line)
-        except ValueError:
+            value = agent_json.loads(line)
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict) and value.get("type", "result") == "result":
             return _result_of(value)

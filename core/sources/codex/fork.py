@@ -37,6 +37,7 @@ from typing import Any
 from ...errors import UsageError
 from ...session_files import digest
 from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
+from .. import agent_json
 from ..fork_steps import BuiltFork, Steps, choose_fit, keep_newest, resolve_drop, unchanged
 from .records import COMPACTED, EVENT, RESPONSE_ITEM, SESSION_META, Record, kind_of, payload_of, prompt_of, text_of
 from .transcript import CALLS, OUTPUTS
@@ -96,8 +97,8 @@ def read_lines(data: bytes) -> tuple[list[Line], int, list[str]]:
     bad: list[str] = []
     for number, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
         try:
-            record = json.loads(raw)
-        except ValueError:
+            record = agent_json.loads(raw)
+        except (ValueError, RecursionError):   # kept as it was, byte for byte, like any line not a record
             record = None
         if not isinstance(record, dict):
             bad.append(str(number))
@@ -155,12 +156,18 @@ def _prompt_of(lines: list[Line], start: int, end: int) -> tuple[str, int]:
     return prompt, event_at
 
 
+def _role(payload: dict[str, Any]) -> str:
+    """A message's role ("" when the record says something that is not one)."""
+    role = payload.get("role")
+    return role if isinstance(role, str) else ""
+
+
 def _is_setup(record: Record) -> bool:
     kind, inner = kind_of(record)
     if kind == "world_state":
         return True
     payload = payload_of(record)
-    return kind == RESPONSE_ITEM and inner in SETUP_ITEMS and (inner != "message" or payload.get("role") in SETUP_ROLES)
+    return kind == RESPONSE_ITEM and inner in SETUP_ITEMS and (inner != "message" or _role(payload) in SETUP_ROLES)
 
 
 def _texts(record: Record) -> Iterable[str]:

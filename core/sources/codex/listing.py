@@ -23,10 +23,11 @@ from ...archive import Archive
 from ...errors import RepriseError
 from ...folder_scan import FolderNames, FolderStats, scan_folder
 from ...own_files import OwnFiles
-from ...paths import OwnPaths, SessionRef, workspace_key
+from ...paths import UNKNOWN_FOLDER_KEY, OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root
 from ...session_files import ReadProblem, read_regular_file
+from ..agent_store import odd_folder_note, recorded_folder
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from ..grown import GrownRead, read_grown
 from ..transcript_search import search_records
@@ -224,7 +225,11 @@ class CodexListing(ListingSource):
             found.turns += lineage.turns
             if lineage.gap is not None:
                 warnings.append(lineage.gap)
-        key = workspace_key(found.cwd)
+        folder = recorded_folder(found.cwd)
+        if folder is None:
+            warnings.append(odd_folder_note(found.cwd))
+        key = workspace_key(folder) if folder is not None else UNKNOWN_FOLDER_KEY
+        found.cwd = folder
         fields = listing_fields(found, file.file_id, key, title, warnings, archived=path.parent.name == ARCHIVED)
         return ListedFile(key, file.file_id, file.path, read.size, mtime_ns, fields, settled, digest,
                           read.carry.to_bytes())

@@ -9,12 +9,12 @@ into it (checked with `codex exec resume`, tests/compat/codex/test_writes_compat
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ...rooted import Root
 from ...session_files import ReadProblem, read_head
+from .. import agent_json
 from ..claude.fork import write_new
 from .fork import dumps
 from .layout import CodexRoot, session_id_of
@@ -32,7 +32,7 @@ def known_cli_version(root: CodexRoot) -> str:
             continue
         for path in names:
             try:   # a regular file only, opened without blocking: a FIFO named like a rollout is passed over
-                first = json.loads(read_head(path, MAX_META_BYTES)[0].split(b"\n", 1)[0])
+                first = agent_json.loads(read_head(path, MAX_META_BYTES)[0].split(b"\n", 1)[0])
             except (OSError, ValueError, RecursionError, ReadProblem):
                 continue
             payload = first.get("payload") if isinstance(first, dict) else None

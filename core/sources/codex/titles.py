@@ -7,11 +7,11 @@ the next listing.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ...session_files import ReadProblem, read_head
+from .. import agent_json
 
 MAX_INDEX_BYTES = 16 * 1024 * 1024
 
@@ -56,7 +56,7 @@ def read_index(path: Path) -> dict[str, str]:
     newest: dict[str, tuple[str, int, str]] = {}
     for number, line in enumerate(data.splitlines()):
         try:
-            entry = json.loads(line)
+            entry = agent_json.loads(line)
         except (ValueError, RecursionError):
             continue
         if not isinstance(entry, dict):

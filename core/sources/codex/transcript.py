@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...transcript import Command, Compaction, FileTouch, Status, ToolCall, Transcript, Turn, Usage
+from .. import agent_json
 from .fields import ABORTED, token_figures
 from .records import (
     COMPACTED,
@@ -59,8 +60,8 @@ def command_line(name: str, arguments: Any) -> str | None:
     """The command line a shell tool call ran: `bash -lc SCRIPT` shows as its script."""
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
-        except ValueError:
+            arguments = agent_json.loads(arguments)
+        except (ValueError, RecursionError):
             return None
     if not isinstance(arguments, dict) or name not in SHELL_TOOLS:
         return None
@@ -88,8 +89,8 @@ def output_of(payload: dict[str, Any]) -> tuple[str, bool]:
         return "", False
     if output.startswith("{"):
         try:
-            decoded = json.loads(output)
-        except ValueError:
+            decoded = agent_json.loads(output)
+        except (ValueError, RecursionError):
             decoded = None
         if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
             metadata = decoded.get("metadata")

@@ -10,7 +10,6 @@ the measured context come from the rollout: the `usage` of `turn.completed` is t
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from ...agents import TurnRequest
 from ...outcome import INTERRUPTED_ERROR, TurnOutcome, left_running_note
 from ...processes import Finished
+from .. import agent_json
 from ..claude.turns import client_env, run_client
 
 STDERR_TAIL = 2000
@@ -38,8 +38,8 @@ def parse_events(stdout: str) -> ExecEvents:
     found = ExecEvents()
     for line in stdout.splitlines():
         try:
-            event = json.loads(line)
-        except ValueError:
+            event = agent_json.loads(line)
+        except (ValueError, RecursionError):
             continue
         if not isinstance(event, dict):
             continue

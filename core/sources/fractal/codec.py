@@ -172,6 +172,8 @@ def decode_text(text: str, *, path: str, expected_id: str | None) -> Decoded:
         return fail("too_deep", "JSON nesting is too deep to read")
     except json.JSONDecodeError as exc:
         return fail("invalid_json", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+    except ValueError:   # Python's cap on the digits of an integer (4,300), the one other error json raises
+        return fail("invalid_json", "the file holds a number too long to read")
     if not isinstance(raw, dict):
         return fail("not_object", f"the top level is a JSON {_json_type(raw)}, not an object")
     version = raw.get("schema_version")
