@@ -26,7 +26,7 @@ from reprise.core.gc_pauses import no_gc_pauses
 from reprise.core.paths import SOURCE_NAMES, short_id
 from reprise.core.progress import no_progress
 
-from .format import human_size, human_time, local_now, money, tilde_folder
+from .format import human_size, human_time, local_now, money, session_folder
 from .json_writer import write_json
 from .lazy import lazy_module
 from .progress_line import ProgressLine
@@ -456,7 +456,7 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
         return 0
     now = local_now()
     turns = detail.transcript.turns
-    facts = [detail.agent_label, tilde_folder(detail.workspace_path or detail.ref.workspace_key)]
+    facts = [detail.agent_label, session_folder(detail.workspace_path, detail.ref.workspace_key)]
     newest = [at for at in (turn_time(turn) for turn in turns[-3:]) if at is not None]
     if newest:
         facts.append(human_time(max(newest), now))
@@ -494,7 +494,7 @@ def _print_raw_show(detail) -> None:
     title = detail.title or "(untitled)"
     print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
           f"{'  [pinned]' if detail.meta.pinned else ''}")
-    print(f"Workspace {safe_line(detail.workspace_path or detail.ref.workspace_key)}")
+    print(f"Workspace {safe_line(session_folder(detail.workspace_path, detail.ref.workspace_key))}")
     print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {len(detail.transcript.turns)} turns")
     _print_notes(detail)
     print()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from datetime import datetime, timedelta
 
+from reprise.core.paths import UNKNOWN_FOLDER_KEY
+
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
@@ -67,6 +69,14 @@ def tilde_folder(path: str) -> str:
     if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
         return "~" + path[len(home):]
     return path
+
+
+def session_folder(path: str | None, key: str) -> str:
+    """A session's folder for people: its path with `~`, "(folder unknown)" for a session whose
+    agent recorded no usable folder, else the workspace key (a workspace with no recorded folder)."""
+    if path:
+        return tilde_folder(path)
+    return "(folder unknown)" if key == UNKNOWN_FOLDER_KEY else key
 
 
 def human_size(size: int) -> str:

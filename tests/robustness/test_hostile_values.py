@@ -192,6 +192,8 @@ def test_a_recorded_folder_that_is_not_an_absolute_path_is_an_unknown_folder(cap
         for argv in (["show", session_id], ["meter", session_id], ["search", "--all", "MARKfirst"]):
             status, _, err = run(capsys, *argv)
             assert status == 0, (argv, err)
+    status, out, _ = run(capsys, "show", CODEX_THREE)
+    assert status == 0 and "(folder unknown)" in out.splitlines()[1] and UNKNOWN_FOLDER_KEY not in out
     assert store_digest(*agent_roots()) == before
 
 

@@ -26,7 +26,7 @@ from reprise.core.paths import id_argument
 from reprise.core.service import SessionDetail
 from reprise.core.times import parse_time
 
-from ..format import human_size, human_time, local_now, tilde_folder
+from ..format import human_size, human_time, local_now, session_folder
 from ..reports import Line, line, plain_text
 from ..reports.conversation import (
     STATUS_ROLES,
@@ -77,7 +77,7 @@ def banner_lines(detail: SessionDetail, now: datetime, *, show_ids: bool = False
     """The title in full (the widget wraps it), then agent, folder, when, the last status, size."""
     turns = detail.transcript.turns
     title = detail.title or (short_line(turns[0].user_message, 200) if turns else "") or "(untitled)"
-    facts = [detail.agent_label, tilde_folder(detail.workspace_path or detail.ref.workspace_key)]
+    facts = [detail.agent_label, session_folder(detail.workspace_path, detail.ref.workspace_key)]
     times = [at for at in (turn_time(turn) for turn in turns[-3:]) if at is not None]
     if times:
         facts.append(human_time(max(times), now))
