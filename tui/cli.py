@@ -313,6 +313,8 @@ def _run(argv: list[str] | None) -> int:
                 progress.clear()
             for note in service.take_notices():  # the catalog was rebuilt or bypassed: one line each
                 print(f"reprise: {safe_line(note)}", file=sys.stderr)
+            if argv is not None:   # the caller goes on (a test, a library): its catalog's files are let go now
+                service.catalog.close()
     except RepriseError as exc:
         _print_error(exc, as_json)
         return exc.exit_status

@@ -13,7 +13,6 @@ their bytes.
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import json
 import os
@@ -505,7 +504,6 @@ def check_every_command(capsys, fixture: Fixture, files: dict[str, bytes]) -> No
             assert status in STATUSES and "Traceback" not in err, (argv, status, err[-2000:])
             assert status == 0 or (err + out).strip(), (argv, status, "a failure that says nothing")
         assert store_digest(*roots) == before
-    gc.collect()   # each in-process run leaves its catalog connection in a cycle: free its descriptors now
 
 
 @st.composite

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -58,6 +59,22 @@ def test_new_writes_an_empty_fractal_session_and_lists_it_with_its_title(capsys,
     status, listing = run_json(capsys, "list")
     assert [s["title"] for s in listing["sessions"]] == ["First try"]
     assert listing["total"] == 1 and listing["shown"] == 1
+
+
+def test_a_command_run_in_process_lets_its_catalog_go_without_a_collection(capsys, workspace, isolated_paths):
+    """A caller that goes on (a test, a library) keeps no descriptor of a command's catalog, even
+    with the cyclic collector off: a property test runs hundreds of commands in one process."""
+    put(isolated_paths, workspace, "a" * 32, 2)
+    assert run(capsys, "list")[0] == 0
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(5):
+            assert run(capsys, "list", "--json")[0] == 0
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        gc.enable()
 
 
 def test_list_limit_and_sort_and_all_scope(capsys, workspace, isolated_paths, tmp_path):
