@@ -88,8 +88,8 @@ def test_a_signal_with_no_terminal_left_still_records_the_turn_and_the_audit_lin
 async def test_a_signal_to_the_tui_while_a_turn_runs_ends_the_turn_first_then_the_app(tmp_path, monkeypatch, sig):
     from reprise.tui.app import make_app
 
+    from ..tui.conftest import until as wait_in_app
     from ..tui.test_turns import type_and_send
-    from ..tui.test_turns import wait_for as wait_in_app
 
     with setup(tmp_path) as at:
         monkeypatch.setenv("PIDS_FILE", str(at.pids_file))
