@@ -588,10 +588,7 @@ def test_the_installed_command_survives_the_pinned_values_too(source):
 async def test_the_tui_trim_dialog_previews_a_fork_of_odd_codex_records(tmp_path):
     """The dialog's preview goes through the same service as `trim --fork --dry-run`: a role that is
     not a string and a line nested too deeply give a plan, not a crashed app."""
-    from reprise.tui.screens.trim import TrimDialog
-    from reprise.tui.widgets.session_list import SessionList
-
-    from ..tui.conftest import build_app, settle
+    from ..tui.conftest import build_app, trim_dialog_dropping
 
     folder = tmp_path / "alpha"
     folder.mkdir()
@@ -602,18 +599,7 @@ async def test_the_tui_trim_dialog_previews_a_fork_of_odd_codex_records(tmp_path
     put_codex(CODEX_THREE, data.replace(b"/tmp/reprise-codex-fixture/work/alpha", str(folder).encode()))
     app = build_app(Service.from_environment(workspace=str(folder)))
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        session_list = app.screen.query_one(SessionList)
-        session_list.move_to(next(i for i, row in enumerate(session_list.rows) if row.file_id == CODEX_THREE))
-        await settle(pilot)
-        await pilot.press("t")
-        await settle(pilot)
-        dialog = app.screen
-        assert isinstance(dialog, TrimDialog) and dialog.fork_only
-        await pilot.click("#op-drop")
-        await settle(pilot)
-        await pilot.press("1")
-        await settle(pilot)
+        dialog = await trim_dialog_dropping(pilot, CODEX_THREE, "1")
         assert dialog.result is not None and dialog.result.plan.changed and dialog.result.forked
 
 

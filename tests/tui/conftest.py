@@ -61,3 +61,24 @@ async def until(pilot, predicate: Callable[[], bool], seconds: float = 30.0) -> 
             return
         await asyncio.sleep(0.05)
     raise AssertionError("condition not reached")
+
+
+async def trim_dialog_dropping(pilot, file_id: str, turn: str):
+    """The trim dialog of the listed session `file_id`, on "drop turns" with turn `turn` ticked, its
+    preview settled; it must offer a fork only (another agent's session)."""
+    from reprise.tui.screens.trim import TrimDialog
+    from reprise.tui.widgets.session_list import SessionList
+
+    await settle(pilot)
+    session_list = pilot.app.screen.query_one(SessionList)
+    session_list.move_to(next(i for i, row in enumerate(session_list.rows) if row.file_id == file_id))
+    await settle(pilot)
+    await pilot.press("t")
+    await settle(pilot)
+    dialog = pilot.app.screen
+    assert isinstance(dialog, TrimDialog) and dialog.fork_only
+    await pilot.click("#op-drop")
+    await settle(pilot)
+    await pilot.press(turn)
+    await settle(pilot)
+    return dialog

@@ -10,7 +10,7 @@ from reprise.tui.screens.trim import TrimDialog
 from reprise.tui.widgets.session_list import SessionList
 
 from ..core.claude.test_claude_source import THREE_TURNS, copy_store, service_in
-from .conftest import build_app, settle
+from .conftest import build_app, settle, trim_dialog_dropping
 
 
 async def test_a_claude_session_is_trimmed_as_a_fork_and_u_trashes_the_fork(tmp_path, monkeypatch):
@@ -21,18 +21,7 @@ async def test_a_claude_session_is_trimmed_as_a_fork_and_u_trashes_the_fork(tmp_
     original = original_path.read_bytes()
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        session_list = app.screen.query_one(SessionList)
-        session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.file_id == THREE_TURNS))
-        await settle(pilot)
-        await pilot.press("t")
-        await settle(pilot)
-        dialog = app.screen
-        assert isinstance(dialog, TrimDialog) and dialog.fork_only
-        await pilot.click("#op-drop")
-        await settle(pilot)
-        await pilot.press("2")
-        await settle(pilot)
+        dialog = await trim_dialog_dropping(pilot, THREE_TURNS, "2")
         assert dialog.result is not None and dialog.result.plan.changed and dialog.result.forked
         assert not dialog.query("#apply") and not dialog.query_one("#fork").disabled   # no in-place choice
         await pilot.click("#fork")
