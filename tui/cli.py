@@ -241,7 +241,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = add("keep", "copy a session into Reprise's archive, out of reach of its agent's clean-up (Claude Code "
                     "deletes sessions by age)")
-    p.add_argument("id")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("id", nargs="?", help="the session to keep")
+    group.add_argument("--due", type=float, nargs="?", const=7.0, metavar="DAYS",
+                       help="keep every session, in every folder, that its agent deletes within DAYS (default 7)")
 
     p = add("search", "full-text search over every turn")
     p.add_argument("query", nargs="+")
@@ -971,6 +974,8 @@ def cmd_config(service: Service, args, as_json: bool) -> int:
 
 
 def cmd_keep(service: Service, args, as_json: bool) -> int:
+    if args.due is not None:
+        return _keep_due(service, args.due, as_json)
     report = service.keep(service.resolve(args.id))
     if as_json:
         _emit(contract.dump(contract.keep(report)))
@@ -981,6 +986,31 @@ def cmd_keep(service: Service, args, as_json: bool) -> int:
     for problem in report.problems:
         print(f"Warning: {safe_line(problem.path)}: {safe_line(problem.message)}")
     return 0
+
+
+def _keep_due(service: Service, days: float, as_json: bool) -> int:
+    """Every session due for its agent's clean-up within `days`, counted and sized first, then kept;
+    exit 1 when one could not be kept."""
+    due = service.due(days)
+    within = f"{days:g} day{'' if days == 1 else 's'}"
+    if not as_json:
+        agents = " and ".join(sorted({service.sources[row.source].label for row in due})) or "their agent"
+        print(f"{len(due):,} session{'' if len(due) == 1 else 's'} ({human_size(sum(row.size for row in due))}) "
+              f"deleted by {agents} within {within}" + (": keeping them." if due else "."))
+    reports, problems = service.keep_due(due)
+    if as_json:
+        _emit(contract.dump(contract.keep_due(days, reports, problems)))
+        return 1 if problems else 0
+    for report in reports:
+        added = ", ".join(report.added) or "nothing new"
+        print(f"  kept {safe_line(report.ref.session_id)}: {human_size(report.size)} (added: {safe_line(added)})")
+        for problem in report.problems:
+            print(f"  warning: {safe_line(problem.path)}: {safe_line(problem.message)}")
+    for problem in problems:
+        print(f"  not kept: {safe_line(problem.path)}: {safe_line(problem.message)}")
+    if due:
+        print(f"Kept {len(reports):,} of {len(due):,}; their agent's clean-up cannot reach the copies.")
+    return 1 if problems else 0
 
 
 def cmd_doctor(service: Service, args, as_json: bool) -> int:
