@@ -29,7 +29,7 @@ from ...errors import (
     UsageError,
 )
 from ...liveness import PendingTurn
-from ...meter import LiveMeter, MeterResult, TokenCounter, spec_for
+from ...meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
 from ...outcome import TurnOutcome
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
@@ -49,14 +49,14 @@ from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
 from .listing import KEPT, NAME, ClaudeListing, folder_guess
 from .liveness import scan_processes, writer_of
-from .meter import ClaudeMeter, ContextNow
+from .meter import MODEL_WINDOWS, ClaudeMeter, ContextNow, MeterInputs, meter_inputs
 from .records import Record, parse_lines
 from .retention import RetentionPolicy
 from .transcript import read_transcript
 from .trash import ClaudeTrash
 from .turns import ClaudeSendBackend, new_argv
 
-METER_VERSION = "claude-1"
+METER_VERSION = "claude-2"
 MAX_SIDECAR_BYTES = 1 << 30
 
 
@@ -67,6 +67,7 @@ class ClaudeSession:
     records: list[Record]
     context: ContextNow
     fields: ClaudeFields
+    meter: MeterInputs
 
 
 def _fields_of(records: list[Record]) -> ClaudeFields:
@@ -166,14 +167,15 @@ class ClaudeSource(AgentStoreSource):
         warnings.extend(Problem(str(path), "note", note) for note in notes)
         sha256 = hashlib.sha256(data).hexdigest()
         size = len(data)
-        del data
         found = _fields_of(parsed.records)
+        inputs = meter_inputs(data, parsed.records, found.version)
+        del data
         transcript.recorded_cost = found.usage.cost
         context = self._fork_context(ref, sha256, ContextNow(
             found.context_tokens, found.turns, "compaction" if found.context_basis == "compact_boundary" else "reply",
             found.model))
         return OpenedSession(ref, path, size, sha256, transcript, warnings,
-                             ClaudeSession(parsed.records, context, found))
+                             ClaudeSession(parsed.records, context, found, inputs))
 
     def _read(self, path: Path) -> bytes:
         try:
@@ -215,7 +217,7 @@ class ClaudeSource(AgentStoreSource):
         if writer is not None:
             notes.append(f"Claude Code may be writing this session now ({writer}); resuming it as well would "
                          "interleave two conversations in one file.")
-        return Handoff(notes, None, self.prepare_meter(opened, workspace).with_message(""), writer)
+        return Handoff(notes, None, self.prepare_meter(opened, workspace, via=RESUME).with_message(""), writer)
 
     def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
         """Why the session counts as being written now (a recent record, a live Claude Code), or None."""
@@ -311,26 +313,36 @@ class ClaudeSource(AgentStoreSource):
         assert isinstance(opened.native, ClaudeSession)
         return opened.native
 
-    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None) -> LiveMeter:
-        return ClaudeMeter(self.settings.meter, self.counter, self._session(opened).context, model=model)
+    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
+                      via: str = SEND) -> LiveMeter:
+        session = self._session(opened)
+        return ClaudeMeter(self.settings.meter, self.counter, session.context, session.meter, model=model, via=via)
 
     def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None) -> MeterResult:
-        opened = self.open(ref)
-        return ClaudeMeter(self.settings.meter, self.counter, self._session(opened).context,
-                           model=model).with_message(message)
+                model: str | None = None, via: str = SEND) -> MeterResult:
+        return self.prepare_meter(self.open(ref), workspace, model=model, via=via).with_message(message)
 
-    def context_window(self, workspace: Path, model: str | None = None) -> int:
-        return spec_for(model or self.settings.meter.model or "claude", self.settings.meter.models).input_budget
+    def context_window(self, workspace: Path, model: str | None = None) -> int | None:
+        return ClaudeMeter(self.settings.meter, self.counter, ContextNow(None, 0, "reply", None),
+                           model=model).with_message("").window
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
-        return f"{METER_VERSION}|measured"
+        return f"{METER_VERSION}|{RESUME}|{len(MODEL_WINDOWS)}"
 
     def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
                     listed_context: int = 0) -> int | None:
-        """The next turn with an empty draft: the measured context the listing read (a fork's estimate
-        until its first turn)."""
-        return self._fork_listed(ref, size) or listed_context or None
+        """The next turn with an empty draft, resumed in Claude Code's own UI (a fork's estimate until
+        its first turn); the measured context the listing read when the file cannot be read now."""
+        forked = self._fork_listed(ref, size)
+        if forked:
+            return forked
+        try:
+            opened = self.open(ref)
+        except RepriseError:
+            return listed_context or None
+        if opened.size != size:
+            return None
+        return self.prepare_meter(opened, workspace, via=RESUME).with_message("").total or listed_context or None
 
 
     # --- trash and prune (issue 14) ---------------------------------------------------------------
