@@ -97,6 +97,10 @@ CLIENT_ADDS: dict[str, dict[tuple[str, str, bool], dict[str, int]]] = {
 # Rendered attachments the first prompt after a compaction re-sends (written only once it is typed).
 FIRST_PROMPT_ATTACHMENTS = ("date", "remote_session_change")
 _REMINDER = ("<system-reminder>\n", "\n</system-reminder>")
+# The system prompt's first block, sent with every request but left out of the logged shape (2.1.332
+# sends "x-anthropic-billing-header: cc_version=2.1.332.297; cc_entrypoint=sdk-cli;"; the build suffix
+# varies, the entrypoint is "cli" in the interactive UI).
+BILLING_HEADER = "x-anthropic-billing-header: cc_version={version}.000; cc_entrypoint={entrypoint};"
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +207,7 @@ class ClaudeMeter(DraftMeter):
         before = self.inputs.calibrate.at if self.inputs.calibrate is not None else 0
         known = transcript_messages(self.inputs.chain[:before]) \
             if any(h not in request.blobs for h in request.hashes) else {}
-        texts = list(request.shape.texts)
+        texts = [self._billing_header(request.interactive), *request.shape.texts]
         for name in request.hashes:
             if name in request.blobs:
                 texts.extend(content_texts(request.blobs[name].get("content")))
@@ -212,6 +216,9 @@ class ClaudeMeter(DraftMeter):
             else:
                 return None
         return texts
+
+    def _billing_header(self, interactive: bool) -> str:
+        return BILLING_HEADER.format(version=self.inputs.version or "", entrypoint="cli" if interactive else "sdk-cli")
 
     def _calibration(self) -> float | None:
         """Measured / Reprise's own count of the newest call whose exact request the log holds."""
@@ -277,15 +284,19 @@ class ClaudeMeter(DraftMeter):
         inputs, context = self.inputs, self.context
         factor = self._calibration()
         parts: list[Part] = []
+        called = inputs.usage is not None and inputs.measured_at is not None and inputs.boundary_at is None
         if context.source == "estimate":
             parts.append(Part("measured", context.tokens, ESTIMATED,
                               note="an estimate: the measured context of the session this fork was trimmed from, "
                                    f"minus what the fork leaves out, counted with {ENCODING}; measured again after "
                                    "its first turn"))
-        elif inputs.usage is not None and inputs.measured_at is not None and inputs.boundary_at is None:
+        elif called:
             parts.append(Part("measured", _context_of(inputs.usage), MEASURED,
                               note=f"input + cache creation + cache read of the newest call (turn {context.turn}), "
                                    "as Claude Code recorded it: system prompt, tools and history"))
+        else:
+            parts.extend(self._fixed_and_history(factor))
+        if called and inputs.usage is not None and inputs.measured_at is not None:
             output = inputs.usage.get("output_tokens")
             if isinstance(output, int) and output > 0:
                 parts.append(Part("reply", output, MEASURED,
@@ -296,12 +307,9 @@ class ClaudeMeter(DraftMeter):
                 parts.append(Part("since", self._scaled(self._count(since), factor), self._basis(factor),
                                   sum(map(len, since)), note=f"what came after that reply (tool results, prompts, "
                                                              f"attachments): {self._how(factor)}"))
-        else:
-            parts.extend(self._fixed_and_history(factor))
-        if context.source != "estimate":
-            client = self._client(factor)
-            if client is not None:
-                parts.append(client)
+        client = self._client(factor)
+        if client is not None:
+            parts.append(client)
         self._base = (parts, factor)
         return self._base
 
@@ -312,8 +320,9 @@ class ClaudeMeter(DraftMeter):
         shape = inputs.log.newest.shape if inputs.log.newest is not None else None
         parts = []
         if shape is not None:
-            parts.append(Part("fixed", self._scaled(self._count(shape.texts), factor), self._basis(factor),
-                              sum(map(len, shape.texts)),
+            texts = [self._billing_header(self.via == RESUME), *shape.texts]
+            parts.append(Part("fixed", self._scaled(self._count(texts), factor), self._basis(factor),
+                              sum(map(len, texts)),
                               note=f"system prompt and tool definitions of the newest request: {self._how(factor)}"))
         else:
             parts.append(Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
