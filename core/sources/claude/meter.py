@@ -21,8 +21,9 @@ what came after the boundary, with the attachments a first prompt re-sends), and
 
 Claude's tokenizer is not public. What Reprise counts itself is counted with o200k_base and scaled by
 the session's calibration factor: the measured usage of the newest call whose exact request the
-file's request log holds (request_log.py), divided by Reprise's own count of that request. Without
-such a call the counts are plain o200k estimates.
+file's request log holds (request_log.py), divided by Reprise's own count of that request: the first
+call after the newest compaction (or of the session), the smallest request, so calibrating costs the
+same for a session of any length. Without such a call the counts are plain o200k estimates.
 """
 
 from __future__ import annotations
@@ -115,11 +116,14 @@ class ContextNow:
 
 @dataclass(frozen=True, slots=True)
 class Calibrate:
-    """A call to calibrate against: its `requestRef`, its measured context, where its reply is in the chain."""
+    """A call to calibrate against: its `requestRef`, its measured context, where its reply is in the chain.
+    The first call after the newest compaction (or of the session) is taken: the smallest request of the
+    conversation as it is now, so the calibration never counts more than one request's first turn."""
 
     request_id: str
     tokens: int
     at: int
+    since: int   # where its stretch of the chain starts (after a compaction): the messages it can hold
 
 
 @dataclass(slots=True)
@@ -130,6 +134,7 @@ class MeterInputs:
     chain: list[Record] = field(default_factory=list)
     measured_at: int | None = None      # the chain index of the measured reply's last record
     usage: dict[str, Any] | None = None
+    measured_ref: str | None = None     # the measured call's `requestRef`
     boundary_at: int | None = None      # a compact boundary newer than any measured call
     calibrate: Calibrate | None = None  # the newest call the request log names (before a compaction too)
     log: RequestLog = field(default_factory=RequestLog)
@@ -151,14 +156,15 @@ def meter_inputs(data: bytes, records: list[Record], version: str | None) -> Met
             break
         if record.get("type") == "assistant" and kind != ERROR and _context(record) > 0:
             inputs.measured_at, inputs.usage = at, record["message"]["usage"]
+            ref = record.get("requestRef")
+            inputs.measured_ref = ref if isinstance(ref, str) else None
             break
-    for at in range(len(chain) - 1, -1, -1):   # the newest call the request log can name
-        record = chain[at]
-        ref = record.get("requestRef")
-        if record.get("type") == "assistant" and isinstance(ref, str) and kind_of(record) != ERROR \
-                and _context(record) > 0:
-            inputs.calibrate = Calibrate(ref, _context(record), at)
-            break
+    calls = [at for at, record in enumerate(chain) if record.get("type") == "assistant"
+             and isinstance(record.get("requestRef"), str) and kind_of(record) != ERROR and _context(record) > 0]
+    if calls:   # the first call of the newest stretch between compactions that has one: its request is the smallest
+        segment = max((at for at in range(calls[-1]) if kind_of(chain[at]) == BOUNDARY), default=-1)
+        first = next(at for at in calls if at > segment)
+        inputs.calibrate = Calibrate(chain[first]["requestRef"], _context(chain[first]), first, segment + 1)
     start = inputs.boundary_at if inputs.boundary_at is not None else inputs.measured_at
     if start is not None and any(SKIPPED in record for record in chain[start:]):
         _read_whole(data, chain, start)
@@ -204,8 +210,8 @@ class ClaudeMeter(DraftMeter):
         """Every text of a logged request (its shape and messages), or None when a message cannot be found."""
         if request.shape is None:
             return None
-        before = self.inputs.calibrate.at if self.inputs.calibrate is not None else 0
-        known = transcript_messages(self.inputs.chain[:before]) \
+        calibrate = self.inputs.calibrate
+        known = transcript_messages(self.inputs.chain[calibrate.since:calibrate.at] if calibrate else []) \
             if any(h not in request.blobs for h in request.hashes) else {}
         texts = [self._billing_header(request.interactive), *request.shape.texts]
         for name in request.hashes:
@@ -258,9 +264,9 @@ class ClaudeMeter(DraftMeter):
 
     def _client(self, factor: float | None) -> Part | None:
         inputs = self.inputs
-        calibrate = inputs.calibrate
-        request = inputs.log.requests.get(calibrate.request_id) if calibrate is not None else None
-        source = (request.query_source if request is not None else None) or SDK
+        newest = inputs.log.newest
+        request = newest if newest is not None and newest.id == inputs.measured_ref else None
+        source = inputs.log.sources.get(inputs.measured_ref or "") or SDK
         compacted = inputs.boundary_at is not None
         adds = CLIENT_ADDS.get(inputs.version or "", {}).get((self.via, source, compacted))
         if not adds:

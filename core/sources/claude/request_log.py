@@ -74,9 +74,9 @@ class RequestLog:
     """What the meter needs of a file's request log."""
 
     requests: dict[str, LoggedRequest] = field(default_factory=dict)   # the ones asked for, by id
+    sources: dict[str, str | None] = field(default_factory=dict)       # every request's query source, by id
     newest: LoggedRequest | None = None
     newest_interactive: LoggedRequest | None = None
-    newest_sdk: LoggedRequest | None = None
 
 
 @dataclass(slots=True)
@@ -179,7 +179,7 @@ def _request(data: bytes, index: _Index, position: int) -> LoggedRequest | None:
 
 def read_log(data: bytes, wanted: Iterable[str]) -> RequestLog:
     """The requests named in `wanted` (the `requestRef`s the meter measures), the newest request and
-    the newest of each query source, read from a session file's bytes."""
+    the newest interactive one, read from a session file's bytes."""
     index = _index(data)
     if not index.requests:
         return RequestLog()
@@ -196,7 +196,8 @@ def read_log(data: bytes, wanted: Iterable[str]) -> RequestLog:
                 return known if known is not None else _request(data, index, at)
         return None
 
-    return RequestLog(requests, newest_of(None), newest_of(INTERACTIVE), newest_of(SDK))
+    return RequestLog(requests, {request_id: source for request_id, source, *_ in index.requests},
+                      newest_of(None), newest_of(INTERACTIVE))
 
 
 def message_hash(role: str, content: Any) -> str:

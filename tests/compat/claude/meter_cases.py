@@ -20,10 +20,12 @@ import shutil
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprise.core.meter import RESUME, SEND
+from reprise.core.meter import RESUME, SEND, MeterResult
 from reprise.core.service import Service
 
 from ..live.meter_compare import long_message
@@ -106,7 +108,38 @@ def measure(root: Path, binary: Path, cases: dict[str, list[str]] = CASES, draft
             steps.append(Step([*start, *TOOLS, "-p", prompt, *JSON_OUT], folder, label=f"{case}: {at + 1}"))
     for result in live.run(steps, counting=True):
         assert result.returncode == 0 and not result.output.get("is_error"), result.describe()
-    service = Service.from_environment(workspace=str(folder))
+    with _reprise_env(root, live.config_dir):
+        service = Service.from_environment(workspace=str(folder))
+        planned = _metered(service, live, folder, cases, drafts, vias)
+    turns = live.run([step for *_, step in planned], counting=True)
+    rows = []
+    for (case, draft_name, via, result, _), turn in zip(planned, turns, strict=True):
+        assert turn.returncode == 0, turn.describe()
+        rows.append(Row(case, draft_name, via, result.total, fake_anthropic.model_count(first_call(turn)),
+                        result.calibration))
+    return rows
+
+
+@contextmanager
+def _reprise_env(root: Path, config_dir: Path) -> Iterator[None]:
+    """Reprise's paths under `root` and Claude Code's config dir, for the meters read in this process."""
+    values = {"CLAUDE_CONFIG_DIR": str(config_dir), "REPRISE_CONFIG": str(root / "reprise" / "config.toml"),
+              **{f"REPRISE_{name}_DIR": str(root / "reprise" / name.lower()) for name in ("STATE", "DATA", "CACHE")}}
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _metered(service: Service, live: LiveClaude, folder: Path, cases: dict[str, list[str]], drafts: dict[str, str],
+             vias: tuple[str, ...]) -> list[tuple[str, str, str, MeterResult, Step]]:
+    """Each case's session copied per (draft, via) and metered: (case, draft, via, meter, the turn's step)."""
     planned = []
     for case in cases:
         [session_file] = live.config_dir.glob(f"projects/*/{_id(case)}.jsonl")
@@ -120,13 +153,7 @@ def measure(root: Path, binary: Path, cases: dict[str, list[str]] = CASES, draft
                             label=f"{case} {draft_name} {via}") if via == SEND else \
                     Step(["--resume", copy], folder, label=f"{case} {draft_name} {via}", interactive=draft)
                 planned.append((case, draft_name, via, result, step))
-    turns = live.run([step for *_, step in planned], counting=True)
-    rows = []
-    for (case, draft_name, via, result, _), turn in zip(planned, turns, strict=True):
-        assert turn.returncode == 0, turn.describe()
-        rows.append(Row(case, draft_name, via, result.total, fake_anthropic.model_count(first_call(turn)),
-                        result.calibration))
-    return rows
+    return planned
 
 
 def table(rows: list[Row]) -> str:
@@ -141,11 +168,6 @@ def main() -> int:
         return 2
     root = Path(tempfile.mkdtemp(prefix="reprise-claude-meter-", dir="/tmp"))
     try:
-        os.environ["CLAUDE_CONFIG_DIR"] = str(root / "home" / ".claude")
-        for name in ("STATE", "DATA", "CACHE"):
-            os.environ[f"REPRISE_{name}_DIR"] = str(root / "reprise" / name.lower())
-        (root / "config.toml").write_text("")
-        os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
         rows = measure(root, binary)
         print(table(rows))
         print(json.dumps({"calibration": sorted({round(r.calibration or 0, 4) for r in rows})}), file=sys.stderr)

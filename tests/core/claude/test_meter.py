@@ -66,16 +66,21 @@ def test_the_request_log_rebuilds_the_request_the_client_sent():
     assert request.shape.tools == tuple(json.dumps(tool, sort_keys=True) for tool in sent["tools"])
 
 
-def test_calibration_is_the_measured_usage_over_reprises_own_count_of_that_request():
+def test_calibration_is_the_measured_usage_over_reprises_own_count_of_the_sessions_first_request():
     data = THREE_TURNS.read_bytes()
-    sent = json.loads((STORE / "requests" / "resumed-turn" / "0004.json").read_bytes())
-    own = o200k([b["text"] for b in sent["system"]] + [json.dumps(t, sort_keys=True) for t in sent["tools"]]
-                + [t for m in sent["messages"] for t in content_texts(m["content"])])
-    measured = len(json.dumps(sent).encode()) // 4   # what the fixture's fake reported: a quarter of the body
+    records = parse_lines(data, 0).records
+    first = next(r for r in records if r.get("type") == "assistant")
+    request = read_log(data, [first["requestRef"]]).requests[first["requestRef"]]
+    assert request.shape is not None and set(request.hashes) <= set(request.blobs) | set(transcript_messages(records))
+    known = transcript_messages(records)
+    header = "x-anthropic-billing-header: cc_version=2.1.332.000; cc_entrypoint=sdk-cli;"
+    own = o200k([header, *request.shape.texts, *(t for name in request.hashes for t in content_texts(
+        request.blobs[name]["content"] if name in request.blobs else known[name]))])
+    usage = first["message"]["usage"]
+    measured = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
     result = meter(data).with_message("a draft of a few words")
-    assert result.part("measured").tokens == result.measured.tokens
-    assert result.calibration == pytest.approx(result.part("measured").tokens / own, rel=1e-4)
-    assert abs(result.part("measured").tokens - measured) <= 300   # the body as sent vs as re-encoded here
+    assert result.calibration == pytest.approx(measured / own)
+    assert result.measured.tokens != measured   # the newest call is measured; the first one calibrates
     draft = result.part("message")
     assert draft.basis == CALIBRATED and draft.tokens == math.ceil(o200k(["a draft of a few words"])
                                                                    * result.calibration)
