@@ -223,7 +223,8 @@ def transcript_messages(records: Iterable[Record]) -> dict[str, Any]:
         if record.get("type") == "user" and "content" in message:
             found[message_hash("user", message["content"])] = message["content"]
         elif record.get("type") == "assistant" and isinstance(message.get("content"), list):
-            key = message.get("id") if isinstance(message.get("id"), str) else str(id(record))
+            message_id = message.get("id")
+            key = message_id if isinstance(message_id, str) else str(id(record))
             assistant.setdefault(key, []).extend(message["content"])
     for content in assistant.values():
         found[message_hash("assistant", content)] = content
