@@ -19,6 +19,7 @@ from ...meter import (
     CONFIGURED,
     COUNTED,
     MEASURED,
+    SEND,
     DraftMeter,
     Measured,
     MeterResult,
@@ -48,9 +49,9 @@ class CodexMeter(DraftMeter):
     """The meter of one Codex session, with everything but the draft known."""
 
     def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow, *,
-                 model: str | None = None):
+                 model: str | None = None, via: str = SEND):
         super().__init__(settings, counter, model=model, recorded=(context.model, "the session's turn_context"),
-                         default=(DEFAULT_MODEL, "default (no turn recorded yet)"))
+                         default=(DEFAULT_MODEL, "default (no turn recorded yet)"), via=via)
         self.context = context
 
     def _context_part(self) -> Part:
@@ -86,4 +87,4 @@ class CodexMeter(DraftMeter):
         window, window_source = self._window()
         return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=parts,
                            window=window, warn_at=self.settings.warn, measured=measured, exact=False,
-                           window_source=window_source, draft=draft)
+                           window_source=window_source, draft=draft, via=self.via)
