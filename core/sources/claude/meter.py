@@ -28,7 +28,6 @@ same for a session of any length. Without such a call the counts are plain o200k
 
 from __future__ import annotations
 
-import fnmatch
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +51,7 @@ from .chain import main_chain_records
 from .messages import BOUNDARY, ERROR, kind_of
 from .records import SKIPPED, Record, parse_lines
 from .request_log import INTERACTIVE, SDK, LoggedRequest, RequestLog, content_texts, read_log, transcript_messages
+from .windows import WINDOWS_SOURCE, claude_window
 
 ENCODING = "o200k_base"
 FIXED_CHARS = 49_300      # a resumed turn's fixed request text before any history (Claude Code 2.1.332)
@@ -59,28 +59,6 @@ CHARS_PER_TOKEN = 4
 DEFAULT_MODEL = "claude"
 CALIBRATION_RANGE = (0.5, 3.0)   # a factor outside it is a request rebuilt wrongly, not a tokenizer
 
-# The window and the point it compacts at, as Claude Code 2.1.332's `/context` shows them for each
-# model it was started with (`--model NAME`): "13.7k/1m tokens", "Autocompact buffer: 33k"
-# (compacts at the window minus that buffer); None where it shows no autocompact buffer. A model not
-# listed here has no known window.
-_MILLION = ("claude-opus-5-5", "claude-opus-5", "claude-sonnet-5-5", "claude-sonnet-5", "claude-haiku-5-5",
-            "claude-opus-4-8", "claude-opus-4-7", "claude-fable-5-2", "claude-fable-5-1", "claude-fable-5",
-            "claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2", "claude-opus-4-1", "claude-opus-4-0")
-MODEL_WINDOWS: tuple[tuple[str, int, int | None], ...] = (
-    ("claude-sonnet-4-6[[]1m]", 1_000_000, None),
-    ("claude-sonnet-5[[]1m]", 1_000_000, 967_000),
-    *((name, 1_000_000, 967_000) for name in _MILLION),
-    ("claude-opus-4-6", 200_000, 167_000),
-    ("claude-sonnet-4-6", 200_000, 167_000),
-    ("claude-haiku-4-5", 200_000, None),
-    ("claude-haiku-4-5-2*", 200_000, None),
-    ("claude-sonnet-4-5", 200_000, None),
-    ("claude-sonnet-4-5-2*", 200_000, None),
-    ("claude-opus-4-5", 200_000, None),
-    ("claude-opus-4-5-2*", 200_000, None),
-    ("claude-sonnet-4-0", 200_000, None),
-)
-WINDOWS_SOURCE = "Claude Code 2.1.332's model table (/context)"
 
 # What sending the turn one way adds over a request measured the other way, in o200k tokens before
 # calibration, per client version, measured with the real client: {version: {(via, the measured
@@ -373,11 +351,10 @@ class ClaudeMeter(DraftMeter):
         spec = user_spec(self.model, self.settings.models)
         if spec is not None:
             return spec.input_budget, None, f"config [[meter.models]] ({spec.pattern})"
-        bare = self.model.rsplit("/", 1)[-1]
-        for pattern, window, compacts_at in MODEL_WINDOWS:
-            if fnmatch.fnmatchcase(bare, pattern):
-                return window, compacts_at, f"{WINDOWS_SOURCE}: {pattern}"
-        return None, None, f"unknown: {self.model} is not in {WINDOWS_SOURCE}"
+        known = claude_window(self.model)
+        if known is None:
+            return None, None, f"unknown: {self.model} is not in {WINDOWS_SOURCE}"
+        return known[0], known[1], f"{WINDOWS_SOURCE}: {known[2]}"
 
     def _result(self, message: str) -> MeterResult:
         base, factor = self._base_parts()

@@ -49,12 +49,13 @@ from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
 from .listing import KEPT, NAME, ClaudeListing, folder_guess
 from .liveness import scan_processes, writer_of
-from .meter import MODEL_WINDOWS, ClaudeMeter, ContextNow, MeterInputs, meter_inputs
+from .meter import ClaudeMeter, ContextNow, MeterInputs, meter_inputs
 from .records import Record, parse_lines
 from .retention import RetentionPolicy
 from .transcript import read_transcript
 from .trash import ClaudeTrash
 from .turns import ClaudeSendBackend, new_argv
+from .windows import MODEL_WINDOWS
 
 METER_VERSION = "claude-2"
 MAX_SIDECAR_BYTES = 1 << 30
