@@ -4,7 +4,7 @@ The real Claude Code (offline, in the launcher's namespace) makes one session pe
 fake server in counting mode (fake_anthropic.py: reported usage is one count of what the model
 sees, o200k x 1.15 plus a framing per message, so Reprise's own o200k count is off by 15% until it
 calibrates). Each session is copied once per (draft, via) under a new id; Reprise meters the copy
-with the draft (`ClaudeSource.measure(..., via=...)`); then the client sends that draft on the
+with the draft (`reprise meter ID --json --via VIA --message-file F`); then the client sends that draft on the
 copy, by `[sources.claude] send`'s command (`claude --resume ID -p --output-format json`, the draft
 on stdin: what `reprise send` runs) or typed into its own UI after `claude --resume ID` on a pty.
 The first model request of that turn, counted by the fake's own count, is the truth.
@@ -14,19 +14,21 @@ The first model request of that turn, counted by the fake's own count, is the tr
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprise.core.meter import RESUME, SEND, MeterResult
-from reprise.core.service import Service
+from reprise.core.meter import RESUME, SEND
+from reprise.tui import cli
 
 from ..live.meter_compare import long_message
 from . import fake_anthropic
@@ -109,14 +111,13 @@ def measure(root: Path, binary: Path, cases: dict[str, list[str]] = CASES, draft
     for result in live.run(steps, counting=True):
         assert result.returncode == 0 and not result.output.get("is_error"), result.describe()
     with _reprise_env(root, live.config_dir):
-        service = Service.from_environment(workspace=str(folder))
-        planned = _metered(service, live, folder, cases, drafts, vias)
+        planned = _metered(live, folder, cases, drafts, vias)
     turns = live.run([step for *_, step in planned], counting=True)
     rows = []
-    for (case, draft_name, via, result, _), turn in zip(planned, turns, strict=True):
+    for (case, draft_name, via, document, _), turn in zip(planned, turns, strict=True):
         assert turn.returncode == 0, turn.describe()
-        rows.append(Row(case, draft_name, via, result.total, fake_anthropic.model_count(first_call(turn)),
-                        result.calibration))
+        rows.append(Row(case, draft_name, via, document["total"], fake_anthropic.model_count(first_call(turn)),
+                        document["calibration"]))
     return rows
 
 
@@ -137,23 +138,54 @@ def _reprise_env(root: Path, config_dir: Path) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _metered(service: Service, live: LiveClaude, folder: Path, cases: dict[str, list[str]], drafts: dict[str, str],
-             vias: tuple[str, ...]) -> list[tuple[str, str, str, MeterResult, Step]]:
-    """Each case's session copied per (draft, via) and metered: (case, draft, via, meter, the turn's step)."""
+def reprise_meter(session_id: str, via: str, message_file: Path) -> dict:
+    """`reprise meter ID --json --via VIA --message-file F`, run in this process: its JSON document."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        status = cli.main(["meter", session_id, "--json", "--via", via, "--message-file", str(message_file)])
+    assert status == 0, out.getvalue()
+    return json.loads(out.getvalue())
+
+
+def _metered(live: LiveClaude, folder: Path, cases: dict[str, list[str]], drafts: dict[str, str],
+             vias: tuple[str, ...]) -> list[tuple[str, str, str, dict, Step]]:
+    """Each case's session copied per (draft, via) and metered: (case, draft, via, `reprise meter`'s
+    document, the turn's step)."""
     planned = []
+    files = {}
+    for name, draft in drafts.items():
+        files[name] = live.root / f"draft-{len(draft)}.txt"
+        files[name].write_text(draft, encoding="utf-8")
     for case in cases:
         [session_file] = live.config_dir.glob(f"projects/*/{_id(case)}.jsonl")
         for draft_name, draft in drafts.items():
             for via in vias:
                 copy = _id(case, draft_name, via)
                 _copy(session_file, _id(case), copy)
-                ref = service.resolve(copy)
-                result = service.source(ref).measure(ref, service._meter_workspace(ref), draft, via=via)
+                document = reprise_meter(copy, via, files[draft_name])
+                assert document["via"] == via
                 step = Step(["--resume", copy, *TOOLS, "-p", *JSON_OUT], folder, stdin=draft,
                             label=f"{case} {draft_name} {via}") if via == SEND else \
                     Step(["--resume", copy], folder, label=f"{case} {draft_name} {via}", interactive=draft)
-                planned.append((case, draft_name, via, result, step))
+                planned.append((case, draft_name, via, document, step))
     return planned
+
+
+def client_window(live: LiveClaude, folder: Path, model: str) -> tuple[str, int | None]:
+    """What Claude Code's own `/context` shows for `model` (typed in its UI on a pty): its model id and
+    window ("13.7k/1m tokens") and the total it compacts at (the window minus "Autocompact buffer: 33k"),
+    None when it shows no buffer. Returns (the window as shown, the compaction point in tokens)."""
+    [result] = live.run([Step(["--model", model], folder, label=f"/context {model}", interactive="/context")])
+    screen = json.loads(result.stdout.strip().splitlines()[-1])["screen"].replace(" ", "")
+    shown = re.search(r"[\d.]+k?/([\d.]+[km])tokens\(\d+%\)", screen)
+    assert shown is not None and model in screen, screen[-3000:]
+    buffer = re.search(r"Autocompactbuffer:([\d.]+)k", screen)
+    window = shown_tokens(shown.group(1))
+    return shown.group(1), window - shown_tokens(buffer.group(1) + "k") if buffer else None
+
+
+def shown_tokens(shown: str) -> int:
+    return round(float(shown[:-1]) * (1_000_000 if shown.endswith("m") else 1_000))
 
 
 def table(rows: list[Row]) -> str:

@@ -13,8 +13,11 @@ import itertools
 
 import pytest
 
+from reprise.core.sources.claude.windows import claude_window
+
 from . import meter_cases
 from .meter_cases import CASES, DRAFTS, VIAS, Row
+from .sessions import LiveClaude
 
 pytestmark = pytest.mark.compat
 
@@ -44,3 +47,14 @@ def test_resume_sends_more_than_send_by_about_the_client_part(rows):
     for case, draft in itertools.product(CASES, DRAFTS):
         sent, typed = rows[(case, draft, "send")], rows[(case, draft, "resume")]
         assert 1_400 < typed.real - sent.real < 2_200, (sent.line(), typed.line())
+
+
+@pytest.mark.parametrize("model", ["claude-opus-5-5", "claude-sonnet-4-6"])
+def test_the_window_and_compaction_point_are_what_claude_codes_context_shows(claude_bin, tmp_path, model):
+    live = LiveClaude(claude_bin, tmp_path)
+    folder = tmp_path / "work"
+    folder.mkdir()
+    live.trust(folder)
+    shown, compacts_at = meter_cases.client_window(live, folder, model)
+    known = claude_window(model)
+    assert known is not None and (known[0], known[1]) == (meter_cases.shown_tokens(shown), compacts_at), shown
