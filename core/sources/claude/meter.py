@@ -47,7 +47,7 @@ from ...meter import (
     TokenCounter,
     user_spec,
 )
-from .chain import main_chain_records
+from .chain import ChainTable, main_chain_records
 from .messages import BOUNDARY, ERROR, kind_of
 from .records import SKIPPED, Record, parse_lines
 from .request_log import INTERACTIVE, SDK, LoggedRequest, RequestLog, content_texts, read_log, transcript_messages
@@ -119,12 +119,14 @@ class MeterInputs:
     version: str | None = None
 
 
-def meter_inputs(data: bytes, records: list[Record], version: str | None) -> MeterInputs:
+def meter_inputs(data: bytes, records: list[Record], version: str | None,
+                 table: ChainTable | None = None) -> MeterInputs:
     """What the meter needs of a session file (`data`, read skimmed into `records`): its main chain,
     the newest measured call (an assistant message with usage, not an API error), a compaction newer
     than it, and the request log. The chain's records after that call or compaction are read again
-    whole: the skimmed read leaves large attachments without the text they render."""
-    chain = main_chain_records(records)[0]
+    whole: the skimmed read leaves large attachments without the text they render. `table`: the
+    chain table of these records when the caller has built it already."""
+    chain = main_chain_records(records, table)[0]
     inputs = MeterInputs(chain, version=version)
     for at in range(len(chain) - 1, -1, -1):
         record = chain[at]
@@ -138,9 +140,10 @@ def meter_inputs(data: bytes, records: list[Record], version: str | None) -> Met
             inputs.measured_ref = ref if isinstance(ref, str) else None
             break
     calls = [at for at, record in enumerate(chain) if record.get("type") == "assistant"
-             and isinstance(record.get("requestRef"), str) and kind_of(record) != ERROR and _context(record) > 0]
+             and isinstance(record.get("requestRef"), str) and _context(record) > 0 and kind_of(record) != ERROR]
     if calls:   # the first call of the newest stretch between compactions that has one: its request is the smallest
-        segment = max((at for at in range(calls[-1]) if kind_of(chain[at]) == BOUNDARY), default=-1)
+        segment = max((at for at in range(calls[-1]) if chain[at].get("subtype") == "compact_boundary"
+                       and chain[at].get("type") == "system"), default=-1)
         first = next(at for at in calls if at > segment)
         inputs.calibrate = Calibrate(chain[first]["requestRef"], _context(chain[first]), first, segment + 1)
     start = inputs.boundary_at if inputs.boundary_at is not None else inputs.measured_at

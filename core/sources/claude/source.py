@@ -72,9 +72,13 @@ class ClaudeSession:
 
 
 def _fields_of(records: list[Record]) -> ClaudeFields:
+    return _fold_of(records).result()
+
+
+def _fold_of(records: list[Record]) -> ListingFold:
     fold = ListingFold()
     fold.feed(records)
-    return fold.result()
+    return fold
 
 
 class ClaudeSource(AgentStoreSource):
@@ -168,8 +172,9 @@ class ClaudeSource(AgentStoreSource):
         warnings.extend(Problem(str(path), "note", note) for note in notes)
         sha256 = hashlib.sha256(data).hexdigest()
         size = len(data)
-        found = _fields_of(parsed.records)
-        inputs = meter_inputs(data, parsed.records, found.version)
+        fold = _fold_of(parsed.records)
+        found = fold.result()
+        inputs = meter_inputs(data, parsed.records, found.version, fold.chain)
         del data
         transcript.recorded_cost = found.usage.cost
         context = self._fork_context(ref, sha256, ContextNow(
