@@ -247,8 +247,10 @@ class ClaudeMeter(DraftMeter):
         inputs = self.inputs
         newest = inputs.log.newest
         request = newest if newest is not None and newest.id == inputs.measured_ref else None
-        source = inputs.log.sources.get(inputs.measured_ref or "") or SDK
         compacted = inputs.boundary_at is not None
+        calibrate = inputs.calibrate
+        ref = calibrate.request_id if compacted and calibrate is not None else inputs.measured_ref
+        source = inputs.log.sources.get(ref or "") or SDK
         adds = CLIENT_ADDS.get(inputs.version or "", {}).get((self.via, source, compacted))
         if not adds:
             return None
@@ -301,16 +303,20 @@ class ClaudeMeter(DraftMeter):
         return self._base
 
     def _fixed_and_history(self, factor: float | None) -> list[Part]:
-        """No call measured since the newest compaction (or none at all): the fixed part from the newest
-        request shape, and what the chain holds since the compaction (or from its start)."""
+        """No call measured since the newest compaction (or none at all): the fixed part, and what the
+        chain holds since the compaction (or from its start). The fixed part is the shape of the first
+        call of the stretch (the calibration's): a compaction drops the tools an interactive turn added,
+        so the first request after it has the stretch's first shape, not the newest one."""
         inputs = self.inputs
-        shape = inputs.log.newest.shape if inputs.log.newest is not None else None
+        first = inputs.log.requests.get(inputs.calibrate.request_id) if inputs.calibrate is not None else None
+        newest = first if first is not None and first.shape is not None else inputs.log.newest
+        shape = newest.shape if newest is not None else None
         parts = []
         if shape is not None:
             texts = [self._billing_header(self.via == RESUME), *shape.texts]
             parts.append(Part("fixed", self._scaled(self._count(texts), factor), self._basis(factor),
-                              sum(map(len, texts)),
-                              note=f"system prompt and tool definitions of the newest request: {self._how(factor)}"))
+                              sum(map(len, texts)), note="system prompt and tool definitions of the stretch's first "
+                                                         f"request: {self._how(factor)}"))
         else:
             parts.append(Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
                               note="nothing measured yet: Claude Code's fixed prompt (system prompt, tools, "

@@ -185,3 +185,21 @@ def test_without_a_request_log_the_counts_are_plain_estimates():
     result = meter(data).with_message("some words")
     assert result.calibration is None and result.part("message").basis == ESTIMATED
     assert result.part("message").tokens == o200k(["some words"])
+
+
+REPLAY = Path(__file__).resolve().parents[2] / "fixtures" / "claude-meter"
+STEPS = [step for step in json.loads((REPLAY / "steps.json").read_text())
+         if step["label"] not in ("1", "compact", "context")]   # no session yet; not a turn
+
+
+@pytest.mark.parametrize("step", STEPS, ids=[step["label"] for step in STEPS])
+def test_the_meter_read_before_each_turn_of_a_real_session_is_within_one_percent_of_its_request(step):
+    """The session the real client wrote against the counting fake (thinking, a 10,000-character tool
+    output, a 4,000-character reply, a turn typed in its UI after -p turns, a -p turn after that,
+    /compact): cut before each turn, metered with that turn's prompt and way of sending."""
+    [path] = REPLAY.glob("*.jsonl")
+    data = until(path, json.dumps(step["prompt"])[1:-1])
+    result = meter(data, via=step["via"]).with_message(step["prompt"])
+    truth = step["first_request_count"]
+    assert result.calibration is not None
+    assert abs(result.total - truth) / truth < 0.01, (result.total, truth, [(p.name, p.tokens) for p in result.parts])
