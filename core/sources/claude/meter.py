@@ -15,15 +15,16 @@ conversation gained after it (tool results, rendered attachments), then the new 
 - `message`: the draft.
 
 After a compaction no call has measured the context yet, and the compaction's `postTokens` leaves
-out the system prompt and the tools: the next turn is the `fixed` part (the newest request shape:
-system prompt and tool definitions), the kept `history` (the summary, the preserved messages and
-what came after the boundary, with the attachments a first prompt re-sends), and the draft.
+out the system prompt and the tools: the next turn is the `fixed` part (system prompt and tool
+definitions, as the stretch's first request shape had them), the kept `history` (the summary, the
+preserved messages and what came after the boundary, with the attachments a first prompt re-sends),
+and the draft.
 
 Claude's tokenizer is not public. What Reprise counts itself is counted with o200k_base and scaled by
-the session's calibration factor: the measured usage of the newest call whose exact request the
-file's request log holds (request_log.py), divided by Reprise's own count of that request: the first
-call after the newest compaction (or of the session), the smallest request, so calibrating costs the
-same for a session of any length. Without such a call the counts are plain o200k estimates.
+the session's calibration factor: the measured usage of a call whose exact request the file's request
+log holds (request_log.py), divided by Reprise's own count of that request. The call is the first one
+after the newest compaction (or of the session): the smallest request, so calibrating costs the same
+for a session of any length. Without such a call the counts are plain o200k estimates.
 """
 
 from __future__ import annotations
