@@ -198,7 +198,9 @@ def o200k(text: str) -> int:
 
 
 def block_texts(block: Any) -> list[str]:
-    """What the model reads of one content block: its text, thinking, tool call or tool result."""
+    """What the model reads of one content block: its text, thinking, tool call or tool result.
+    (Written apart from Reprise's own reading, core/sources/claude/request_log.py, on purpose: the
+    fake is the truth the meter is checked against, so it does not borrow the meter's code.)"""
     if isinstance(block, str):
         return [block]
     if not isinstance(block, dict):
