@@ -36,7 +36,7 @@ from reprise.core.service import SORTS, ResumePlan, SessionDetail, sort_key, sor
 
 from ..actions import COMPOSER, LIST, PICK, SCREEN_MODES, bindings
 from ..debounce import Debouncer
-from ..format import human_size, local_now
+from ..format import counted, human_size, local_now
 from ..messages import CostsFilled, DetailLoaded, FilesRead, MeterPrepared, MeterUpdated, RowsLoaded, TurnFinished
 from ..reports.search import matched_words
 from ..text import safe_line, safe_text
@@ -1096,7 +1096,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                          lambda marked: self._after_recover(marked))
 
     def _after_recover(self, marked: list[str]) -> None:
-        self.app.notify(f"Marked {len(marked)} stale turn(s) interrupted." if marked else "No stale pending turn.")
+        self.app.notify(f"Marked {counted(len(marked), 'stale turn')} interrupted." if marked
+                        else "No stale pending turn.")
         self.load_rows()
         row = self.query_one(SessionList).current
         if row is not None:
@@ -1187,4 +1188,4 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.app.call_from_thread(then, result)
 
     def describe(self, row: SessionRow) -> str:
-        return f"{session_name(row.display_title, 60)} ({row.turns} turns, {human_size(row.size)})"
+        return f"{session_name(row.display_title, 60)} ({counted(row.turns, 'turn')}, {human_size(row.size)})"
