@@ -94,7 +94,7 @@ def main() -> int:
         tmux("send-keys", "-t", "main", "-l", text)
         settle(tmux, deadline)
         tmux("send-keys", "-t", "main", "Enter")
-        screen = settle(tmux, deadline, lambda: count(args.record) > before)
+        screen = settle(tmux, deadline, lambda before=before: count(args.record) > before)
         outcomes.append({"step": step[:40], "requests": count(args.record) - before, "screen": screen[-3000:]})
     tmux("send-keys", "-t", "main", "-l", "/quit")
     tmux("send-keys", "-t", "main", "Enter")
