@@ -64,15 +64,17 @@ def catalog_window(model: str) -> int | None:
 def compacts_at(config: dict[str, Any], argv: Sequence[str], recorded_window: int | None,
                 model: str) -> tuple[int | None, str]:
     """The total at which Codex compacts, and where that comes from: `-c` in the command Reprise runs,
-    config.toml, else 90% of the whole window (config.toml's, the catalog's, or the recorded one / 0.95)."""
+    config.toml, else 90% of the whole window (`-c`'s or config.toml's, else the recorded one / 0.95,
+    else the catalog's)."""
     found = overrides(argv)
     if (limit := _positive(found.get(LIMIT_KEY))) is not None:
         return limit, f"-c {LIMIT_KEY} in the command Reprise runs"
     if (limit := _positive(config.get(LIMIT_KEY))) is not None:
         return limit, f"{LIMIT_KEY} in Codex's config.toml"
-    whole = _positive(found.get(WINDOW_KEY)) or _positive(config.get(WINDOW_KEY)) or CATALOG.get(model.rsplit("/", 1)[-1])
+    whole = _positive(found.get(WINDOW_KEY)) or _positive(config.get(WINDOW_KEY))
     if whole is None and recorded_window:
         whole = round(recorded_window / EFFECTIVE_SHARE)
+    whole = whole or CATALOG.get(model.rsplit("/", 1)[-1])
     if whole is None:
         return None, "unknown"
     return int(whole * AUTO_COMPACT_SHARE), "Codex's default: 90% of the model's context window"

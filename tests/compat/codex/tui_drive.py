@@ -1,12 +1,12 @@
 """Drive the interactive Codex TUI under tmux (inside the test's namespace).
 
-    python tui_drive.py --record DIR --binary CODEX [--step send:TEXT | --step compact ...] -- ARGS...
+    python tui_drive.py --record DIR --binary CODEX [--step send:TEXT | paste:TEXT | compact ...] -- ARGS...
 
 Starts `CODEX ARGS` in a detached tmux session (its own socket, 200x50), waits until the screen
 has been quiet for a moment (the UI is up), then for each step: `send:TEXT` types TEXT (literally)
-and Enter and waits until the fake server has recorded one more request and the screen is quiet
-again; `compact` types `/compact` and Enter and waits the same way. Then it types `/quit`, ends
-the tmux session, and ends the `codex app-server` daemon the TUI leaves behind, by the pid it
+(`paste:TEXT` pastes it, as a bracketed paste) and Enter and waits until the fake server has recorded one more request and the screen is quiet
+again; `compact` types `/compact` and Enter and waits the same way. Then it types `/quit` and Enter
+(again Enter, then Ctrl-C twice, while the TUI is still there), ends the tmux session, and ends the `codex app-server` daemon the TUI leaves behind, by the pid it
 records under `$CODEX_HOME/app-server-daemon/`. Prints one JSON
 line: the requests recorded, each step's outcome, the daemon pids it ended and the last screen.
 """
@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 QUIET_S = 2.5
+EXIT_S = 5        # how long each key that should end the TUI is given
 POLL_S = 0.25
 
 
@@ -90,15 +91,26 @@ def main() -> int:
     outcomes = []
     for step in args.step:
         before = count(args.record)
-        text = "/compact" if step == "compact" else step.removeprefix("send:")
-        tmux("send-keys", "-t", "main", "-l", text)
+        if step.startswith("paste:"):    # a long draft goes in as a person pastes it (bracketed paste)
+            buffer = args.socket.with_suffix(".paste")
+            buffer.write_text(step.removeprefix("paste:"))
+            tmux("load-buffer", "-b", "draft", str(buffer))
+            tmux("paste-buffer", "-p", "-d", "-b", "draft", "-t", "main")
+        else:
+            tmux("send-keys", "-t", "main", "-l", "/compact" if step == "compact" else step.removeprefix("send:"))
         settle(tmux, deadline)
         tmux("send-keys", "-t", "main", "Enter")
         screen = settle(tmux, deadline, lambda before=before: count(args.record) > before)
         outcomes.append({"step": step[:40], "requests": count(args.record) - before, "screen": screen[-3000:]})
-    tmux("send-keys", "-t", "main", "-l", "/quit")
-    tmux("send-keys", "-t", "main", "Enter")
-    final = settle(tmux, deadline, lambda: not tmux.alive())
+    final = tmux.screen()
+    for keys in (["-l", "/quit"], ["Enter"], ["Enter"], ["C-c"], ["C-c"]):   # /quit (its popup may take an Enter)
+        tmux("send-keys", "-t", "main", *keys)
+        until = time.monotonic() + EXIT_S
+        while tmux.alive() and time.monotonic() < until and keys != ["-l", "/quit"]:
+            final = tmux.screen() or final
+            time.sleep(POLL_S)
+        if not tmux.alive():
+            break
     if tmux.alive():
         tmux("kill-session", "-t", "main")
     tmux("kill-server")
