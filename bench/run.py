@@ -39,6 +39,7 @@ BENCHMARKS = {
     "memory": "bench.memory",
     "long_run": "bench.long_run",
     "meter": "bench.meter",
+    "agent_meter": "bench.agent_meter",
     "trim": "bench.trim",
     "tui": "bench.tui",
     "live_meter": "bench.live_meter",

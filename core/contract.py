@@ -433,10 +433,19 @@ def resume_plan(plan: CoreResumePlan) -> ResumePlan:
 # --- meter ------------------------------------------------------------------------------------------
 
 class MeterPart(Document):
-    name: Literal["overhead", "agents_md", "summary", "history", "message", "measured"] = Field(
-        description="`measured` holds the provider's own figure, for sources that have no other")
+    name: Literal["overhead", "agents_md", "summary", "history", "message", "measured", "fixed", "reply", "since",
+                  "client"] = Field(
+        description="`measured`: what the agent's newest model call sent, as the provider measured it; `fixed`: the "
+                    "system prompt and tool definitions; `history`: the conversation the next turn sends; `reply`: "
+                    "the newest reply, which the measured call did not contain; `since`: what came after that call "
+                    "(tool results, attachments); `client`: what the agent adds when the turn goes `via` this way; "
+                    "`message`: the draft with its framing")
     tokens: int | None
-    basis: Literal["configured", "counted", "failed", "measured"]
+    basis: Literal["configured", "counted", "failed", "measured", "estimated", "calibrated estimate"] = Field(
+        description="`counted`: with the model's own tokenizer; `estimated`: with a tokenizer that is not the "
+                    "model's, or derived from the agent's figures; `calibrated estimate`: a bundled tokenizer's "
+                    "count scaled by the session's `calibration`; `measured`: the provider's figure; "
+                    "`configured`: a configured overhead")
     chars: int
     full_chars: int | None
     note: str | None
@@ -458,13 +467,21 @@ class Meter(Document):
     encoding: str
     parts: list[MeterPart]
     total: int
-    window: int = Field(description="the input budget")
+    window: int | None = Field(description="the input budget; null when the model's window is not known")
     window_source: str
     draft: int = Field(description="the total with this message minus the total with an empty composer")
-    percent: float
-    state: Literal["ok", "warn", "over"]
+    percent: float | None = Field(description="the total's share of the window; null when the window is unknown")
+    state: Literal["ok", "warn", "over", "unknown"]
     exact: bool
     measured: Measured | None
+    via: Literal["send", "resume"] = Field(
+        description="how the turn is sent: `send`, the agent's non-interactive command (`reprise send`, the "
+                    "composer); `resume`, the agent's own terminal UI (Enter, `reprise resume`)")
+    compacts_at: int | None = Field(description="the total at which the agent compacts the session on its own; "
+                                                "null when not known")
+    calibration: float | None = Field(description="the factor applied to the parts whose basis is "
+                                                  "`calibrated estimate`: the provider's measured count of a request "
+                                                  "the session file holds, over Reprise's own count of it")
 
 
 def meter_part(part: Part) -> MeterPart:
@@ -477,9 +494,12 @@ def meter(ref: SessionRef, result: MeterResult) -> Meter:
     return Meter(session_id=ref.session_id, model=result.model, model_source=result.model_source,
                  encoding=result.encoding, parts=[meter_part(part) for part in result.parts], total=result.total,
                  window=result.window, window_source=result.window_source, draft=result.draft,
-                 percent=round(result.percent, 2), state=result.state, exact=result.exact,  # type: ignore[arg-type]
+                 percent=None if result.percent is None else round(result.percent, 2),
+                 state=result.state, exact=result.exact,  # type: ignore[arg-type]
                  measured=Measured(turn=measured.turn, tokens=measured.tokens, label=measured.label)
-                 if measured else None)
+                 if measured else None, via=result.via,  # type: ignore[arg-type]
+                 compacts_at=result.compacts_at,
+                 calibration=None if result.calibration is None else round(result.calibration, 4))
 
 
 # --- send -------------------------------------------------------------------------------------------

@@ -19,6 +19,11 @@ from .config import DEFAULT_MODELS, MeterSettings, ModelSpec
 from .errors import OverWindowError
 
 CONFIGURED, COUNTED, FAILED, MEASURED = "configured", "counted", "failed", "measured"
+ESTIMATED = "estimated"              # counted with a tokenizer that is not the model's, or derived from figures
+CALIBRATED = "calibrated estimate"   # a bundled tokenizer's count scaled by the session's calibration factor
+
+SEND, RESUME = "send", "resume"      # how the next turn goes: `[sources.*] send` (-p / exec), or the agent's own TUI
+VIAS = (SEND, RESUME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,16 +50,19 @@ class Measured:
 
 @dataclass(frozen=True, slots=True)
 class ContextLimit:
-    """A model's window and the share of it at which the meter warns: the one rule for ok, warn and over."""
+    """A model's window and the share of it at which the meter warns: the one rule for ok, warn, over
+    and unknown (no window known for the model: no share, never over)."""
 
-    window: int
+    window: int | None
     warn_at: float
 
-    def share(self, total: int) -> float:
-        return total / self.window
+    def share(self, total: int) -> float | None:
+        return None if self.window is None else total / self.window
 
     def state(self, total: int) -> str:
         ratio = self.share(total)
+        if ratio is None:
+            return "unknown"
         return "over" if ratio > 1 else "warn" if ratio >= self.warn_at else "ok"
 
 
@@ -64,20 +72,23 @@ class MeterResult:
     model_source: str
     encoding: str
     parts: tuple[Part, ...]
-    window: int
+    window: int | None                # None: the model's window is not known (no share, never over)
     warn_at: float
     measured: Measured | None
     exact: bool
     window_source: str = "model table"
     draft: int = 0  # the total with this draft minus the total with an empty composer
+    via: str = SEND
+    compacts_at: int | None = None    # the total at which the agent compacts on its own, when known
+    calibration: float | None = None  # the factor applied to the parts whose basis is CALIBRATED
 
     @property
     def total(self) -> int:
         return sum(part.tokens or 0 for part in self.parts)
 
     @property
-    def percent(self) -> float:
-        return 100.0 * self.total / self.window
+    def percent(self) -> float | None:
+        return None if self.window is None else 100.0 * self.total / self.window
 
     @property
     def state(self) -> str:
@@ -109,9 +120,10 @@ class DraftMeter(ABC):
     last draft are kept, so a keystroke counts only the draft."""
 
     def __init__(self, settings: MeterSettings, counter: TokenCounter, *, model: str | None,
-                 recorded: tuple[str | None, str], default: tuple[str, str]):
+                 recorded: tuple[str | None, str], default: tuple[str, str], via: str = SEND):
         self.settings = settings
         self.counter = counter
+        self.via = via
         self.model, self.model_source = chosen_model(model, settings.model, recorded, default)
         self.spec = spec_for(self.model, settings.models)
         self._empty: MeterResult | None = None
@@ -155,6 +167,18 @@ def spec_for(model: str, specs: list[ModelSpec]) -> ModelSpec:
         if fnmatch.fnmatchcase(bare, spec.pattern) or fnmatch.fnmatchcase(model, spec.pattern):
             return spec
     return DEFAULT_MODELS[-1]
+
+
+def user_spec(model: str, specs: list[ModelSpec]) -> ModelSpec | None:
+    """The first `[[meter.models]]` entry the user configured (not one of the defaults) that
+    matches the model: it wins over any agent's own table."""
+    bare = model.rsplit("/", 1)[-1]
+    for spec in specs:
+        if spec in DEFAULT_MODELS:
+            continue
+        if fnmatch.fnmatchcase(bare, spec.pattern) or fnmatch.fnmatchcase(model, spec.pattern):
+            return spec
+    return None
 
 
 def _text_digest(text: str, chunk: int = 1 << 20) -> bytes:

@@ -32,7 +32,7 @@ from .errors import (
 )
 from .gc_pauses import no_gc_pauses
 from .liveness import reprise_run
-from .meter import ContextLimit, LiveMeter, MeterResult
+from .meter import SEND, ContextLimit, LiveMeter, MeterResult
 from .own_files import SessionMeta
 from .paths import (
     SessionRef,
@@ -539,19 +539,23 @@ class Service:
 
     # --- the context meter ---------------------------------------------------------------
 
-    def measure(self, ref: SessionRef, message: str = "", *, model: str | None = None) -> MeterResult:
-        return self._able(ref, "meter", "metered").measure(ref, self._meter_workspace(ref), message, model=model)
+    def measure(self, ref: SessionRef, message: str = "", *, model: str | None = None,
+                via: str = SEND) -> MeterResult:
+        """The next turn's meter with this draft, sent `via` the agent's send command (the composer,
+        `reprise send`) or its own terminal UI (`resume`)."""
+        return self._able(ref, "meter", "metered").measure(ref, self._meter_workspace(ref), message, model=model,
+                                                           via=via)
 
-    def prepare_meter(self, detail: SessionDetail) -> LiveMeter:
+    def prepare_meter(self, detail: SessionDetail, *, via: str = SEND) -> LiveMeter:
         """The meter of a shown session, ready to measure messages as they are typed."""
         source = self._able(detail.ref, "meter", "metered")
-        return source.prepare_meter(detail.opened, self._meter_workspace(detail.ref))
+        return source.prepare_meter(detail.opened, self._meter_workspace(detail.ref), via=via)
 
     def session_path(self, ref: SessionRef) -> str:
         return str(self.source(ref).session_path(ref))
 
-    def context_window(self, ref: SessionRef, model: str | None = None) -> int:
-        """The window of the model the meter counts this session's turns for."""
+    def context_window(self, ref: SessionRef, model: str | None = None) -> int | None:
+        """The window of the model the meter counts this session's turns for; None when not known."""
         source = self._able(ref, "meter", "metered")
         return source.context_window(self._meter_workspace(ref) or self.workspace, model)
 

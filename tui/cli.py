@@ -150,6 +150,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     group.add_argument("--message", help="the message you are about to send")
     group.add_argument("--message-file", help="read the message from a file (- for stdin)")
     p.add_argument("--model", help="count for this model (default: [meter] model, then Fractal's)")
+    p.add_argument("--via", choices=("send", "resume"), default="send",
+                   help="how the turn will be sent: send (the agent's send command, as `reprise send` and the "
+                        "composer do; the default) or resume (typed into the agent's own terminal UI, as after "
+                        "`reprise resume`)")
 
     p = add("send", "run one turn of a session with an agent backend")
     p.add_argument("id")
@@ -686,7 +690,7 @@ def cmd_recover(service: Service, args, as_json: bool) -> int:
 def cmd_meter(service: Service, args, as_json: bool) -> int:
     message = _message(args)
     ref = service.resolve(args.id)
-    result = service.measure(ref, message, model=args.model)
+    result = service.measure(ref, message, model=args.model, via=args.via)
     if as_json:
         _emit(contract.dump(contract.meter(ref, result)))
         return 0

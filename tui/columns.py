@@ -229,6 +229,7 @@ def _next_cell(row: SessionRow, narrow: bool, uncounted: str) -> tuple[str, str 
     state = next_state(row)
     style = state if state in ("warn", "over") else None
     figure = short_tokens(row.resume_cost)
-    if narrow or row.limit is None:
+    share = None if row.limit is None else row.limit.share(row.resume_cost)
+    if narrow or share is None:   # no window known for the model: the figure alone
         return figure, style
-    return f"{figure} {round(100 * row.limit.share(row.resume_cost))}%", style
+    return f"{figure} {round(100 * share)}%", style

@@ -21,7 +21,7 @@ from ..audit import AuditLog
 from ..errors import UsageError
 from ..folder_scan import FolderNames, FolderStats
 from ..liveness import PendingTurn
-from ..meter import LiveMeter, MeterResult
+from ..meter import SEND, LiveMeter, MeterResult
 from ..outcome import TurnOutcome
 from ..own_files import SessionMeta
 from ..paths import OwnPaths, SessionRef
@@ -293,13 +293,15 @@ class SessionSource(ABC):
         return Handoff([])
 
     def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None) -> MeterResult:
+                model: str | None = None, via: str = SEND) -> MeterResult:
+        """The next turn's meter with this draft, sent `via` the agent's send command or its own TUI."""
         raise self._unsupported("metered")
 
-    def prepare_meter(self, opened: OpenedSession, workspace: Path | None) -> LiveMeter:
+    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, via: str = SEND) -> LiveMeter:
         raise self._unsupported("metered")
 
-    def context_window(self, workspace: Path, model: str | None = None) -> int:
+    def context_window(self, workspace: Path, model: str | None = None) -> int | None:
+        """The input budget of the model the meter counts for; None when it is not known."""
         raise self._unsupported("metered")
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:

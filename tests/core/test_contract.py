@@ -143,6 +143,8 @@ def without_additions(name: str, data: dict) -> dict:
         del data["command"]
     if name == "trash purge":   # what a purge kept and why (text a fork names, issue 24) was added
         del data["notes"]
+    if name.startswith("meter"):   # how the turn is sent, the compaction point and the calibration (issue 25)
+        del data["via"], data["compacts_at"], data["calibration"]
     if name == "doctor":   # each problem's next step (issue 15) was added
         for item in (*data["problems"], *data["warnings"]):
             del item["next_step"]

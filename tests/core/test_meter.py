@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from reprise.core import contract, tokens
 from reprise.core.config import DEFAULT_OVERHEAD, ConfigError, MeterSettings, ModelSpec
+from reprise.core.errors import OverWindowError
+from reprise.core.meter import ContextLimit, MeterResult, Part, user_spec
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.sources.fractal import meter as meter_module
 from reprise.core.sources.fractal.meter import (
@@ -335,3 +337,38 @@ def test_a_keystroke_in_a_long_draft_tokenizes_only_the_line_it_changes(meter, t
     assert max(seen) < 1_600 < len(draft)  # the changed line and the two previews, never the whole draft
     fresh = Meter(MeterSettings()).prepare(make_state(5), tmp_path).with_message(draft + "x")
     assert result.total == fresh.total
+
+
+# --- the window may be unknown; how the turn goes (issue 25) ---------------------------------------
+
+def _result(window: int | None, total: int, **extra) -> MeterResult:
+    return MeterResult("claude-x", "test", "o200k_base", (Part("measured", total, "measured"),),
+                       window=window, warn_at=0.8, measured=None, exact=False, **extra)
+
+
+def test_an_unknown_window_has_no_share_no_warning_and_is_never_over():
+    assert ContextLimit(None, 0.8).share(10**9) is None
+    assert ContextLimit(None, 0.8).state(10**9) == "unknown"
+    result = _result(None, 10**9)
+    assert (result.percent, result.state) == (None, "unknown")
+    assert result.sendable(confirm_over=False) is result
+    document = contract.meter(SessionRef(workspace_key("/w"), "s"), result)
+    assert (document.window, document.percent, document.state) == (None, None, "unknown")
+    with pytest.raises(OverWindowError):
+        _result(1_000, 1_001).sendable(confirm_over=False)
+
+
+def test_the_meter_document_says_how_the_turn_goes_when_the_agent_compacts_and_the_calibration():
+    result = _result(200_000, 1_000, via="resume", compacts_at=167_000, calibration=1.149_96)
+    document = contract.meter(SessionRef(workspace_key("/w"), "s"), result)
+    assert (document.via, document.compacts_at, document.calibration) == ("resume", 167_000, 1.15)
+
+
+def test_a_users_model_entry_wins_and_the_default_table_never_counts_as_the_users():
+    defaults = MeterSettings().models
+    assert user_spec("claude-opus-5-5", defaults) is None
+    assert user_spec("gpt-5", defaults) is None
+    mine = ModelSpec(pattern="claude-opus-*", window=900_000)
+    assert user_spec("claude-opus-5-5", [*defaults, mine]) is mine
+    assert user_spec("anthropic/claude-opus-5-5", [mine]) is mine
+    assert user_spec("claude-sonnet-5-5", [*defaults, mine]) is None

@@ -262,6 +262,20 @@ def test_meter_prints_parts_total_state_and_the_measured_figure(capsys, workspac
     assert "input budget" in out and "draft" in out
 
 
+def test_meter_says_how_the_turn_goes_and_refuses_an_unknown_way(capsys, workspace, isolated_paths):
+    put(isolated_paths, workspace, "a" * 32, 3)
+    _, sent = run_json(capsys, "meter", "aaaa")
+    _, resumed = run_json(capsys, "meter", "aaaa", "--via", "resume")
+    assert (sent["via"], resumed["via"]) == ("send", "resume")
+    assert resumed["total"] == sent["total"]   # Fractal sends the same whichever way the turn goes
+    assert (sent["compacts_at"], sent["calibration"]) == (None, None)
+    status, out, _ = run(capsys, "meter", "aaaa", "--via", "resume")
+    assert status == 0 and "  via           resume  typed into the agent's own terminal UI" in out
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["meter", "aaaa", "--via", "tui"])
+    assert raised.value.code == 2 and "invalid choice: 'tui'" in capsys.readouterr().err
+
+
 def test_list_sort_cost_fills_and_caches_resume_costs(capsys, workspace, isolated_paths):
     put(isolated_paths, workspace, "a" * 32, 1)
     put(isolated_paths, workspace, "b" * 32, 40)

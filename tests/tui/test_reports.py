@@ -214,6 +214,7 @@ METER = """Next turn of aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa with gpt-5 (default), c
 turn; the full history is available to the agent, not in the prompt
   message           55  counted    5 characters in full
   total         14,414  of 272,000 (5.3%), ok; the window is the input budget (model table, pattern gpt-5*)
+  via             send  sent by the agent's send command (the composer, `reprise send`)
   draft             +4  the total with this message minus the total with none
   measured       9,876  prompt size of the last model call of turn 2 (reported by the provider)
 """
@@ -304,6 +305,6 @@ def test_the_context_tab_says_of_each_part_what_reprise_meter_says():
     assert printed[1:3] == ["  summary          120  counted    ends with the draft",
                             "  history       failed  failed     4,000 characters in full; error: the tokenizer ␛ failed"]
     shown = plain_text(context_lines(result, width=22)).split("\n")
-    assert shown[5:11] == ["summary         120 counted", "█" * 2 + "░" * 18, "ends with the draft",
+    assert shown[6:12] == ["summary         120 counted", "█" * 2 + "░" * 18, "ends with the draft",
                            "history      failed failed", "░" * 20,
                            "4,000 characters in full; error: the tokenizer ␛ failed"]

@@ -11,7 +11,9 @@ from reprise.core.meter import MeterResult, Part
 from ..text import safe_line
 from . import Line, line
 
-STATE_STYLE = {"ok": "green", "warn": "yellow", "over": "bold red"}
+STATE_STYLE = {"ok": "green", "warn": "yellow", "over": "bold red", "unknown": "dim"}
+VIA = {"send": "sent by the agent's send command (the composer, `reprise send`)",
+       "resume": "typed into the agent's own terminal UI (Enter, `reprise resume`)"}
 FULL_SIZE_PARTS = ("history", "message")   # the parts counted as a preview of a longer text
 
 
@@ -31,6 +33,27 @@ def _counted_with(result: MeterResult) -> str:
     return f"{safe_line(result.model)} ({result.model_source}), counted with {result.encoding}"
 
 
+def window_phrase(result: MeterResult) -> str:
+    """The total against the window (its share and state), or that the window is unknown."""
+    if result.window is None or result.percent is None:
+        return f"window unknown for {safe_line(result.model)} ({safe_line(result.window_source)})"
+    return f"of {result.window:,} ({result.percent:.1f}%), {result.state}"
+
+
+def how_lines(result: MeterResult) -> list[tuple[str, str, str]]:
+    """(name, figure, what): how the next turn goes, when the agent compacts on its own, and the
+    calibration factor of the calibrated parts."""
+    lines = [("via", result.via, VIA.get(result.via, result.via))]
+    if result.compacts_at is not None:
+        share = f" ({100 * result.compacts_at / result.window:.0f}% of the window)" if result.window else ""
+        lines.append(("compacts", f"{result.compacts_at:,}", f"the agent compacts the session on its own at this "
+                                                              f"total{share}"))
+    if result.calibration is not None:
+        lines.append(("calibrated", f"×{result.calibration:.3f}",
+                      "the provider's count of a request the session file holds over Reprise's own count of it"))
+    return lines
+
+
 def meter_lines(session_id: str, result: MeterResult, *, with_draft: bool) -> list[Line]:
     """`reprise meter`: a row per part, the total against the window, the draft's share (when
     a message was given) and the provider's measured figure."""
@@ -39,8 +62,9 @@ def meter_lines(session_id: str, result: MeterResult, *, with_draft: bool) -> li
     for part in result.parts:
         figure = f"{part.tokens:>9,}" if part.tokens is not None else "   failed"
         lines.append(line(f"  {part.name:10} {figure}  {part.basis:10} {part_detail(part)}"))
-    lines.append(line(f"  {'total':10} {result.total:>9,}  of {result.window:,} ({result.percent:.1f}%), "
-                      f"{result.state}; the window is the input budget ({result.window_source})"))
+    window_source = "" if result.window is None else f"; the window is the input budget ({result.window_source})"
+    lines.append(line(f"  {'total':10} {result.total:>9,}  {window_phrase(result)}{window_source}"))
+    lines += [line(f"  {name:10} {figure:>9}  {text}") for name, figure, text in how_lines(result)]
     if with_draft:
         lines.append(line(f"  {'draft':10} {result.draft:>+9,}  the total with this message minus the total with none"))
     if result.measured:
@@ -57,12 +81,20 @@ def context_lines(result: MeterResult | None, note: str = "", width: int = 40,
         return [line(safe_line(note or "Counting…"), style="dim")]
     kind = ("exact: every part counted with the model's own tokenizer" if result.exact else
             "estimate: a configured part, or a tokenizer that is not the model's own")
+    if result.window is None or result.percent is None:
+        head = line(("Next turn: ", "bold"), f"{result.total:,} tokens ", ("(window unknown)", STATE_STYLE["unknown"]))
+        source = line(f"No window is known for {safe_line(result.model)} ({safe_line(result.window_source)}): "
+                      "add a [[meter.models]] entry to set one.", style="dim")
+    else:
+        head = line(("Next turn: ", "bold"), f"{result.total:,} of {result.window:,} tokens ",
+                    (f"({result.percent:.1f}%, {result.state})", STATE_STYLE[result.state]))
+        source = line(f"The window is the input budget: what the prompt may hold once the model's reserved output "
+                      f"is set aside ({safe_line(result.window_source)}).", style="dim")
     lines = [
-        line(("Next turn: ", "bold"), f"{result.total:,} of {result.window:,} tokens ",
-             (f"({result.percent:.1f}%, {result.state})", STATE_STYLE[result.state])),
-        line(f"The window is the input budget: what the prompt may hold once the model's reserved output "
-             f"is set aside ({safe_line(result.window_source)}).", style="dim"),
+        head,
+        source,
         line(f"{_counted_with(result)}: {kind}", style="dim"),
+        *(line(f"{name}: {figure}, {text}", style="dim") for name, figure, text in how_lines(result)),
         line(f"The draft adds {result.draft:,} tokens: " + (
             "it enters the summary in full (as the pending turn) and both previews."
             if any(part.name == "summary" for part in result.parts) else "the message the next turn sends."),
@@ -70,8 +102,9 @@ def context_lines(result: MeterResult | None, note: str = "", width: int = 40,
         line(),
     ]
     bar_width = max(width - 2, 10)
+    scale = result.window or max(result.total, 1)   # no window known: the bars share the total
     for part in result.parts:
-        share = (part.tokens or 0) / result.window
+        share = (part.tokens or 0) / scale
         filled = min(round(share * bar_width), bar_width)
         if part.tokens and not filled:
             filled = 1

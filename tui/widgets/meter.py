@@ -18,11 +18,13 @@ def meter_line(result: MeterResult | None, *, status: str = "") -> Text:
     if result is None:
         return Text(safe_line(status) or "Context: select a session", style="dim")
     message = result.part("message")
-    state_style = {"ok": "green", "warn": "bold yellow", "over": "bold red"}[result.state]
+    state_style = {"ok": "green", "warn": "bold yellow", "over": "bold red", "unknown": "dim"}[result.state]
+    share = (f"{result.total:,} / {tokens(result.window)} ", (f"{result.percent:.1f}% {result.state}", state_style)) \
+        if result.window is not None and result.percent is not None else \
+        (f"{result.total:,} ", ("window unknown", state_style))
     text = Text.assemble(
         ("Next turn ", "bold"),
-        f"{result.total:,} / {tokens(result.window)} ",
-        (f"{result.percent:.1f}% {result.state}", state_style),
+        *share,
         f" · draft +{tokens(result.draft)}",
         (f" ({message.full_chars:,} chars)" if message.full_chars else "", "dim"),
     )

@@ -17,6 +17,7 @@ from ...meter import (
     CONFIGURED,
     COUNTED,
     MEASURED,
+    SEND,
     DraftMeter,
     Measured,
     MeterResult,
@@ -44,9 +45,9 @@ class ClaudeMeter(DraftMeter):
     """The meter of one Claude Code session, with everything but the draft known."""
 
     def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow, *,
-                 model: str | None = None):
+                 model: str | None = None, via: str = SEND):
         super().__init__(settings, counter, model=model, recorded=(context.model, "the session's newest reply"),
-                         default=(DEFAULT_MODEL, "default (no reply recorded yet)"))
+                         default=(DEFAULT_MODEL, "default (no reply recorded yet)"), via=via)
         self.context = context
 
     def _context_part(self) -> Part:
@@ -73,4 +74,5 @@ class ClaudeMeter(DraftMeter):
             if self.context.tokens is not None and self.context.source != "estimate" else None
         return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=tuple(parts),
                            window=self.spec.input_budget, warn_at=self.settings.warn, measured=measured, exact=False,
-                           window_source=f"model table ({self.spec.pattern}): the input budget", draft=draft)
+                           window_source=f"model table ({self.spec.pattern}): the input budget", draft=draft,
+                           via=self.via)

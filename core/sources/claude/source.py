@@ -29,7 +29,7 @@ from ...errors import (
     UsageError,
 )
 from ...liveness import PendingTurn
-from ...meter import LiveMeter, MeterResult, TokenCounter, spec_for
+from ...meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
 from ...outcome import TurnOutcome
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
@@ -215,7 +215,7 @@ class ClaudeSource(AgentStoreSource):
         if writer is not None:
             notes.append(f"Claude Code may be writing this session now ({writer}); resuming it as well would "
                          "interleave two conversations in one file.")
-        return Handoff(notes, None, self.prepare_meter(opened, workspace).with_message(""), writer)
+        return Handoff(notes, None, self.prepare_meter(opened, workspace, via=RESUME).with_message(""), writer)
 
     def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
         """Why the session counts as being written now (a recent record, a live Claude Code), or None."""
@@ -311,16 +311,17 @@ class ClaudeSource(AgentStoreSource):
         assert isinstance(opened.native, ClaudeSession)
         return opened.native
 
-    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None) -> LiveMeter:
-        return ClaudeMeter(self.settings.meter, self.counter, self._session(opened).context, model=model)
+    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
+                      via: str = SEND) -> LiveMeter:
+        return ClaudeMeter(self.settings.meter, self.counter, self._session(opened).context, model=model, via=via)
 
     def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None) -> MeterResult:
+                model: str | None = None, via: str = SEND) -> MeterResult:
         opened = self.open(ref)
         return ClaudeMeter(self.settings.meter, self.counter, self._session(opened).context,
-                           model=model).with_message(message)
+                           model=model, via=via).with_message(message)
 
-    def context_window(self, workspace: Path, model: str | None = None) -> int:
+    def context_window(self, workspace: Path, model: str | None = None) -> int | None:
         return spec_for(model or self.settings.meter.model or "claude", self.settings.meter.models).input_budget
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:

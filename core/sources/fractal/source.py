@@ -6,6 +6,7 @@ stay where they always were, beside the sessions under Fractal's state root.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import time
@@ -26,7 +27,7 @@ from ...errors import (
     RepriseError,
 )
 from ...liveness import PendingTurn
-from ...meter import LiveMeter, MeterResult, spec_for
+from ...meter import SEND, LiveMeter, MeterResult, spec_for
 from ...outcome import TurnOutcome
 from ...own_files import SessionMeta
 from ...paths import SessionRef
@@ -154,11 +155,12 @@ class FractalSource(SessionSource):
     # --- the context meter -----------------------------------------------------------------
 
     def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None) -> MeterResult:
+                model: str | None = None, via: str = SEND) -> MeterResult:
+        """Fractal's next turn sends the same whichever way it goes: `via` changes nothing."""
         state = self.store.load(ref, keep_data=False).state
-        return self.meter.measure(state, workspace, message, model=model)
+        return dataclasses.replace(self.meter.measure(state, workspace, message, model=model), via=via)
 
-    def prepare_meter(self, opened: OpenedSession, workspace: Path | None) -> LiveMeter:
+    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, via: str = SEND) -> LiveMeter:
         return self.meter.prepare(self._loaded(opened).state, workspace)
 
     def context_window(self, workspace: Path, model: str | None = None) -> int:
