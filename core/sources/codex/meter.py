@@ -151,13 +151,14 @@ class CodexMeter(DraftMeter):
         if context.basis == "estimate" and context.tokens is not None:
             return (Part("measured", context.tokens, ESTIMATED,
                          note="an estimate: the measured context of the session this fork was trimmed from, minus "
-                              f"what the fork leaves out, counted with {ENCODING}; measured again after its first turn"),)
+                              f"what the fork leaves out, counted with {ENCODING}; measured again after its first "
+                              "turn"),)
         if request is not None and request.measured is not None:
             reply_tokens, reply_chars = self._items(request.reply, request.reasoning_tokens)
             since_tokens, since_chars = self._items(request.since)
             return (Part("measured", request.measured, MEASURED,
-                         note=f"input tokens of the newest model call (turn {context.turn}, last_token_usage), as Codex "
-                              "recorded them: its tools, instructions and the history then"),
+                         note=f"input tokens of the newest model call (turn {context.turn}, last_token_usage), as "
+                              "Codex recorded them: its tools, instructions and the history then"),
                     Part("reply", reply_tokens, COUNTED, reply_chars,
                          note=f"that call's reply, sent back next time: its text counted with {ENCODING}, and "
                               f"{request.reasoning_tokens:,} reasoning tokens as Codex recorded them"),
@@ -188,7 +189,8 @@ class CodexMeter(DraftMeter):
             why = "codex exec announces that the TUI's tools (mcp__codex_tui) are gone, in a developer message"
         else:
             return Part("client", 0, COUNTED, note=f"nothing: the model was already told of the tools {self.via} uses")
-        return Part("client", self._count(text) + ITEM_FRAME, COUNTED, len(text), note=f"{why}; counted with {ENCODING}")
+        return Part("client", self._count(text) + ITEM_FRAME, COUNTED, len(text),
+                    note=f"{why}; counted with {ENCODING}")
 
     def _fixed_parts(self) -> tuple[Part, ...]:
         if self._parts is None:

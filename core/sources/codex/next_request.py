@@ -149,4 +149,5 @@ def next_request(records: Iterable[Record]) -> NextRequest:
 TUI_NAMESPACE = "mcp__codex_tui"
 DEFERRED_HEADER = "<tools>\nDeferred tool namespaces:"
 DEFERRED_TEXT = f"{DEFERRED_HEADER}\n- {TUI_NAMESPACE}\n</tools>"
-REMOVED_TEXT = f"<tools>\nRemoved deferred tool namespaces:\n- {TUI_NAMESPACE}\nNo deferred tool namespaces remain.\n</tools>"
+REMOVED_TEXT = (f"<tools>\nRemoved deferred tool namespaces:\n- {TUI_NAMESPACE}\n"
+                "No deferred tool namespaces remain.\n</tools>")

@@ -3,12 +3,13 @@
     python tui_drive.py --record DIR --binary CODEX [--step send:TEXT | paste:TEXT | compact ...] -- ARGS...
 
 Starts `CODEX ARGS` in a detached tmux session (its own socket, 200x50), waits until the screen
-has been quiet for a moment (the UI is up), then for each step: `send:TEXT` types TEXT (literally)
-(`paste:TEXT` pastes it, as a bracketed paste) and Enter and waits until the fake server has recorded one more request and the screen is quiet
-again; `compact` types `/compact` and Enter and waits the same way. Then it types `/quit` and Enter
-(again Enter, then Ctrl-C twice, while the TUI is still there), ends the tmux session, and ends the `codex app-server` daemon the TUI leaves behind, by the pid it
-records under `$CODEX_HOME/app-server-daemon/`. Prints one JSON
-line: the requests recorded, each step's outcome, the daemon pids it ended and the last screen.
+has been quiet for a moment (the UI is up), then for each step: `send:TEXT` types TEXT (literally;
+`paste:TEXT` pastes it, as a bracketed paste) and Enter, and waits until the fake server has
+recorded one more request and the screen is quiet again; `compact` types `/compact` and Enter and
+waits the same way. Then it types `/quit` and Enter (again Enter, then Ctrl-C twice, while the TUI
+is still there), ends the tmux session, and ends the `codex app-server` daemon the TUI leaves
+behind, by the pid it records under `$CODEX_HOME/app-server-daemon/`. Prints one JSON line: the
+requests recorded, each step's outcome, the daemon pids it ended and the last screen.
 """
 
 from __future__ import annotations

@@ -180,7 +180,8 @@ def test_windows_recorded_else_codex_s_catalog_else_unknown_and_a_user_s_entry_w
 
 
 def test_codex_compacts_at_its_limit_from_the_command_line_or_config_else_90_percent_of_the_whole_window():
-    assert compacts_at({}, (), 475_000, "gpt-6.2-sol") == (450_000, "Codex's default: 90% of the model's context window")
+    assert compacts_at({}, (), 475_000, "gpt-6.2-sol") == (450_000,
+                                                           "Codex's default: 90% of the model's context window")
     assert compacts_at({}, (), 13_585, "fake")[0] == 12_870          # -c model_context_window=14300, as recorded
     assert compacts_at({"model_context_window": 14_300}, (), None, "x")[0] == 12_870
     assert compacts_at({"model_auto_compact_token_limit": 5_000}, (), 475_000, "gpt-6.2-sol")[0] == 5_000
