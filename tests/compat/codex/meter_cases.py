@@ -1,4 +1,4 @@
-"""The meter against the next request the real Codex CLI sends (issue 25), case by case.
+"""The meter against the next request the real Codex CLI sends (issue 25), case by case, read with `reprise meter ID --json --via VIA --message-file F`.
 
 Every case is a session the real client makes against the fake server's counting mode
 (fake_openai.py: a request's usage is one o200k count of what it sends, so the client's own
@@ -16,17 +16,18 @@ fake's count of the request the client then sent.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from reprise.core.meter import RESUME, SEND, MeterResult
-from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.service import Service
+from reprise.core.meter import RESUME, SEND
+from reprise.tui import cli
 
 from . import fake_openai
 from .sessions import COUNTING_CONFIG, EXEC, HERE, LiveCodex, Step, StepResult, find_codex_bin, make_root, remove_root
@@ -89,8 +90,11 @@ CASES = [
 class Outcome:
     case: Case
     session_id: str
-    meter: MeterResult
-    request: dict       # the request the client sent with the draft
+    meter: dict[str, Any]   # `reprise meter ID --json --via VIA --message-file F`, read before the turn
+    request: dict           # the request the client sent with the draft
+
+    def part(self, name: str) -> dict[str, Any]:
+        return next(part for part in self.meter["parts"] if part["name"] == name)
 
     @property
     def sent(self) -> int:
@@ -98,12 +102,12 @@ class Outcome:
 
     @property
     def error(self) -> float:
-        return (self.meter.total - self.sent) / self.sent
+        return (self.meter["total"] - self.sent) / self.sent
 
     def row(self) -> str:
-        parts = ", ".join(f"{part.name} {part.tokens or 0:,}" for part in self.meter.parts if part.tokens)
-        return (f"| {self.case.name} | {len(self.case.draft):,} | {self.case.via} | {self.meter.total:,} ({parts}) "
-                f"| {self.sent:,} | {100 * self.error:+.2f}% |")
+        parts = ", ".join(f"{part['name']} {part['tokens']:,}" for part in self.meter["parts"] if part["tokens"])
+        return (f"| {self.case.name} | {len(self.case.draft):,} | {self.case.via} | {self.meter['total']:,} "
+                f"({parts}) | {self.sent:,} | {100 * self.error:+.2f}% |")
 
 
 @contextmanager
@@ -119,12 +123,17 @@ def codex_home(live: LiveCodex) -> Iterator[None]:
             os.environ["CODEX_HOME"] = saved
 
 
-def read_meter(live: LiveCodex, folder: Path, session_id: str, message: str, via: str) -> MeterResult:
-    """Reprise's meter of the session with this draft, for this way of sending it (in process)."""
-    with codex_home(live):
-        service = Service.from_environment(state_dir=str(live.root / "reprise-state"), workspace=str(folder))
-        ref = SessionRef(workspace_key(folder), session_id, "codex")
-        return service.sources["codex"].measure(ref, folder, message, via=via)
+def read_meter(live: LiveCodex, folder: Path, session_id: str, message: str, via: str) -> dict[str, Any]:
+    """`reprise meter ID --json --via VIA --message-file F` of the session (in process), from its folder."""
+    draft_file = live.root / f"draft-{session_id}.txt"
+    draft_file.write_text(message)
+    out = io.StringIO()
+    with codex_home(live), redirect_stdout(out):
+        status = cli.main(["meter", session_id, "--json", "--via", via, "--message-file", str(draft_file),
+                           "--workspace", str(folder), "--state-dir", str(live.root / "reprise-state")])
+    if status != 0:
+        raise AssertionError(f"reprise meter exited {status}: {out.getvalue()}")
+    return dict(json.loads(out.getvalue()))
 
 
 def tui_step(live: LiveCodex, folder: Path, session_id: str, steps: list[str]) -> Step:
