@@ -1,12 +1,12 @@
-"""The meter against the next request the real Codex CLI sends (issue 25), case by case, read with `reprise meter ID --json --via VIA --message-file F`.
+"""The meter against the next request the real Codex CLI sends (issue 25), case by case.
 
 Every case is a session the real client makes against the fake server's counting mode
 (fake_openai.py: a request's usage is one o200k count of what it sends, so the client's own
 `last_token_usage` is that count too), each in its own folder (`codex exec resume --last` there
 finds it): 1, 5 and 20 turns with commands, a 10,000-character command output, a 4,000-character
 last reply, reasoning in the replies, an auto-compaction (`-c model_auto_compact_token_limit=5000`)
-and a `/compact` typed in the TUI (under tmux, tui_drive.py). Then Reprise's meter is read, with
-the case's draft and `via`, and the client sends that draft: `via=send` as Reprise's `[sources.codex]
+and a `/compact` typed in the TUI (under tmux, tui_drive.py). Then Reprise's meter is read
+(`reprise meter ID --json --via VIA --message-file F`), and the client sends that draft: `via=send` as Reprise's `[sources.codex]
 send` does (`codex exec --json --skip-git-repo-check resume ID -`, the draft on stdin), `via=resume`
 typed (a long one pasted) into `codex resume ID`'s TUI. The error is the meter's total against the
 fake's count of the request the client then sent.
