@@ -6,10 +6,10 @@ Every case is a session the real client makes against the fake server's counting
 finds it): 1, 5 and 20 turns with commands, a 10,000-character command output, a 4,000-character
 last reply, reasoning in the replies, an auto-compaction (`-c model_auto_compact_token_limit=5000`)
 and a `/compact` typed in the TUI (under tmux, tui_drive.py). Then Reprise's meter is read
-(`reprise meter ID --json --via VIA --message-file F`), and the client sends that draft: `via=send` as Reprise's `[sources.codex]
-send` does (`codex exec --json --skip-git-repo-check resume ID -`, the draft on stdin), `via=resume`
-typed (a long one pasted) into `codex resume ID`'s TUI. The error is the meter's total against the
-fake's count of the request the client then sent.
+(`reprise meter ID --json --via VIA --message-file F`), and the client sends that draft: `via=send`
+as Reprise's `[sources.codex] send` does (`codex exec --json --skip-git-repo-check resume ID -`,
+the draft on stdin), `via=resume` typed (a long one pasted) into `codex resume ID`'s TUI. The error
+is the meter's total against the fake's count of the request the client then sent.
 
     python -m tests.compat.codex.meter_cases      # prints the table rows for docs/benchmarks.md
 """
