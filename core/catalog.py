@@ -43,7 +43,7 @@ from .search_index import TABLES as SEARCH_TABLES
 from .sources.base import ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
-SCHEMA = 13
+SCHEMA = 14   # 14: a Claude Code row records the window of its model (issue 25)
 PARALLEL_MIN = 400
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64

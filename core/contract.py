@@ -959,6 +959,21 @@ def keep(report: KeepReport) -> Keep:
                 unchanged=report.unchanged, problems=[problem(p) for p in report.problems])
 
 
+class KeepDue(Document):
+    """`reprise keep --due DAYS`: every session its agent deletes within DAYS, kept."""
+
+    days: float
+    kept: list[Keep] = Field(description="the sessions kept, the soonest to be deleted first")
+    size: int = Field(description="the bytes of the session files kept")
+    problems: list[Problem] = Field(description="the sessions that could not be kept, each naming its file")
+
+
+def keep_due(days: float, reports: Iterable[KeepReport], problems: Iterable[CoreProblem]) -> KeepDue:
+    kept = [keep(report) for report in reports]
+    return KeepDue(days=days, kept=kept, size=sum(item.size for item in kept),
+                   problems=[problem(p) for p in problems])
+
+
 class SourceState(Document):
     name: str
     enabled: bool
@@ -1019,7 +1034,7 @@ DOCUMENTS: dict[str, type[Document]] = {
     "archive show": ArchiveText, "archive show --output": ArchiveExport, "rm": TrashEntry,
     "trash list": TrashList, "trash restore": TrashEntry, "trash purge": Purge, "prune": Prune,
     "relink": Relink, "audit": Audit, "pick": SessionPlace, "search": Search, "workspaces": Workspaces,
-    "config": Config, "doctor": Doctor, "keep": Keep,
+    "config": Config, "doctor": Doctor, "keep": Keep, "keep --due": KeepDue,
 }
 
 

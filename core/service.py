@@ -322,6 +322,31 @@ class Service:
         """Copy a session (and its sidecar files) into Reprise's archive, out of its agent's clean-up."""
         return self._able(ref, "keep", "kept").keep(ref)
 
+    def due(self, days: float) -> list[SessionRow]:
+        """Every session, in every folder, that its agent deletes by age within `days` and that Reprise
+        does not keep as it is: the soonest first."""
+        if days < 0:
+            raise UsageError("--due takes a number of days, 0 or more.")
+        horizon = self.clock() + days * 86400
+        rows = self.list_sessions(all_workspaces=True, for_people=False).rows
+        due = [row for row in rows if row.agent_deletion is not None and row.agent_deletion.at <= horizon
+               and row.ref is not None]
+        return sorted(due, key=lambda row: row.agent_deletion.at if row.agent_deletion else 0.0)
+
+    def keep_due(self, rows: list[SessionRow]) -> tuple[list[KeepReport], list[Problem]]:
+        """Keep each of these sessions; one that cannot be kept is a problem naming its file, and the
+        rest are still kept."""
+        reports, problems = [], []
+        for row in rows:
+            ref = row.ref
+            if ref is None:
+                continue
+            try:
+                reports.append(self.keep(ref))
+            except RepriseError as exc:
+                problems.append(Problem(row.path, "keep", str(exc)))
+        return reports, problems
+
     def chosen_sources(self, names: list[str] | None) -> list[str]:
         """The sources a listing is narrowed to; a UsageError naming why for one that is off or unknown."""
         if not names:

@@ -52,6 +52,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("r", "rename", "Rename", "Rename the selected session", footer=WIDE),
     Command("p", "pin", "Pin", "Pin or unpin the selected session (pinned ones stay on top)", footer=WIDE),
     Command("K", "keep", "Keep a copy", "Keep a copy of the session that its agent would delete"),
+    Command("", "keep_due", "Keep every session due",
+            "Keep a copy of every session its agent deletes within a week, in every folder"),
     Command("w", "choose_workspace", "Workspace", "Choose a workspace to list"),
     Command("s", "cycle_sort", "Sort", "Sort by another column; after the last, each again reversed"),
     Command("A", "cycle_agent", "Agent", "Show one agent's sessions, then the next agent's, then all"),
@@ -132,7 +134,7 @@ def bindings(where: str) -> list[Binding | tuple[str, str] | tuple[str, str, str
     one), and greys it as it greys the action itself."""
     made: list[Binding | tuple[str, str] | tuple[str, str, str]] = []
     for command in COMMANDS:
-        if command.where != where:
+        if command.where != where or not command.keys:   # no key: the palette's alone
             continue
         if command.footer == WIDE:
             made.append(Binding(command.keys, f"wide({command.action!r})", command.label, tooltip=command.description))

@@ -26,7 +26,7 @@ from reprise.core.gc_pauses import no_gc_pauses
 from reprise.core.paths import SOURCE_NAMES, short_id
 from reprise.core.progress import no_progress
 
-from .format import human_size, human_time, local_now, money, session_folder
+from .format import counted, human_size, human_time, local_now, money, session_folder
 from .json_writer import write_json
 from .lazy import lazy_module
 from .progress_line import ProgressLine
@@ -241,7 +241,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = add("keep", "copy a session into Reprise's archive, out of reach of its agent's clean-up (Claude Code "
                     "deletes sessions by age)")
-    p.add_argument("id")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("id", nargs="?", help="the session to keep")
+    group.add_argument("--due", type=float, nargs="?", const=7.0, metavar="DAYS",
+                       help="keep every session, in every folder, that its agent deletes within DAYS (default 7)")
 
     p = add("search", "full-text search over every turn")
     p.add_argument("query", nargs="+")
@@ -298,10 +301,11 @@ def _run(argv: list[str] | None) -> int:
         args = parser.parse_args(arguments)
     as_json = getattr(args, "json", False)
     service = None
+    demo_root: Path | None = None
     try:
         state_dir, workspace = getattr(args, "state_dir", None), getattr(args, "workspace", None)
         if args.demo:
-            state_dir, workspace = _demo_store()
+            state_dir, workspace, demo_root = _demo_store()
         if args.command is None:
             return _open_tui(args, state_dir, workspace)
         # How far a cold listing or a first search is, on a terminal only: never into a pipe or with --json.
@@ -331,6 +335,9 @@ def _run(argv: list[str] | None) -> int:
                              path=exc.filename)
         _print_error(error, as_json)
         return 1
+    finally:   # the demo store goes with the run (an agent the TUI hands a demo session to replaced this process)
+        if demo_root is not None:
+            shutil.rmtree(demo_root, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -468,7 +475,7 @@ def cmd_show(service: Service, args, as_json: bool) -> int:
         facts.append(human_time(max(newest), now))
     if turns:
         facts.append(STATUS_WORDS.get(turns[-1].status, turns[-1].status))
-    facts.append(f"{len(turns)} turn{'s' if len(turns) != 1 else ''}")
+    facts.append(counted(len(turns), "turn"))
     print(safe_line(detail.title or "(untitled)") + ("  [pinned]" if detail.meta.pinned else ""))
     print(safe_line(" · ".join(facts)))
     print(f"Session {safe_line(detail.ref.session_id)}, file {safe_line(detail.path)} ({human_size(detail.size)})")
@@ -501,7 +508,7 @@ def _print_raw_show(detail) -> None:
     print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
           f"{'  [pinned]' if detail.meta.pinned else ''}")
     print(f"Workspace {safe_line(session_folder(detail.workspace_path, detail.ref.workspace_key))}")
-    print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {len(detail.transcript.turns)} turns")
+    print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {counted(len(detail.transcript.turns), 'turn')}")
     _print_notes(detail)
     print()
     if detail.summary_text is not None:
@@ -683,7 +690,8 @@ def cmd_recover(service: Service, args, as_json: bool) -> int:
     if as_json:
         _emit(contract.dump(contract.Recovered(session_id=ref.session_id, interrupted=marked)))
     else:
-        print(f"Marked {len(marked)} stale pending turn(s) interrupted." if marked else "No stale pending turns.")
+        print(f"Marked {counted(len(marked), 'stale pending turn')} interrupted." if marked
+              else "No stale pending turns.")
     return 0
 
 
@@ -971,6 +979,8 @@ def cmd_config(service: Service, args, as_json: bool) -> int:
 
 
 def cmd_keep(service: Service, args, as_json: bool) -> int:
+    if args.due is not None:
+        return _keep_due(service, args.due, as_json)
     report = service.keep(service.resolve(args.id))
     if as_json:
         _emit(contract.dump(contract.keep(report)))
@@ -981,6 +991,31 @@ def cmd_keep(service: Service, args, as_json: bool) -> int:
     for problem in report.problems:
         print(f"Warning: {safe_line(problem.path)}: {safe_line(problem.message)}")
     return 0
+
+
+def _keep_due(service: Service, days: float, as_json: bool) -> int:
+    """Every session due for its agent's clean-up within `days`, counted and sized first, then kept;
+    exit 1 when one could not be kept."""
+    due = service.due(days)
+    within = f"{days:g} day{'' if days == 1 else 's'}"
+    if not as_json:
+        agents = " and ".join(sorted({service.sources[row.source].label for row in due})) or "their agent"
+        print(f"{len(due):,} session{'' if len(due) == 1 else 's'} ({human_size(sum(row.size for row in due))}) "
+              f"deleted by {agents} within {within}" + (": keeping them." if due else "."))
+    reports, problems = service.keep_due(due)
+    if as_json:
+        _emit(contract.dump(contract.keep_due(days, reports, problems)))
+        return 1 if problems else 0
+    for report in reports:
+        added = ", ".join(report.added) or "nothing new"
+        print(f"  kept {safe_line(report.ref.session_id)}: {human_size(report.size)} (added: {safe_line(added)})")
+        for problem in report.problems:
+            print(f"  warning: {safe_line(problem.path)}: {safe_line(problem.message)}")
+    for problem in problems:
+        print(f"  not kept: {safe_line(problem.path)}: {safe_line(problem.message)}")
+    if due:
+        print(f"Kept {len(reports):,} of {len(due):,}; their agent's clean-up cannot reach the copies.")
+    return 1 if problems else 0
 
 
 def cmd_doctor(service: Service, args, as_json: bool) -> int:
@@ -996,9 +1031,10 @@ def cmd_doctor(service: Service, args, as_json: bool) -> int:
 
 
 
-def _demo_store() -> tuple[str, str]:
+def _demo_store() -> tuple[str, str, Path]:
     """Build the demo store in a temporary folder and point every root at it, never at the user's
-    own: its state root and workspace folder, for the TUI and every command (`reprise --demo list`)."""
+    own: its state root, workspace folder and the folder itself (removed when the run ends), for the
+    TUI and every command (`reprise --demo list`)."""
     import tempfile
 
     from .demo import build_demo, claude_root
@@ -1012,8 +1048,8 @@ def _demo_store() -> tuple[str, str]:
     os.environ["CODEX_HOME"] = str(codex_root(root))   # the demo's own Codex home, never the user's
     os.environ["REPRISE_DATA_DIR"] = str(root / "data")
     os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
-    print(f"reprise: demo store in {safe_line(root)}", file=sys.stderr)
-    return str(root / "state"), workspace
+    print(f"reprise: demo store in {safe_line(root)} (removed when this run ends)", file=sys.stderr)
+    return str(root / "state"), workspace, root
 
 
 def _open_tui(args, state_dir: str | None, workspace: str | None) -> int:

@@ -211,7 +211,7 @@ def cell(key: str, row: SessionRow, narrow: bool, now: float, width: int, *,
     elif key == "context":
         text = short_tokens(row.context_tokens) if row.context_tokens else "-"
     elif key == "next":
-        text, style = _next_cell(row, narrow, uncounted)
+        text, style = _next_cell(row, narrow, uncounted, width)
     else:
         raise KeyError(key)
     return text[-width:], style
@@ -223,7 +223,9 @@ STATUS_WORDS = {
 }
 
 
-def _next_cell(row: SessionRow, narrow: bool, uncounted: str) -> tuple[str, str | None]:
+def _next_cell(row: SessionRow, narrow: bool, uncounted: str, width: int) -> tuple[str, str | None]:
+    """The next turn's tokens, and their share of the window where it is known and fits: a figure
+    is never cut (`2.1M 1255%` is `2.1M`, never `.1M 1255%`)."""
     if row.resume_cost is None:
         return ("-" if row.problem_code or row.limit is None else uncounted), "muted"
     state = next_state(row)
@@ -232,4 +234,5 @@ def _next_cell(row: SessionRow, narrow: bool, uncounted: str) -> tuple[str, str 
     share = None if row.limit is None else row.limit.share(row.resume_cost)
     if narrow or share is None:   # no window known for the model: the figure alone
         return figure, style
-    return f"{figure} {round(100 * share)}%", style
+    both = f"{figure} {round(100 * share)}%"
+    return (both if len(both) <= width else figure), style

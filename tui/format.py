@@ -90,9 +90,17 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
+def counted(count: int, noun: str) -> str:
+    """A count and its noun, singular for one: "1 turn", "20 turns", "1,024 sessions"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def tokens(count: int | None) -> str:
+    """A token count on the meter line: "9,876", "20.7k", "1.2M" (never "1000.0k")."""
     if count is None:
         return "?"
+    if count >= 999_950:
+        return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
     if count >= 10_000:
         return f"{count / 1000:.1f}k"
     return f"{count:,}"

@@ -230,3 +230,17 @@ def test_a_title_renamed_in_the_agent_is_found_by_search(demo_root):
     hits = service.search("page size")
     assert [(hit.row.source, hit.turn, hit.field, hit.row.display_title) for hit in hits] == [
         ("codex", 0, "title", "Orders: page size setting")]
+
+
+def test_a_demo_run_removes_its_store_when_it_ends(tmp_path):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "reprise.tui.cli", "--demo", "list", "--all", "--json"],
+                          capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["sessions"]) >= 10
+    root = done.stderr.split("demo store in ", 1)[1].split(" (removed when this run ends)")[0]
+    assert Path(root).parent == tmp_path and not Path(root).exists()
+    assert not list(tmp_path.glob("reprise-demo-*"))

@@ -270,7 +270,7 @@ async def test_the_history_tab_labels_each_facts_provenance_and_shows_the_transc
         await pilot.press("2")
         await settle(pilot)
         history = app.screen.query_one("#history-view").text
-    assert history.startswith("2 turn(s) kept in the file (the summary has 3).\n2 of 3 turns keep their details "
+    assert history.startswith("2 turns kept in the file (the summary has 3).\n2 of 3 turns keep their details "
                               "in the file (Fractal keeps the newest 20); the others have their message and reply only.")
     assert ("User: message 1\nReply: reply 1\nFiles read (2, observed):\n  src/app.py\n  README.md\n"
             "Files modified (1, reported by the model):\n  src/app.py\nCommands (1, observed):\n  pytest -q\n"
@@ -290,7 +290,7 @@ def test_the_history_of_any_source_groups_facts_by_provenance_and_shows_only_rec
                             notes=["1 record skipped"])
     now = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
     assert plain_text(history_lines(transcript, now)) == (
-        "1 turn(s) kept in the file (the summary has 2).\n1 record skipped\n\n── Turn 1  [succeeded]  "
+        "1 turn kept in the file (the summary has 2).\n1 record skipped\n\n── Turn 1  [succeeded]  "
         "yesterday 10:00, 5 min\nUser: fix ␛[31mit\nReply: done\ndone\ndone\ndone\n  … 2 more lines\nFiles read (1, observed):\n  a.py\nFiles modified (1, observed):\n  a.py\n"
         "Files modified (1, reported by the model):\n  b\\n.py\nCommands (1, reported by the model):\n  make\n"
         "Usage: 10 in, 2 out, cache 5 read, 0 written")
@@ -308,3 +308,32 @@ def test_the_context_tab_says_of_each_part_what_reprise_meter_says():
     assert shown[6:12] == ["summary         120 counted", "█" * 2 + "░" * 18, "ends with the draft",
                            "history      failed failed", "░" * 20,
                            "4,000 characters in full; error: the tokenizer ␛ failed"]
+
+
+def test_the_meter_says_how_the_turn_goes_where_the_agent_compacts_and_its_calibration():
+    from reprise.tui.widgets.meter import meter_line
+
+    parts = (Part("measured", 54_375, "measured"), Part("reply", 890, "measured"),
+             Part("message", 12, "calibrated estimate", 40, 40))
+    result = MeterResult("claude-opus-5-5", "the session's newest reply", "o200k_base", parts, window=1_000_000,
+                         warn_at=0.8, measured=None, exact=False, window_source="Claude Code 2.1.332's model table",
+                         via="resume", compacts_at=967_000, calibration=1.1508)
+    printed = plain_text(meter_lines(SESSION_ID, result, with_draft=False))
+    assert "  via           resume  typed into the agent's own terminal UI (Enter, `reprise resume`)" in printed
+    assert "  compacts     967,000  the agent compacts the session on its own at this total (97% of the window)" \
+        in printed
+    assert "  calibrated    ×1.151  the provider's count of a request the session file holds" in printed
+    shown = plain_text(context_lines(result, width=40))
+    assert "compacts: 967,000" in shown and "calibrated: ×1.151" in shown
+    assert "55,277 / 1M 5.5% ok · compacts at 97% · draft +0" in meter_line(result).plain
+    unknown = MeterResult("claude-new-9", "--model", "o200k_base", parts, window=None, warn_at=0.8, measured=None,
+                          exact=False, window_source="Claude Code 2.1.332's model table")
+    assert "55,277 window unknown · draft +0" in meter_line(unknown).plain
+    assert "window unknown for claude-new-9" in plain_text(meter_lines(SESSION_ID, unknown, with_draft=False))
+    assert plain_text(context_lines(unknown)).startswith("Next turn: 55,277 tokens (window unknown)")
+
+
+def test_counts_say_one_turn_and_many_turns_never_turn_s():
+    from reprise.tui.format import counted
+
+    assert [counted(n, "turn") for n in (0, 1, 2, 1_024)] == ["0 turns", "1 turn", "2 turns", "1,024 turns"]

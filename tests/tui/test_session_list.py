@@ -143,6 +143,15 @@ async def test_rows_show_the_agent_letter_folder_and_next_with_its_share():
         assert "42k 21%" in fractal and "2h ago" in fractal and "1.2 MB" in fractal
 
 
+async def test_a_next_figure_is_never_cut_its_share_gives_way_and_an_unknown_window_shows_the_figure():
+    rows = [row(1, "huge", cost=2_100_000), row(2, "unknown", cost=90_000, limit=ContextLimit(None, 0.8))]
+    app = ListApp(rows)
+    async with app.run_test(size=(120, 10)):
+        huge, unknown = lines_of(app.query_one(SessionList), 2)
+        assert huge.rstrip().endswith(" 2.1M") and "1050%" not in huge   # "2.1M 1050%" is wider than NEXT
+        assert unknown.rstrip().endswith(" 90k")
+
+
 def next_style(session_list: SessionList, y: int, figure: str):
     for segment in session_list.render_line(y):
         if figure in segment.text:

@@ -3,6 +3,7 @@ Fractal, Claude Code and Codex sessions) in a fixed folder at a fixed clock, so 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -25,14 +26,18 @@ SIZE = (120, 40)
 
 @pytest.fixture
 def snap_service():
+    """The demo in its fixed folder (its path is in every picture), held under a lock for the whole
+    test: two test runs on one machine (two checkouts) would otherwise rebuild it under each other."""
     root = Path(tempfile.gettempdir()) / "reprise-snapshot-demo"
-    shutil.rmtree(root, ignore_errors=True)
-    workspace = build_demo(root, now=NOW)
-    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(root)), CODEX_HOME=str(codex_root(root)))
-    loaded = config.load(state_dir=str(root / "state"), env=env)
-    service = Service(loaded, workspace=workspace, cache=root / "cache")
-    yield service
-    shutil.rmtree(root, ignore_errors=True)
+    with open(f"{root}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(root, ignore_errors=True)
+        workspace = build_demo(root, now=NOW)
+        env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_root(root)), CODEX_HOME=str(codex_root(root)))
+        loaded = config.load(state_dir=str(root / "state"), env=env)
+        service = Service(loaded, workspace=workspace, cache=root / "cache")
+        yield service
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def settled(*keys: str):

@@ -18,7 +18,7 @@ from reprise.core.transcript import (
     Usage,
 )
 
-from ..format import duration, human_time, money
+from ..format import counted, duration, human_time, money
 from ..text import clipped, safe_line, safe_text, short_line
 from . import Line, line
 from .conversation import REPLY_LINES, STATUS_WORDS, cut_text
@@ -58,10 +58,10 @@ def history_lines(transcript: Transcript, now: datetime, *, show_ids: bool = Fal
     ran (and whether the host observed it or the model reported it), errors and usage."""
     kept = kept_turns(transcript)
     numbers = {id(turn): number for number, turn in enumerate(transcript.turns, start=1)}
-    counted = (f"{len(kept)} turn(s) kept in the file (the summary has {len(transcript.turns)})."
-               if len(kept) < len(transcript.turns) or transcript.source == "fractal"
-               else f"{len(kept)} turn{'s' if len(kept) != 1 else ''}.")
-    lines = [line(counted)]
+    head = (f"{counted(len(kept), 'turn')} kept in the file (the summary has {len(transcript.turns)})."
+            if len(kept) < len(transcript.turns) or transcript.source == "fractal"
+            else f"{counted(len(kept), 'turn')}.")
+    lines = [line(head)]
     lines += [line(safe_line(note), style="dim") for note in transcript.notes]
     for turn in kept:
         lines.append(line())

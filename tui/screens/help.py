@@ -33,7 +33,7 @@ def key_list(commands: tuple[Command, ...] = COMMANDS) -> Table:
         seen: set[tuple[str, str]] = set()
         for command in commands:
             entry = (command.keys, command.description)
-            if belongs(command) and entry not in seen:
+            if belongs(command) and command.keys and entry not in seen:   # no key: the palette names it
                 seen.add(entry)
                 table.add_row(key_text(command.keys), command.description)
         table.add_row("", "")

@@ -36,7 +36,7 @@ from reprise.core.service import SORTS, ResumePlan, SessionDetail, sort_key, sor
 
 from ..actions import COMPOSER, LIST, PICK, SCREEN_MODES, bindings
 from ..debounce import Debouncer
-from ..format import human_size, local_now
+from ..format import counted, human_size, local_now
 from ..messages import CostsFilled, DetailLoaded, FilesRead, MeterPrepared, MeterUpdated, RowsLoaded, TurnFinished
 from ..reports.search import matched_words
 from ..text import safe_line, safe_text
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 REFRESH_SECONDS = 1.0
 METER_DEBOUNCE_SECONDS = 0.05
+KEEP_DUE_DAYS = 7   # the palette's "keep every session due": what `reprise keep --due` keeps by default
 NARROW_COLUMNS = 100   # below this the preview goes under the list, so titles get the full width
 # the actions that need a readable session; greyed on a row whose file or detail cannot be read
 NEEDS_READABLE = frozenset({"resume", "pick", "trim", "rename", "pin", "keep", "copy_command"})
@@ -570,6 +571,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             return False   # priority keys: in a field one types in, "/", "i" and Tab are the field's
         if action in ("cycle_agent", "toggle_agent_hidden"):
             return len(self.service.sources) > 1
+        if action == "keep_due":
+            return any(source.capabilities.keep for source in self.service.sources.values())
         if action == "restore_draft":
             return bool(self.cleared_draft) or None
         if action in NEEDS_ROW:
@@ -705,6 +708,33 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             return
         self.run_service(lambda: self.service.keep(ref), lambda _: self.load_rows(),
                          "Kept a copy in Reprise's archive")
+
+    def action_keep_due(self) -> None:
+        """Every session its agent deletes within a week, counted and sized in a question first."""
+        def counted(due: list[SessionRow]) -> None:
+            if not due:
+                self.app.notify(f"No session is deleted by its agent within {KEEP_DUE_DAYS} days.")
+                return
+            agents = " and ".join(sorted({self.service.sources[row.source].label for row in due}))
+            question = (f"Keep a copy of {len(due):,} session{'' if len(due) == 1 else 's'} "
+                        f"({human_size(sum(row.size for row in due))}) that {agents} deletes within "
+                        f"{KEEP_DUE_DAYS} days, in every folder?")
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.run_service(lambda: self.service.keep_due(due), kept)
+
+            self.app.push_screen(ConfirmDialog(question, yes="Keep them", title="Keep"), answered)
+
+        def kept(result: tuple[list, list]) -> None:
+            reports, problems = result
+            self.load_rows()
+            message = f"Kept {len(reports):,} session{'' if len(reports) == 1 else 's'} in Reprise's archive"
+            if problems:
+                message += f"; {len(problems):,} could not be kept: {safe_line(problems[0].message)}"
+            self.app.notify(message, severity="warning" if problems else "information")
+
+        self.run_service(lambda: self.service.due(KEEP_DUE_DAYS), counted)
 
     def action_pin(self) -> None:
         ref = self.current_ref()
@@ -1066,7 +1096,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                          lambda marked: self._after_recover(marked))
 
     def _after_recover(self, marked: list[str]) -> None:
-        self.app.notify(f"Marked {len(marked)} stale turn(s) interrupted." if marked else "No stale pending turn.")
+        self.app.notify(f"Marked {counted(len(marked), 'stale turn')} interrupted." if marked
+                        else "No stale pending turn.")
         self.load_rows()
         row = self.query_one(SessionList).current
         if row is not None:
@@ -1157,4 +1188,4 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.app.call_from_thread(then, result)
 
     def describe(self, row: SessionRow) -> str:
-        return f"{session_name(row.display_title, 60)} ({row.turns} turns, {human_size(row.size)})"
+        return f"{session_name(row.display_title, 60)} ({counted(row.turns, 'turn')}, {human_size(row.size)})"

@@ -25,6 +25,8 @@ def meter_line(result: MeterResult | None, *, status: str = "") -> Text:
     text = Text.assemble(
         ("Next turn ", "bold"),
         *share,
+        (f" · compacts at {100 * result.compacts_at / result.window:.0f}%"
+         if result.compacts_at is not None and result.window else "", "dim"),
         f" · draft +{tokens(result.draft)}",
         (f" ({message.full_chars:,} chars)" if message.full_chars else "", "dim"),
     )

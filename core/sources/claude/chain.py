@@ -206,10 +206,13 @@ def unpack(data: bytes) -> Any:
         raise ValueError(f"not a stored document ({exc})") from exc
 
 
-def main_chain_records(records: list[Record]) -> tuple[list[Record], Chain, ChainTable]:
-    """The records of the main chain, root first (for a reader that has the whole file)."""
-    table = ChainTable()
-    table.add(records)
+def main_chain_records(records: list[Record], table: ChainTable | None = None) -> tuple[list[Record], Chain,
+                                                                                      ChainTable]:
+    """The records of the main chain, root first (for a reader that has the whole file; `table`: their
+    chain table, when it is built already)."""
+    if table is None:
+        table = ChainTable()
+        table.add(records)
     chain = table.main_chain()
     by_uuid = {record["uuid"]: record for record in records if isinstance(record.get("uuid"), str)}
     return [by_uuid[table.rows[at][UUID]] for at in chain.rows], chain, table

@@ -31,6 +31,7 @@ from .keep import kept_path, kept_sessions
 from .layout import SUFFIX, ClaudeRoot, is_session_id
 from .records import parse_lines
 from .search import search_records
+from .windows import claude_window
 
 NAME = "claude"
 KEPT = "kept"   # the group of kept copies whose original Claude Code has deleted (Reprise's archive)
@@ -67,6 +68,7 @@ def listing_fields(found: ClaudeFields, file_id: str, key: str, folder: str | No
         usage=found.usage,
         branch=found.branch,
         model=found.model,
+        context_window=window[0] if (window := claude_window(found.model)) is not None else None,
         hidden_by_agent=found.hidden_by_agent,
         workspace_path=folder,
         warning="; ".join(warnings) or None,

@@ -49,14 +49,15 @@ from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
 from .listing import KEPT, NAME, ClaudeListing, folder_guess
 from .liveness import scan_processes, writer_of
-from .meter import ClaudeMeter, ContextNow
+from .meter import ClaudeMeter, ContextNow, MeterInputs, meter_inputs
 from .records import Record, parse_lines
 from .retention import RetentionPolicy
 from .transcript import read_transcript
 from .trash import ClaudeTrash
 from .turns import ClaudeSendBackend, new_argv
+from .windows import MODEL_WINDOWS
 
-METER_VERSION = "claude-1"
+METER_VERSION = "claude-2"
 MAX_SIDECAR_BYTES = 1 << 30
 
 
@@ -67,12 +68,17 @@ class ClaudeSession:
     records: list[Record]
     context: ContextNow
     fields: ClaudeFields
+    meter: MeterInputs
 
 
 def _fields_of(records: list[Record]) -> ClaudeFields:
+    return _fold_of(records).result()
+
+
+def _fold_of(records: list[Record]) -> ListingFold:
     fold = ListingFold()
     fold.feed(records)
-    return fold.result()
+    return fold
 
 
 class ClaudeSource(AgentStoreSource):
@@ -166,14 +172,16 @@ class ClaudeSource(AgentStoreSource):
         warnings.extend(Problem(str(path), "note", note) for note in notes)
         sha256 = hashlib.sha256(data).hexdigest()
         size = len(data)
+        fold = _fold_of(parsed.records)
+        found = fold.result()
+        inputs = meter_inputs(data, parsed.records, found.version, fold.chain)
         del data
-        found = _fields_of(parsed.records)
         transcript.recorded_cost = found.usage.cost
         context = self._fork_context(ref, sha256, ContextNow(
             found.context_tokens, found.turns, "compaction" if found.context_basis == "compact_boundary" else "reply",
             found.model))
         return OpenedSession(ref, path, size, sha256, transcript, warnings,
-                             ClaudeSession(parsed.records, context, found))
+                             ClaudeSession(parsed.records, context, found, inputs))
 
     def _read(self, path: Path) -> bytes:
         try:
@@ -313,25 +321,34 @@ class ClaudeSource(AgentStoreSource):
 
     def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
                       via: str = SEND) -> LiveMeter:
-        return ClaudeMeter(self.settings.meter, self.counter, self._session(opened).context, model=model, via=via)
+        session = self._session(opened)
+        return ClaudeMeter(self.settings.meter, self.counter, session.context, session.meter, model=model, via=via)
 
     def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
                 model: str | None = None, via: str = SEND) -> MeterResult:
-        opened = self.open(ref)
-        return ClaudeMeter(self.settings.meter, self.counter, self._session(opened).context,
-                           model=model, via=via).with_message(message)
+        return self.prepare_meter(self.open(ref), workspace, model=model, via=via).with_message(message)
 
     def context_window(self, workspace: Path, model: str | None = None) -> int | None:
-        return spec_for(model or self.settings.meter.model or "claude", self.settings.meter.models).input_budget
+        return ClaudeMeter(self.settings.meter, self.counter, ContextNow(None, 0, "reply", None),
+                           model=model).with_message("").window
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
-        return f"{METER_VERSION}|measured"
+        return f"{METER_VERSION}|{RESUME}|{len(MODEL_WINDOWS)}"
 
     def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
                     listed_context: int = 0) -> int | None:
-        """The next turn with an empty draft: the measured context the listing read (a fork's estimate
-        until its first turn)."""
-        return self._fork_listed(ref, size) or listed_context or None
+        """The next turn with an empty draft, resumed in Claude Code's own UI (a fork's estimate until
+        its first turn); the measured context the listing read when the file cannot be read now."""
+        forked = self._fork_listed(ref, size)
+        if forked:
+            return forked
+        try:
+            opened = self.open(ref)
+        except RepriseError:
+            return listed_context or None
+        if opened.size != size:
+            return None
+        return self.prepare_meter(opened, workspace, via=RESUME).with_message("").total or listed_context or None
 
 
     # --- trash and prune (issue 14) ---------------------------------------------------------------

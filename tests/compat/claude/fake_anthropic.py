@@ -26,16 +26,27 @@ The reply is scripted from the request (`reply_blocks`), looking at the newest `
 - otherwise a text reply quoting each `MARK<word>` of the prompt and adding `REPLY<word>` (a word
   found only in the reply, for search tests).
 
-Usage is deterministic and derived from the request: with `n = len(body) // 4`,
+Usage is deterministic and derived from the request. By default, with `n = len(body) // 4`,
 `cache_read_input_tokens = n // 2` when the request holds history (more than one message), else 0;
 `cache_creation_input_tokens = n // 8`; `input_tokens` the rest; `output_tokens = len(reply) // 4 + 1`.
+
+In counting mode (`{"usage": "count"}` in `<record>/../fake.json`, written by `LiveClaude.run`
+before the server starts) `n` is instead one fixed count of the request as the model sees it
+(`model_count`: each system text, each tool's definition, every message's texts, tool calls,
+tool results and thinking, counted with o200k_base, times 1.15 rounded up, plus a framing per
+message), split the same way, and `output_tokens` the same count of the reply's blocks. That mode
+also answers (in the newest prompt's text) "THINK" with a thinking block before the text,
+"LONGREPLY" with a text of 4,000 characters, and "RUN: <command>" with the Bash call as before
+(a command printing 10,000 characters makes the long tool output).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +65,11 @@ PREAMBLES = {"Bash": "I will run it.", "Read": "I will read it.", "Write": "I wi
 SUMMARY_HINTS = ("detailed summary of the conversation", "summary of the conversation so far",
                  "create a detailed summary", "<summary>")
 TITLE_HINTS = ("title",)
+SCALE = 1.15          # counting mode: the fake's tokens per o200k token (a tokenizer that is not Reprise's)
+MESSAGE_FRAMING = 4   # counting mode: tokens added per message (the role and its markers)
+LONG_REPLY_CHARS = 4_000
+THINKING = ("Let me think this through step by step before answering: the user asked a question, "
+            "the folder is small, and the answer should be short. ") * 3
 
 
 def _texts(content: Any) -> list[str]:
@@ -170,6 +186,91 @@ def usage_for(raw: bytes, body: dict, reply_chars: int) -> dict:
             "cache_read_input_tokens": cache_read, "output_tokens": reply_chars // 4 + 1}
 
 
+@cache
+def _encoding():   # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    from core.tokens import get_encoding
+    return get_encoding("o200k_base")
+
+
+def o200k(text: str) -> int:
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def block_texts(block: Any) -> list[str]:
+    """What the model reads of one content block: its text, thinking, tool call or tool result.
+    (Written apart from Reprise's own reading, core/sources/claude/request_log.py, on purpose: the
+    fake is the truth the meter is checked against, so it does not borrow the meter's code.)"""
+    if isinstance(block, str):
+        return [block]
+    if not isinstance(block, dict):
+        return []
+    kind = block.get("type")
+    if kind == "text":
+        return [str(block.get("text", ""))]
+    if kind == "thinking":
+        return [str(block.get("thinking", ""))]
+    if kind == "redacted_thinking":
+        return [str(block.get("data", ""))]
+    if kind in ("tool_use", "server_tool_use"):
+        return [str(block.get("name", "")), json.dumps(block.get("input", {}), sort_keys=True)]
+    if kind == "tool_result":
+        inner = block.get("content")
+        if isinstance(inner, list):
+            return [text for item in inner for text in block_texts(item)]
+        return [str(inner or "")]
+    return [json.dumps({k: v for k, v in block.items() if k != "cache_control"}, sort_keys=True)]
+
+
+def content_texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    return [text for block in content or [] for text in block_texts(block)]
+
+
+def model_count(body: dict) -> int:
+    """The counting mode's one fixed count of a request as the model sees it."""
+    tokens = sum(o200k(text) for text in content_texts(body.get("system")))
+    tokens += sum(o200k(json.dumps(tool, sort_keys=True)) for tool in body.get("tools") or [])
+    messages = body.get("messages") or []
+    tokens += sum(o200k(text) for message in messages for text in content_texts(message.get("content")))
+    return math.ceil(tokens * SCALE) + MESSAGE_FRAMING * len(messages)
+
+
+def reply_count(content: list[dict]) -> int:
+    """The counting mode's count of a reply's blocks (its output tokens)."""
+    return math.ceil(sum(o200k(text) for block in content for text in block_texts(block)) * SCALE)
+
+
+def counted_usage(body: dict, content: list[dict]) -> dict:
+    n = model_count(body)
+    cache_read = n // 2 if len(body.get("messages") or []) > 1 else 0
+    cache_creation = n // 8
+    return {"input_tokens": n - cache_read - cache_creation, "cache_creation_input_tokens": cache_creation,
+            "cache_read_input_tokens": cache_read, "output_tokens": reply_count(content)}
+
+
+def long_reply() -> str:
+    sentence = "This is a long answer that explains the folder in detail, one sentence after another. "
+    text = ""
+    while len(text) < LONG_REPLY_CHARS:
+        text += sentence
+    return text[:LONG_REPLY_CHARS]
+
+
+def counting_blocks(body: dict, content: list[dict]) -> list[dict]:
+    """Counting mode: the scripted reply, made long or preceded by thinking when the prompt asks."""
+    text = prompt_text(last_user(body.get("messages") or []))
+    if request_kind(body) != "text":
+        return content
+    blocks = list(content)
+    if "LONGREPLY" in text:
+        blocks = [{"type": "text", "text": long_reply()}]
+    if "THINK" in text:
+        blocks = [{"type": "thinking", "thinking": THINKING, "signature": "fake-signature-" + "0" * 32}, *blocks]
+    return blocks
+
+
 def sse(event: str, data: dict) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
@@ -180,7 +281,17 @@ def stream_events(message: dict) -> list[bytes]:
                  usage=dict(usage, output_tokens=1))
     events = [sse("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
+        if block["type"] == "thinking":
+            events.append(sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                      "content_block": {"type": "thinking", "thinking": "",
+                                                                        "signature": ""}}))
+            events.append(sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                      "delta": {"type": "thinking_delta",
+                                                                "thinking": block["thinking"]}}))
+            events.append(sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                      "delta": {"type": "signature_delta",
+                                                                "signature": block["signature"]}}))
+        elif block["type"] == "text":
             events.append(sse("content_block_start", {"type": "content_block_start", "index": index,
                                                       "content_block": {"type": "text", "text": ""}}))
             events.append(sse("content_block_delta", {"type": "content_block_delta", "index": index,
@@ -205,6 +316,12 @@ class Handler(RecordingHandler):
 
     protocol_version = "HTTP/1.1"
 
+    @classmethod
+    def counting(cls) -> bool:
+        """Whether this server reports counted usage (`{"usage": "count"}` in `<record>/../fake.json`)."""
+        settings = cls.record.parent / "fake.json"
+        return settings.exists() and json.loads(settings.read_text()).get("usage") == "count"
+
     def do_GET(self) -> None:
         self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": "no such endpoint"}})
 
@@ -225,7 +342,7 @@ class Handler(RecordingHandler):
             body = {}
         path = self.path.split("?", 1)[0]
         if path.endswith("/count_tokens"):
-            self._send(200, {"input_tokens": len(raw) // 4})
+            self._send(200, {"input_tokens": model_count(body) if self.counting() else len(raw) // 4})
             return
         if not path.endswith("/v1/messages"):
             self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
@@ -235,10 +352,15 @@ class Handler(RecordingHandler):
                                                         "message": "the fake server was asked to fail"}})
             return
         content, stop = reply_blocks(body, number)
-        reply_chars = sum(len(b.get("text", "")) + len(json.dumps(b.get("input", ""))) for b in content)
+        if self.counting():
+            content = counting_blocks(body, content)
+            usage = counted_usage(body, content)
+        else:
+            reply_chars = sum(len(b.get("text", "")) + len(json.dumps(b.get("input", ""))) for b in content)
+            usage = usage_for(raw, body, reply_chars)
         message = {"id": f"msg_fake{number:04d}", "type": "message", "role": "assistant",
                    "model": body.get("model", "claude-fake"), "content": content, "stop_reason": stop,
-                   "stop_sequence": None, "usage": usage_for(raw, body, reply_chars)}
+                   "stop_sequence": None, "usage": usage}
         if not body.get("stream"):
             self._send(200, message)
             return

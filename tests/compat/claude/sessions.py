@@ -121,9 +121,15 @@ class LiveClaude:
         temporary.write_text(json.dumps(config, indent=2))
         temporary.replace(path)
 
-    def run(self, steps: list[Step], *, env: dict[str, str] | None = None, timeout: int = 120) -> list[StepResult]:
+    def run(self, steps: list[Step], *, env: dict[str, str] | None = None, timeout: int = 120,
+            counting: bool = False) -> list[StepResult]:
+        """Run `steps` in one namespace; with `counting`, the fake reports counted usage
+        (fake_anthropic.py's counting mode) and answers THINK and LONGREPLY."""
         self.batches += 1
         workdir = self.root / "batches" / f"{self.batches:02d}"
+        if counting:
+            workdir.mkdir(parents=True)
+            (workdir / "fake.json").write_text(json.dumps({"usage": "count"}))
         runs = [{"argv": self.argv(step, record_folder(workdir)), "stdin": step.stdin, "env": self.env(env),
                  "cwd": str(step.cwd), "timeout": timeout} for step in steps]
         done = run_batch(workdir, port=PORT, server=SERVER, runs=runs, timeout=timeout)

@@ -157,7 +157,7 @@ def test_the_measured_context_equals_the_usage_in_the_file(store, capsys):
         if expected is None:  # the API error's session: no reply from the model, nothing measured
             continue
         meter = reprise(capsys, "meter", session_id)
-        assert [p["tokens"] for p in meter["parts"] if p["basis"] == "measured"] == [expected], session
+        assert [p["tokens"] for p in meter["parts"] if p["name"] == "measured"] == [expected], session
         assert meter["total"] >= expected
     # (test_claude_client checks that the file's figure is the fake server's, request bytes // 4)
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,57 @@ def test_count_tokens_and_a_non_streamed_message_are_answered_as_json(server):
     response, data = post(port, "/v1/messages", {"messages": [{"role": "user", "content": "MARKquiet"}]})
     message = json.loads(data)
     assert message["type"] == "message" and "REPLYquiet" in message["content"][0]["text"]
+
+
+def test_counting_mode_reports_one_count_of_what_the_model_sees_split_three_ways():
+    _, body = recorded("resumed-turn")
+    texts = [block["text"] for block in body["system"]]
+    texts += [json.dumps(tool, sort_keys=True) for tool in body["tools"]]
+    for message in body["messages"]:
+        content = message["content"]
+        texts += [content] if isinstance(content, str) else [block["text"] for block in content]
+    expected = math.ceil(sum(fake_anthropic.o200k(text) for text in texts) * fake_anthropic.SCALE) \
+        + fake_anthropic.MESSAGE_FRAMING * len(body["messages"])
+    usage = fake_anthropic.counted_usage(body, [{"type": "text", "text": "four words of reply"}])
+    assert usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"] == expected
+    assert usage["cache_read_input_tokens"] > 0 and usage["cache_creation_input_tokens"] > 0
+    assert usage["output_tokens"] == math.ceil(fake_anthropic.o200k("four words of reply") * fake_anthropic.SCALE)
+
+
+def test_counting_mode_counts_tool_calls_results_and_thinking():
+    call = {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "x" * 10_000}]}
+    thinking = {"type": "thinking", "thinking": "a long thought " * 20, "signature": "s"}
+    bare = {"messages": [{"role": "user", "content": "hi"}]}
+    full = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [thinking, call]},
+                         {"role": "user", "content": [result]}]}
+    added = fake_anthropic.model_count(full) - fake_anthropic.model_count(bare)
+    counted = sum(fake_anthropic.o200k(text) for text in ("a long thought " * 20, "Bash", '{"command": "ls"}',
+                                                           "x" * 10_000))
+    assert abs(added - (counted * fake_anthropic.SCALE + 2 * fake_anthropic.MESSAGE_FRAMING)) <= 2
+
+
+@pytest.fixture
+def counting_server(tmp_path):
+    record = tmp_path / "requests"
+    record.mkdir()
+    (tmp_path / "fake.json").write_text(json.dumps({"usage": "count"}))
+    with serving(fake_anthropic.Handler, record) as port:
+        yield port
+
+
+@pytest.mark.parametrize(("prompt", "kinds", "chars"), [("THINK about it", ["thinking", "text"], None),
+                                                         ("LONGREPLY please", ["text"], 4_000)])
+def test_counting_mode_answers_think_with_thinking_and_longreply_with_4000_characters(counting_server, prompt,
+                                                                                     kinds, chars):
+    body = {"model": "claude-fake", "messages": [{"role": "user", "content": prompt}]}
+    _, data = post(counting_server, "/v1/messages", body)
+    message = json.loads(data)
+    assert [block["type"] for block in message["content"]] == kinds
+    if chars:
+        assert len(message["content"][0]["text"]) == chars
+    usage = message["usage"]
+    assert usage["input_tokens"] + usage["cache_creation_input_tokens"] == fake_anthropic.model_count(body)
+    assert usage["output_tokens"] == fake_anthropic.reply_count(message["content"])
+    _, data = post(counting_server, "/v1/messages/count_tokens", body)
+    assert json.loads(data)["input_tokens"] == fake_anthropic.model_count(body)

@@ -180,7 +180,7 @@ def test_the_meter_measures_the_context_claude_code_recorded(store):
     assert result.part("measured").tokens == expected and result.part("measured").basis == "measured"
     assert not result.exact
     drafted = service.measure(ref, "a draft of a few words")
-    assert drafted.total > expected and drafted.part("message").basis == "counted"
+    assert drafted.total > expected and drafted.part("message").basis == "calibrated estimate"
     listing = service.list_sessions()
     assert rows_by_id(listing)[THREE_TURNS].context_tokens == expected
 

@@ -306,7 +306,7 @@ def test_a_forks_context_is_the_estimate_until_it_changes(forks):
     assert result.plan.meter_before == measured.parts[0].tokens
     estimate = service.measure(result.ref)
     part = estimate.parts[0]
-    assert (part.name, part.basis, part.tokens) == ("measured", "counted", result.plan.meter_after)
+    assert (part.name, part.basis, part.tokens) == ("measured", "estimated", result.plan.meter_after)
     assert "estimate" in (part.note or "") and estimate.measured is None
     assert result.plan.meter_after < measured.parts[0].tokens
     fork_file = project / f"{result.ref.session_id}.jsonl"
