@@ -207,15 +207,10 @@ class CodexSource(AgentStoreSource):
         return spec.input_budget if spec is not None else catalog_window(chosen)
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
-        return f"{METER_VERSION}|measured"
+        return f"{METER_VERSION}|{RESUME}"
 
-    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
-                    listed_context: int = 0) -> int | None:
-        """The next turn with an empty draft: the measured context the listing read (a fork's estimate
-        until its first turn). Not the whole RESUME meter: opening every rollout for it made the list's
-        cost fill outlast the TUI snapshot tests' settling; the newest reply and the TUI's tool message
-        are left out here."""
-        return self.fork_context(ref, "", size) or listed_context or None
+    def fork_estimate(self, ref: SessionRef, size: int) -> int | None:
+        return self.fork_context(ref, "", size)
 
     # --- writes (issue 16) ---
 
