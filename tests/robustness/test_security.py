@@ -5,6 +5,7 @@ shown literally in the TUI (a Pilot test and a snapshot of the History tab)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -324,14 +325,19 @@ SNAPSHOT_ROOT = Path(tempfile.gettempdir()) / "reprise-robustness-snapshot"
 
 @pytest.fixture
 def snapshot_service():
-    shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
-    workspace = SNAPSHOT_ROOT / "project"
-    workspace.mkdir(parents=True)
-    service = Service(config.load(state_dir=str(SNAPSHOT_ROOT / "state"), config_path=SNAPSHOT_ROOT / "none.toml"),
-                      workspace=workspace, cache=SNAPSHOT_ROOT / "cache")
-    save_hostile_session(service)
-    yield service
-    shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
+    """The hostile session in its fixed folder (the path is in the picture), under a lock for the whole
+    test, as the TUI snapshots' demo: two checkouts' test runs never rebuild it under each other."""
+    with open(f"{SNAPSHOT_ROOT}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
+        workspace = SNAPSHOT_ROOT / "project"
+        workspace.mkdir(parents=True)
+        service = Service(config.load(state_dir=str(SNAPSHOT_ROOT / "state"),
+                                      config_path=SNAPSHOT_ROOT / "none.toml"),
+                          workspace=workspace, cache=SNAPSHOT_ROOT / "cache")
+        save_hostile_session(service)
+        yield service
+        shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
 
 
 def test_history_tab_with_hostile_text_renders_literally(snap_compare, snapshot_service):

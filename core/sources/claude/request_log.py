@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import agent_json
 from .records import Record
 
 SDK, INTERACTIVE = "sdk", "repl_main_thread"
@@ -121,8 +122,8 @@ def _index(data: bytes) -> _Index:
 
 def _load(data: bytes, span: tuple[int, int]) -> dict[str, Any] | None:
     try:
-        record = json.loads(data[span[0]:span[1]])
-    except ValueError:
+        record = agent_json.loads(data[span[0]:span[1]])
+    except (ValueError, RecursionError):   # not JSON, not UTF-8 (UnicodeDecodeError is a ValueError), too deep
         return None
     return record if isinstance(record, dict) else None
 

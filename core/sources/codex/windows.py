@@ -17,6 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...errors import RepriseError
+from ...session_files import ReadProblem, read_regular_file
+
 EFFECTIVE_SHARE = 0.95      # the share of the context window Codex records as model_context_window
 AUTO_COMPACT_SHARE = 0.9    # the default auto-compaction limit: this share of the whole context window
 # the context_window of each model in Codex CLI 0.171.0's built-in catalog
@@ -32,9 +35,9 @@ WINDOW_KEY = "model_context_window"
 def read_config(codex_home: Path) -> dict[str, Any]:
     """Codex's config.toml under `codex_home`, or {} when there is none or it does not parse."""
     try:
-        with (codex_home / "config.toml").open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        data, _ = read_regular_file(codex_home / "config.toml", codex_home)   # never a FIFO, never outside
+        return tomllib.loads(data.decode())
+    except (OSError, ReadProblem, RepriseError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         return {}
 
 
