@@ -15,7 +15,7 @@ are rendered by the compositor into the headless driver, not written to a termin
 
 (b) Keystroke to meter on the long session (bench/stores.py: 60 turns, 300,000-character
     summary), the only session of its workspace, model pinned to gpt-5. Once the meter shows the
-    session, "i" focuses the composer and characters are typed with `pilot.press`. For each key:
+    session, Tab focuses the composer and characters are typed with `pilot.press`. For each key:
     from the start of its `pilot.press` to the screen's `meter_result` having a message part of
     the composer's length (MeterBar.show called with it) and to the MeterBar's next render
     (its paint). Isolated keys (each waits for its meter), in an empty composer and at the end

@@ -618,4 +618,4 @@ async def test_tui_opens_and_selects_a_200_mb_session_with_a_large_session_warni
         assert "large session" in str(app.screen.query_one("#detail-banner").render())
         await pilot.app.screen.run_action("show_tab('tab-history')")
         await settle(pilot)
-        assert "1 turn(s) kept in the file" in app.screen.query_one("#history-view").text
+        assert "1 turn kept in the file" in app.screen.query_one("#history-view").text
