@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import NotFoundError
+from ..errors import NotFoundError, RepriseError
+from ..meter import RESUME
 from ..own_files import OwnFiles, SessionMeta
 from ..paths import SessionRef
 from .base import SessionSource
@@ -43,6 +44,26 @@ class AgentStoreSource(SessionSource):
 
     def read_meta(self, ref: SessionRef) -> SessionMeta:
         return self.own_files.read_meta(ref)
+
+    def fork_estimate(self, ref: SessionRef, size: int) -> int | None:
+        """A fork Reprise wrote, before its first turn: the next turn's estimate kept with it."""
+        return None
+
+    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
+                    listed_context: int = 0) -> int | None:
+        """The next turn with an empty draft, resumed in the agent's own terminal UI (a fork's estimate
+        until its first turn); the measured context the listing read when the file cannot be read now;
+        None when the file is no longer the version listed."""
+        forked = self.fork_estimate(ref, size)
+        if forked:
+            return forked
+        try:
+            opened = self.open(ref)
+        except RepriseError:
+            return listed_context or None
+        if opened.size != size:
+            return None
+        return self.prepare_meter(opened, workspace, via=RESUME).with_message("").total or listed_context or None
 
     def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta:
         if not self.exists(ref):

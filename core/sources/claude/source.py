@@ -335,21 +335,8 @@ class ClaudeSource(AgentStoreSource):
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
         return f"{METER_VERSION}|{RESUME}|{len(MODEL_WINDOWS)}"
 
-    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
-                    listed_context: int = 0) -> int | None:
-        """The next turn with an empty draft, resumed in Claude Code's own UI (a fork's estimate until
-        its first turn); the measured context the listing read when the file cannot be read now."""
-        forked = self._fork_listed(ref, size)
-        if forked:
-            return forked
-        try:
-            opened = self.open(ref)
-        except RepriseError:
-            return listed_context or None
-        if opened.size != size:
-            return None
-        return self.prepare_meter(opened, workspace, via=RESUME).with_message("").total or listed_context or None
-
+    def fork_estimate(self, ref: SessionRef, size: int) -> int | None:
+        return self._fork_listed(ref, size)
 
     # --- trash and prune (issue 14) ---------------------------------------------------------------
 

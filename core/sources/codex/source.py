@@ -27,7 +27,7 @@ from ...errors import (
     UsageError,
 )
 from ...liveness import PendingTurn
-from ...meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
+from ...meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for, user_spec
 from ...outcome import TurnOutcome
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef
@@ -47,15 +47,17 @@ from .fork import ForkState, fork_name, new_thread_id, plan_fork
 from .layout import CodexRoot, check_session_id
 from .listing import NAME, CodexListing
 from .liveness import writer_of
-from .meter import DEFAULT_MODEL, CodexMeter, ContextNow
+from .meter import DEFAULT_MODEL, CodexLimits, CodexMeter, ContextNow
 from .new import start_rollout
+from .next_request import NextRequest, next_request
 from .records import Record
 from .retention import NO_SWEEP
 from .transcript import read_transcript
 from .trash import AFTER_TRASH, CodexTrash
 from .turns import CodexSendBackend
+from .windows import catalog_window, read_config
 
-METER_VERSION = "codex-1"
+METER_VERSION = "codex-2"
 
 
 @dataclass(slots=True)
@@ -65,6 +67,7 @@ class CodexSession:
     records: list[Record]
     fields: CodexFields
     context: ContextNow
+    request: NextRequest
     title: str | None
     lineage_gap: str | None   # why the history before a fork is missing (its parent's rollout is not there)
 
@@ -135,7 +138,7 @@ class CodexSource(AgentStoreSource):
             ContextNow(estimate, found.context_turn, found.context_window, found.model, "estimate")
         title = self.codex_listing.title_of(path, ref.session_id)
         return OpenedSession(ref, path, len(data), sha256, transcript, warnings,
-                             CodexSession(records, found, context, title, lineage.gap))
+                             CodexSession(records, found, context, next_request(joined), title, lineage.gap))
 
     @staticmethod
     def _session(opened: OpenedSession) -> CodexSession:
@@ -181,26 +184,33 @@ class CodexSource(AgentStoreSource):
 
     # --- the meter ---------------------------------------------------------------------------
 
+    def _limits(self, opened: OpenedSession, via: str) -> CodexLimits:
+        """Codex's config.toml of the session's root and the command line the turn goes through."""
+        root = self.codex_listing.root_of(opened.path).path
+        codex = self.settings.sources.codex
+        return CodexLimits(read_config(root), tuple(codex.send if via == SEND else codex.resume))
+
     def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
                       via: str = SEND) -> LiveMeter:
-        return CodexMeter(self.settings.meter, self.counter, self._session(opened).context, model=model, via=via)
+        session = self._session(opened)
+        return CodexMeter(self.settings.meter, self.counter, session.context, session.request, model=model, via=via,
+                          limits=self._limits(opened, via))
 
     def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
                 model: str | None = None, via: str = SEND) -> MeterResult:
-        return CodexMeter(self.settings.meter, self.counter, self._session(self.open(ref)).context,
-                          model=model, via=via).with_message(message)
+        return self.prepare_meter(self.open(ref), workspace, model=model, via=via).with_message(message)
 
     def context_window(self, workspace: Path, model: str | None = None) -> int | None:
-        return spec_for(model or self.settings.meter.model or DEFAULT_MODEL, self.settings.meter.models).input_budget
+        """A user's `[[meter.models]]` window, else Codex's catalog's (95% of it), else unknown."""
+        chosen = model or self.settings.meter.model or DEFAULT_MODEL
+        spec = user_spec(chosen, self.settings.meter.models)
+        return spec.input_budget if spec is not None else catalog_window(chosen)
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
-        return f"{METER_VERSION}|measured"
+        return f"{METER_VERSION}|{RESUME}"
 
-    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
-                    listed_context: int = 0) -> int | None:
-        """The next turn with an empty draft: the measured context the listing read (a fork's estimate
-        until its first turn)."""
-        return self.fork_context(ref, "", size) or listed_context or None
+    def fork_estimate(self, ref: SessionRef, size: int) -> int | None:
+        return self.fork_context(ref, "", size)
 
     # --- writes (issue 16) ---
 

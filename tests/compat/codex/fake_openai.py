@@ -24,6 +24,18 @@ its newest `user` message:
 - otherwise a text reply quoting each `MARK<word>` of the prompt and adding `REPLY<word>` (a word
   found only in the reply, for search tests).
 
+Counting mode (the meter's compat tests, issue 25): a request to `/count/v1/responses` (a Codex
+home whose provider's base_url is `.../count/v1`) is answered the same way, but its usage is one
+fixed count of the request as the model sees it (`request_tokens`): o200k_base of the
+instructions, of each tool's definition (its JSON), of every input item's text (a message's
+parts, a function call's name and arguments, a tool output, a reasoning item's summary and the
+text its `encrypted_content` stands for, any other item's JSON less its id), plus `FRAME` tokens an
+item or tool. `input_tokens` is that count, of which `cached_tokens` is the count of every item
+but the newest user message and what follows it; `output_tokens` is the same count of the reply's
+items plus its reasoning tokens (`output_tokens_details.reasoning_tokens`). In the newest user
+message, "THINK" makes the reply start with a reasoning item (a summary and `encrypted_content`),
+"LONGREPLY" makes its text 4,000 characters.
+
 Usage is made up but derived from the request: `input_tokens = len(body) // 4` (so the measured
 context of a turn is exactly the size of the request that produced it, over four), of which
 `cached_tokens = input_tokens // 2` when the request holds an assistant item; `output_tokens =
@@ -33,6 +45,7 @@ push a session over `model_auto_compact_token_limit`).
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import sys
@@ -44,6 +57,7 @@ if __package__:
     from ..live.fake_server import Handler as RecordingHandler
     from ..live.fake_server import marks, serve
 else:  # run as a script (by launch.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))    # the repository: core.tokens
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
     from fake_server import Handler as RecordingHandler  # type: ignore[import-not-found,no-redef]
     from fake_server import marks, serve  # type: ignore[no-redef]
@@ -57,6 +71,11 @@ COMPACTION_HINTS = ("context checkpoint compaction", "handoff summary", "summari
 SHELL_TOOLS = ("shell_command", "exec_command", "shell")
 CODE_TOOL = "exec"
 OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
+COUNT_PREFIX = "/count"       # the counting mode's path prefix: POST /count/v1/responses
+ENCODING = "o200k_base"
+FRAME = 4                     # tokens of framing an item or tool, in the counting mode
+LONG_REPLY_CHARS = 4_000
+ENCRYPTED_PREFIX = "fakeenc:"
 
 
 def part_texts(content: Any) -> list[str]:
@@ -226,6 +245,89 @@ def reply_chars(items: list[dict]) -> int:
                + sum(len(part.get("text", "")) for part in item.get("content", [])) for item in items)
 
 
+def count(text: str) -> int:
+    from core.tokens import count_tokens
+    return count_tokens(text, ENCODING) if text else 0
+
+
+def reasoning_text(item: dict) -> str:
+    """The reasoning an item's `encrypted_content` stands for (the fake's own encoding), or ""."""
+    encrypted = item.get("encrypted_content")
+    if isinstance(encrypted, str) and encrypted.startswith(ENCRYPTED_PREFIX):
+        return base64.b64decode(encrypted[len(ENCRYPTED_PREFIX):]).decode()
+    return ""
+
+
+def item_text(item: dict) -> str:
+    """The text of one input or output item as the model sees it (the counting mode)."""
+    kind = item.get("type", "message")
+    if kind == "message":
+        return message_text(item)
+    if kind == "function_call":
+        return f"{item.get('name', '')}\n{item.get('arguments', '')}"
+    if kind == "custom_tool_call":
+        return f"{item.get('name', '')}\n{item.get('input', '')}"
+    if kind in OUTPUT_TYPES:
+        return output_text(item)
+    if kind == "reasoning":
+        summary = "\n".join(str(part.get("text", "")) for part in item.get("summary") or [] if isinstance(part, dict))
+        return "\n".join(text for text in (summary, reasoning_text(item)) if text)
+    if kind == "additional_tools":
+        return ""     # its tools are counted one by one
+    return json.dumps({key: value for key, value in item.items() if key != "id"}, sort_keys=True)
+
+
+def tool_tokens(tool: dict) -> int:
+    return count(json.dumps(tool, sort_keys=True, separators=(",", ":"))) + FRAME
+
+
+def item_tokens(item: dict) -> int:
+    listed = item.get("tools") if item.get("type") == "additional_tools" else None
+    tools = sum(tool_tokens(tool) for tool in listed or [] if isinstance(tool, dict))
+    return count(item_text(item)) + FRAME + tools
+
+
+def request_tokens(body: dict) -> int:
+    """The counting mode's one count of a request as the model sees it."""
+    return (count(str(body.get("instructions") or ""))
+            + sum(tool_tokens(tool) for tool in body.get("tools") or [] if isinstance(tool, dict))
+            + sum(item_tokens(item) for item in body.get("input") or [] if isinstance(item, dict)))
+
+
+def newest_prompt_at(items: list) -> int:
+    """The index of the newest user prompt among `items` (len(items) when there is none)."""
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        if isinstance(item, dict) and item.get("type", "message") == "message" and item.get("role") == "user" \
+                and not is_injected(message_text(item)):
+            return index
+    return len(items)
+
+
+def counted_usage(body: dict, items: list[dict]) -> dict:
+    """The counting mode's usage: the request's count (cached: all before the newest prompt) and the reply's."""
+    inputs = [item for item in body.get("input") or [] if isinstance(item, dict)]
+    total = request_tokens(body)
+    fresh = sum(item_tokens(item) for item in inputs[newest_prompt_at(inputs):])
+    reasoning = sum(count(reasoning_text(item)) for item in items if item.get("type") == "reasoning")
+    output = sum(count(item_text(item)) + FRAME for item in items if item.get("type") != "reasoning") + reasoning
+    return {"input_tokens": total, "input_tokens_details": {"cached_tokens": total - fresh},
+            "output_tokens": output, "output_tokens_details": {"reasoning_tokens": reasoning},
+            "total_tokens": total + output}
+
+
+def reasoning_item(number: int) -> dict:
+    thought = f"The user wants an answer; I think it through step {number} before I reply. " * 6
+    return {"type": "reasoning", "id": f"rs_fake{number:04d}",
+            "summary": [{"type": "summary_text", "text": f"**Thinking {number}** about the answer"}],
+            "encrypted_content": ENCRYPTED_PREFIX + base64.b64encode(thought.encode()).decode()}
+
+
+def long_reply(number: int) -> str:
+    sentence = f"Here is the long answer {number}, line by line, with words to count. "
+    return (sentence * (LONG_REPLY_CHARS // len(sentence) + 1))[:LONG_REPLY_CHARS]
+
+
 class Handler(RecordingHandler):
     """The Fractal fake's recording handler (its counter, lock, quiet log, JSON replies), answering
     the OpenAI Responses API instead."""
@@ -250,7 +352,7 @@ class Handler(RecordingHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         number = self._record(raw)
-        if self.path.split("?", 1)[0] != "/v1/responses":
+        if self.path.split("?", 1)[0].removeprefix(COUNT_PREFIX) != "/v1/responses":
             self._not_found()
             return
         try:
@@ -262,7 +364,14 @@ class Handler(RecordingHandler):
                                        "message": "the fake server was asked to fail"}})
             return
         items = reply_items(body, number)
-        usage = usage_for(raw, body, reply_chars(items))
+        counting = self.path.startswith(COUNT_PREFIX + "/")
+        if counting:
+            prompt = last_prompt(body)
+            if "LONGREPLY" in prompt and items and items[-1]["type"] == "message" and request_kind(body) == "text":
+                items[-1] = text_item(long_reply(number), number)
+            if "THINK" in prompt:
+                items.insert(0, reasoning_item(number))
+        usage = counted_usage(body, items) if counting else usage_for(raw, body, reply_chars(items))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")

@@ -55,6 +55,8 @@ enabled = false
 exporter = "none"
 """
 EXEC = ["exec", "--json", "--skip-git-repo-check"]
+# the fake server's counting mode (fake_openai.py): every request's usage is one count of what it sends
+COUNTING_CONFIG = CONFIG.replace(f"127.0.0.1:{PORT}/v1", f"127.0.0.1:{PORT}/count/v1")
 
 
 def find_codex_bin() -> Path | None:
@@ -113,7 +115,7 @@ class StepResult:
     def responses(self) -> list[dict]:
         """The bodies of the `POST /v1/responses` requests of this run."""
         return [body for body, path in zip(self.requests, self.request_paths, strict=True)
-                if path.startswith("POST /v1/responses")]
+                if path.removeprefix("POST ").removeprefix("/count").startswith("/v1/responses")]
 
     def describe(self) -> str:
         return (f"{self.step.label or self.step.args}: exit {self.returncode}; stdout: {self.stdout[-1500:]}; "
@@ -123,15 +125,15 @@ class StepResult:
 class LiveCodex:
     """Runs batches of real Codex steps against one CODEX_HOME, each batch in its own namespace."""
 
-    def __init__(self, binary: Path, root: Path):
+    def __init__(self, binary: Path, root: Path, *, config: str = CONFIG):
         self.binary = binary
         self.root = root
         self.home = root / "home"
         self.codex_home = self.home / ".codex"
         self.codex_home.mkdir(parents=True, exist_ok=True)
-        config = self.codex_home / "config.toml"
-        if not config.exists():
-            config.write_text(CONFIG)
+        settings = self.codex_home / "config.toml"
+        if not settings.exists():
+            settings.write_text(config)
         self.batches = 0
 
     @property

@@ -126,3 +126,38 @@ def test_fail_is_an_http_400_and_other_paths_are_404_both_recorded(server):
     assert response.status == 404
     assert [p.read_text() for p in sorted(record.glob("*.path"))] == ["POST /v1/responses",
                                                                       "POST /v1/responses/compact"]
+
+
+def test_counting_mode_reports_one_count_of_the_request_with_a_cached_split_and_the_reply_with_its_reasoning(server):
+    port, record = server
+    _, recorded_body = recorded("resumed-turn")
+    body = dict(recorded_body, input=[*recorded_body["input"][:-1], user("THINK LONGREPLY MARKcount")])
+    response, data = post(port, "/count/v1/responses", body)
+    events = events_of(data)
+    done = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    usage = events[-1]["response"]["usage"]
+    assert [item["type"] for item in done] == ["reasoning", "message"]
+    assert len(done[1]["content"][0]["text"]) == fake_openai.LONG_REPLY_CHARS
+    # the input side: every item (tools one by one) with its framing; the newest prompt is not cached
+    items = body["input"]
+    assert usage["input_tokens"] == fake_openai.request_tokens(body) == sum(map(fake_openai.item_tokens, items))
+    assert usage["input_tokens_details"]["cached_tokens"] == usage["input_tokens"] - fake_openai.item_tokens(items[-1])
+    tools = [tool for item in items if item.get("type") == "additional_tools" for tool in item["tools"]]
+    assert tools and fake_openai.item_tokens(items[0]) == fake_openai.FRAME + sum(map(fake_openai.tool_tokens, tools))
+    # the output side: the reply's text with its framing, plus the reasoning its encrypted content stands for
+    thought = fake_openai.reasoning_text(done[0])
+    assert thought.startswith("The user wants an answer") and usage["output_tokens_details"]["reasoning_tokens"] \
+        == fake_openai.count(thought) > 0
+    assert usage["output_tokens"] == fake_openai.item_tokens(done[1]) + fake_openai.count(thought)
+    # sent back, the reasoning item counts its summary and its thought
+    assert fake_openai.item_tokens(done[0]) == fake_openai.count(
+        fake_openai.item_text(done[0])) + fake_openai.FRAME > fake_openai.count(thought)
+    assert sorted(record.glob("*.path"))[-1].read_text() == "POST /count/v1/responses"
+
+
+def test_the_default_mode_gives_no_reasoning_nor_long_reply_for_the_counting_words(server):
+    port, _ = server
+    _, data = post(port, "/v1/responses", {"stream": True, "input": [user("THINK LONGREPLY MARKplain")]})
+    done = [e["item"] for e in events_of(data) if e["type"] == "response.output_item.done"]
+    assert [item["type"] for item in done] == ["message"]
+    assert done[0]["content"][0]["text"] == "Noted MARKplain; my answer word is REPLYplain."

@@ -14,8 +14,10 @@ import pytest
 
 from reprise.core import contract
 from reprise.core.errors import AgentError, AmbiguousError, NotFoundError
+from reprise.core.meter import TokenCounter
 from reprise.core.paths import SessionRef, short_id, workspace_key
 from reprise.core.service import Service
+from reprise.core.sources.codex.meter import ITEM_FRAME
 from tests import factories
 from tests.core.codex.builder import START, CodexRollout, rename
 
@@ -150,8 +152,10 @@ def test_show_search_and_meter_read_the_rollout(codex_root, tmp_path):
     assert measured.tokens == 21_500 and meter.measured is not None and meter.measured.turn == 2
     assert meter.window == 200_000 and "as Codex recorded it" in meter.window_source
     draft = meter.part("message")
-    assert draft.tokens and "estimated with o200k_base" in (draft.note or "")
-    assert meter.total == 21_500 + draft.tokens
+    assert draft.tokens and "counted with o200k_base" in (draft.note or "")
+    reply = meter.part("reply")   # "42 words" came after the measured call's input
+    assert reply.tokens == TokenCounter().count("42 words", "o200k_base") + ITEM_FRAME
+    assert meter.total == 21_500 + (reply.tokens or 0) + draft.tokens
 
 
 def test_a_codex_fork_shows_its_parents_history_found_by_id_in_the_store(codex_root, tmp_path):
