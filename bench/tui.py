@@ -15,7 +15,7 @@ are rendered by the compositor into the headless driver, not written to a termin
 
 (b) Keystroke to meter on the long session (bench/stores.py: 60 turns, 300,000-character
     summary), the only session of its workspace, model pinned to gpt-5. Once the meter shows the
-    session, "i" focuses the composer and characters are typed with `pilot.press`. For each key:
+    session, Tab focuses the composer and characters are typed with `pilot.press`. For each key:
     from the start of its `pilot.press` to the screen's `meter_result` having a message part of
     the composer's length (MeterBar.show called with it) and to the MeterBar's next render
     (its paint). Isolated keys (each waits for its meter), in an empty composer and at the end
@@ -265,7 +265,7 @@ async def _reprise_first_paint(service, expected: int, all_workspaces: bool) -> 
             # Pilot's press waits for the app to go idle afterwards (up to seconds while the listing
             # and the cost filler run), so it runs as a task and the poll goes on meanwhile.
             pressed = _now()
-            press = asyncio.ensure_future(pilot.press("a"))
+            press = asyncio.ensure_future(pilot.press("ctrl+a"))
         while _now() - started < WAIT_S:
             screen = app.screen
             if rows_seen is None and isinstance(screen, MainScreen) and \
@@ -424,7 +424,7 @@ async def _keystroke_run(service, message: str) -> dict:
             raise RuntimeError("the meter never showed the long session")
         meter_ready_s = _now() - opened
         await pilot.pause(0.2)
-        await pilot.press("i")
+        await pilot.press("tab")
         composer = app.screen.query_one(Composer)
         if app.focused is not composer:
             raise RuntimeError("'i' did not focus the composer")

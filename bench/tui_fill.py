@@ -43,7 +43,7 @@ async def main():
         marks["peak"] = before
         threading.Thread(target=watch, daemon=True).start()
         started, cpu = time.perf_counter(), time.process_time()
-        await pilot.press("a")
+        await pilot.press("ctrl+a")
         while time.perf_counter() - started < float(sys.argv[2]):
             await pilot.pause(0.5)
             rows = app.screen.all_rows

@@ -1,9 +1,10 @@
-"""Every key of the app in one table: the main screen's and the app's `BINDINGS`, the `?` key list
-and the command palette are all built from it, so a key is described once and shown the same way
-everywhere.
+"""Every key of the app in one table: the main screen's and the app's `BINDINGS`, the F1 key list
+and the command palette (F2) are all built from it, so a key is described once and shown the same
+way everywhere.
 
-A command works in the modes it names: `list` (the session list and the `/` filter), `composer`
-(writing a message) and `pick` (`reprise pick`, where letters go to the filter). The main screen's
+A command works in the modes it names: `list` (the session list, where what is typed goes to the
+filter), `composer` (writing a message) and `pick` (`reprise pick`, where letters go to the prompt).
+No printable key and no alt chord is bound in `list`: a word typed on the list only filters it. The main screen's
 `check_action` hides a command outside its modes, so the footer shows the keys of the mode at hand.
 """
 
@@ -33,70 +34,69 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    # the session list
+    # the session list: typing goes to the filter, so no printable key and no alt chord is bound here
+    # (tests/tui/test_keys.py); the keys are fzf's and the agents' pickers' (issue 26)
+    Command("typing / backspace / escape", "", "Filter",
+            "Filter the list as you type (title, messages or id prefix); Backspace edits it, Esc clears it",
+            where="list", palette=False),
     Command("enter", "resume", "Resume", "Resume the selected session in its agent", footer=True),
     Command("enter", "pick", "Pick", "Print the selected session's id and leave", footer=True,
             modes=frozenset({PICK}), palette=False),
-    # "/" and "i" are priority keys: the app takes them before it hands the keys after them to the
-    # list, so the letters a fast typist sends with them in one read go to the field they open.
-    Command("slash", "filter", "Filter", "Filter the list by title, messages or id prefix", footer=True,
-            priority=True),
     Command("ctrl+f", "search", "Search", "Search the full text of every turn", footer=True),
-    Command("a", "toggle_scope", "All/here", "Show all workspaces, or this one again", footer=True),
-    Command("question_mark,f1", "keys", "Keys", "Show every key", footer=True),
+    Command("ctrl+a", "toggle_scope", "All/here", "Show all workspaces, or this one again", footer=True),
+    Command("f1", "keys", "Keys", "Show every key", footer=True),
     Command("f1", "help", "Keys", "Show every key", footer=True, modes=frozenset({COMPOSER, PICK}), palette=False),
-    Command("n", "new", "New", "Start a new session"),
-    Command("t", "trim", "Trim", "Trim the selected session (preview first, the original archived)", footer=WIDE),
-    Command("u", "undo", "Undo", "Undo the last trim or move to the trash"),
-    Command("d", "delete", "Trash", "Move the selected session to Reprise's trash"),
-    Command("r", "rename", "Rename", "Rename the selected session", footer=WIDE),
-    Command("p", "pin", "Pin", "Pin or unpin the selected session (pinned ones stay on top)", footer=WIDE),
-    Command("K", "keep", "Keep a copy", "Keep a copy of the session that its agent would delete"),
+    Command("ctrl+o", "new", "New", "Start a new session"),
+    Command("ctrl+t", "trim", "Trim", "Trim the selected session (preview first, the original archived)", footer=WIDE),
+    Command("ctrl+z", "undo", "Undo", "Undo the last trim or move to the trash"),
+    Command("ctrl+x", "delete", "Trash", "Move the selected session to Reprise's trash (asks first)"),
+    Command("ctrl+r", "rename", "Rename", "Rename the selected session", footer=WIDE),
+    Command("ctrl+b", "pin", "Pin", "Pin or unpin the selected session (pinned ones stay on top)", footer=WIDE),
+    Command("ctrl+k", "keep", "Keep a copy", "Keep a copy of the session that its agent would delete"),
     Command("", "keep_due", "Keep every session due",
             "Keep a copy of every session its agent deletes within a week, in every folder"),
-    Command("w", "choose_workspace", "Workspace", "Choose a workspace to list"),
-    Command("s", "cycle_sort", "Sort", "Sort by another column; after the last, each again reversed"),
-    Command("A", "cycle_agent", "Agent", "Show one agent's sessions, then the next agent's, then all"),
-    Command("h", "toggle_agent_hidden", "Hide -p",
+    Command("ctrl+w", "choose_workspace", "Workspace", "Choose a workspace to list"),
+    Command("ctrl+s", "cycle_sort", "Sort", "Sort by another column; after the last, each again reversed"),
+    Command("ctrl+g", "cycle_agent", "Agent", "Show one agent's sessions, then the next agent's, then all"),
+    Command("", "toggle_agent_hidden", "Hide -p",
             "Hide the sessions the agent's own picker hides (claude -p, codex exec)"),
-    Command("y", "copy_id", "Copy id", "Copy the selected session's id to the clipboard"),
-    Command("Y", "copy_command", "Copy command", "Copy the command that resumes the session (cd DIR && ARGV)"),
-    Command("g", "list_top", "Top", "Go to the first session", palette=False),
-    Command("G", "list_bottom", "Bottom", "Go to the last session", palette=False),
-    Command("ctrl+d", "half_page(1)", "Half page down", "Move half a page down", palette=False),
-    Command("ctrl+u", "half_page(-1)", "Half page up", "Move half a page up", palette=False),
+    Command("", "copy_id", "Copy id", "Copy the selected session's id to the clipboard"),
+    Command("ctrl+y", "copy_command", "Copy command", "Copy the command that resumes the session (cd DIR && ARGV)"),
     Command("shift+down", "scroll_preview(1)", "Preview down", "Scroll the preview down from the list",
             modes=frozenset({LIST, PICK}), palette=False),
     Command("shift+up", "scroll_preview(-1)", "Preview up", "Scroll the preview up from the list",
             modes=frozenset({LIST, PICK}), palette=False),
-    Command("v,f2", "toggle_preview", "Preview", "Show or hide the preview"),
-    Command("f2", "preview", "Preview", "Show or hide the preview", footer=True, modes=frozenset({PICK}),
-            palette=False),
-    Command("R", "raw", "Raw text", "Show the raw text (Fractal's own rendered summary: what the meter counts; "
+    Command("ctrl+e", "toggle_preview", "Preview", "Show or hide the preview"),
+    Command("ctrl+e", "preview", "Preview", "Show or hide the preview", footer=True, modes=frozenset({PICK}),
+            palette=False, priority=True),   # before the prompt's own ctrl+e (end of line): one habit
+    Command("", "raw", "Raw text", "Show the raw text (Fractal's own rendered summary: what the meter counts; "
             "the whole transcript for other agents), or the conversation again"),
-    Command("I", "ids", "Ids", "Show the session's and each turn's ids in the preview, or hide them"),
-    Command("i,tab", "focus_composer", "Compose", "Write a message to the selected session", priority=True),
-    Command("x", "recover", "Mark interrupted", "Mark the session's stale pending turn interrupted"),
-    Command("1", "show_tab('tab-summary')", "Conversation", "Show the Conversation tab"),
-    Command("2", "show_tab('tab-history')", "History", "Show the History tab"),
-    Command("3", "show_tab('tab-context')", "Context", "Show the Context tab"),
-    Command("ctrl+z", "restore_draft", "Bring back draft", "Bring back the draft ctrl+c cleared",
-            modes=frozenset({LIST}), palette=False),
-    Command("escape", "back", "Back", "Leave the filter; on the list, clear it", palette=False),
+    Command("", "ids", "Ids", "Show the session's and each turn's ids in the preview, or hide them"),
+    # Tab is a priority key: the app takes it before the keys after it, so the letters a fast typist
+    # sends with it in one read go to the composer it opens, not to the filter.
+    Command("tab", "focus_composer", "Compose", "Write a message to the selected session", priority=True),
+    Command("", "recover", "Mark interrupted", "Mark the session's stale pending turn interrupted"),
+    Command("", "show_tab('tab-summary')", "Conversation", "Show the Conversation tab"),
+    Command("", "show_tab('tab-history')", "History", "Show the History tab"),
+    Command("", "show_tab('tab-context')", "Context", "Show the Context tab"),
+    Command("", "restore_draft", "Bring back draft", "Bring back the draft ctrl+c cleared"),
+    Command("escape", "back", "Clear", "Clear the filter (on an empty one, nothing)", palette=False),
     Command("escape", "cancel", "Cancel", "Clear the filter, then cancel", footer=True, modes=frozenset({PICK}),
             palette=False),
     # the app's own
-    Command("q", "quit_app", "Quit", "Quit Reprise", footer=True, where="app", modes=frozenset({LIST})),
+    Command("ctrl+q", "quit_app", "Quit", "Quit Reprise (a dialog closes first)", footer=True, where="app",
+            modes=EVERY_MODE, priority=True),
     Command("ctrl+c", "ctrl_c", "Stop", "Stop a running turn; else clear the draft; else press twice to quit",
             where="app", modes=EVERY_MODE, palette=False, priority=True),
     # the widgets' own: listed in the key list, bound by the widget
-    Command("down,j / up,k", "", "Move", "Move the cursor", where="list", modes=frozenset({LIST}), palette=False),
+    Command("down,ctrl+n / up,ctrl+p", "", "Move", "Move the cursor", where="list", modes=frozenset({LIST}),
+            palette=False),
     Command("pagedown / pageup", "", "Page", "Move a page", where="list", modes=frozenset({LIST}), palette=False),
     Command("home / end", "", "First / last", "Go to the first or the last session", where="list",
             palette=False),
-    Command("down,ctrl+n,ctrl+j / up,ctrl+k", "", "Move", "Move the list while typing a filter",
-            where="filter", modes=frozenset({LIST, PICK}), palette=False),
-    Command("home / end", "", "First / last", "Go to the first or the last session (the prompt keeps ctrl+a, ctrl+e)",
+    Command("down,ctrl+n,ctrl+j / up,ctrl+p,ctrl+k", "", "Move", "Move the list while typing in the prompt",
+            where="filter", modes=frozenset({PICK}), palette=False),
+    Command("home / end", "", "First / last", "Go to the first or the last session (the prompt keeps ctrl+a)",
             where="filter", modes=frozenset({PICK}), palette=False),
     Command("ctrl+s", "", "Send", "Send the message", where="composer", modes=frozenset({COMPOSER}), palette=False),
     Command("escape", "", "Back to list", "Leave the composer (the draft stays)", where="composer",
@@ -136,10 +136,12 @@ def bindings(where: str) -> list[Binding | tuple[str, str] | tuple[str, str, str
     for command in COMMANDS:
         if command.where != where or not command.keys:   # no key: the palette's alone
             continue
+        display = KEY_NAMES.get(command.keys) if command.keys in FUNCTION_KEYS else None   # F1, not Textual's f1
         if command.footer == WIDE:
-            made.append(Binding(command.keys, f"wide({command.action!r})", command.label, tooltip=command.description))
+            made.append(Binding(command.keys, f"wide({command.action!r})", command.label, tooltip=command.description,
+                                key_display=display))
         made.append(Binding(command.keys, command.action, command.label, show=command.footer is True,
-                            tooltip=command.description, priority=command.priority))
+                            tooltip=command.description, priority=command.priority, key_display=display))
     return made
 
 
@@ -153,7 +155,10 @@ def palette_commands() -> Iterable[Command]:
             yield command
 
 
-KEY_NAMES = {"question_mark": "?", "slash": "/", "enter": "Enter", "escape": "Esc", "tab": "Tab",
+PALETTE_KEY = "f2"   # the command palette's key (Textual's ctrl+p moves the list up, as in fzf)
+
+FUNCTION_KEYS = ("f1", "f2")
+KEY_NAMES = {"f1": "F1", "f2": "F2", "backspace": "Backspace", "enter": "Enter", "escape": "Esc", "tab": "Tab",
              "pagedown": "PgDn", "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑",
              "shift+down": "shift+↓", "shift+up": "shift+↑"}
 

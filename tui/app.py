@@ -23,7 +23,7 @@ from reprise.core.processes import SIGNAL_EXIT_STATUS
 from reprise.core.retention import format_age
 from reprise.core.service import Service
 
-from .actions import bindings, key_text, palette_commands
+from .actions import PALETTE_KEY, bindings, key_text, palette_commands
 from .driver import TerminalDriver
 from .ending import TURN_STOP_BUDGET, Ending
 from .messages import TurnFinished
@@ -74,11 +74,14 @@ class RepriseApp(ReportsWorkerErrors, App):
     TITLE = "Reprise"
     COMMANDS = {RepriseCommands}   # it lists Textual's own commands after Reprise's
     BINDINGS = bindings("app")
+    COMMAND_PALETTE_BINDING = PALETTE_KEY   # ctrl+p moves the list up, as in fzf
+    COMMAND_PALETTE_DISPLAY = key_text(PALETTE_KEY)
 
     def __init__(self, service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
                  follow_disk: bool = True, agent: str | None = None, demo: bool = False,
-                 ending: Ending | None = None):
+                 ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic):
         super().__init__()
+        self.monotonic = monotonic   # what the dialogs' guard against typed-ahead keys reads
         self.service = service
         self.mode = mode
         self.agent = agent
@@ -178,7 +181,7 @@ class RepriseApp(ReportsWorkerErrors, App):
         self.notify(text, title="Reprise", severity="error", timeout=8, markup=False)
 
     def _interrupt_or_close(self) -> bool:
-        """What q and ctrl+c do first: interrupt a running turn, else close a dialog; False: neither."""
+        """What ctrl+q and ctrl+c do first: interrupt a running turn, else close a dialog; False: neither."""
         main = self.main_screen
         if main is not None and main.interrupt_turn():
             return True
@@ -188,13 +191,13 @@ class RepriseApp(ReportsWorkerErrors, App):
         return False
 
     def action_quit_app(self) -> None:
-        """q: a dialog closes, else the app quits (a running turn is interrupted first)."""
+        """ctrl+q: a dialog closes, else the app quits (a running turn is interrupted first)."""
         if not self._interrupt_or_close():
             self.exit(None)
 
     def action_ctrl_c(self) -> None:
         """ctrl+c, in this order: a running turn is interrupted; a dialog closes; a draft is cleared
-        (ctrl+z brings it back); else a second press within two seconds quits. The picker cancels at
+        (ctrl+z in the composer brings it back); else a second press within two seconds quits. The picker cancels at
         once, as fzf does."""
         if self._interrupt_or_close():
             return
@@ -261,6 +264,6 @@ class RepriseApp(ReportsWorkerErrors, App):
 
 def make_app(service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
              follow_disk: bool = True, agent: str | None = None, demo: bool = False,
-             ending: Ending | None = None) -> RepriseApp:
+             ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic) -> RepriseApp:
     return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk, agent=agent, demo=demo,
-                      ending=ending)
+                      ending=ending, monotonic=monotonic)

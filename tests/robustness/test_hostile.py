@@ -397,7 +397,7 @@ async def select_rows(corpus: Corpus, tmp_path: Path, wanted) -> list[str]:
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("a")
+        await pilot.press("ctrl+a")
         await settle(pilot)
         session_list = app.screen.query_one(SessionList)
         rows = {row.path: row for row in session_list.rows}
@@ -616,6 +616,6 @@ async def test_tui_opens_and_selects_a_200_mb_session_with_a_large_session_warni
         await settle(pilot)
         assert app.screen.detail is not None and app.screen.detail.ref.session_id == session_id
         assert "large session" in str(app.screen.query_one("#detail-banner").render())
-        await pilot.press("2")
+        await pilot.app.screen.run_action("show_tab('tab-history')")
         await settle(pilot)
         assert "1 turn kept in the file" in app.screen.query_one("#history-view").text

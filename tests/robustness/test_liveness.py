@@ -202,7 +202,7 @@ async def test_the_tui_neither_calls_an_hour_old_fractal_turn_gone_nor_marks_it_
         await settle(pilot)
         assert app.screen.detail is not None and app.screen.detail.ref == ref
         assert "agent is gone" not in str(app.screen.query_one("#detail-banner").render())
-        await pilot.press("x")
+        await app.screen.run_action("recover")
         await settle(pilot)
     assert service.sources["fractal"].store.load(ref).state.turns[-1].agent is None
 

@@ -217,7 +217,7 @@ async def test_the_tui_shows_hostile_names_escaped_in_rows_banner_header_dialogs
         header = str(screen.query_one("#header").render())
         assert shown(found.workspace) in header and not unsafe_characters(header), header
 
-        await pilot.press("d")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         question = str(app.screen.query_one(".question").render())
         # The dialog names the session by its title on one line: escaped, its newline and tab a space.
@@ -225,7 +225,7 @@ async def test_the_tui_shows_hostile_names_escaped_in_rows_banner_header_dialogs
         await pilot.press("escape")
         await settle(pilot)
 
-        await pilot.press("r")
+        await pilot.press("ctrl+r")
         await settle(pilot)
         field = app.screen.query_one("#text-input")
         assert field.value == shown(TITLE) and not unsafe_characters(field.value)

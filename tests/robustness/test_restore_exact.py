@@ -154,7 +154,7 @@ async def test_the_tuis_undo_says_the_restore_leaves_history_fractal_will_drop(w
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.screen.current_ref() == ref
-        await pilot.press("u")
+        await pilot.press("ctrl+z")
         await settle(pilot)
         await pilot.click("#yes")
         await settle(pilot)

@@ -343,7 +343,7 @@ def snapshot_service():
 def test_history_tab_with_hostile_text_renders_literally(snap_compare, snapshot_service):
     async def run_before(pilot) -> None:
         await settle(pilot)
-        await pilot.press("2")
+        await pilot.app.screen.run_action("show_tab('tab-history')")
         await settle(pilot)
 
     assert snap_compare(build_app(snapshot_service), terminal_size=(120, 40), run_before=run_before)

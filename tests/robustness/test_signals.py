@@ -126,7 +126,7 @@ def test_the_reprise_process_ends_only_once_a_running_turn_is_stopped_and_record
         terminal = OnTerminal(at.argv(), env={**at.env, "AGENT_MODE": "daemon stubborn hang"}, cwd=str(at.workspace))
         try:
             assert wait_for(lambda: terminal.shows("sessions shown"), 90), terminal.output[-2000:]
-            terminal.type(b"i")   # to the composer, typed into once its frame (and focus) is there
+            terminal.type(b"\t")   # Tab: to the composer, typed into once its frame (and focus) is there
             assert wait_for(lambda: terminal.shows("ctrl+s send"), 90), terminal.output[-2000:]
             terminal.type(b"long task")
             assert wait_for(lambda: terminal.shows("long task"), 90), terminal.output[-2000:]

@@ -33,8 +33,23 @@ def service(demo):
     return Service(config.load(state_dir=str(state)), workspace=workspace)
 
 
+class FakeMonotonic:
+    """The monotonic clock the dialogs read (their guard against keys typed ahead of them). Each
+    read is `step` seconds after the one before, so by default every key a test presses lands well
+    after the dialog opened; a test of the guard sets `step` to 0 and moves `now` itself."""
+
+    def __init__(self, step: float = 1.0):
+        self.now = 1000.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
 def build_app(service: Service, **kwargs):
     kwargs.setdefault("clock", fixed_clock)
+    kwargs.setdefault("monotonic", FakeMonotonic())
     kwargs.setdefault("follow_disk", False)
     return make_app(service, **kwargs)
 
@@ -73,7 +88,7 @@ async def trim_dialog_dropping(pilot, file_id: str, turn: str):
     session_list = pilot.app.screen.query_one(SessionList)
     session_list.move_to(next(i for i, row in enumerate(session_list.rows) if row.file_id == file_id))
     await settle(pilot)
-    await pilot.press("t")
+    await pilot.press("ctrl+t")
     await settle(pilot)
     dialog = pilot.app.screen
     assert isinstance(dialog, TrimDialog) and dialog.fork_only

@@ -32,7 +32,7 @@ async def test_a_claude_session_is_trimmed_as_a_fork_and_u_trashes_the_fork(tmp_
         assert original_path.read_bytes() == original
         current = app.screen.query_one(SessionList).current
         assert current is not None and current.file_id == forks[0].stem and current.title.endswith("(trimmed)")
-        await pilot.press("u")
+        await pilot.press("ctrl+z")
         await settle(pilot)
         await pilot.click("#yes")
         await settle(pilot)
@@ -58,7 +58,7 @@ async def test_the_trim_dialog_shows_its_buttons_at_80x24(tmp_path, isolated_pat
         for file_id in ("fractal-trim", THREE_TURNS):
             session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.file_id == file_id))
             await settle(pilot)
-            await pilot.press("t")
+            await pilot.press("ctrl+t")
             await settle(pilot)
             dialog = app.screen
             assert isinstance(dialog, TrimDialog)

@@ -48,7 +48,7 @@ async def test_n_asks_which_agent_and_hands_the_terminal_to_claude_code(alpha):
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("n")
+        await pilot.press("ctrl+o")
         await pilot.pause()
         assert isinstance(app.screen, ChoiceDialog)
         assert [value for value, _ in app.screen.choices] == ["fractal", "claude"]

@@ -176,18 +176,18 @@ async def test_in_the_demo_a_codex_row_opens_resumes_and_goes_to_the_trash_with_
         shown = str(app.screen.query_one("#command-line", Static).render())
         assert f"codex resume {row.ref.session_id}" in shown and "projects/webapp" in shown
         await pilot.press("escape")
-        await pilot.press("d")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDialog)
         question = app.screen.question
         assert "The cart total is wrong" in question and "no rollout found" in question
         assert f"reprise trash restore {row.file_id[-8:]}" in question   # the end: the start is a timestamp
-        await pilot.press("y")
+        await pilot.press("enter")
         await settle(pilot)
         said = [n.message for n in app._notifications]
         assert any(m.startswith("Moved “The cart total is wrong") for m in said)
         assert any("Codex cannot resume it" in m for m in said)
-        await pilot.press("u")
+        await pilot.press("ctrl+z")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDialog) and "“The cart total is wrong" in app.screen.question
 
@@ -197,7 +197,7 @@ async def test_the_trim_dialog_of_a_small_codex_session_opens_on_something_it_wo
     app = build_app(service, demo=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await to_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
-        await pilot.press("t")
+        await pilot.press("ctrl+t")
         await settle(pilot)
         await settle(pilot)
         dialog = app.screen
@@ -214,7 +214,7 @@ async def test_a_fractal_session_that_already_fits_is_told_why_nothing_would_cha
     app = build_app(codex_demo_service(demo_root), demo=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await to_row(pilot, "Dark mode")
-        await pilot.press("t")
+        await pilot.press("ctrl+t")
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, TrimDialog) and not dialog.fork_only and dialog.operation == "fit"

@@ -47,7 +47,7 @@ async def open_trim(pilot, app, operation: str | None = None) -> TrimDialog:
     session_list = app.screen.query_one(SessionList)
     session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.turns == 60))
     await settle(pilot)
-    await pilot.press("t")
+    await pilot.press("ctrl+t")
     await settle(pilot)
     assert isinstance(app.screen, TrimDialog)
     if operation is not None:
@@ -191,7 +191,7 @@ async def test_undoing_a_fork_moves_it_to_the_trash_and_u_brings_it_back(service
         await settle(pilot)
         original = app.screen.query_one(SessionList).current
         original_bytes = open(original.path, "rb").read()
-        await pilot.press("t")
+        await pilot.press("ctrl+t")
         await settle(pilot)
         await pilot.click("#op-drop")
         await settle(pilot)
@@ -202,7 +202,7 @@ async def test_undoing_a_fork_moves_it_to_the_trash_and_u_brings_it_back(service
         fork = app.screen.query_one(SessionList).current
         assert fork.title == f"{original.title} (trimmed)"
         fork_bytes = open(fork.path, "rb").read()
-        await pilot.press("u")
+        await pilot.press("ctrl+z")
         await settle(pilot)
         confirm = app.screen
         assert isinstance(confirm, ConfirmDialog) and "trash" in confirm.question
@@ -212,7 +212,7 @@ async def test_undoing_a_fork_moves_it_to_the_trash_and_u_brings_it_back(service
         assert not service.sources["fractal"].store.exists(fork.ref)
         assert [entry.ref for entry in service.trash_entries()] == [fork.ref]
         assert open(original.path, "rb").read() == original_bytes
-        await pilot.press("u")
+        await pilot.press("ctrl+z")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDialog) and "from the trash" in app.screen.question
         await pilot.click("#yes")
@@ -276,7 +276,7 @@ async def test_a_dialog_names_a_hostile_title_on_one_safe_line(service):
         service.rename(row.ref, "[b]bold?[/b]\x1b[31m red\nsecond line")
         app.screen.load_rows()
         await settle(pilot)
-        await pilot.press("t")
+        await pilot.press("ctrl+t")
         await settle(pilot)
         title = str(app.screen.query_one("#dialog-frame").border_title)   # as markup: its brackets escaped
         assert "\x1b" not in title and "\n" not in title and "\\[b]bold?\\[/b]" in title and "second line" in title

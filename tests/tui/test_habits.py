@@ -1,4 +1,4 @@
-"""The habits people bring (fzf, lazygit, vim-like lists), pinned with Pilot: list keys, copying,
+"""The habits people bring (fzf, the agents' pickers), pinned with Pilot: list keys, copying,
 the key list, the palette's order, the picker, ctrl+c's order, the footer's greying, the meter's
 one run per pause in typing, the narrow layout."""
 
@@ -30,50 +30,51 @@ def notes(app) -> list[str]:
     return [n.message for n in app._notifications]
 
 
-async def test_g_and_G_go_to_the_ends_and_ctrl_d_ctrl_u_move_half_a_page(service):
+async def test_end_home_pages_and_ctrl_n_ctrl_p_move_the_list(service):
     app = build_app(service)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("a")   # all workspaces: 10 rows, more than the stacked list shows
+        await pilot.press("ctrl+a")   # all workspaces: 10 rows, more than the stacked list shows
         await settle(pilot)
         listed = session_list(app)
         assert len(listed.rows) == 10
-        await pilot.press("G")
+        await pilot.press("end")
         assert listed.cursor == 9
-        await pilot.press("g")
+        await pilot.press("home")
         assert listed.cursor == 0
-        half = listed.size.height // 2
-        assert 0 < half < 9
-        await pilot.press("ctrl+d")
-        assert listed.cursor == half
-        await pilot.press("ctrl+d", "ctrl+d", "ctrl+d")
-        assert listed.cursor == 9
-        await pilot.press("ctrl+u")
-        assert listed.cursor == 9 - half
+        await pilot.press("ctrl+n", "ctrl+n", "down")
+        assert listed.cursor == 3
+        await pilot.press("ctrl+p", "up")   # ctrl+p moves up, as in fzf: the palette is F2's
+        assert listed.cursor == 1 and isinstance(app.screen, MainScreen)
+        page = listed.size.height - 1   # a page keeps one row of the last in view
+        assert 0 < page < 8
+        await pilot.press("pagedown")
+        assert listed.cursor == 1 + page
         await pilot.press("pageup")
-        assert listed.cursor == 0
+        assert listed.cursor == 1
 
 
-async def test_y_copies_the_id_and_Y_the_whole_resume_command_and_both_are_shown(service):
+async def test_the_palette_copies_the_id_and_ctrl_y_the_whole_resume_command_and_both_are_shown(service):
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         row = session_list(app).current
-        await pilot.press("y")
+        await app.screen.run_action("copy_id")
+        await settle(pilot)
         assert app.clipboard == row.file_id
         assert any(row.file_id in note and "Copied the id" in note for note in notes(app))
-        await pilot.press("Y")
+        await pilot.press("ctrl+y")
         await settle(pilot)
         command = f"cd {service.workspace} && fractal --workspace {service.workspace} --resume {row.file_id}"
         assert app.clipboard == command
         assert any(command in note for note in notes(app))
 
 
-async def test_question_mark_opens_the_key_list_that_fits_80x24_and_scrolls(service):
+async def test_f1_opens_the_key_list_that_fits_80x24_and_scrolls(service):
     app = build_app(service)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("question_mark")
+        await pilot.press("f1")
         await pilot.pause()
         assert isinstance(app.screen, KeysScreen)
         box = app.screen.query_one("KeysScreen > Vertical").region
@@ -90,7 +91,7 @@ async def test_question_mark_opens_the_key_list_that_fits_80x24_and_scrolls(serv
 async def palette_prompts(pilot) -> list[str]:
     """Open the command palette and read what it lists before anything is typed."""
     app = pilot.app
-    await pilot.press("ctrl+p")
+    await pilot.press("f2")
     await settle(pilot)
     for _ in range(20):
         await asyncio.sleep(0.05)
@@ -106,7 +107,7 @@ async def test_the_empty_palette_lists_doctor_trash_and_audit_first_with_plain_w
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("i")   # opened from the composer, it still offers the list's actions
+        await pilot.press("tab")   # opened from the composer, it still offers the list's actions
         prompts = await palette_prompts(pilot)
         assert any(prompt.startswith("Trim the selected session") for prompt in prompts)
         assert prompts[0].startswith("Doctor:") and prompts[1].startswith("Trash:") and prompts[2].startswith("Audit")
@@ -173,12 +174,16 @@ async def test_ctrl_c_clears_a_draft_that_ctrl_z_brings_back_then_quits_on_the_s
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("i", *"half a thought")
+        await pilot.press("tab", *"half a thought")
         await pilot.press("ctrl+c")
         composer = app.screen.query_one(Composer)
         assert composer.text == "" and app.is_running
         assert any("ctrl+c cleared the draft" in note and "ctrl+z" in note for note in notes(app))
-        await pilot.press("escape", "ctrl+z")   # from the list too
+        await pilot.press("ctrl+z")   # the composer's undo
+        assert composer.text == "half a thought"
+        await pilot.press("ctrl+c", "escape")
+        assert composer.text == ""
+        await app.screen.run_action("restore_draft")   # from the list: the palette's (ctrl+z undoes a trim there)
         assert composer.text == "half a thought"
         await pilot.press("escape")
         composer.clear()
@@ -194,7 +199,7 @@ async def test_ctrl_c_interrupts_a_running_turn_first_and_the_draft_comes_back(d
     app = build_app(service)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("i", *"long task", "ctrl+s")
+        await pilot.press("tab", *"long task", "ctrl+s")
         await until(pilot, lambda: app.screen.running is not None)
         await until(pilot, lambda: (tmp_path / "record.json").exists())
         composer = app.screen.query_one(Composer)
@@ -213,7 +218,7 @@ async def test_a_failed_turn_puts_the_draft_back_in_the_composer(demo, tmp_path,
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("i", *"do the thing", "ctrl+s")
+        await pilot.press("tab", *"do the thing", "ctrl+s")
         await until(pilot, lambda: app.screen.running is None and any("failed" in n for n in notes(app)))
         await settle(pilot)
         assert app.screen.query_one(Composer).text == "do the thing"
@@ -229,7 +234,7 @@ async def test_the_footer_greys_resume_on_an_unreadable_row_and_the_actions_say_
         await settle(pilot)
         screen = app.screen
         assert not footer_greyed(app, "resume")
-        await pilot.press("a")
+        await pilot.press("ctrl+a")
         await settle(pilot)
         listed = session_list(app)
         listed.move_to(next(i for i, row in enumerate(listed.rows) if row.problem_code))
@@ -254,13 +259,13 @@ async def test_the_footer_shows_the_keys_of_the_mode(service):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         shown = {key.action for key in app.screen.query("FooterKey")}
-        assert {"resume", "filter", "search", "toggle_scope", "keys", "quit_app"} <= shown
+        assert {"resume", "search", "toggle_scope", "keys", "quit_app"} <= shown
         assert all(key.region.right <= 80 for key in app.screen.query("FooterKey"))
         assert "trim" not in str(shown)   # Trim, Rename and Pin join the footer from 100 columns
-        await pilot.press("i")
+        await pilot.press("tab")
         await settle(pilot)
         shown = {key.action for key in app.screen.query("FooterKey")}
-        assert "send" in shown and "resume" not in shown and "quit_app" not in shown
+        assert "send" in shown and "resume" not in shown and "toggle_scope" not in shown
 
 
 async def test_one_meter_run_per_composer_change_and_none_for_the_detail_text_areas(service):
@@ -269,14 +274,14 @@ async def test_one_meter_run_per_composer_change_and_none_for_the_detail_text_ar
         await settle(pilot)
         runs = app.screen.meter_runs
         before = runs.runs
-        await pilot.press("1")
+        await app.screen.run_action("show_tab('tab-summary')")
         area = app.screen.query_one("#summary-view", TextArea)
         area.focus()
         await pilot.press("down", "down", "down", "down")
         area.load_text("the detail's text changed")
         await settle(pilot)
         assert runs.runs == before
-        await pilot.press("i")
+        await pilot.press("tab")
         for key in "abc":
             await pilot.press(key)
             await asyncio.sleep(0.1)   # a pause in typing after each key
@@ -299,10 +304,10 @@ async def test_at_80_columns_the_preview_is_under_the_list_and_the_composer_is_o
         assert listed.region.width >= 78 and detail.region.y > listed.region.bottom - 1
         composer = app.screen.query_one(Composer)
         assert composer.region.height == 1
-        await pilot.press("i")
+        await pilot.press("tab")
         await settle(pilot)
         assert composer.region.height == 5
-        await pilot.press("escape", "v")
+        await pilot.press("escape", "ctrl+e")
         await settle(pilot)
         assert not detail.display
     app = build_app(service)
@@ -330,29 +335,29 @@ async def test_shift_down_scrolls_the_preview_while_the_list_keeps_focus(service
         await until(pilot, lambda: view.scroll_y == bottom)
 
 
-async def test_letters_typed_in_a_burst_after_slash_or_i_go_to_the_field_not_to_the_list(service):
-    """A terminal delivers a fast typist's keys in one read: '/proj' must filter, never pin (p),
-    rename (r) or trim (t) the selected session because the filter took its focus a moment late."""
+async def test_letters_typed_in_a_burst_go_to_the_filter_and_after_tab_to_the_composer(service):
+    """A terminal delivers a fast typist's keys in one read: 'prt' on the list filters it, and
+    after Tab the letters go to the composer, never to the list behind it."""
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         pinned = [row.pinned for row in session_list(app).rows]
-        for key, character in (("slash", "/"), ("p", "p"), ("r", "r"), ("t", "t")):
-            app.post_message(events.Key(key, character))   # all queued before the first is handled
+        for key in "prt":
+            app.post_message(events.Key(key, key))   # all queued before the first is handled
         await settle(pilot)
         assert app.screen.query_one("#filter", Input).value == "prt"
         assert isinstance(app.screen, MainScreen)   # no rename or trim dialog opened
-        app.screen.query_one("#filter", Input).value = ""
         await pilot.press("escape")
         await settle(pilot)
+        assert app.screen.query_one("#filter", Input).value == "" and app.screen.filter_text == ""
         assert [row.pinned for row in session_list(app).rows] == pinned
-        for key, character in (("i", "i"), ("p", "p"), ("t", "t")):
+        for key, character in (("tab", "\t"), ("p", "p"), ("t", "t")):
             app.post_message(events.Key(key, character))
         await settle(pilot)
         assert app.screen.query_one(Composer).text == "pt"
         assert isinstance(app.screen, MainScreen)
-        await pilot.press("slash", "i", "tab")   # in a field the priority keys are the field's own
+        await pilot.press("slash", "i")
         assert app.screen.query_one(Composer).text.startswith("pt/i")
-        await pilot.press("escape", "slash", "a", "slash", "i")
+        await pilot.press("escape", "a", "slash", "i")
         await settle(pilot)
         assert app.screen.query_one("#filter", Input).value == "a/i"

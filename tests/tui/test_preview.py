@@ -207,16 +207,21 @@ def test_a_landing_starts_at_the_matching_line_of_the_matched_field_or_at_the_wo
     assert paragraph.plain[landing_cut(paragraph, ("needle",), ("Fractal: ",)):].startswith("needle and more")
 
 
-async def test_R_and_I_work_from_the_list(service):
+async def test_raw_text_and_ids_work_from_the_list_by_the_palette_the_letters_filtering(service):
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen.focused, SessionList)
         raw = app.screen.query_one("#summary-view", TextArea)
         assert not raw.display
-        await pilot.press("R")
+        await pilot.press("R")   # typed on the list: a letter of the filter, not the raw view
+        await settle(pilot)
+        assert not raw.display and app.screen.filter_text == "R"
+        await pilot.press("escape")
+        await settle(pilot)
+        await app.screen.run_action("raw")
         await settle(pilot)
         assert raw.display and isinstance(app.screen.focused, SessionList)
-        await pilot.press("I")
+        await app.screen.run_action("ids")
         await settle(pilot)
         assert app.screen.detail.ref.session_id in str(app.screen.query_one("#detail-banner").render())

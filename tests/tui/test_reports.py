@@ -267,7 +267,7 @@ async def test_the_history_tab_labels_each_facts_provenance_and_shows_the_transc
     app = build_app(_service(isolated_paths, workspace))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("2")
+        await pilot.app.screen.run_action("show_tab('tab-history')")
         await settle(pilot)
         history = app.screen.query_one("#history-view").text
     assert history.startswith("2 turns kept in the file (the summary has 3).\n2 of 3 turns keep their details "

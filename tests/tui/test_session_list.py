@@ -182,7 +182,7 @@ async def test_the_all_workspaces_view_shows_each_rows_folder_not_its_key(servic
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert "FOLDER" not in str(app.screen.query_one("#columns").render())
-        await pilot.press("a")
+        await pilot.press("ctrl+a")
         await settle(pilot)
         assert "FOLDER" in str(app.screen.query_one("#columns").render())
         session_list = app.screen.query_one(SessionList)

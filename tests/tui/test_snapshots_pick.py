@@ -1,4 +1,4 @@
-"""Snapshots of the picker (`reprise pick`) and the `?` key list at 80x24 and 120x40: a list, a
+"""Snapshots of the picker (`reprise pick`) and the F1 key list at 80x24 and 120x40: a list, a
 one-line prompt and the preview on demand; the key list inside the screen."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ def test_pick_mode_filtered(snap_compare, snap_service, size):  # noqa: F811
 
 def test_pick_mode_preview_on_demand_at_80x24(snap_compare, snap_service):  # noqa: F811
     app = build_app(snap_service, mode="pick")
-    assert snap_compare(app, terminal_size=(80, 24), run_before=settled("f2"))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settled("ctrl+e"))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=IDS)
 def test_key_list(snap_compare, snap_service, size):  # noqa: F811
-    assert snap_compare(build_app(snap_service), terminal_size=size, run_before=settled("question_mark"))
+    assert snap_compare(build_app(snap_service), terminal_size=size, run_before=settled("f1"))

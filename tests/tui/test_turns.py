@@ -26,7 +26,7 @@ def command_agent_service(demo, tmp_path, monkeypatch, *, mode: str) -> Service:
 
 
 async def type_and_send(pilot, text: str) -> None:
-    await pilot.press("i", *text, "ctrl+s")
+    await pilot.press("tab", *text, "ctrl+s")
 
 
 async def test_an_echo_turn_lands_in_history_clears_the_composer_and_updates_the_meter(service):
@@ -84,7 +84,7 @@ async def test_sending_is_refused_with_a_reason_on_a_broken_row(service):
     app = build_app(service, agent="echo")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("a")
+        await pilot.press("ctrl+a")
         await settle(pilot)
         session_list = app.screen.query_one(SessionList)
         broken = next(i for i, row in enumerate(session_list.rows) if row.problem_code)

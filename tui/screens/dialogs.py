@@ -4,16 +4,24 @@ service.
 
 `Dialog` is the one frame: its title in the border, a body that scrolls when it is taller than the
 terminal, and the choices row (the buttons, and the keys that choose them, "Enter Apply · Esc
-Cancel") docked at the bottom so that it is always in view, down to 80x24."""
+Cancel") docked at the bottom so that it is always in view, down to 80x24.
+
+One way to confirm: every dialog that changes something confirms with Enter and cancels with Esc,
+and says so on its choices row (the buttons take no focus, so Enter never presses a Cancel
+button). A key that arrives within `ANSWER_GUARD_SECONDS` of the dialog opening is not an answer:
+keys typed ahead of a dialog never confirm it. The dialog reads the app's `monotonic` clock, which
+the tests replace."""
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -27,6 +35,7 @@ from ..text import clipped, one_line, safe_line, safe_text
 ResultT = TypeVar("ResultT")
 
 KEY_NAMES = {"enter": "Enter", "escape": "Esc"}
+ANSWER_GUARD_SECONDS = 0.3   # keys this soon after a dialog opens were typed ahead of it: no answer
 
 
 # The search screen's frame until it moves to `Dialog` (it belongs to another change).
@@ -113,13 +122,34 @@ class Dialog(ModalScreen[ResultT]):
         margin-left: 1;
     }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "choose('cancel')", "Cancel", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "choose('cancel')", "Cancel", show=False),
+                                             Binding("enter", "confirm", "Confirm", show=False)]
     CANCELLED: object = None
     BODY_FOCUSABLE = False   # a report's body takes the focus, to scroll with the keys; else its first field does
 
     def __init__(self, title: str) -> None:
         super().__init__()
         self.dialog_title = title
+        self.opened_at: float | None = None   # by the app's monotonic clock, when the dialog was shown
+
+    @property
+    def monotonic(self) -> Callable[[], float]:
+        """The clock the guard reads: the app's (a test's fake one), else the system's."""
+        clock = getattr(self.app, "monotonic", None)
+        return clock if callable(clock) else time.monotonic
+
+    def _on_mount(self, event: events.Mount) -> None:   # Textual's own handler: a subclass's on_mount is free
+        super()._on_mount(event)
+        self.opened_at = self.monotonic()
+
+    def too_soon(self) -> bool:
+        """True for an answer that arrives within the guard of the dialog opening (typed ahead)."""
+        return self.opened_at is None or self.monotonic() - self.opened_at < ANSWER_GUARD_SECONDS
+
+    def answer(self, choice_id: str) -> None:
+        """Every answer comes here, whatever gave it (a key, a button, a field's Enter)."""
+        if not self.too_soon():
+            self.chosen(choice_id)
 
     def body(self) -> Iterable[Widget]:
         return ()
@@ -140,8 +170,10 @@ class Dialog(ModalScreen[ResultT]):
                 yield Label(self.keys_line(), id="dialog-keys")
                 with Horizontal(id="dialog-buttons"):
                     for choice in self.buttons():
-                        yield Button(choice.label, id=choice.id, variant=choice.variant,  # type: ignore[arg-type]
-                                     compact=True)
+                        button = Button(choice.label, id=choice.id, variant=choice.variant,  # type: ignore[arg-type]
+                                        compact=True)
+                        button.can_focus = False   # Enter is the dialog's: it never presses a focused Cancel
+                        yield button
 
     def keys_line(self) -> Text:
         keys = [f"{KEY_NAMES.get(choice.key, choice.key)} {choice.label}" for choice in self.buttons() if choice.key]
@@ -150,16 +182,23 @@ class Dialog(ModalScreen[ResultT]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.id:
-            self.chosen(event.button.id)
+            self.answer(event.button.id)
 
     def action_choose(self, choice_id: str) -> None:
-        self.chosen(choice_id)
+        self.answer(choice_id)
+
+    def action_confirm(self) -> None:
+        """Enter: the choice the choices row names Enter for, if it is enabled."""
+        for choice in self.buttons():
+            if choice.key == "enter":
+                if not self.query_one(f"#{choice.id}", Button).disabled:
+                    self.answer(choice.id)
+                return
 
 
 class ConfirmDialog(Dialog[bool]):
-    """A yes-or-no question. A dangerous one starts on Cancel, and `y` answers yes."""
+    """A yes-or-no question: Enter answers yes, Esc no, a dangerous one's yes in the error colour."""
 
-    BINDINGS = [Binding("y", "choose('yes')", "Yes", show=False)]
     CANCELLED = False
 
     def __init__(self, question: str, *, yes: str = "Yes", danger: bool = False, title: str = "Are you sure?"):
@@ -173,10 +212,7 @@ class ConfirmDialog(Dialog[bool]):
 
     def buttons(self) -> list[Choice]:
         return [Choice("cancel", "Cancel", "escape"),
-                Choice("yes", self.yes, "y" if self.danger else "enter", "error" if self.danger else "primary")]
-
-    def on_mount(self) -> None:
-        self.query_one("#cancel" if self.danger else "#yes", Button).focus()
+                Choice("yes", self.yes, "enter", "error" if self.danger else "primary")]
 
     def chosen(self, choice_id: str) -> None:
         self.dismiss(choice_id == "yes")
@@ -211,7 +247,8 @@ class TextDialog(Dialog[str | None]):
         return [Choice("cancel", "Cancel", "escape"), Choice("save", self.save, "enter", "primary")]
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+        event.stop()
+        self.answer("save")
 
     def chosen(self, choice_id: str) -> None:
         self.dismiss(self.query_one("#text-input", Input).value if choice_id == "save" else None)
@@ -243,7 +280,9 @@ class ChoiceDialog(Dialog[str | None]):
         return Text("Enter Choose · Esc Cancel" if self.choices else "Esc Cancel")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        event.stop()
+        if not self.too_soon():
+            self.dismiss(event.option.id)
 
 
 class ReportScreen(Dialog[None]):
@@ -297,9 +336,6 @@ class CommandDialog(Dialog[None]):
 
     def buttons(self) -> list[Choice]:
         return [Choice("cancel", "Close", "escape"), Choice("copy", "Copy the command", "c", "primary")]
-
-    def on_mount(self) -> None:
-        self.query_one("#copy", Button).focus()
 
     def chosen(self, choice_id: str) -> None:
         if choice_id != "copy":

@@ -1,8 +1,9 @@
-"""The `?` key list: every key of `tui/actions.py`, grouped by where it works, in a scrolling
-window that fits 80x24. Esc, q, ? or F1 closes it."""
+"""The F1 key list: every key of `tui/actions.py`, grouped by where it works, in a scrolling
+window that fits 80x24. Esc or F1 closes it."""
 
 from __future__ import annotations
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -11,34 +12,43 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..actions import COMMANDS, COMPOSER, LIST, PICK, Command, key_text
+from ..actions import COMMANDS, COMPOSER, LIST, PALETTE_KEY, PICK, Command, key_text
 
 KEY_WIDTH = 16
 SECTIONS = (
-    ("The session list", lambda c: LIST in c.modes and c.where in ("screen", "app", "list")),
-    ("While typing a filter (/ or the picker's prompt)", lambda c: c.where == "filter"),
+    ("The session list: what you type filters it", lambda c: LIST in c.modes and c.where in ("screen", "app", "list")),
+    ("The picker's prompt (reprise pick)", lambda c: c.where == "filter"),
     ("Writing a message", lambda c: c.where == "composer" or (COMPOSER in c.modes and c.where == "app")),
     ("The picker (reprise pick): letters go to the prompt",
      lambda c: PICK in c.modes and c.where in ("screen", "app") and LIST not in c.modes),
 )
 
 
-def key_list(commands: tuple[Command, ...] = COMMANDS) -> Table:
-    """Each section's keys, one per row: the keys, then what they do (wrapped in its own column)."""
+def _keys_table() -> Table:
+    """Two columns: the keys (bold), then what they do, wrapped in its own column."""
     table = Table.grid(padding=(0, 1))
     table.add_column(width=KEY_WIDTH, style="bold")
     table.add_column(ratio=1)
+    return table
+
+
+def key_list(commands: tuple[Command, ...] = COMMANDS) -> Group:
+    """Each section's title on its own line, then its keys, one per row: the keys, then what they
+    do (wrapped in its own column)."""
+    parts: list[RenderableType] = []
     for title, belongs in SECTIONS:
-        table.add_row(Text(title, style="bold underline"), "", end_section=False)
+        table = _keys_table()
         seen: set[tuple[str, str]] = set()
         for command in commands:
             entry = (command.keys, command.description)
             if belongs(command) and command.keys and entry not in seen:   # no key: the palette names it
                 seen.add(entry)
                 table.add_row(key_text(command.keys), command.description)
-        table.add_row("", "")
-    table.add_row("ctrl+p", Text("the command palette: every action and view by name", style="italic"))
-    return table
+        parts += [Text(title, style="bold underline"), table, Text("")]
+    palette = _keys_table()
+    palette.add_row(key_text(PALETTE_KEY), Text("the command palette: every action and view by name, those with no "
+                                                "key too", style="italic"))
+    return Group(*parts, palette)
 
 
 class KeysScreen(ModalScreen[None]):
@@ -63,7 +73,7 @@ class KeysScreen(ModalScreen[None]):
         padding: 0 1;
     }
     """
-    BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close")]
+    BINDINGS = [Binding("escape,f1,q", "close", "Close")]
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
@@ -199,6 +199,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.set_focus(field)   # every letter goes to the filter at once
         else:
             field.display = False
+            field.can_focus = False   # what is typed on the list goes to it; the list keeps the focus
             self.set_focus(self.query_one(SessionList))
         self._fit_width()
         self.update_header()
@@ -216,7 +217,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     def watch_narrow(self, narrow: bool) -> None:
         """lazygit's habit: on a narrow terminal the preview goes under the list. The picker, fzf's
-        habit: its preview waits for v/F2 there."""
+        habit: its preview waits for ctrl+e there."""
         self.query_one("#body").set_class(narrow, "-stacked")
         if self.mode == "pick":
             self.preview_shown = not narrow
@@ -399,8 +400,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def show_empty_state(self) -> None:
         root = self.service.state_root
         self.query_one(DetailPane).show_problem(
-            f"No sessions here yet.\n\nPress n to start a new session in {safe_line(self.service.workspace)}, "
-            "press a to look "
+            f"No sessions here yet.\n\nPress ctrl+o to start a new session in {safe_line(self.service.workspace)}, "
+            "press ctrl+a to look "
             f"in all workspaces, or run your agent (fractal) in a project folder: its sessions appear here.\n\n"
             f"Sessions live in {safe_line(root)}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
 
@@ -566,9 +567,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if self.mode == "pick" and modes is not None and PICK not in modes:
             return False   # the picker only picks
         focused = self.focused
-        if action in ("filter", "focus_composer") and (
+        if action == "focus_composer" and (
                 isinstance(focused, Input) or (isinstance(focused, TextArea) and not focused.read_only)):
-            return False   # priority keys: in a field one types in, "/", "i" and Tab are the field's
+            return False   # a priority key: in a field one types in, Tab is the field's
         if action in ("cycle_agent", "toggle_agent_hidden"):
             return len(self.service.sources) > 1
         if action == "keep_due":
@@ -644,7 +645,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if plan.over_window and result is not None:
             worries.append(f"This session's next turn would send {result.total:,} tokens, over the "
                            f"{result.window:,}-token window of {safe_line(result.model)}. "
-                           f"Trimming it first (t) keeps everything in the archive.")
+                           f"Trimming it first (ctrl+t) keeps everything in the archive.")
         question = "\n\n".join(worries) + "\n\nResume anyway?"
 
         def answered(yes: bool | None) -> None:
@@ -767,7 +768,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         where = " as a new session" if result.forked else ""
         before = f"{plan.meter_before:,}" if plan.meter_before is not None else "?"
         after = f"{plan.meter_after:,}" if plan.meter_after is not None else "?"
-        undo = "u moves the new session to the trash" if result.forked else "u undoes it"
+        undo = "ctrl+z moves the new session to the trash" if result.forked else "ctrl+z undoes it"
         self.app.notify(f"Trimmed{where}: {before} → {after} tokens. {undo}.", markup=False)
         self.load_rows(select=self.service.session_path(result.ref))
         row = self.query_one(SessionList).current
@@ -840,7 +841,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         ref = row.ref if row is not None else None
         if ref is None or row is None:
             return
-        question = (f"Move {self.describe(row)} to the trash?\n\nIt can be restored with u, or with "
+        question = (f"Move {self.describe(row)} to the trash?\n\nIt can be restored with ctrl+z, or with "
                     f"`reprise trash restore {safe_line(id_argument(ref.source, ref.session_id))}`.")
         note = self.service.source(ref).trash_note   # what the agent does meanwhile (Codex cannot resume it)
         if note:
@@ -857,17 +858,42 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         """Say what moved (by title) and, for an agent that does something about it, what it does."""
         self.last_undo = ("rm", ref)
         self.trashed_titles[ref] = title
-        self.app.notify(f"Moved {session_name(title, 40)} to the trash. u undoes it.", markup=False)
+        self.app.notify(f"Moved {session_name(title, 40)} to the trash. ctrl+z undoes it.", markup=False)
         if note:
             self.app.notify(f"{note}.", severity="warning", timeout=12, markup=False)
         self.load_rows()
 
-    def action_filter(self) -> None:
+    # --- the filter: what is typed on the list --------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        """On the list, a printable character goes to the filter (shown once it holds one) and
+        Backspace edits it: fzf's and the agents' pickers' habit. The list keeps the focus, so the
+        keys of the table work while a filter is typed. The picker's prompt has the focus instead."""
+        if self.mode == "pick" or not isinstance(self.focused, SessionList):
+            return
         field = self.query_one("#filter", Input)
-        field.display = True
-        # At once, not after the queued events (Widget.focus waits for them): the letters a fast typist
-        # sent with the "/" in one read go to the filter, not to the list as p(in), r(ename), t(rim).
-        self.set_focus(field)
+        if event.is_printable and event.character:
+            self.type_into_filter(field.value + event.character)
+        elif event.key == "backspace" and field.value:
+            self.type_into_filter(field.value[:-1])
+        else:
+            return
+        event.stop()
+        event.prevent_default()
+
+    def on_paste(self, event: events.Paste) -> None:
+        """Pasted on the list, the first line goes to the filter."""
+        if self.mode != "pick" and isinstance(self.focused, SessionList) and event.text.strip():
+            event.stop()
+            field = self.query_one("#filter", Input)
+            self.type_into_filter(field.value + event.text.strip().splitlines()[0])
+
+    def type_into_filter(self, value: str) -> None:
+        field = self.query_one("#filter", Input)
+        field.display = bool(value)
+        field.value = value
+        field.cursor_position = len(value)
+        self.filter_text = value.strip()   # at once: the next key's action (Enter) sees the filtered list
 
     @on(Input.Changed, "#filter")
     def on_filter_changed(self, event: Input.Changed) -> None:
@@ -877,8 +903,6 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def on_filter_submitted(self, _: Input.Submitted) -> None:
         if self.mode == "pick":
             self.action_pick()
-            return
-        self.action_back()
 
     @on(FilterPrompt.Move)
     def on_filter_move(self, message: FilterPrompt.Move) -> None:
@@ -890,13 +914,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         session_list.move_to(session_list.cursor + message.rows + message.pages * page)
 
     def action_back(self) -> None:
-        """Esc: from the filter back to the list (the filter stays); on the list, the filter is cleared."""
-        field = self.query_one("#filter", Input)
-        if isinstance(self.focused, SessionList) and field.value:
-            field.value = ""
-        if not field.value:
-            field.display = False
-        self.set_focus(self.query_one(SessionList))
+        """Esc on the list: the filter is cleared; on an empty one, nothing happens."""
+        if self.query_one("#filter", Input).value:
+            self.type_into_filter("")
 
     def action_cancel(self) -> None:
         """Esc in the picker: a filter is cleared first, then the picker is left with nothing picked."""
@@ -917,17 +937,6 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.query_one("#detail-tabs", TabbedContent).active = tab
 
     # --- moving in the list and the preview ------------------------------------------------
-
-    def action_list_top(self) -> None:
-        self.query_one(SessionList).move_to(0)
-
-    def action_list_bottom(self) -> None:
-        session_list = self.query_one(SessionList)
-        session_list.move_to(len(session_list.rows) - 1)
-
-    def action_half_page(self, direction: int) -> None:
-        session_list = self.query_one(SessionList)
-        session_list.move_to(session_list.cursor + direction * max(session_list.size.height // 2, 1))
 
     def action_scroll_preview(self, direction: int) -> None:
         """Scroll the preview's open tab by half its height, the list keeping focus."""
@@ -990,7 +999,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.cleared_draft = composer.text
         composer.clear()
         self.refresh_bindings()
-        self.app.notify("ctrl+c cleared the draft · ctrl+z brings it back", timeout=6)
+        back = "ctrl+z" if isinstance(self.focused, Composer) else "Tab, then ctrl+z,"
+        self.app.notify(f"ctrl+c cleared the draft · {back} brings it back", timeout=6)
         return True
 
     def action_restore_draft(self) -> None:

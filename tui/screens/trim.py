@@ -112,7 +112,7 @@ def preview_text(result: TrimResult) -> Content:
                   ("Turns    ", "bold"), f"{counts['capped']} shortened, {counts['folded']} condensed, "
                                          f"{counts['dropped']} removed; {counts['history_removed']} history "
                                          "entries removed\n",
-                  ("Everything removed goes to the archive first; u undoes it.", "$text-muted")]
+                  ("Everything removed goes to the archive first; ctrl+z undoes it.", "$text-muted")]
     for note in plan.notes:
         if note not in said:
             parts.append((f"\nNote: {safe_text(note)}", "$warning"))
@@ -256,8 +256,9 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
         self.refresh_preview()
 
     @on(Input.Submitted, "#trim-value")
-    def on_value_submitted(self, _: Input.Submitted) -> None:
-        self.chosen("fork" if self.fork_only else "apply")
+    def on_value_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_confirm()
 
     def current_options(self) -> TrimOptions | None:
         try:
@@ -364,5 +365,5 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
 
         question = (f"Rewrite {session_name(self.title_text)} in place ({what_goes(result)})?\n\n"
                     "The file as it is now, and every part the trim removes, go to Reprise's archive before "
-                    "anything is written; u undoes the trim.")
+                    "anything is written; ctrl+z undoes the trim.")
         self.app.push_screen(ConfirmDialog(question, yes="Trim in place", title="Trim in place?"), answered)

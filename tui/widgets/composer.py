@@ -1,4 +1,4 @@
-"""The composer: the next message. One line until it has focus (`i` or Tab), then five rows.
+"""The composer: the next message. One line until it has focus (Tab), then five rows.
 Enter inserts a newline, ctrl+s sends, Esc goes back to the list. It only posts messages; the
 screen decides what sending means."""
 
@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
-PLACEHOLDER = "i or Tab: write a message to this session"
+PLACEHOLDER = "Tab: write a message to this session"
 
 
 class Composer(TextArea):

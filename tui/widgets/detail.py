@@ -224,7 +224,7 @@ class DetailPane(Vertical):
         for number, _turn_id, created in self._stale:
             since = human_time(parse_time(created), self._now) if parse_time(created) else "an unknown time"
             warnings.append(f"turn {number} started {since} and is still pending: "
-                            "its agent is gone; press x to mark it interrupted")
+                            "its agent is gone; F2 \"Mark interrupted\" marks it so")
         if detail.size > LARGE_SESSION_BYTES:
             warnings.insert(0, f"large session ({human_size(detail.size)}): resuming it may be slow")
         lines = banner_lines(detail, self._now, show_ids=self.show_ids)

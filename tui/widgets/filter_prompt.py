@@ -1,7 +1,8 @@
-"""The `/` filter, and the picker's one-line prompt: an input whose arrow keys, ctrl+n and
+"""The filter, and the picker's one-line prompt: an input whose arrow keys, ctrl+n/ctrl+p and
 ctrl+j/ctrl+k move the session list (fzf's habit) instead of doing nothing, so the hands stay on
-the prompt; in the picker Home/End go to the first and last session too (ctrl+a/ctrl+e still move
-in the text). It posts `Move`; the screen moves the list."""
+the prompt; in the picker Home/End go to the first and last session too (ctrl+a still moves in
+the text; ctrl+e shows the preview, as on the browse screen). It posts `Move`; the screen moves the
+list. On the browse screen the list keeps the focus and the screen types into the filter."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ class FilterPrompt(Input):
     BINDINGS = [
         Binding("enter", "submit", "Done"),
         Binding("down,ctrl+n,ctrl+j", "move(1)", "Next", show=False),
-        Binding("up,ctrl+k", "move(-1)", "Previous", show=False),
+        Binding("up,ctrl+p,ctrl+k", "move(-1)", "Previous", show=False),
         Binding("pagedown", "move_page(1)", "Page down", show=False),
         Binding("pageup", "move_page(-1)", "Page up", show=False),
     ]

@@ -92,8 +92,9 @@ class SessionList(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"session-list--cursor", "session-list--problem", "session-list--muted",
                          "session-list--warn", "session-list--over"}
     BINDINGS = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
+        # no letters: what is typed on the list goes to the filter; ctrl+p moves up, as in fzf
+        Binding("up,ctrl+p", "cursor(-1)", "Up", show=False),
+        Binding("down,ctrl+n", "cursor(1)", "Down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home", "jump(0)", "First", show=False),
