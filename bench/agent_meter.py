@@ -148,7 +148,7 @@ def run(store, report, *, quick: bool, log) -> None:
                     f"{data['naive'] * 1000:.0f} ms", f"{data['naive'] * 1000 / max(first, 1e-6):.0f}×",
                     f"< {FIRST_COUNT_TARGET_MS:.0f} ms", first < FIRST_COUNT_TARGET_MS)
         section.row(f"{label}: the same with --via resume", f"{statistics.median(data['resume']) * 1000:.1f} ms")
-        section.row(f"{label}: the file read before it (`source.open`: parse, chain, request-log index)",
+        section.row(f"{label}: the file read before it (`source.open`, the meter's inputs built with it)",
                     f"{statistics.median(data['read']) * 1000:.0f} ms")
         section.row(f"{label}: keystroke, 2,000-token draft: median", f"{key:.3f} ms",
                     f"{statistics.median(data['base_keys']) * 1000:.3f} ms", "", f"< {KEY_TARGET_MS:.0f} ms",
