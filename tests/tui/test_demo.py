@@ -244,3 +244,17 @@ def test_a_demo_run_removes_its_store_when_it_ends(tmp_path):
     root = done.stderr.split("demo store in ", 1)[1].split(" (removed when this run ends)")[0]
     assert Path(root).parent == tmp_path and not Path(root).exists()
     assert not list(tmp_path.glob("reprise-demo-*"))
+
+
+def test_the_preview_of_a_session_due_for_deletion_names_the_key_that_keeps_it(demo_root):
+    from reprise.tui.actions import COMMANDS, key_text
+    from reprise.tui.widgets.detail import deletion_note
+
+    service = demo_service(demo_root)
+    service.clock = NOW.timestamp
+    due = next(row for row in service.list_sessions().rows
+               if row.agent_deletion is not None and row.agent_deletion.at_risk)
+    assert due.ref is not None
+    note = deletion_note(service.show(due.ref))
+    keep = next(command for command in COMMANDS if command.action == "keep")
+    assert note.startswith("deleted by Claude Code in 2 days") and f"; {key_text(keep.keys)} copies it" in note

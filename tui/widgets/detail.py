@@ -92,7 +92,7 @@ def banner_lines(detail: SessionDetail, now: datetime, *, show_ids: bool = False
 
 
 def deletion_note(detail: SessionDetail) -> str:
-    return safe_line(detail.deletion or "") + ("; K copies it out of reach." if detail.keepable else "")
+    return safe_line(detail.deletion or "") + ("; ctrl+k copies it out of reach." if detail.keepable else "")
 
 
 class DetailPane(Vertical):
