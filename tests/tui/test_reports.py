@@ -337,3 +337,17 @@ def test_counts_say_one_turn_and_many_turns_never_turn_s():
     from reprise.tui.format import counted
 
     assert [counted(n, "turn") for n in (0, 1, 2, 1_024)] == ["0 turns", "1 turn", "2 turns", "1,024 turns"]
+
+
+def test_the_meter_line_drops_its_least_important_pieces_first_and_never_cuts_a_figure():
+    from reprise.tui.widgets.meter import meter_line
+
+    parts = (Part("measured", 55_265, "measured"), Part("message", 12, "calibrated estimate", 40, 40))
+    result = MeterResult("claude-opus-5-5", "recorded", "o200k_base", parts, window=1_000_000, warn_at=0.8,
+                         measured=Measured(3, 20_697), exact=False, compacts_at=967_000)
+    full = "Next turn 55,277 / 1M 5.5% ok · compacts at 97% · draft +0 (40 chars) · last measured 20.7k (turn 3)"
+    assert meter_line(result).plain == meter_line(result, width=len(full)).plain == full
+    assert meter_line(result, width=len(full) - 1).plain == full.removesuffix(" · last measured 20.7k (turn 3)")
+    assert meter_line(result, width=50).plain == "Next turn 55,277 / 1M 5.5% ok · draft +0"
+    assert meter_line(result, width=20).plain == "Next turn 55,277 / 1M 5.5% ok"   # what stays, whatever the width
+    assert meter_line(result, status="counting…", width=45).plain == "Next turn 55,277 / 1M 5.5% ok · counting…"

@@ -12,29 +12,35 @@ from ..format import tokens
 from ..text import safe_line
 
 
-def meter_line(result: MeterResult | None, *, status: str = "") -> Text:
+def meter_line(result: MeterResult | None, *, status: str = "", width: int | None = None) -> Text:
     """Total, window share and the draft's own cost; the tokenizer and how exact the figure is
-    are on the Context tab."""
+    are on the Context tab. Given a `width`, the least important pieces give way first (the last
+    measured figure, the draft's length, the compaction point, the draft, the status), so a figure
+    is never cut: the total and its share stay."""
     if result is None:
         return Text(safe_line(status) or "Context: select a session", style="dim")
     message = result.part("message")
     state_style = {"ok": "green", "warn": "bold yellow", "over": "bold red", "unknown": "dim"}[result.state]
-    share = (f"{result.total:,} / {tokens(result.window)} ", (f"{result.percent:.1f}% {result.state}", state_style)) \
+    share = [(f"{result.total:,} / {tokens(result.window)} ", None),
+             (f"{result.percent:.1f}% {result.state}", state_style)] \
         if result.window is not None and result.percent is not None else \
-        (f"{result.total:,} ", ("window unknown", state_style))
-    text = Text.assemble(
-        ("Next turn ", "bold"),
-        *share,
-        (f" · compacts at {100 * result.compacts_at / result.window:.0f}%"
-         if result.compacts_at is not None and result.window else "", "dim"),
-        f" · draft +{tokens(result.draft)}",
-        (f" ({message.full_chars:,} chars)" if message.full_chars else "", "dim"),
-    )
+        [(f"{result.total:,} ", None), ("window unknown", state_style)]
+    # (text, style, importance): the lowest importance gives way first
+    pieces: list[tuple[str, str | None, int]] = [("Next turn ", "bold", 9), *((t, st, 9) for t, st in share)]
+    if result.compacts_at is not None and result.window:
+        pieces.append((f" · compacts at {100 * result.compacts_at / result.window:.0f}%", "dim", 3))
+    pieces.append((f" · draft +{tokens(result.draft)}", None, 5))
+    if message.full_chars:
+        pieces.append((f" ({message.full_chars:,} chars)", "dim", 2))
     if result.measured is not None:
-        text.append(f" · last measured {tokens(result.measured.tokens)} (turn {result.measured.turn})", style="dim")
+        pieces.append((f" · last measured {tokens(result.measured.tokens)} (turn {result.measured.turn})", "dim", 1))
     if status:
-        text.append(f" · {safe_line(status)}", style="italic")
-    return text
+        pieces.append((f" · {safe_line(status)}", "italic", 6))
+    if width is not None:
+        while sum(len(text) for text, _, _ in pieces) > width and min(rank for _, _, rank in pieces) < 9:
+            weakest = min(range(len(pieces)), key=lambda index: (pieces[index][2], -index))
+            del pieces[weakest]
+    return Text.assemble(*((text, style or "") for text, style, _ in pieces))
 
 
 class MeterBar(Static):
@@ -52,7 +58,20 @@ class MeterBar(Static):
     }
     """
 
+    shown: tuple[MeterResult | None, str] | None = None   # what `show` was last given
+
     def show(self, result: MeterResult | None, *, status: str = "") -> None:
+        self.shown = (result, status)
         self.set_class(result is not None and result.state == "warn", "-warn")
         self.set_class(result is not None and result.state == "over", "-over")
-        self.update(meter_line(result, status=status))
+        self._draw()
+
+    def on_resize(self) -> None:
+        if self.shown is not None:
+            self._draw()
+
+    def _draw(self) -> None:
+        assert self.shown is not None
+        result, status = self.shown
+        width = self.content_region.width or None   # none yet before the first layout: the whole line
+        self.update(meter_line(result, status=status, width=width))
