@@ -55,7 +55,7 @@ from .retention import NO_SWEEP
 from .transcript import read_transcript
 from .trash import AFTER_TRASH, CodexTrash
 from .turns import CodexSendBackend
-from .windows import catalog_window, read_config
+from .windows import Configs, catalog_window
 
 METER_VERSION = "codex-2"
 
@@ -86,6 +86,7 @@ class CodexSource(AgentStoreSource):
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
         self.settings = settings
         self.roots = [CodexRoot(Path(root)) for root in roots]
+        self.configs = Configs()
         self.own_paths = OwnPaths(data, NAME)
         self.codex_listing = CodexListing(roots, self.own_paths)
         self.listing = self.codex_listing
@@ -188,7 +189,7 @@ class CodexSource(AgentStoreSource):
         """Codex's config.toml of the session's root and the command line the turn goes through."""
         root = self.codex_listing.root_of(opened.path).path
         codex = self.settings.sources.codex
-        return CodexLimits(read_config(root), tuple(codex.send if via == SEND else codex.resume))
+        return CodexLimits(self.configs.of(root), tuple(codex.send if via == SEND else codex.resume))
 
     def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
                       via: str = SEND) -> LiveMeter:

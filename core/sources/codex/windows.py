@@ -41,6 +41,26 @@ def read_config(codex_home: Path) -> dict[str, Any]:
         return {}
 
 
+class Configs:
+    """Each root's config.toml, read again only when its stat changes: the NEXT column meters every
+    row, and a read and a TOML parse per row is work done thousands of times for one file."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, tuple[tuple[int, int, int] | None, dict[str, Any]]] = {}
+
+    def of(self, codex_home: Path) -> dict[str, Any]:
+        try:
+            info = (codex_home / "config.toml").stat()
+            version: tuple[int, int, int] | None = (info.st_ino, info.st_size, info.st_mtime_ns)
+        except OSError:
+            version = None
+        known = self._read.get(codex_home)
+        if known is None or known[0] != version:
+            known = (version, read_config(codex_home) if version is not None else {})
+            self._read[codex_home] = known
+        return known[1]
+
+
 def overrides(argv: Sequence[str]) -> dict[str, int]:
     """The integer `-c key=value` / `--config key=value` settings of a Codex command line."""
     found: dict[str, int] = {}

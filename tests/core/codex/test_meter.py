@@ -190,3 +190,17 @@ def test_codex_compacts_at_its_limit_from_the_command_line_or_config_else_90_per
     assert compacts_at({}, (), None, "my-local-model") == (None, "unknown")
     result = CodexMeter(MeterSettings(), COUNTER, NOW, limits=CodexLimits({"model_auto_compact_token_limit": 9_000}))
     assert result.with_message("").compacts_at == 9_000
+
+
+def test_a_roots_config_is_read_again_only_when_it_changes(tmp_path):
+    from reprise.core.sources.codex.windows import Configs
+
+    configs = Configs()
+    assert configs.of(tmp_path) == {}
+    config = tmp_path / "config.toml"
+    config.write_text("model_auto_compact_token_limit = 5000\n")
+    assert configs.of(tmp_path) == {"model_auto_compact_token_limit": 5000}
+    first = configs.of(tmp_path)
+    assert configs.of(tmp_path) is first   # the same stat: not read again
+    config.write_text("model_auto_compact_token_limit = 70000\n")
+    assert configs.of(tmp_path) == {"model_auto_compact_token_limit": 70000}
