@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 from . import config as config_module
-from . import undo
+from . import ui_state, undo
 from .archive import ArchiveEntry, find_entry
 from .audit import AuditLog, AuditRecord
 from .catalog import Catalog
@@ -38,6 +38,7 @@ from .own_files import SessionMeta
 from .paths import (
     SessionRef,
     cache_dir,
+    data_dir,
     guess_workspace_path,
     validate_session_id,
     validate_workspace_key,
@@ -185,6 +186,8 @@ class Service:
         self.clock: Callable[[], float] = time.time   # what "now" is for ages told to people (the TUI's clock)
         self._remembered = False
         self.undo_log = undo.UndoLog()   # the last trim or trash made here, for `undo_step`
+        self._ui_state: ui_state.UiState | None = None
+        self._ui_notices: list[str] = []
 
     @classmethod
     def from_environment(cls, *, state_dir: str | None = None, workspace: str | None = None,
@@ -378,8 +381,30 @@ class Service:
         self.catalog.progress = progress
 
     def take_notices(self) -> list[str]:
-        """One line for each time the catalog cache was rebuilt or bypassed since the last call."""
-        return self.catalog.take_notices()
+        """One line for each time the catalog cache was rebuilt or bypassed since the last call, and
+        one when the remembered screen choices could not be read."""
+        notices, self._ui_notices = [*self._ui_notices, *self.catalog.take_notices()], []
+        return notices
+
+    def ui_choices(self) -> ui_state.UiState:
+        """The screen choices remembered across runs (`core/ui_state.py`), read once."""
+        if self._ui_state is None:
+            self._ui_state, problem = ui_state.load(data_dir())
+            self._ui_notices += [problem] if problem else []
+        return self._ui_state
+
+    def remember(self, **choices: bool) -> None:
+        """Keep screen choices for the next run (`preview_when_narrow=True`, `show_agent_hidden=...`)."""
+        state = self.ui_choices()
+        for name, value in choices.items():
+            if name not in ui_state.KNOWN:
+                raise UsageError(f"{name!r} is not a screen choice Reprise remembers.")
+            setattr(state, name, value)
+        try:
+            ui_state.save(data_dir(), state)
+        except (OSError, RepriseError) as exc:
+            raise RepriseError(f"The choice is used for this run but could not be remembered: {exc}",
+                               path=data_dir() / ui_state.FILE_NAME) from None
 
     def _remember_current_workspace(self) -> None:
         """Record the folder behind the current key once its sessions exist (the key cannot be

@@ -74,7 +74,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("", "ids", "Ids", "Show the session's and each turn's ids in the preview, or hide them"),
     # Tab is a priority key: the app takes it before the keys after it, so the letters a fast typist
     # sends with it in one read go to the composer it opens, not to the filter.
-    Command("tab", "focus_composer", "Compose", "Write a message to the selected session", priority=True),
+    Command("tab", "focus_composer", "Write", "Write a message to the selected session", footer=True,
+            priority=True),
     Command("", "recover", "Mark interrupted", "Mark the session's stale pending turn interrupted"),
     Command("", "show_tab('tab-summary')", "Conversation", "Show the Conversation tab"),
     Command("", "show_tab('tab-history')", "History", "Show the History tab"),
@@ -157,7 +158,7 @@ def palette_commands() -> Iterable[Command]:
 
 PALETTE_KEY = "f2"   # the command palette's key (Textual's ctrl+p moves the list up, as in fzf)
 
-FUNCTION_KEYS = ("f1", "f2")
+FUNCTION_KEYS = ("f1", "f2", "tab")   # shown by our names (F1, Tab), not Textual's (f1, tab)
 KEY_NAMES = {"f1": "F1", "f2": "F2", "backspace": "Backspace", "enter": "Enter", "escape": "Esc", "tab": "Tab",
              "pagedown": "PgDn", "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑",
              "shift+down": "shift+↓", "shift+up": "shift+↑"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -97,3 +98,13 @@ async def trim_dialog_dropping(pilot, file_id: str, turn: str):
     await pilot.press(turn)
     await settle(pilot)
     return dialog
+
+
+def show_agent_hidden(data_dir: str | None = None) -> None:
+    """As a user who turned on the sessions the agents' own pickers hide (`claude -p`, SDK, `codex
+    exec`; hidden by default): for tests that work on those sessions."""
+    from pathlib import Path
+
+    from reprise.core import ui_state
+
+    ui_state.save(Path(data_dir or os.environ["REPRISE_DATA_DIR"]), ui_state.UiState(show_agent_hidden=True))

@@ -256,8 +256,8 @@ async def test_empty_store_shows_how_to_start_and_where_data_lives(tmp_path):
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        banner = str(app.screen.query_one("#detail-banner").render())
-        assert "Press ctrl+o" in banner and str(tmp_path / "empty") in banner
+        empty = str(app.screen.query_one("#empty-state").render())
+        assert "ctrl+o starts a new session" in empty and str(tmp_path / "empty") in empty
         assert "0 of 0 sessions shown" in header(app)
 
 

@@ -10,13 +10,14 @@ from reprise.tui.screens.trim import TrimDialog
 from reprise.tui.widgets.session_list import SessionList
 
 from ..core.claude.test_claude_source import THREE_TURNS, copy_store, service_in
-from .conftest import build_app, settle, trim_dialog_dropping
+from .conftest import build_app, settle, show_agent_hidden, trim_dialog_dropping
 
 
 async def test_a_claude_session_is_trimmed_as_a_fork_and_u_trashes_the_fork(tmp_path, monkeypatch):
     claude_root = Path(os.environ["CLAUDE_CONFIG_DIR"])
     folders = copy_store(claude_root, tmp_path / "work")
     service = service_in(folders["alpha"])
+    show_agent_hidden()   # the fixture's sessions were run by the SDK
     original_path = next(claude_root.glob(f"projects/*/{THREE_TURNS}.jsonl"))
     original = original_path.read_bytes()
     app = build_app(service)
@@ -51,6 +52,7 @@ async def test_the_trim_dialog_shows_its_buttons_at_80x24(tmp_path, isolated_pat
     folders = copy_store(claude_root, tmp_path / "work")
     factories.write_session(isolated_paths, folders["alpha"], factories.session_bytes("fractal-trim", turns=60,
                                                                                              response_chars=6000))
+    show_agent_hidden()   # the fixture's Claude Code sessions were run by the SDK
     app = build_app(service_in(folders["alpha"]))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

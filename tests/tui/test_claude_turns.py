@@ -17,12 +17,13 @@ from reprise.tui.widgets.session_list import SessionList
 
 from ..core.claude.test_claude_send import fake  # noqa: F401  (a fixture)
 from ..core.claude.test_claude_source import copy_store
-from .conftest import build_app, settle, until
+from .conftest import build_app, settle, show_agent_hidden, until
 from .test_turns import type_and_send
 
 
 @pytest.fixture
 def alpha(tmp_path) -> Path:
+    show_agent_hidden()   # the fixture's sessions were run by the SDK, which Claude Code's picker hides
     return copy_store(Path(os.environ["CLAUDE_CONFIG_DIR"]), tmp_path / "work")["alpha"]
 
 

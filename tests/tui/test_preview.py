@@ -140,6 +140,7 @@ async def test_R_shows_the_raw_text_the_meter_counts_and_back_and_I_shows_the_id
 async def test_the_banner_repeats_the_full_title_with_agent_time_and_status(service):
     app = build_app(service)
     async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+e")   # the preview, closed by default below 100 columns
         await settle(pilot)
         title = "A very long title that no list column at eighty columns could ever hold whole, repeated here"
         ref = app.screen.detail.ref

@@ -289,11 +289,19 @@ def test_the_history_of_any_source_groups_facts_by_provenance_and_shows_only_rec
     transcript = Transcript("other", "s1", [turn, Turn("t0", "old", "succeeded", detailed=False)],
                             notes=["1 record skipped"])
     now = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
+    facts = ("Files read (1, observed):\n  a.py\nFiles modified (1, observed):\n  a.py\n"
+             "Files modified (1, reported by the model):\n  b\\n.py\nCommands (1, reported by the model):\n  make\n"
+             "Usage: 10 in, 2 out, cache 5 read, 0 written")
+    # another agent's file is one conversation (on the Conversation tab): its History is what each turn did
     assert plain_text(history_lines(transcript, now)) == (
         "1 turn kept in the file (the summary has 2).\n1 record skipped\n\n── Turn 1  [succeeded]  "
-        "yesterday 10:00, 5 min\nUser: fix ␛[31mit\nReply: done\ndone\ndone\ndone\n  … 2 more lines\nFiles read (1, observed):\n  a.py\nFiles modified (1, observed):\n  a.py\n"
-        "Files modified (1, reported by the model):\n  b\\n.py\nCommands (1, reported by the model):\n  make\n"
-        "Usage: 10 in, 2 out, cache 5 read, 0 written")
+        "yesterday 10:00, 5 min\nAsked: fix ␛[31mit\n" + facts)
+    # Fractal keeps its history apart from the summary: the tab shows it whole
+    fractal = Transcript("fractal", "s1", [turn, Turn("t0", "old", "succeeded", detailed=False)],
+                         notes=["1 record skipped"])
+    assert plain_text(history_lines(fractal, now)) == (
+        "1 turn kept in the file (the summary has 2).\n1 record skipped\n\n── Turn 1  [succeeded]  "
+        "yesterday 10:00, 5 min\nUser: fix ␛[31mit\nReply: done\ndone\ndone\ndone\n  … 2 more lines\n" + facts)
 
 
 def test_the_context_tab_says_of_each_part_what_reprise_meter_says():
@@ -325,10 +333,10 @@ def test_the_meter_says_how_the_turn_goes_where_the_agent_compacts_and_its_calib
     assert "  calibrated    ×1.151  the provider's count of a request the session file holds" in printed
     shown = plain_text(context_lines(result, width=40))
     assert "compacts: 967,000" in shown and "calibrated: ×1.151" in shown
-    assert "55,277 / 1M 5.5% ok · compacts at 97% · draft +0" in meter_line(result).plain
+    assert "▌░░░░░░░░░ 55,277 / 1M 5.5% ok · compacts at 97% · draft +0" in meter_line(result).plain
     unknown = MeterResult("claude-new-9", "--model", "o200k_base", parts, window=None, warn_at=0.8, measured=None,
                           exact=False, window_source="Claude Code 2.1.332's model table")
-    assert "55,277 window unknown · draft +0" in meter_line(unknown).plain
+    assert meter_line(unknown).plain.startswith("Next turn 55,277 window unknown · draft +0")   # no bar
     assert "window unknown for claude-new-9" in plain_text(meter_lines(SESSION_ID, unknown, with_draft=False))
     assert plain_text(context_lines(unknown)).startswith("Next turn: 55,277 tokens (window unknown)")
 
@@ -345,9 +353,34 @@ def test_the_meter_line_drops_its_least_important_pieces_first_and_never_cuts_a_
     parts = (Part("measured", 55_265, "measured"), Part("message", 12, "calibrated estimate", 40, 40))
     result = MeterResult("claude-opus-5-5", "recorded", "o200k_base", parts, window=1_000_000, warn_at=0.8,
                          measured=Measured(3, 20_697), exact=False, compacts_at=967_000)
-    full = "Next turn 55,277 / 1M 5.5% ok · compacts at 97% · draft +0 (40 chars) · last measured 20.7k (turn 3)"
+    bar = "▌░░░░░░░░░ "
+    full = f"Next turn {bar}55,277 / 1M 5.5% ok · compacts at 97% · draft +0 (40 chars) · last measured 20.7k (turn 3)"
     assert meter_line(result).plain == meter_line(result, width=len(full)).plain == full
     assert meter_line(result, width=len(full) - 1).plain == full.removesuffix(" · last measured 20.7k (turn 3)")
-    assert meter_line(result, width=50).plain == "Next turn 55,277 / 1M 5.5% ok · draft +0"
+    assert meter_line(result, width=61).plain == f"Next turn {bar}55,277 / 1M 5.5% ok · draft +0"
+    assert meter_line(result, width=50).plain == "Next turn 55,277 / 1M 5.5% ok · draft +0"   # the bar gave way
     assert meter_line(result, width=20).plain == "Next turn 55,277 / 1M 5.5% ok"   # what stays, whatever the width
     assert meter_line(result, status="counting…", width=45).plain == "Next turn 55,277 / 1M 5.5% ok · counting…"
+
+
+def test_the_meter_bar_is_filled_to_the_share_in_the_states_colour():
+    from reprise.tui.widgets.meter import meter_line, share_bar
+
+    assert share_bar(0) == ("", "░" * 10)
+    assert share_bar(50) == ("█" * 5, "░" * 5)
+    assert share_bar(56.25) == ("█" * 5 + "▋", "░" * 4)
+    assert share_bar(250) == ("█" * 10, "")   # over the window: full
+    for percent in range(0, 120):
+        filled, rest = share_bar(percent)
+        assert len(filled) + len(rest) == 10
+    spans = {}
+    for total, state in ((100_000, "ok"), (170_000, "warn"), (210_000, "over")):
+        result = MeterResult("m", "recorded", "o200k_base", (Part("measured", total, "measured"), Part("message", 0, "counted")),
+                             window=200_000,
+                             warn_at=0.8, measured=None, exact=False)
+        assert result.state == state
+        line = meter_line(result)
+        filled = share_bar(result.percent)[0]
+        start = line.plain.index(filled)
+        spans[state] = next(str(span.style) for span in line.spans if span.start == start)
+    assert spans == {"ok": "green", "warn": "yellow", "over": "red"}

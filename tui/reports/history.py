@@ -55,7 +55,12 @@ def when(turn: Turn, now: datetime) -> str:
 
 def history_lines(transcript: Transcript, now: datetime, *, show_ids: bool = False) -> list[Line]:
     """The History tab: turn by turn, what the user asked, what the agent replied, touched and
-    ran (and whether the host observed it or the model reported it), errors and usage."""
+    ran (and whether the host observed it or the model reported it), errors and usage.
+
+    Fractal keeps a history apart from the summary the model is sent, so its tab shows that
+    history whole. Another agent's file is one conversation, already on the Conversation tab: its
+    History is the record of what each turn did (the prompt's first line, no reply)."""
+    record_only = transcript.source != "fractal"
     kept = kept_turns(transcript)
     numbers = {id(turn): number for number, turn in enumerate(transcript.turns, start=1)}
     head = (f"{counted(len(kept), 'turn')} kept in the file (the summary has {len(transcript.turns)})."
@@ -69,8 +74,12 @@ def history_lines(transcript: Transcript, now: datetime, *, show_ids: bool = Fal
         name = f"Turn {number}" if number is not None else "A turn the summary no longer has"
         lines.append(line((f"── {name}", "bold"), f"  [{safe_line(STATUS_WORDS.get(turn.status, turn.status))}]  "
                           f"{when(turn, now)}" + (f"  {safe_line(turn.turn_id)}" if show_ids else "")))
-        lines.append(line(f"User: {safe_text(turn.user_message)}"))
-        if turn.reply:
+        if record_only:
+            asked = turn.user_message.strip().splitlines()
+            lines.append(line(f"Asked: {safe_line(asked[0]) if asked else '(no prompt)'}", style="dim"))
+        else:
+            lines.append(line(f"User: {safe_text(turn.user_message)}"))
+        if turn.reply and not record_only:
             reply, left = cut_text(turn.reply, REPLY_LINES)
             lines.append(line(f"Reply: {reply}" + (f"\n  … {left}" if left else "")))
         for _, label, facts in _facts(turn):
@@ -94,7 +103,7 @@ def usage_text(usage: Usage) -> str:
     if usage.context_tokens is not None:
         parts.append(f"context {usage.context_tokens:,}")
     if usage.iterations is not None:
-        parts.append(f"{usage.iterations} iterations")
+        parts.append(counted(usage.iterations, "iteration"))
     if usage.duration_ms is not None:
         parts.append(f"{usage.duration_ms / 1000:.1f} s")
     if usage.cost is not None:

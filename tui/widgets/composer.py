@@ -1,4 +1,5 @@
-"""The composer: the next message. One line until it has focus (Tab), then five rows.
+"""The composer: the next message. Folded away until Tab opens it (the main screen keeps it open
+while it holds a draft): five rows while it has focus, one line with the draft after.
 Enter inserts a newline, ctrl+s sends, Esc goes back to the list. It only posts messages; the
 screen decides what sending means."""
 
@@ -10,7 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
-PLACEHOLDER = "Tab: write a message to this session"
+PLACEHOLDER = "Your message to this session"
 
 
 class Composer(TextArea):
@@ -29,7 +30,7 @@ class Composer(TextArea):
     """
     BINDINGS = [
         Binding("ctrl+s", "send", "Send", priority=True),
-        Binding("escape", "leave", "Back to list", priority=True),
+        Binding("escape", "leave", "Back to list", priority=True, key_display="Esc"),
     ]
 
     @dataclass

@@ -141,7 +141,7 @@ class DetailPane(Vertical):
     DetailPane > .detail--heading { text-style: bold; color: $text; }
     DetailPane > .detail--muted { color: $text-muted; }
     DetailPane > .detail--you { text-style: bold; color: $accent; }
-    DetailPane > .detail--agent { text-style: bold; color: $secondary; }
+    DetailPane > .detail--agent { text-style: bold; color: $text-primary; }   /* $secondary was dark blue on black */
     DetailPane > .detail--ok { color: $success; }
     DetailPane > .detail--warning { color: $warning; }
     DetailPane > .detail--error { color: $error; }

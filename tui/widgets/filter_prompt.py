@@ -14,6 +14,13 @@ from textual.widgets import Input
 
 
 class FilterPrompt(Input):
+    DEFAULT_CSS = """
+    FilterPrompt, FilterPrompt:focus {
+        border: none;
+        padding: 0 1;
+        background: $boost;
+    }
+    """
     BINDINGS = [
         Binding("enter", "submit", "Done"),
         Binding("down,ctrl+n,ctrl+j", "move(1)", "Next", show=False),
@@ -38,13 +45,6 @@ class FilterPrompt(Input):
 class PickPrompt(FilterPrompt):
     """The picker's prompt: one line, and Enter picks."""
 
-    DEFAULT_CSS = """
-    PickPrompt, PickPrompt:focus {
-        border: none;
-        padding: 0 1;
-        background: $boost;
-    }
-    """
     BINDINGS = [
         Binding("enter", "submit", "Pick"),
         Binding("home", "move_end(-1)", "First", show=False),   # letters are the filter's: Home/End move the list

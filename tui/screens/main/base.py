@@ -97,6 +97,9 @@ class ScreenBase(ReportsWorkerErrors, Screen[None]):
         self._progress_posted = 0.0
         self.rows_signature: tuple[object, ...] = ()
         self.scope_where = f"workspace {service.workspace}"
+        choices = service.ui_choices()   # remembered across runs (core/ui_state.py)
+        self.preview_when_narrow = choices.preview_when_narrow
+        self.set_reactive(ScreenBase.hide_agent_hidden, not choices.show_agent_hidden)
 
     @property
     def interaction_mode(self) -> str:
@@ -118,6 +121,10 @@ class ScreenBase(ReportsWorkerErrors, Screen[None]):
         """Redraw the header and the list's column titles (the screen does it)."""
         raise NotImplementedError
 
+    def place_toasts(self) -> None:
+        """Keep notifications off the lines at the bottom (the screen does it)."""
+        raise NotImplementedError
+
     def load_rows(self, select: str | None = None) -> None:
         """List the sessions in scope again (the rows part does it)."""
         raise NotImplementedError
@@ -135,6 +142,10 @@ class ScreenBase(ReportsWorkerErrors, Screen[None]):
         ref = self.current_ref()
         if ref is not None and not self.detail_failed:
             self.app.exit(Picked(ref, self.service.workspace_path_of(ref.workspace_key)[0]))
+
+    def remember(self, **choices: bool) -> None:
+        """Keep a screen choice for the next run, in a worker; a failure is reported, the choice kept for this run."""
+        self.run_service(lambda: self.service.remember(**choices))
 
     def reload_current(self, path: str) -> None:
         """List again with `path` selected, and read its detail again when it is the current row."""

@@ -27,10 +27,20 @@ class ComposingPart(PreviewPart):
     """Writing a message and running its turn."""
 
     def action_focus_composer(self) -> None:
-        self.set_focus(self.query_one(Composer))
+        composer = self.query_one(Composer)
+        composer.display = True
+        self.set_focus(composer)
 
     def on_descendant_focus(self) -> None:
         self.refresh_bindings()   # the footer shows the keys of the mode (list, composer)
+        self.fold_composer()
+
+    def fold_composer(self) -> None:
+        """The composer takes a line only while it is written in or holds a draft: otherwise the
+        list has the line, and the footer's Tab says how to write."""
+        for composer in self.query(Composer):   # none in pick mode
+            composer.display = composer.has_focus or bool(composer.text.strip())
+        self.call_after_refresh(self.place_toasts)
 
     @on(Composer.Left)
     def on_composer_left(self, _: Composer.Left) -> None:
@@ -45,6 +55,7 @@ class ComposingPart(PreviewPart):
         self.cleared_draft = composer.text
         composer.clear()
         self.refresh_bindings()
+        self.fold_composer()
         back = "ctrl+z" if isinstance(self.focused, Composer) else "Tab, then ctrl+z,"
         self.app.notify(f"ctrl+c cleared the draft · {back} brings it back", timeout=6)
         return True
@@ -54,6 +65,7 @@ class ComposingPart(PreviewPart):
         if self.cleared_draft:
             composer.load_text(self.cleared_draft + composer.text)
             self.cleared_draft = ""
+            composer.display = True
             self.set_focus(composer)
             composer.move_cursor(composer.document.end)
 
@@ -62,6 +74,7 @@ class ComposingPart(PreviewPart):
         composer = self.query_one(Composer)
         if text and text not in composer.text:
             composer.load_text(text + ("\n\n" + composer.text if composer.text.strip() else ""))
+        composer.display = True
 
     @on(Composer.SendRequested)
     def on_send_requested(self, message: Composer.SendRequested) -> None:
@@ -88,6 +101,7 @@ class ComposingPart(PreviewPart):
 
     def watch_running(self, running: RunningTurn | None) -> None:
         self.query_one(RunningTurnLine).started = running.started if running is not None else None
+        self.call_after_refresh(self.place_toasts)
 
     @work(thread=True, group="turn", exit_on_error=False)
     def send_turn(self, running: RunningTurn, text: str, confirm_over: bool) -> None:

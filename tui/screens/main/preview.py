@@ -167,7 +167,11 @@ class PreviewPart(ScreenBase):
         self.query_one(DetailPane).action_toggle_ids()
 
     def action_toggle_preview(self) -> None:
+        """Show or hide the preview; below 100 columns the choice is remembered for the next run."""
         self.preview_shown = not self.preview_shown
+        if self.narrow:
+            self.preview_when_narrow = self.preview_shown
+            self.remember(preview_when_narrow=self.preview_shown)
 
     def action_preview(self) -> None:
         self.action_toggle_preview()

@@ -9,8 +9,9 @@ import re
 import time
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import events, on, work
-from textual.widgets import Input
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from reprise.core import faults
@@ -136,10 +137,11 @@ class RowsPart(ScreenBase):
         self.apply_view(select=message.select)
         if changed_current and session_list.current is not None:
             self.load_detail(session_list.current)
-        if not self.loaded_once:
-            self.loaded_once = True
-            if not self.all_rows:
-                self.show_empty_state()
+        if not self.all_rows:
+            self.show_empty_state()
+        else:
+            self.hide_empty_state()
+        self.loaded_once = True
         if any(row.resume_cost is None and not row.problem_code for row in self.all_rows):
             self.fill_costs(list(self.all_rows), self.query_one(SessionList).current_path)
         if not self.frozen_once:
@@ -174,12 +176,16 @@ class RowsPart(ScreenBase):
             self.apply_view(best_match=True)
 
     def watch_sort(self) -> None:
-        if self.is_mounted:
-            self.apply_view()
+        self._sorted_anew()
 
     def watch_sort_reverse(self) -> None:
+        self._sorted_anew()
+
+    def _sorted_anew(self) -> None:
+        """A new sort shows its top: the first row is selected, as in the agents' pickers."""
         if self.is_mounted:
             self.apply_view()
+            self.query_one(SessionList).move_to(0)
 
     def watch_agent_filter(self) -> None:
         if self.is_mounted:
@@ -196,12 +202,33 @@ class RowsPart(ScreenBase):
             self.update_header()
 
     def show_empty_state(self) -> None:
-        root = self.service.state_root
-        self.query_one(DetailPane).show_problem(
-            f"No sessions here yet.\n\nPress ctrl+o to start a new session in {safe_line(self.service.workspace)}, "
-            "press ctrl+a to look "
-            f"in all workspaces, or run your agent (fractal) in a project folder: its sessions appear here.\n\n"
-            f"Sessions live in {safe_line(root)}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
+        """No session in scope at all: the list's place says what to do, naming every agent read
+        (and no preview tabs of nothing)."""
+        labels = [source.label for source in self.service.sources.values()]
+        agents = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + f" and {labels[-1]}"
+        can_start = any(source.capabilities.new for source in self.service.sources.values())
+        text = ("No sessions here yet.\n\n"
+                + (f"ctrl+o starts a new session in {safe_line(self.service.workspace)}. " if can_start else "")
+                + f"ctrl+a looks in all folders. Reprise lists the sessions of {agents}: run one of them in a "
+                "project folder and its sessions appear here.\n\n"
+                + (f"Fractal's sessions live in {safe_line(self.service.state_root)}/workspaces/<workspace>/sessions/. "
+                   if "fractal" in self.service.sources else "")
+                + "`reprise --demo` gives a tour on a store of examples.")
+        empty = self.query_one("#empty-state", Static)
+        empty.update(Text(text))
+        for widget in (self.query_one("#columns"), self.query_one(SessionList), self.query_one(DetailPane)):
+            widget.display = False
+        empty.display = True
+
+    def hide_empty_state(self) -> None:
+        empty = self.query_one("#empty-state", Static)
+        if empty.display:
+            empty.display = False
+            session_list = self.query_one(SessionList)
+            self.query_one("#columns").display = session_list.display = True
+            self.query_one(DetailPane).display = self.preview_shown
+            if self.focused is None:
+                self.set_focus(session_list)
 
     def fill_costs(self, rows: list[SessionRow], current: str | None) -> None:
         """Fill the missing resume costs in a worker started once the rows are painted: the rows on
@@ -321,7 +348,9 @@ class RowsPart(ScreenBase):
         self.agent_filter = names[(names.index(self.agent_filter) + 1) % len(names)]
 
     def action_toggle_agent_hidden(self) -> None:
+        """Show or hide what the agents' own pickers hide; remembered for the next run."""
         self.hide_agent_hidden = not self.hide_agent_hidden
+        self.remember(show_agent_hidden=not self.hide_agent_hidden)
 
     def action_choose_workspace(self) -> None:
         self.run_service(self.service.workspaces, self._show_workspaces)

@@ -49,6 +49,7 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
             with Vertical(id="list-pane"):
                 yield Static("", id="columns")
                 yield SessionList(id="sessions", clock=self.reprise_app.clock)
+                yield Static("", id="empty-state")
             yield DetailPane(id="detail")
         yield RunningTurnLine(id="running")
         if not picking:   # a picker is a list, a prompt and a preview: nothing is composed there
@@ -63,6 +64,7 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
         else:
             field.display = False
             field.can_focus = False   # what is typed on the list goes to it; the list keeps the focus
+            self.query_one(Composer).display = False   # Tab opens it; until then the footer says so
             self.set_focus(self.query_one(SessionList))
         self._fit_width()
         self.update_header()
@@ -74,19 +76,28 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
     def on_resize(self) -> None:
         self._fit_width()
         self.update_header()   # it updates the columns too
+        self.call_after_refresh(self.place_toasts)
+
+    def place_toasts(self) -> None:
+        """Notifications stand above the meter line, the composer and the running turn's line,
+        never over them."""
+        below = sum(widget.outer_size.height for widget in self.query("RunningTurnLine, MeterBar, Composer, Footer")
+                    if widget.display)
+        for rack in self.query("#textual-toastrack"):
+            rack.styles.margin = (0, 0, below, 0)
 
     def _fit_width(self) -> None:
         self.narrow = self.size.width < NARROW_COLUMNS
 
     def watch_narrow(self, narrow: bool) -> None:
-        """lazygit's habit: on a narrow terminal the preview goes under the list. The picker, fzf's
-        habit: its preview waits for ctrl+e there."""
+        """A picker's habit (fzf, the agents' own): below 100 columns the list takes the screen and
+        the preview waits for ctrl+e, which is remembered; opened there, it goes under the list
+        (lazygit's habit)."""
         self.query_one("#body").set_class(narrow, "-stacked")
-        if self.mode == "pick":
-            self.preview_shown = not narrow
+        self.preview_shown = not narrow or self.preview_when_narrow
 
     def watch_preview_shown(self, shown: bool) -> None:
-        self.query_one(DetailPane).display = shown
+        self.query_one(DetailPane).display = shown and not self.query_one("#empty-state").display
         self.call_after_refresh(self.update_columns)
 
     # --- header ----------------------------------------------------------------------------
@@ -104,8 +115,9 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
             text.append(f" · filter: {safe_line(self.filter_text)}", style="yellow")
         if self.agent_filter:
             text.append(f" · agent: {self.service.sources[self.agent_filter].label}", style="yellow")
-        if self.hide_agent_hidden:
-            text.append(" · -p runs hidden", style="yellow")
+        hidden = sum(1 for row in self.all_rows if row.hidden_by_agent) if self.hide_agent_hidden else 0
+        if hidden:   # what the agents' own pickers leave out (claude -p, SDK, codex exec): F2 shows them
+            text.append(f" · {hidden:,} -p/exec runs hidden", style="yellow")
         text.append(f" · sort: {self.sort}" + (" reversed" if self.sort_reverse else ""))
         if self.costs_progress:
             text.append(f" · {self.costs_progress}", style="dim")

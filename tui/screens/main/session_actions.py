@@ -25,7 +25,7 @@ from .base import Handoff, ScreenBase
 KEEP_DUE_DAYS = 7   # the palette's "keep every session due": what `reprise keep --due` keeps by default
 # the actions that need a readable session; greyed on a row whose file or detail cannot be read
 NEEDS_READABLE = frozenset({"resume", "pick", "trim", "rename", "pin", "keep", "copy_command"})
-NEEDS_ROW = NEEDS_READABLE | {"delete", "copy_id"}
+NEEDS_ROW = NEEDS_READABLE | {"delete", "copy_id", "focus_composer"}   # a broken row's send says why it cannot
 
 
 class SessionActionsPart(ScreenBase):
@@ -173,7 +173,8 @@ class SessionActionsPart(ScreenBase):
 
         def rename(title: str | None) -> None:
             if title is not None:
-                self.run_service(lambda: self.service.rename(ref, title), lambda _: self.load_rows(), "Renamed")
+                self.run_service(lambda: self.service.rename(ref, title), lambda _: self.reload_current(row.path),
+                                 "Renamed")   # the preview's title too, not only the row's
 
         note = self.service.source(ref).rename_note
         self.app.push_screen(TextDialog(f"New title:{f' ({note})' if note else ''}", value=row.title or ""), rename)
