@@ -47,7 +47,7 @@ from ..widgets.meter import MeterBar
 from ..widgets.running_turn import RunningTurnLine
 from ..widgets.session_list import SessionList
 from ..workers import ReportsWorkerErrors
-from .dialogs import ChoiceDialog, CommandDialog, ConfirmDialog, TextDialog, session_name
+from .dialogs import ChoiceDialog, CommandDialog, ConfirmDialog, TextDialog, session_name, workspace_dialog
 from .help import KeysScreen
 from .search import SearchScreen
 from .trim import TrimDialog, TrimRequest
@@ -1146,9 +1146,6 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.run_service(self.service.workspaces, self._show_workspaces)
 
     def _show_workspaces(self, infos) -> None:
-        choices = [(info.key, f"{info.sessions:5} sessions  {info.path or '(folder unknown) ' + info.key}")
-                   for info in infos]
-
         def chosen(key: str | None) -> None:
             if key:
                 self.workers.cancel_group(self, "costs")
@@ -1159,7 +1156,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 self.load_rows()
                 self.update_header()
 
-        self.app.push_screen(ChoiceDialog("Choose a workspace", choices, "No workspaces yet."), chosen)
+        self.app.push_screen(workspace_dialog(infos, self.reprise_app.clock()), chosen)
 
     def action_search(self) -> None:
         label = "all workspaces" if self.scope_all else "this workspace"
