@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import PurePath
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from rich.text import Text
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 ResultT = TypeVar("ResultT")
 
-KEY_NAMES = {"enter": "Enter", "escape": "Esc", "ctrl+s": "ctrl+s"}
+KEY_NAMES = {"enter": "Enter", "escape": "Esc"}
 ANSWER_GUARD_SECONDS = 0.3   # keys this soon after a dialog opens were typed ahead of it: no answer
 
 
@@ -298,13 +299,13 @@ def filtered(items: Iterable[Item], text: str) -> list[Item]:
 class FilterDialog(Dialog[str | None]):
     """A long list to choose from, with the session list's habits (`ChoiceList`): typing filters it,
     Esc clears the filter and on an empty one closes, the arrows, ctrl+n / ctrl+p, PgUp / PgDn and
-    Home / End move, Enter chooses; ctrl+s switches between the orders it offers, and the choices
-    row says which one is on."""
+    Home / End move, Enter chooses; ctrl+s switches between the orders it offers, and the line under
+    the filter says which one is on."""
 
     DEFAULT_CSS = """
     FilterDialog > #dialog-frame { width: 100; }
     FilterDialog ChoiceList > OptionList { max-height: 16; }
-    FilterDialog .dialog-empty { color: $text-muted; }
+    FilterDialog .dialog-empty, FilterDialog #filter-order { color: $text-muted; }
     """
     BINDINGS = [Binding("ctrl+s", "choose('sort')", "Sort", show=False)]
 
@@ -323,15 +324,22 @@ class FilterDialog(Dialog[str | None]):
         return self.query_one(ChoiceList)
 
     def body(self) -> Iterable[Widget]:
-        yield ChoiceList(self.placeholder)
+        yield ChoiceList(f"{self.placeholder} · Esc clears")
+        if len(self.orders) > 1:
+            yield Label(self.order_line(), id="filter-order")
         yield Static(Text(self.empty), classes="dialog-empty", id="filter-empty")
+
+    def order_line(self) -> Text:
+        order, following = self.orders[self.order], self.orders[(self.order + 1) % len(self.orders)]
+        first = ", newest first" if order.newest_first else ""
+        return Text(f"By {order.name}{first} · ctrl+s sorts by {following.name}")
 
     def on_mount(self) -> None:
         self.show_items()
 
     def shown(self) -> list[Item]:
         """The items the filter keeps, in the order chosen."""
-        items = filtered(self.items, self.choice_list.text if self.is_mounted else "")
+        items = filtered(self.items, self.choice_list.text)
         if self.orders:
             order = self.orders[self.order]
             items.sort(key=lambda item: item.keys[order.name], reverse=order.newest_first)
@@ -339,7 +347,7 @@ class FilterDialog(Dialog[str | None]):
 
     def show_items(self, highlight: str | None = None) -> None:
         items = self.shown()
-        self.choice_list.set_options([Option(Text(clipped(item.label, 200)), id=item.value) for item in items],
+        self.choice_list.set_options([Option(Text(safe_line(item.label)), id=item.value) for item in items],
                                      highlight if any(item.value == highlight for item in items) else None)
         empty = self.query_one("#filter-empty", Static)
         empty.display = not items
@@ -347,19 +355,9 @@ class FilterDialog(Dialog[str | None]):
             empty.update(Text("Nothing matches the filter; Esc clears it."))
 
     def buttons(self) -> list[Choice]:
-        choices = [Choice("cancel", "Cancel", "escape")]
-        if len(self.orders) > 1:
-            following = self.orders[(self.order + 1) % len(self.orders)].name
-            choices.append(Choice("sort", f"Sort by {following}", "ctrl+s"))
-        if self.items:
-            choices.append(Choice("choose", self.choose_label, "enter", "primary"))
-        return choices
-
-    def keys_line(self) -> Text:
-        text = super().keys_line()
-        if len(self.orders) > 1:
-            text.append(f" (by {self.orders[self.order].name} now)")
-        return text
+        if not self.items:
+            return [Choice("cancel", "Cancel", "escape")]
+        return [Choice("cancel", "Cancel", "escape"), Choice("choose", self.choose_label, "enter", "primary")]
 
     @on(ChoiceList.Changed)
     def on_filter_changed(self, message: ChoiceList.Changed) -> None:
@@ -376,9 +374,7 @@ class FilterDialog(Dialog[str | None]):
                 highlighted = self.choice_list.options.highlighted_option
                 self.order = (self.order + 1) % len(self.orders)
                 self.show_items(highlighted.id if highlighted else None)
-                self.query_one("#dialog-keys", Label).update(self.keys_line())
-                sort_button = self.query_one("#sort", Button)
-                sort_button.label = self.buttons()[1].label
+                self.query_one("#filter-order", Label).update(self.order_line())
             return
         if choice_id == "choose":
             highlighted = self.choice_list.options.highlighted_option
@@ -399,15 +395,15 @@ def _age(iso: str | None, now: float) -> str:
 
 
 def workspace_dialog(infos: Iterable[WorkspaceInfo], now: float) -> FilterDialog:
-    """The workspace chooser: each workspace's sessions, folder and newest activity, filtered by
-    typing (folder or key), sorted by activity (newest first) or by the folder's name."""
+    """The workspace chooser: each workspace's folder name, sessions, newest activity and path,
+    filtered by typing (the folder, or the key of a workspace whose folder is unknown), sorted by
+    activity (newest first) or by the folder's name."""
     items = []
     for info in infos:
-        folder = info.path or f"(folder unknown) {info.key}"
-        name = (info.path or info.key).rstrip("/").rsplit("/", 1)[-1].lower()
-        items.append(Item(info.key, f"{info.sessions:5} sessions  {_age(info.last_activity, now):>8}  {folder}",
-                          f"{info.path or ''} {info.key}",
-                          {"activity": info.last_activity or "", "name": f"{name}\0{folder.lower()}"}))
+        name = PurePath(info.path).name if info.path else "(folder unknown)"
+        label = f"{name[:24]:24} {info.sessions:5} sessions {_age(info.last_activity, now):>8}  {info.path or info.key}"
+        items.append(Item(info.key, label, info.path or info.key,
+                          {"activity": info.last_activity or "", "name": f"{name.lower()}\0{info.path or info.key}"}))
     return FilterDialog("Choose a workspace", items, empty="No workspaces yet.",
                         placeholder="type to filter: folder or key", choose="List it",
                         orders=(Order("activity", newest_first=True), Order("name")))

@@ -47,7 +47,7 @@ from ..widgets.meter import MeterBar
 from ..widgets.running_turn import RunningTurnLine
 from ..widgets.session_list import SessionList
 from ..workers import ReportsWorkerErrors
-from .dialogs import ChoiceDialog, CommandDialog, ConfirmDialog, TextDialog, session_name, workspace_dialog
+from .dialogs import ChoiceDialog, CommandDialog, ConfirmDialog, TextDialog, session_name
 from .help import KeysScreen
 from .search import SearchScreen
 from .trim import TrimDialog, TrimRequest
@@ -1146,6 +1146,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.run_service(self.service.workspaces, self._show_workspaces)
 
     def _show_workspaces(self, infos) -> None:
+        from .dialogs import workspace_dialog  # here while main.py is split (issue 26): move it to the imports
+
         def chosen(key: str | None) -> None:
             if key:
                 self.workers.cancel_group(self, "costs")

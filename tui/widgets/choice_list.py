@@ -27,7 +27,10 @@ from .filter_prompt import FilterPrompt, PickPrompt
 class ChoiceList(Vertical):
     DEFAULT_CSS = """
     ChoiceList { height: auto; }
-    ChoiceList > OptionList { height: auto; max-height: 20; border: none; padding: 0; }
+    ChoiceList > PickPrompt { height: 1; }
+    ChoiceList > OptionList {
+        height: auto; max-height: 20; border: none; padding: 0; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     ChoiceList > OptionList:focus { border: none; }
     """
     BINDINGS = [Binding("escape", "clear", "Clear", show=False)]
