@@ -54,7 +54,8 @@ class ChoiceList(Vertical):
         self.placeholder = placeholder
 
     def compose(self) -> ComposeResult:
-        yield PickPrompt(placeholder=self.placeholder, id="choice-filter")
+        # A letter typed on the list is added to the filter, never typed over it: no selection on focus.
+        yield PickPrompt(placeholder=self.placeholder, id="choice-filter", select_on_focus=False)
         yield OptionList(id="choice-options")
 
     def on_mount(self) -> None:
