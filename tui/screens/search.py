@@ -16,7 +16,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.widget import Widget
-from textual.widgets import Label
+from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -102,7 +102,8 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         return self.query_one(ChoiceList)
 
     @property
-    def results(self):   # the option list of the hits
+    def results(self) -> OptionList:
+        """The list of the hits."""
         return self.choice_list.options
 
     @on(ChoiceList.Changed)

@@ -84,31 +84,33 @@ class ChoiceList(Vertical):
         else:
             self._move_to(0, 1)
 
-    def _move_to(self, index: int, direction: int) -> None:
+    def _move_to(self, index: int, direction: int) -> bool:
         """The highlight on the first option that can be chosen from `index` on in `direction`
-        (the list does not wrap: past an end the highlight stays)."""
+        (the list does not wrap: past an end the highlight stays); False when there is none."""
         option_list = self.options
-        count = option_list.option_count
-        while 0 <= index < count:
+        while 0 <= index < option_list.option_count:
             if not option_list.get_option_at_index(index).disabled:
                 option_list.highlighted = index
-                return
+                return True
             index += direction
+        return False
 
     @on(FilterPrompt.Move)
     def on_move(self, message: FilterPrompt.Move) -> None:
         message.stop()
         option_list = self.options
+        last = option_list.option_count - 1
         if message.ends:
-            self._move_to(0 if message.ends < 0 else option_list.option_count - 1, -message.ends)
-        elif message.pages > 0:
-            option_list.action_page_down()
-        elif message.pages < 0:
-            option_list.action_page_up()
-        elif option_list.highlighted is None:
+            self._move_to(0 if message.ends < 0 else last, -message.ends)
+            return
+        direction = 1 if message.rows + message.pages >= 0 else -1
+        if option_list.highlighted is None:
             self._move_to(0, 1)
-        else:
-            self._move_to(option_list.highlighted + message.rows, message.rows)
+            return
+        page = max(option_list.scrollable_content_region.height - 1, 1)
+        target = min(max(option_list.highlighted + message.rows + message.pages * page, 0), last)
+        if not self._move_to(target, direction) and message.pages:   # a page past the end: the last one
+            self._move_to(target, -direction)
 
     @on(Input.Changed, "#choice-filter")
     def on_filter_changed(self, event: Input.Changed) -> None:
