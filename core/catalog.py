@@ -37,9 +37,10 @@ from .resume_costs import carry_resume_cost, store_resume_costs
 from .row_snapshot import SourceRows
 from .rows import SessionRow
 from .scan_pool import map_in_processes
-from .search_index import HIT_END, HIT_START, SearchHit, SearchIndex
 from .search_index import TABLE_NAMES as SEARCH_TABLE_NAMES
 from .search_index import TABLES as SEARCH_TABLES
+from .search_index import SearchHit, SearchIndex
+from .search_snippet import Excerpt
 from .sources.base import ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
@@ -220,14 +221,8 @@ def _title_hits(query: str, rows: Iterable[SessionRow]) -> list[SearchHit]:
     for row in rows:
         title = row.title or row.fields.agent_title
         folded = title.lower() if title else ""
-        if not title or not all(word in folded for word in words):
-            continue
-        snippet = title
-        if len(folded) == len(title):   # mark the first word where lowering kept the offsets
-            start = folded.find(words[0])
-            end = start + len(words[0])
-            snippet = f"{title[:start]}{HIT_START}{title[start:end]}{HIT_END}{title[end:]}"
-        hits.append(SearchHit(row, 0, "title", snippet))
+        if title and all(word in folded for word in words):
+            hits.append(SearchHit(row, 0, "title", Excerpt.of(title, query, by_words=False)))
     return hits
 
 

@@ -27,7 +27,7 @@ from pydantic import (
 
 from . import list_document
 from .problems import next_step_for
-from .search_index import HIT_END, HIT_START
+from .search_index import SNIPPET_CELLS
 
 if TYPE_CHECKING:
     from .archive import ArchiveEntry as CoreArchiveEntry
@@ -911,7 +911,7 @@ class Search(Document):
 
 
 def snippet(hit: CoreSearchHit) -> str:
-    return hit.snippet.replace(HIT_START, "[").replace(HIT_END, "]")
+    return hit.excerpt.around(SNIPPET_CELLS).marked("[", "]")
 
 
 def search(hits: Iterable[CoreSearchHit]) -> Search:

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 from .progress import Progress, ProgressSink, no_progress
 from .rows import SessionRow
+from .search_snippet import Excerpt
 from .sources.base import ListingSource, SessionFile
 
 HIT_START, HIT_END = "\x02", "\x03"
+SNIPPET_CELLS = 120   # the width of `SearchHit.snippet` (what `--json` gives)
 _BATCH_RECORDS = 20_000
 
 TABLES = (
@@ -32,13 +34,18 @@ TABLE_NAMES = ("search", "search_state")
 
 @dataclass(slots=True)
 class SearchHit:
-    """A turn whose text matched: the session's row, the turn number (from 1), which field, a snippet
-    with the matched words between HIT_START and HIT_END."""
+    """A turn whose text matched: the session's row, the turn number (from 1), which field, and the
+    text around the matched words (`excerpt.around(width)` is a snippet for any width)."""
 
     row: SessionRow
     turn: int
     field: str
-    snippet: str
+    excerpt: Excerpt
+
+    @property
+    def snippet(self) -> str:
+        """`SNIPPET_CELLS` of the text around the matches, each between HIT_START and HIT_END."""
+        return self.excerpt.around(SNIPPET_CELLS).marked(HIT_START, HIT_END)
 
 
 def _utf8(text: str) -> str:
@@ -65,15 +72,15 @@ class SearchIndex:
         match = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
         marks = ", ".join("?" * len(keys)) or "''"
         cursor = self._connection().execute(
-            f"SELECT path, turn, field, snippet(search, 0, ?, ?, '…', 16) FROM search "
+            f"SELECT path, turn, field, text FROM search "
             f"WHERE search MATCH ? AND workspace_key IN ({marks}) ORDER BY rank LIMIT ?",
-            [HIT_START, HIT_END, match, *keys, limit])
+            [match, *keys, limit])
         by_path = {row.path: row for row in rows}
         hits = []
-        for path, turn, field_name, snippet in cursor:
+        for path, turn, field_name, text in cursor:
             row = by_path.get(path)
             if row is not None:
-                hits.append(SearchHit(row, int(turn), field_name, snippet))
+                hits.append(SearchHit(row, int(turn), field_name, Excerpt.of(text, query)))
         return hits
 
     def _update(self, rows: list[SessionRow], sources: Mapping[str, ListingSource],

@@ -252,7 +252,7 @@ class Service:
         next turn is measured against: the one the agent recorded for the session (its meter uses it
         too, unless a model is pinned), else the source's, looked up once per workspace where a folder's own settings
         can change it and once per source where they cannot."""
-        folders: dict[str, str | None] = {}
+        self.mark_folders(rows)
         # {source: {workspace key: limit}} for a source whose folders can set the window, {source: limit}
         # for the others, {window: limit} for the windows the agents recorded.
         by_folder: dict[str, dict[str, ContextLimit | None]] = {
@@ -262,14 +262,6 @@ class Service:
         warn = self.settings.meter.warn
         pinned = self.settings.meter.model is not None   # a model pinned in the settings: its window, as the meter
         for row in rows:
-            if row.folder is None:
-                folder = row.workspace_path
-                if folder is None:
-                    key = row.workspace_key
-                    if key not in folders:
-                        folders[key] = self.workspace_path_of(key)[0]
-                    folder = folders[key]
-                row.folder = folder
             recorded = None if pinned else row.context_window
             if recorded is not None:
                 if recorded not in recorded_limits:
@@ -284,6 +276,20 @@ class Service:
                 if row.source not in by_source:
                     by_source[row.source] = self._context_limit(row)
                 row.limit = by_source[row.source]
+
+    def mark_folders(self, rows: Iterable[SessionRow]) -> None:
+        """Each row's project folder for people (the path, never the workspace key), looked up once
+        per workspace."""
+        folders: dict[str, str | None] = {}
+        for row in rows:
+            if row.folder is None:
+                folder = row.workspace_path
+                if folder is None:
+                    key = row.workspace_key
+                    if key not in folders:
+                        folders[key] = self.workspace_path_of(key)[0]
+                    folder = folders[key]
+                row.folder = folder
 
     def _meters(self, row: SessionRow) -> bool:
         source = self.sources.get(row.source)
@@ -373,7 +379,9 @@ class Service:
                should_stop: Callable[[], bool] = lambda: False) -> list[SearchHit]:
         """Full-text search over every turn's text of the sessions in scope."""
         keys = None if all_workspaces else [key or self.workspace_key]
-        return self.catalog.search(query, keys, limit=limit, should_stop=should_stop)
+        hits = self.catalog.search(query, keys, limit=limit, should_stop=should_stop)
+        self.mark_folders(hit.row for hit in hits)   # each hit says its session's folder
+        return hits
 
     def hear_progress(self, progress: ProgressSink) -> None:
         """From now on `progress` hears how far a long read is (what the constructor's `progress`

@@ -18,10 +18,10 @@ from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 
 from reprise.core.errors import RepriseError
-from reprise.core.paths import SessionRef, id_argument
+from reprise.core.paths import SessionRef
 from reprise.core.processes import SIGNAL_EXIT_STATUS
-from reprise.core.retention import format_age
 from reprise.core.service import Service
+from reprise.core.trash_results import TrashEntry
 
 from .actions import PALETTE_KEY, bindings, key_text, palette_commands
 from .driver import TerminalDriver
@@ -31,7 +31,7 @@ from .reports import line
 from .reports.audit import audit_lines, audit_problem_lines
 from .reports.doctor import doctor_lines
 from .reports.styled import styled_text
-from .screens.dialogs import ChoiceDialog, ReportScreen
+from .screens.dialogs import ReportScreen, trash_dialog
 from .screens.main import MainScreen
 from .text import safe_line, safe_text
 from .workers import ReportsWorkerErrors
@@ -214,21 +214,16 @@ class RepriseApp(ReportsWorkerErrors, App):
     def action_show_trash(self) -> None:
         def run() -> None:
             entries = self.service.trash_entries(all_workspaces=True)
-            now = time.time()
-            choices = [(f"{e.ref.workspace_key}/{e.ref.session_id}",
-                        f"{format_age(e.age(now)):>6} ago  {e.title or '(untitled)'}  "
-                        f"{id_argument(e.ref.source, e.ref.session_id)}")
-                       for e in entries]
-            self.call_from_thread(self.push_screen, ChoiceDialog("Trash: choose a session to restore", choices,
-                                                                 "The trash is empty."), self._restore_trashed)
+            dialog = trash_dialog(entries, self.clock())
+            self.call_from_thread(self.push_screen, dialog, partial(self._restore_trashed, entries))
 
         self.run_worker(run, thread=True, group="trash", exit_on_error=False)
 
-    def _restore_trashed(self, choice: str | None) -> None:
-        if not choice:
+    def _restore_trashed(self, entries: list[TrashEntry], choice: str | None) -> None:
+        """Restore the chosen entry (its index in `entries`), of whichever agent."""
+        if choice is None:
             return
-        key, session_id = choice.split("/", 1)
-        ref = SessionRef(key, session_id)
+        ref = entries[int(choice)].ref
         main = self.main_screen
         if main is not None:
             main.run_service(lambda: self.service.trash_restore(ref), lambda _: main.load_rows(),

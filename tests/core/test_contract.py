@@ -19,6 +19,7 @@ from reprise.core import config, contract
 from reprise.core.errors import AmbiguousError, NotFoundError
 from reprise.core.paths import SessionRef
 from reprise.core.retention import PruneOptions
+from reprise.core.search_index import SNIPPET_CELLS
 from reprise.core.service import Service
 from reprise.core.sources.fractal.trim import TrimOptions
 
@@ -137,6 +138,9 @@ def without_additions(name: str, data: dict) -> dict:
             del row[key]
     if name == "resume --print":
         del data["being_written"]
+    if name == "search":   # built from the turn's text, centred on the match (issue 26): tested on its own
+        for hit in data["hits"]:
+            hit["snippet"] = "<snippet>"
     if name == "prune":   # the sessions their agent deletes soon, offered to keep (issue 14)
         del data["keep_instead"]
     if name == "new":   # the command that starts a new Claude Code session (issue 14) was added
@@ -193,6 +197,14 @@ def test_every_document_is_the_old_one_byte_for_byte_apart_from_the_added_fields
     for name, old, new in cases:
         if old is not None:
             assert as_printed(without_additions(name, new)) == as_printed(old), name
+
+
+def test_a_search_snippet_holds_the_match_in_brackets_within_its_width(tmp_path, isolated_paths):
+    service, _ = build_store(tmp_path, isolated_paths)
+    document = contract.dump(contract.search(service.search("login", all_workspaces=True)))
+    snippets = [hit["snippet"] for hit in document["hits"]]
+    assert snippets and all("[login]" in snippet.lower() for snippet in snippets)
+    assert all(len(snippet.replace("[", "").replace("]", "")) <= SNIPPET_CELLS for snippet in snippets)
 
 
 def test_added_fields_say_fractal_and_carry_the_transcript(tmp_path, isolated_paths):

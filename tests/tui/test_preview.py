@@ -3,6 +3,8 @@ text the meter counts, `I` the ids, and a search lands with the match at the top
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from rich.text import Text
 from textual.widgets import Static, TextArea
@@ -80,9 +82,12 @@ def test_search_prints_hits_grouped_by_session_with_n_more_and_title_hits(capsys
     status, out, err = run(capsys, "search", "message")
     assert (status, err) == (0, "")
     lines = out.splitlines()
-    heading_a, heading_b = "a" * 8 + "…  message 0  (5 hits)", "b" * 8 + "…  The message board  (3 hits)"
-    assert sorted(text for text in lines if not text.startswith(" ")) == sorted(
-        [heading_a, heading_b, "8 matching turns in 2 sessions"])
+    headings = sorted(text for text in lines if not text.startswith(" "))
+    assert headings[0] == "8 matching turns in 2 sessions"
+    # each session: its id, agent, title, number of hits, folder and age, as the session list shows them
+    heading_a, heading_b = headings[1:]
+    assert re.fullmatch("a" * 8 + r"…  F message 0  \(5 hits\) · project · (\w+ ago|now)", heading_a)
+    assert re.fullmatch("b" * 8 + r"…  F The message board  \(3 hits\) · project · (\w+ ago|now)", heading_b)
     assert lines[-1] == "8 matching turns in 2 sessions"
     group_a = lines[lines.index(heading_a) + 1:][:4]
     assert all(text.startswith("  turn ") and " prompt " in text and "[message]" in text for text in group_a[:3])
@@ -165,9 +170,9 @@ async def test_the_search_screen_groups_hits_by_session_with_n_more_and_title_hi
         await pilot.pause()
         await pilot.press(*"module", "enter")
         await settle(pilot)
-        results = app.screen.query_one("#search-results")
+        results = app.screen.results
         prompts = [str(results.get_option_at_index(i).prompt) for i in range(results.option_count)]
-        heading = next(n for n, text in enumerate(prompts) if text.startswith("Refactor of the modules  "))
+        heading = next(n for n, text in enumerate(prompts) if text.startswith("F Refactor of the modules  "))
         group = prompts[heading + 1:heading + 5]
         assert sorted(text.split()[0] for text in group[:3]) == ["title", "turn", "turn"]   # "title", not "turn 0"
         more = group[3]

@@ -144,3 +144,29 @@ def test_a_codex_sessions_conversation(snap_compare, snap_service):
     """The demo's interactive Codex session: its prompts, replies and the command it ran."""
     keys = ["down"] * 7   # below the demo's newer Fractal and Claude Code sessions
     assert snap_compare(build_app(snap_service), terminal_size=SIZE, run_before=settled(*keys))
+
+
+SIZES = pytest.mark.parametrize("size", [(80, 24), SIZE], ids=["80x24", "120x40"])
+
+
+async def searched_for_jitter(pilot) -> None:
+    """The search screen with the hits of "jitter": the query set at once and searched at once (typed
+    key by key, a slow machine's pause between two keys would start a search of the first letters)."""
+    await settle(pilot)
+    await pilot.press("ctrl+f")
+    await settle(pilot)
+    screen = pilot.app.screen
+    screen.choice_list.prompt.value = "jitter"
+    screen.typing.now("jitter")
+    await settle(pilot)
+    await steady_cursors(pilot)
+
+
+@SIZES
+def test_search_hits_with_agent_folder_age_and_the_match_centred(snap_compare, snap_service, size):
+    assert snap_compare(build_app(snap_service), terminal_size=size, run_before=searched_for_jitter)
+
+
+@SIZES
+def test_workspace_chooser_sorted_by_activity(snap_compare, snap_service, size):
+    assert snap_compare(build_app(snap_service), terminal_size=size, run_before=settled("ctrl+w"))

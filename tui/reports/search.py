@@ -1,15 +1,22 @@
 """Search hits for people, grouped by session (best session first, in the order the index ranked
 them), a few hits each and "N more": what `reprise search` prints and the search screen lists.
-A hit on a session's title (turn 0, field `title`) says "title", never "turn 0"."""
+Each session says its agent, folder and age as the session list does; each hit shows the stretch
+of its text the width holds, centred on the matched words. A hit on a session's title (turn 0,
+field `title`) says "title", never "turn 0"."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from reprise.core.paths import short_id
+from reprise.core.rows import SessionRow
 from reprise.core.search_index import HIT_END, HIT_START, SearchHit
+from reprise.core.search_snippet import char_cells
 
-from ..text import clipped, one_line
+from ..columns import agent_mark, cell
+from ..text import clipped, safe_line
 from . import Line, line
 
 HITS_PER_SESSION = 3
@@ -23,7 +30,7 @@ class HitGroup:
     hits: list[SearchHit]
 
     @property
-    def row(self):
+    def row(self) -> SessionRow:
         return self.hits[0].row
 
 
@@ -57,9 +64,32 @@ def matched_words(snippet: str) -> tuple[str, ...]:
     return tuple(words)
 
 
+def shown_cells(ch: str) -> int:
+    """The terminal cells a character of a snippet takes as shown (a control character escaped)."""
+    return sum(char_cells(each) for each in safe_line(ch))
+
+
+def snippet_pieces(hit: SearchHit, width: int, cells: Callable[[str], int] = shown_cells) -> list[tuple[str, bool]]:
+    """The hit's text on one line, `width` cells wide at most, centred on the matched words, an
+    ellipsis where text is left out, each piece made safe: (text, is a match)."""
+    return [(safe_line(text), matched) for text, matched in hit.excerpt.around(width, cells).pieces()]
+
+
 def snippet_text(hit: SearchHit, width: int) -> str:
-    """The snippet on one line with the matches in [brackets]."""
-    return one_line(hit.snippet.replace(HIT_START, "[").replace(HIT_END, "]"), width)
+    """The snippet on one line with the matches in [brackets], the brackets within the width."""
+    shown = hit.excerpt.around(width, shown_cells)
+    if shown.spans:
+        shown = hit.excerpt.around(width - 2 * len(shown.spans), shown_cells)
+    return "".join(f"[{safe_line(text)}]" if matched else safe_line(text) for text, matched in shown.pieces())
+
+
+def session_facts(row: SessionRow, now: float) -> tuple[str, str, str]:
+    """The agent's letter, the folder and the age of a session, as the session list shows them."""
+    return agent_mark(row), cell("folder", row, False, now, 20)[0], cell("updated", row, False, now, 8)[0]
+
+
+def hits_phrase(count: int) -> str:
+    return f"{count} hit{'s' if count != 1 else ''}"
 
 
 def sessions_phrase(hits: list[SearchHit]) -> str:
@@ -69,16 +99,19 @@ def sessions_phrase(hits: list[SearchHit]) -> str:
 
 
 def search_lines(hits: list[SearchHit], *, limit: int | None = None, per_session: int = HITS_PER_SESSION,
-                 width: int = 100) -> list[Line]:
-    """`reprise search`: a heading per session (id, title, its number of hits), its best hits,
-    "… N more in this session", then the count (and whether the limit cut the list)."""
+                 width: int = 100, now: float | None = None) -> list[Line]:
+    """`reprise search`: a heading per session (id, agent, title, its number of hits, folder and
+    age), its best hits, "… N more in this session", then the count (and whether the limit cut
+    the list). Ages are counted from `now` (the clock's time when not given)."""
+    now = time.time() if now is None else now
     lines = []
     for group in grouped(hits):
         row = group.row
         count = len(group.hits)
-        lines.append(line((clipped(short_id(row.source, row.file_id), 9).ljust(9), ""), "  ",
-                          (clipped(row.display_title, width - 30), "bold"),
-                          f"  ({count} hit{'s' if count != 1 else ''})"))
+        agent, folder, age = session_facts(row, now)
+        facts = f"  ({hits_phrase(count)}) · {folder} · {age}"
+        lines.append(line((clipped(short_id(row.source, row.file_id), 9).ljust(9), ""), f"  {agent} ",
+                          (clipped(row.display_title, max(width - 13 - len(facts), 20)), "bold"), (facts, "dim")))
         for hit in group.hits[:per_session]:
             place = where(hit)
             lines.append(line(f"  {place:17} {snippet_text(hit, max(width - 20, 20))}"))

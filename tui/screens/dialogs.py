@@ -1,6 +1,6 @@
 """The modal dialogs and the frame they share: confirm, ask for a line of text, choose one of
-several, show a report, show a command to run. Each dismisses with its answer; none calls the
-service.
+several (a few, or a long list to filter by typing: the workspaces, the trash), show a report,
+show a command to run. Each dismisses with its answer; none calls the service.
 
 `Dialog` is the one frame: its title in the border, a body that scrolls when it is taller than the
 terminal, and the choices row (the buttons, and the keys that choose them, "Enter Apply · Esc
@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, TypeVar
+from datetime import datetime
+from pathlib import PurePath
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from rich.text import Text
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -30,38 +32,21 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from reprise.core.paths import id_argument
+from reprise.core.retention import format_age
+
+from ..format import relative_time
 from ..text import clipped, one_line, safe_line, safe_text
+from ..widgets.choice_list import ChoiceList
+
+if TYPE_CHECKING:
+    from reprise.core.service import WorkspaceInfo
+    from reprise.core.trash_results import TrashEntry
 
 ResultT = TypeVar("ResultT")
 
 KEY_NAMES = {"enter": "Enter", "escape": "Esc"}
 ANSWER_GUARD_SECONDS = 0.3   # keys this soon after a dialog opens were typed ahead of it: no answer
-
-
-# The search screen's frame until it moves to `Dialog` (it belongs to another change).
-DIALOG_CSS = """
-{name} {{
-    align: center middle;
-    background: $background 60%;
-}}
-{name} > Vertical {{
-    width: 72;
-    max-width: 95%;
-    height: auto;
-    max-height: 90%;
-    border: thick $primary;
-    background: $surface;
-    padding: 1 2;
-}}
-{name} .dialog-buttons {{
-    height: auto;
-    margin-top: 1;
-    align-horizontal: right;
-}}
-{name} Button {{
-    margin-left: 1;
-}}
-"""
 
 
 def session_name(title: str | None, width: int = 50) -> str:
@@ -283,6 +268,156 @@ class ChoiceDialog(Dialog[str | None]):
         event.stop()
         if not self.too_soon():
             self.dismiss(event.option.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One entry of a `FilterDialog`: the value it answers, its line, the text typing matches, and
+    its keys for each of the dialog's orders (by the order's name)."""
+
+    value: str
+    label: str
+    matched: str
+    keys: dict[str, str | float]
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    """A way to sort a `FilterDialog`'s entries: its name ("name", "activity") and whether the
+    largest key comes first."""
+
+    name: str
+    newest_first: bool = False
+
+
+def filtered(items: Iterable[Item], text: str) -> list[Item]:
+    """The items whose text holds every word typed, in any case."""
+    words = text.lower().split()
+    return [item for item in items if all(word in item.matched.lower() for word in words)]
+
+
+class FilterDialog(Dialog[str | None]):
+    """A long list to choose from, with the session list's habits (`ChoiceList`): typing filters it,
+    Esc clears the filter and on an empty one closes, the arrows, ctrl+n / ctrl+p, PgUp / PgDn and
+    Home / End move, Enter chooses; ctrl+s switches between the orders it offers, and the line under
+    the filter says which one is on."""
+
+    DEFAULT_CSS = """
+    FilterDialog > #dialog-frame { width: 100; }
+    FilterDialog ChoiceList > OptionList { max-height: 16; }
+    FilterDialog .dialog-empty, FilterDialog #filter-order { color: $text-muted; }
+    """
+    BINDINGS = [Binding("ctrl+s", "choose('sort')", "Sort", show=False)]
+
+    def __init__(self, title: str, items: Sequence[Item], *, empty: str, placeholder: str = "type to filter",
+                 choose: str = "Choose", orders: Sequence[Order] = ()) -> None:
+        super().__init__(title)
+        self.items = list(items)
+        self.empty = empty
+        self.placeholder = placeholder
+        self.choose_label = choose
+        self.orders = list(orders)
+        self.order = 0
+
+    @property
+    def choice_list(self) -> ChoiceList:
+        return self.query_one(ChoiceList)
+
+    def body(self) -> Iterable[Widget]:
+        yield ChoiceList(f"{self.placeholder} · Esc clears")
+        if len(self.orders) > 1:
+            yield Label(self.order_line(), id="filter-order")
+        yield Static(Text(self.empty), classes="dialog-empty", id="filter-empty")
+
+    def order_line(self) -> Text:
+        order, following = self.orders[self.order], self.orders[(self.order + 1) % len(self.orders)]
+        first = ", newest first" if order.newest_first else ""
+        return Text(f"By {order.name}{first} · ctrl+s sorts by {following.name}")
+
+    def on_mount(self) -> None:
+        self.show_items()
+
+    def shown(self) -> list[Item]:
+        """The items the filter keeps, in the order chosen."""
+        items = filtered(self.items, self.choice_list.text)
+        if self.orders:
+            order = self.orders[self.order]
+            items.sort(key=lambda item: item.keys[order.name], reverse=order.newest_first)
+        return items
+
+    def show_items(self, highlight: str | None = None) -> None:
+        items = self.shown()
+        self.choice_list.set_options([Option(Text(safe_line(item.label)), id=item.value) for item in items],
+                                     highlight if any(item.value == highlight for item in items) else None)
+        empty = self.query_one("#filter-empty", Static)
+        empty.display = not items
+        if self.items and not items:
+            empty.update(Text("Nothing matches the filter; Esc clears it."))
+
+    def buttons(self) -> list[Choice]:
+        if not self.items:
+            return [Choice("cancel", "Cancel", "escape")]
+        return [Choice("cancel", "Cancel", "escape"), Choice("choose", self.choose_label, "enter", "primary")]
+
+    @on(ChoiceList.Changed)
+    def on_filter_changed(self, message: ChoiceList.Changed) -> None:
+        self.show_items()
+
+    @on(ChoiceList.Chosen)
+    def on_chosen(self, message: ChoiceList.Chosen) -> None:
+        if message.option_id is not None and not self.too_soon():
+            self.dismiss(message.option_id)
+
+    def chosen(self, choice_id: str) -> None:
+        if choice_id == "sort":
+            if len(self.orders) > 1:
+                highlighted = self.choice_list.options.highlighted_option
+                self.order = (self.order + 1) % len(self.orders)
+                self.show_items(highlighted.id if highlighted else None)
+                self.query_one("#filter-order", Label).update(self.order_line())
+            return
+        if choice_id == "choose":
+            highlighted = self.choice_list.options.highlighted_option
+            if highlighted is not None and highlighted.id is not None:
+                self.dismiss(highlighted.id)
+            return
+        self.dismiss(None)
+
+
+def _age(iso: str | None, now: float) -> str:
+    if not iso:
+        return "-"
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return "-"
+    return relative_time(max(now - moment, 0.0))
+
+
+def workspace_dialog(infos: Iterable[WorkspaceInfo], now: float) -> FilterDialog:
+    """The workspace chooser: each workspace's folder name, sessions, newest activity and path,
+    filtered by typing (the folder, or the key of a workspace whose folder is unknown), sorted by
+    activity (newest first) or by the folder's name."""
+    items = []
+    for info in infos:
+        name = PurePath(info.path).name if info.path else "(folder unknown)"
+        label = f"{name[:24]:24} {info.sessions:5} sessions {_age(info.last_activity, now):>8}  {info.path or info.key}"
+        items.append(Item(info.key, label, info.path or info.key,
+                          {"activity": info.last_activity or "", "name": f"{name.lower()}\0{info.path or info.key}"}))
+    return FilterDialog("Choose a workspace", items, empty="No workspaces yet.",
+                        placeholder="type to filter: folder or key", choose="List it",
+                        orders=(Order("activity", newest_first=True), Order("name")))
+
+
+def trash_dialog(entries: Sequence[TrashEntry], now: float) -> FilterDialog:
+    """The trash: each trashed session's age in the trash, title and id, newest first, filtered by
+    typing (title, id or workspace); the answer is the entry's index."""
+    items = [Item(str(index), f"{format_age(entry.age(now)):>6} ago  {entry.title or '(untitled)'}  "
+                              f"{id_argument(entry.ref.source, entry.ref.session_id)}",
+                  f"{entry.title or ''} {entry.ref.session_id} {entry.ref.workspace_key}", {})
+             for index, entry in sorted(enumerate(entries), key=lambda pair: pair[1].age(now))]
+    return FilterDialog("Trash: choose a session to restore", items, empty="The trash is empty.",
+                        placeholder="type to filter: title, id or workspace", choose="Restore")
 
 
 class ReportScreen(Dialog[None]):

@@ -1,92 +1,153 @@
 """Full-text search over every turn (and the title) of the sessions in scope, hits grouped by
-session with "N more"; choosing a hit opens that session with the match at the top of its
-conversation. The search runs in a worker through the service, once per pause in typing."""
+session (its agent, title, folder and age) with "N more", each hit the stretch of its text that
+the width holds, centred on the match; choosing a hit opens that session with the match at the top
+of its conversation. The search runs in a worker through the service, once per pause in typing.
+
+The list keeps the session list's habits (`ChoiceList`): what is typed is the query, Esc clears
+it and on an empty one closes, the arrows, ctrl+n / ctrl+p, PgUp / PgDn and Home / End move
+through the hits, and Enter opens the highlighted one (or searches at once while the hits shown
+are not yet those of the words typed)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from rich.cells import cell_len
 from rich.text import Text
-from textual import work
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
+from textual import on, work
+from textual.widget import Widget
+from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from reprise.core import faults
 from reprise.core.errors import RepriseError
-from reprise.core.search_index import HIT_END, HIT_START, SearchHit
+from reprise.core.search_index import SearchHit
+from reprise.core.service import Service
 
 from ..debounce import Debouncer
-from ..reports.search import HITS_PER_SESSION, HitGroup, grouped, sessions_phrase, where
-from ..text import clipped, safe_line, safe_text
+from ..reports.search import (
+    HITS_PER_SESSION,
+    HitGroup,
+    grouped,
+    hits_phrase,
+    session_facts,
+    sessions_phrase,
+    snippet_pieces,
+    where,
+)
+from ..text import clipped, safe_line
+from ..widgets.choice_list import ChoiceList
 from ..workers import ReportsWorkerErrors
-from .dialogs import DIALOG_CSS
+from .dialogs import Choice, Dialog
 
 TYPING_PAUSE = 0.3   # seconds of no typing before a search starts
+WHERE_CELLS = 20     # "  turn 30 reply      " before each snippet
 
 
-def group_heading(group: HitGroup) -> Text:
-    """A session's heading: its title and how many of its turns matched."""
-    count = len(group.hits)
-    text = Text(clipped(group.row.display_title, 80), style="bold")
-    text.append(f"  {count} hit{'s' if count != 1 else ''}", style="dim")
+def shown_cells(ch: str) -> int:
+    """The cells a character of a snippet takes on the screen, made safe as it is shown."""
+    return cell_len(safe_line(ch))
+
+
+def group_heading(group: HitGroup, width: int, now: float) -> Text:
+    """A session's heading: its agent's letter, its title, then its folder, age and number of hits."""
+    agent, folder, age = session_facts(group.row, now)
+    facts = f"  {folder} · {age} · {hits_phrase(len(group.hits))}"
+    text = Text(f"{agent} ", style="bold")
+    text.append(clipped(group.row.display_title, max(width - len(facts) - 2, 20)), style="bold")
+    text.append(facts, style="dim")
     return text
 
 
 def hit_text(hit: SearchHit, width: int) -> Text:
     """One result line, at most `width` wide: where it matched ("title", "turn 30 reply"), then
-    the snippet with the matches highlighted."""
+    the stretch of the text around the match, the matched words highlighted."""
     text = Text(f"  {where(hit):17} ", style="dim")
-    snippet = " ".join(hit.snippet.split())
-    for index, piece in enumerate(snippet.replace(HIT_END, HIT_START).split(HIT_START)):
-        text.append(safe_text(piece), style="reverse" if index % 2 else "")
+    for piece, matched in snippet_pieces(hit, max(width - WHERE_CELLS, 10), shown_cells):
+        text.append(piece, style="reverse" if matched else "")
     text.truncate(max(width, 30), overflow="ellipsis")
     return text
 
 
-class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
-    DEFAULT_CSS = DIALOG_CSS.format(name="SearchScreen") + """
-    SearchScreen > Vertical { width: 110; height: 80%; }
-    SearchScreen OptionList { height: 1fr; }
+class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
+    DEFAULT_CSS = """
+    SearchScreen > #dialog-frame { width: 110; height: 90%; }
+    SearchScreen #dialog-body { height: 1fr; }
+    SearchScreen ChoiceList { height: 1fr; }
+    SearchScreen ChoiceList > OptionList { height: 1fr; max-height: 100%; }
     SearchScreen #search-status { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Close"), Binding("down", "results", "Results", show=False)]
 
-    def __init__(self, service, *, all_workspaces: bool, key: str | None, scope_label: str):
-        super().__init__()
+    def __init__(self, service: Service, *, all_workspaces: bool, key: str | None, scope_label: str) -> None:
+        super().__init__(f"Search all text of the sessions in {scope_label}")
         self.service = service
         self.all_workspaces = all_workspaces
         self.key = key
-        self.scope_label = scope_label
         self.hits: list[SearchHit] = []
-        self.query_text = ""
+        self.query_text = ""           # the query of the hits shown
         self.expanded: set[str] = set()   # the sessions whose every hit is listed
-        self.focus_results = False
         self.typing: Debouncer[str] = Debouncer(self, TYPING_PAUSE, self._search)
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(Text(f"Search all text of the sessions in {self.scope_label}", style="bold"))
-            yield Input(placeholder="words to find (titles, messages, replies, errors, files, commands)",
-                        id="search-input")
-            yield Label("", id="search-status")
-            yield OptionList(id="search-results")
+    def body(self) -> Iterable[Widget]:
+        yield ChoiceList("words to find (titles, messages, replies, errors, files, commands) · Esc clears",
+                         id="search-list")
+        yield Label("", id="search-status")
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        query = event.value.strip()
-        if query:
-            status = self.query_one("#search-status", Label)
-            status.update(Text(f"Searching for {safe_line(query)}… (first search indexes)"))
-            self.focus_results = True
-            self.typing.now(query)
+    def buttons(self) -> list[Choice]:
+        return [Choice("cancel", "Close", "escape"), Choice("open", "Open", "enter", "primary")]
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if len(event.value.strip()) >= 3:
-            self.typing.poke(event.value.strip())
+    @property
+    def choice_list(self) -> ChoiceList:
+        return self.query_one(ChoiceList)
+
+    @property
+    def results(self) -> OptionList:
+        """The list of the hits."""
+        return self.choice_list.options
+
+    @on(ChoiceList.Changed)
+    def on_query_changed(self, message: ChoiceList.Changed) -> None:
+        query = message.text.strip()
+        if len(query) >= 3:
+            self.typing.poke(query)
+            return
+        self.typing.cancel()
+        if not query:   # cleared (Esc): the hits go too, and the next Esc closes
+            self.hits, self.query_text = [], ""
+            self._list_hits()
+            self.query_one("#search-status", Label).update("")
+
+    @on(ChoiceList.Chosen)
+    def on_chosen(self, message: ChoiceList.Chosen) -> None:
+        self.open(message.option_id)
+
+    def chosen(self, choice_id: str) -> None:
+        if choice_id == "open":
+            highlighted = self.results.highlighted_option
+            self.open(highlighted.id if highlighted else None)
         else:
-            self.typing.cancel()
+            self.dismiss(None)
+
+    def open(self, option_id: str | None) -> None:
+        """Enter: search at once while the hits shown are not those of the words typed; else open
+        the highlighted hit, or list every hit of its session ("… N more")."""
+        query = self.choice_list.text.strip()
+        if query and (query != self.query_text or self.typing.pending):
+            self.query_one("#search-status", Label).update(
+                Text(f"Searching for {safe_line(query)}… (first search indexes)"))
+            self.typing.now(query)
+            return
+        if option_id is None or self.too_soon():
+            return
+        if option_id.startswith("more:"):
+            path = option_id.removeprefix("more:")
+            self.expanded.add(path)
+            group = next(group for group in grouped(self.hits) if group.row.path == path)
+            first_more = group.hits[HITS_PER_SESSION]
+            self._list_hits(keep=str(next(i for i, hit in enumerate(self.hits) if hit is first_more)))
+            return
+        self.dismiss(self.hits[int(option_id)])
 
     def _search(self, query: str, generation: int) -> None:
         self.run_search(query, generation)
@@ -114,48 +175,21 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             return
         self.hits, self.query_text, self.expanded = hits, query, set()
         self._list_hits()
-        if hits and self.focus_results:
-            self.focus_results = False
-            self.action_results()
         self.query_one("#search-status", Label).update(
             Text(f"{sessions_phrase(hits)} for {safe_line(query)}" + (" (first 200)" if len(hits) >= 200 else "")))
 
     def _list_hits(self, keep: str | None = None) -> None:
         """A heading per session, its best hits, and "… N more" (Enter lists them all)."""
-        results = self.query_one("#search-results", OptionList)
-        results.clear_options()
+        width = self.results.scrollable_content_region.width - 2 or 100   # one line per hit: no wrapping
+        now = self.service.clock()
         index = {id(hit): number for number, hit in enumerate(self.hits)}
-        width = results.scrollable_content_region.width - 2 or 100   # one line per hit: no wrapping
         options: list[Option] = []
         for group in grouped(self.hits):
             path = group.row.path
-            options.append(Option(group_heading(group), disabled=True))
+            options.append(Option(group_heading(group, width, now), disabled=True))
             shown = group.hits if path in self.expanded else group.hits[:HITS_PER_SESSION]
             options += [Option(hit_text(hit, width), id=str(index[id(hit)])) for hit in shown]
             if len(shown) < len(group.hits):
                 options.append(Option(Text(f"  … {len(group.hits) - len(shown)} more in this session",
                                            style="italic"), id=f"more:{path}"))
-        results.add_options(options)
-        if keep is not None:
-            results.highlighted = results.get_option_index(keep)
-
-    def action_results(self) -> None:
-        results = self.query_one("#search-results", OptionList)
-        if results.option_count:
-            results.focus()
-            if results.highlighted is None:
-                results.action_first()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        chosen = event.option.id or ""
-        if chosen.startswith("more:"):
-            path = chosen.removeprefix("more:")
-            self.expanded.add(path)
-            group = next(group for group in grouped(self.hits) if group.row.path == path)
-            first_more = group.hits[HITS_PER_SESSION]
-            self._list_hits(keep=str(next(i for i, hit in enumerate(self.hits) if hit is first_more)))
-            return
-        self.dismiss(self.hits[int(chosen)])
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.choice_list.set_options(options, keep)

@@ -331,4 +331,4 @@ def test_a_rename_in_reprise_is_found_by_search(store):
     service.rename(service.resolve(BASH), "Deploy checklist for Friday")
     hits = service.search("friday checklist")
     assert [(hit.row.file_id, hit.turn, hit.field) for hit in hits] == [(BASH, 0, "title")]
-    assert hits[0].snippet == "Deploy checklist for \x02Friday\x03"
+    assert hits[0].snippet == "Deploy \x02checklist\x03 for \x02Friday\x03"

@@ -26,7 +26,7 @@ from ...text import safe_line, safe_text
 from ...widgets.detail import DetailPane, Landing
 from ...widgets.filter_prompt import FilterPrompt
 from ...widgets.session_list import SessionList
-from ..dialogs import ChoiceDialog
+from ..dialogs import workspace_dialog
 from ..search import SearchScreen
 from .base import ScreenBase
 
@@ -356,9 +356,6 @@ class RowsPart(ScreenBase):
         self.run_service(self.service.workspaces, self._show_workspaces)
 
     def _show_workspaces(self, infos: list[WorkspaceInfo]) -> None:
-        choices = [(info.key, f"{info.sessions:5} sessions  {info.path or '(folder unknown) ' + info.key}")
-                   for info in infos]
-
         def chosen(key: str | None) -> None:
             if key:
                 self.workers.cancel_group(self, "costs")
@@ -369,7 +366,7 @@ class RowsPart(ScreenBase):
                 self.load_rows()
                 self.update_header()
 
-        self.app.push_screen(ChoiceDialog("Choose a workspace", choices, "No workspaces yet."), chosen)
+        self.app.push_screen(workspace_dialog(infos, self.reprise_app.clock()), chosen)
 
     def action_search(self) -> None:
         label = "all workspaces" if self.scope_all else "this workspace"
