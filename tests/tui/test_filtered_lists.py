@@ -15,6 +15,7 @@ from reprise.tui.reports.search import search_lines
 from reprise.tui.screens.dialogs import FilterDialog
 from reprise.tui.screens.main import MainScreen
 from reprise.tui.screens.search import SearchScreen
+from reprise.tui.widgets.detail import DetailPane
 from reprise.tui.widgets.session_list import SessionList
 
 from .conftest import NOW, build_app, settle
@@ -246,6 +247,7 @@ async def test_in_the_search_the_list_keys_move_over_the_hits_and_enter_opens_th
         await settle(pilot)
         assert isinstance(app.screen, MainScreen)
         assert app.screen.query_one(SessionList).current.path == hit.row.path
+        assert app.screen.query_one(DetailPane).display   # at 80 columns too, where the preview waits for ctrl+e
 
 
 # --- `reprise search` ------------------------------------------------------------------------------

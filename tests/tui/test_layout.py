@@ -210,3 +210,25 @@ async def test_a_new_sort_moves_to_the_top(tmp_path):
             await pilot.press("ctrl+s")
             await settle(pilot)
             assert session_list.cursor == 0 and session_list.current is session_list.rows[0]
+
+
+async def test_a_search_hit_in_a_session_the_agents_picker_hides_is_shown_and_selected(demo_root):  # noqa: F811
+    from reprise.core.search_index import SearchHit
+
+    service = codex_demo_service(demo_root)
+    app = build_app(service, demo=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        hidden = next(row for row in screen.all_rows if row.hidden_by_agent)
+        hits = service.search(hidden.fields.first_message.split()[0])
+        hit = next(hit for hit in hits if hit.row.path == hidden.path)
+        assert isinstance(hit, SearchHit)
+        screen.open_at_turn(hit)
+        await settle(pilot)
+        assert screen.query_one(SessionList).current.path == hidden.path
+        assert screen.query_one(DetailPane).display
+    again = build_app(codex_demo_service(demo_root), demo=True)   # the remembered choice did not change
+    async with again.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert not any(row.hidden_by_agent for row in again.screen.query_one(SessionList).rows)

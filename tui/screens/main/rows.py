@@ -382,6 +382,11 @@ class RowsPart(ScreenBase):
         """Select the hit's session and open its conversation with the match's line at the top."""
         self.set_reactive(ScreenBase.filter_text, "")   # the view is applied below, with the hit selected
         self.query_one("#filter", Input).value = ""
+        if hit.row.hidden_by_agent and self.hide_agent_hidden:   # shown for this hit; the remembered choice stays
+            self.set_reactive(ScreenBase.hide_agent_hidden, False)
+        if self.agent_filter not in (None, hit.row.source):
+            self.set_reactive(ScreenBase.agent_filter, None)
+        self.preview_shown = True   # the hit is in the preview, also where it waits for ctrl+e
         landing = Landing(hit.turn, matched_words(hit.snippet), hit.field)
         self.query_one(DetailPane).land_when_shown(hit.row.path, landing)
         self.apply_view(select=hit.row.path)
