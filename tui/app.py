@@ -69,7 +69,7 @@ class RepriseCommands(Provider):
                 yield Hit(score, matcher.highlight(title), callback, help=help_text)
 
 
-class RepriseApp(ReportsWorkerErrors, App):
+class RepriseApp(ReportsWorkerErrors, App[object]):
     CSS_PATH = "app.tcss"
     TITLE = "Reprise"
     COMMANDS = {RepriseCommands}   # it lists Textual's own commands after Reprise's

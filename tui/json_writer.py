@@ -26,7 +26,7 @@ def write_json(value: object, write: Callable[[str], object]) -> None:
     """Write `value` as indented JSON (ASCII, two spaces, a newline at the end) through `write`."""
     pending: list[str] = []
     append = pending.append
-    shapes: dict[tuple[tuple, str], list[str]] = {}
+    shapes: dict[tuple[tuple[str, ...], str], list[str]] = {}
 
     def flush() -> None:
         write("".join(pending))
@@ -41,7 +41,7 @@ def write_json(value: object, write: Callable[[str], object]) -> None:
         else:
             append(encoded)
 
-    def heads(keys: tuple, inner: str) -> list[str]:
+    def heads(keys: tuple[str, ...], inner: str) -> list[str]:
         """What comes before each value of a table with these keys, its key after a separator: built
         once for the tables of one shape (a listing's rows) when the keys are strings (1 and True
         are equal keys, written apart)."""

@@ -22,7 +22,7 @@ class RowsLoaded(Message):
 
     rows: list[SessionRow]
     where: str
-    signature: tuple
+    signature: tuple[object, ...]
     select: str | None = None
 
 
@@ -34,7 +34,7 @@ class DetailLoaded(Message):
     detail: SessionDetail | None
     error: str | None = None
     comparisons: list[tuple[int, int, int]] = field(default_factory=list)
-    stale: list = field(default_factory=list)
+    stale: list[tuple[int, str, str | None]] = field(default_factory=list)
     window: int | None = None
 
 

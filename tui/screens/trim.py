@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, RadioButton, RadioSet, SelectionList,
 
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef
+from reprise.core.service import Service
 from reprise.core.trimming import TrimOptions, TrimResult, TurnSize, parse_turn_ranges, turn_ranges
 
 from ..debounce import Debouncer
@@ -142,7 +143,7 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
     TrimDialog #trim-preview { height: auto; min-height: 3; padding: 0 1; background: $panel; }
     """
 
-    def __init__(self, service, ref: SessionRef, title: str, window: int | None):
+    def __init__(self, service: Service, ref: SessionRef, title: str, window: int | None):
         self.title_text = title
         super().__init__(f"Trim {session_name(title)}")
         self.service = service
@@ -229,7 +230,7 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
                 listed.select(number)
 
     @on(SelectionList.SelectedChanged, "#trim-turns")
-    def on_turns_ticked(self, _: SelectionList.SelectedChanged) -> None:
+    def on_turns_ticked(self, _: SelectionList.SelectedChanged[int]) -> None:
         field = self.query_one("#trim-value", Input)
         ticked = self._ticked()
         try:

@@ -6,6 +6,7 @@ screen decides what sending means."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textual.binding import Binding
 from textual.message import Message
@@ -41,7 +42,7 @@ class Composer(TextArea):
     class Left(Message):
         pass
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__("", soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          placeholder=PLACEHOLDER, **kwargs)
         self.border_title = "Message (ctrl+s send, Esc back)"

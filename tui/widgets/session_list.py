@@ -7,9 +7,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
@@ -111,7 +113,7 @@ class SessionList(ScrollView, can_focus=True):
             super().__init__()
             self.row = row
 
-    def __init__(self, *, clock: Callable[[], float] = time.time, **kwargs):
+    def __init__(self, *, clock: Callable[[], float] = time.time, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rows: list[SessionRow] = []
         self.cursor = 0
@@ -249,7 +251,7 @@ class SessionList(ScrollView, can_focus=True):
         if row is not None:
             self.post_message(self.Selected(row))
 
-    def on_click(self, event) -> None:
+    def on_click(self, event: events.Click) -> None:
         index = event.y + int(self.scroll_offset.y)
         if 0 <= index < len(self.rows):
             if index == self.cursor and event.chain >= 2:

@@ -9,8 +9,10 @@ from textual.widgets import Input, TextArea
 
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, id_argument
+from reprise.core.problems import Problem
 from reprise.core.rows import SessionRow
 from reprise.core.service import ResumePlan
+from reprise.core.sources.base import KeepReport
 from reprise.core.trimming import TrimResult
 from reprise.core.undo import FORKED, TRIMMED, UndoStep
 
@@ -31,10 +33,10 @@ NEEDS_ROW = NEEDS_READABLE | {"delete", "copy_id", "focus_composer"}   # a broke
 class SessionActionsPart(ScreenBase):
     """What the keys do to the current session."""
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """False hides a key (not in this mode), None greys it (this row cannot take it)."""
         if action == "wide":   # a footer copy of an action, shown on wide terminals only
-            return False if self.narrow else self.check_action(parameters[0], ())
+            return False if self.narrow else self.check_action(str(parameters[0]), ())
         modes = SCREEN_MODES.get(action)
         if modes is not None and self.interaction_mode not in modes:
             return False
@@ -203,7 +205,7 @@ class SessionActionsPart(ScreenBase):
 
             self.app.push_screen(ConfirmDialog(question, yes="Keep them", title="Keep"), answered)
 
-        def kept(result: tuple[list, list]) -> None:
+        def kept(result: tuple[list[KeepReport], list[Problem]]) -> None:
             reports, problems = result
             self.load_rows()
             message = f"Kept {len(reports):,} session{'' if len(reports) == 1 else 's'} in Reprise's archive"
