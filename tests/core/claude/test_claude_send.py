@@ -19,6 +19,7 @@ from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from reprise.core.sources.claude.turns import denial_line, parse_result
 from reprise.tui import cli
+from reprise.tui.cli import agent_handoff
 
 from .test_claude_source import THREE_TURNS, copy_store
 
@@ -198,7 +199,7 @@ def test_new_names_a_session_claude_then_writes_with_reprises_title(store, fake,
 def test_new_hands_the_terminal_to_claude_in_this_folder(store, fake, capsys, monkeypatch):
     _, folders = store
     handed = []
-    monkeypatch.setattr(cli, "exec_handoff", lambda argv, cwd: handed.append((argv, cwd)))
+    monkeypatch.setattr(agent_handoff, "exec_handoff", lambda argv, cwd: handed.append((argv, cwd)))
     status, _, err = run(capsys, "new", "--agent", "claude")
     assert status == 0
     [(argv, cwd)] = handed
