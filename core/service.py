@@ -535,10 +535,11 @@ class Service:
         if source.resumes_from_any_folder and (workspace is None or not Path(workspace).is_dir()):
             # Claude Code finds a session by its id from any folder (checked with the real client),
             # and records the folder it was resumed in from then on.
+            here = self.existing_folder()
             gone = f"its folder {workspace} no longer exists" if workspace else "its folder is unknown"
             moved.append(f"This {source.label} session's {gone.removeprefix('its ')}; {source.label} resumes it "
-                         f"from {self.workspace} and records that folder in it from now on.")
-            workspace, where = str(self.workspace), "current directory"
+                         f"from {here} and records that folder in it from now on.")
+            workspace, where = str(here), "current directory"
         if workspace is None:
             raise RepriseError(
                 f"Reprise does not know the folder of session {ref.session_id}'s workspace.",
@@ -561,6 +562,17 @@ class Service:
             notes.append(f"Its context ({result.total:,} tokens) is over the {result.model} window "
                          f"({result.window:,}); consider `reprise trim {ref.session_id} --fit`.")
         return ResumePlan(ref, argv, workspace, notes, snapshot, result, handoff.writer, missing)
+
+    def existing_folder(self) -> Path:
+        """Where a session whose own folder is gone runs, for an agent that finds it by id from any folder:
+        the workspace, or the folder Reprise runs in when the workspace named (`--workspace`) is gone too."""
+        if self.workspace.is_dir():
+            return self.workspace
+        try:
+            return Path(os.getcwd())
+        except FileNotFoundError:
+            raise RepriseError(f"Neither the workspace {self.workspace} nor the folder Reprise runs in exists.",
+                               hint="run Reprise from a folder that exists") from None
 
     # --- the context meter ---------------------------------------------------------------
 
