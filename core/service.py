@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import shlex
 import shutil
@@ -155,6 +156,24 @@ class ResumePlan:
     def command_line(self) -> str:
         """The resume as one shell line, `cd DIR && ARGV` (`reprise pick --command`, the TUI's `Y`)."""
         return f"cd {shlex.quote(self.cwd)} && {shlex.join(self.argv)}"
+
+
+@dataclass(frozen=True, slots=True)
+class LastSession:
+    """The session `--last` takes, and the newer sessions without a turn passed over on the way."""
+
+    ref: SessionRef
+    skipped: list[SessionRef]
+
+    @property
+    def note(self) -> str | None:
+        """What to tell people when empty sessions were passed over."""
+        if not self.skipped:
+            return None
+        count = len(self.skipped)
+        return (f"Skipped {count} newer session{'' if count == 1 else 's'} with no turn "
+                f"({', '.join(ref.session_id[:8] for ref in self.skipped[:3])}{', …' if count > 3 else ''}): "
+                f"--last takes the newest with at least one turn, as `claude --continue` does.")
 
 
 def _as_reprise_run(send: Callable[Concatenate[Service, SessionRef, P], R]
@@ -445,13 +464,19 @@ class Service:
                                 f"{MIN_PREFIX} characters.")
         raise NotFoundError(f"No session matches {text!r} in any workspace.", hint="reprise list --all")
 
-    def last_ref(self) -> SessionRef:
-        """The most recently active session of the workspace (pins do not count here)."""
-        rows = [row for row in self.list_sessions().rows if row.problem_code is None and row.ref is not None]
-        if rows:
-            ref = max(rows, key=lambda row: row.activity_ts).ref
+    def last_session(self) -> LastSession:
+        """The most recently active session of the workspace with at least one turn, as `claude --continue`
+        takes it (pins do not count here), and the newer ones without a turn it passed over."""
+        rows = sorted((row for row in self.list_sessions().rows if row.problem_code is None and row.ref is not None),
+                      key=lambda row: row.activity_ts, reverse=True)
+        empty = [row.ref for row in itertools.takewhile(lambda row: row.turns == 0, rows) if row.ref is not None]
+        if len(empty) < len(rows):
+            ref = rows[len(empty)].ref
             assert ref is not None
-            return ref
+            return LastSession(ref, empty)
+        if rows:
+            raise NotFoundError(f"No session in workspace {self.workspace} has a turn yet ({len(rows)} empty).",
+                                hint=f"resume one by its id: reprise resume {rows[0].file_id[:8]}")
         raise NotFoundError(f"No session in workspace {self.workspace} yet.", hint="reprise new")
 
     # --- one session ---------------------------------------------------------------------

@@ -46,3 +46,32 @@ def test_workspace_naming_a_gone_folder_resumes_from_the_current_folder_and_says
     assert handed == [(["claude", "--resume", THREE_TURNS], str(folders["beta"]))]
     assert f"from {folders['beta']}" in err
 
+
+def test_resume_last_takes_the_newest_session_with_a_turn_and_says_which_empty_ones_it_skipped(
+        capsys, isolated_paths, tmp_path, monkeypatch):
+    from .test_cli import put
+
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    put(isolated_paths, workspace, "a" * 32, 2)
+    status, out, err = run(capsys, "resume", "--last", "--print", "--json")
+    assert status == 0 and json.loads(out)["notes"] == [] and "Skipped" not in err
+    status, out, _ = run(capsys, "new", "--title", "not started yet", "--json")
+    empty = json.loads(out)["session_id"]
+    status, out, err = run(capsys, "resume", "--last", "--print", "--json")
+    plan = json.loads(out)
+    assert status == 0 and plan["argv"][-1] == "a" * 32
+    said = f"Skipped 1 newer session with no turn ({empty[:8]})"
+    assert said in plan["notes"][0] and said in err and "claude --continue" in err
+    status, out, err = run(capsys, "resume", "--last", "--print")
+    assert status == 0 and out.split()[-1] == "a" * 32 and said in err
+
+
+def test_resume_last_with_only_empty_sessions_names_one_to_resume_by_id(capsys, tmp_path, monkeypatch):
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    run(capsys, "new")
+    status, out, err = run(capsys, "resume", "--last", "--print")
+    assert status == 3 and "has a turn yet (1 empty)" in err and "reprise resume " in err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reprise.core.errors import AgentError, RepriseError, UsageError
@@ -43,8 +43,12 @@ def resume(service: Service, args: ResumeArguments, as_json: bool) -> int:
     """Resume the session named by an id or --last; with neither, the one chosen in the picker."""
     if args.last and args.id:
         raise UsageError("Give a session id or --last, not both.")
-    if args.last or args.id:
-        ref = service.last_ref() if args.last else service.resolve(args.id or "")
+    skipped: list[str] = []
+    if args.last:
+        last = service.last_session()
+        ref, skipped = last.ref, [last.note] if last.note else []
+    elif args.id:
+        ref = service.resolve(args.id)
     else:
         if as_json:
             raise UsageError("Which session? Give an id (or a prefix) or --last.")
@@ -53,6 +57,7 @@ def resume(service: Service, args: ResumeArguments, as_json: bool) -> int:
             return 1
         ref = picked.ref
     plan = service.resume_plan(ref, for_exec=not args.print)
+    plan = replace(plan, notes=[*skipped, *plan.notes])
     if plan.program_missing is not None:
         raise plan.program_missing
     for each in [*service.take_notices(), *plan.notes]:  # before the agent replaces this process
