@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,41 @@ def test_resume_last_with_only_empty_sessions_names_one_to_resume_by_id(capsys, 
     run(capsys, "new")
     status, out, err = run(capsys, "resume", "--last", "--print")
     assert status == 3 and "has a turn yet (1 empty)" in err and "reprise resume " in err
+
+
+def _fake_claude(tmp_path: Path) -> tuple[Path, Path]:
+    """A `claude` on PATH that leaves a mark when it starts: (its folder, the mark)."""
+    folder, mark = tmp_path / "bin", tmp_path / "started"
+    folder.mkdir()
+    program = folder / "claude"
+    program.write_text(f"#!/bin/sh\ntouch {mark}\necho AGENT-STARTED\n")
+    program.chmod(0o755)
+    return folder, mark
+
+
+@pytest.mark.parametrize(("keys", "starts"), [(b"\r", True), (b"\x04", False)])
+def test_resume_notes_wait_on_a_terminal_for_enter_before_the_agent_clears_the_screen(folders, tmp_path, keys,
+                                                                                       starts):
+    from .test_resume_picker import run_on_a_terminal
+
+    programs, mark = _fake_claude(tmp_path)
+    shutil.rmtree(folders["alpha"])   # a note to read: the session's folder is gone
+    argv = ["env", f"PATH={programs}:{os.environ['PATH']}", sys.executable, "-m", "reprise.tui.cli", "resume",
+            THREE_TURNS[:8]]
+    status, written = run_on_a_terminal(argv, folders["beta"], keys, wait_for=b"Press Enter to start claude")
+    before, _, after = written.partition(b"Press Enter to start claude")
+    assert b"no longer exists" in before and b"AGENT-STARTED" not in before   # the note, then the wait
+    assert mark.exists() is starts and (b"AGENT-STARTED" in after) is starts
+    assert status == (0 if starts else 1)
+    if not starts:
+        assert b"claude was not started" in after
+
+
+def test_resume_notes_do_not_wait_when_stdin_is_not_a_terminal(folders, tmp_path):
+    programs, mark = _fake_claude(tmp_path)
+    shutil.rmtree(folders["alpha"])
+    done = subprocess.run([sys.executable, "-m", "reprise.tui.cli", "resume", THREE_TURNS[:8]], cwd=folders["beta"],
+                          env=dict(os.environ, PATH=f"{programs}:{os.environ['PATH']}"), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and mark.exists() and "Press Enter" not in done.stderr
+    assert "no longer exists" in done.stderr and done.stdout == "AGENT-STARTED\n"

@@ -60,27 +60,32 @@ def resume(service: Service, args: ResumeArguments, as_json: bool) -> int:
     plan = replace(plan, notes=[*skipped, *plan.notes])
     if plan.program_missing is not None:
         raise plan.program_missing
-    for each in [*service.take_notices(), *plan.notes]:  # before the agent replaces this process
-        note(each)
-    for worry, refusal, hint in (
-            (plan.over_window, f"Session {ref.session_id} is over the model's context window.",
-             "pass --yes to resume anyway, or trim it first"),
-            (plan.writer is not None, f"Session {ref.session_id} may be being written by its agent now "
-                                      f"({plan.writer}).", "pass --yes to resume it anyway")):
-        if worry and not args.yes and not args.print:
-            if not sys.stdin.isatty():
-                raise RepriseError(refusal, hint=hint)
-            note(refusal)
-            answer = input("Resume anyway? [y/N] ").strip().lower()
-            if answer not in ("y", "yes"):
-                print("Not resumed.", file=sys.stderr)
-                return 1
+    notes = [*service.take_notices(), *plan.notes]   # said before the agent replaces this process
+    worries = [(refusal, hint) for worry, refusal, hint in (
+        (plan.over_window, f"Session {ref.session_id} is over the model's context window.",
+         "pass --yes to resume anyway, or trim it first"),
+        (plan.writer is not None, f"Session {ref.session_id} may be being written by its agent now "
+                                  f"({plan.writer}).", "pass --yes to resume it anyway"),
+    ) if worry and not args.yes and not args.print]
+    if args.print or worries:
+        for each in notes:   # above the question, which gives the time to read them
+            note(each)
+    for refusal, hint in worries:
+        if not sys.stdin.isatty():
+            raise RepriseError(refusal, hint=hint)
+        note(refusal)
+        answer = input("Resume anyway? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("Not resumed.", file=sys.stderr)
+            return 1
     if args.print:
         if as_json:
             emit(contract.dump(contract.resume_plan(plan)))
         else:
             print(shlex.join(plan.argv))
         return 0
+    if not agent_handoff.read_before_start([] if worries else notes, plan.argv[0]):
+        return 1
     agent_handoff.exec_handoff(plan.argv, plan.cwd)
     return 0
 

@@ -17,7 +17,7 @@ from ..stdio import on_terminal
 from ..text import safe_line
 from . import agent_handoff
 from .arguments import TopArguments
-from .output import is_terminal, note
+from .output import is_terminal
 
 if TYPE_CHECKING:
     from reprise.core import service as core_service
@@ -62,8 +62,8 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
         ending.said.set()
         return app.return_code or 1
     if isinstance(result, Handoff):
-        for each in result.notes:
-            note(each)
+        if not agent_handoff.read_before_start(result.notes, result.argv[0]):
+            return 1
         agent_handoff.exec_handoff(result.argv, result.cwd)
     return 0
 
