@@ -91,7 +91,8 @@ def _list_width() -> int:
 def list_table_lines(service: Service, listing: Listing, width: int, now: float) -> list[str]:
     """`reprise list` for people: the id, the agent's letter when several agents are on, the title
     with the width the columns leave it (tui/columns.py), and a line saying what is shown."""
-    from ..columns import AGENT_MARKS, REVERSED_MARK, SORTED_MARK, agent_mark, cell, layout, title_label
+    from ..columns import REVERSED_MARK, SORTED_MARK, agent_mark, cell, layout, title_label
+    from ..legend import PIN_MARK, agent_entries, plain_lines, status_entries
 
     agents = len(service.sources) > 1
     wanted = ["status", "updated", "turns", "size", "context", "next"] + (["folder"] if listing.all_workspaces else [])
@@ -101,7 +102,7 @@ def list_table_lines(service: Service, listing: Listing, width: int, now: float)
                        *shape.header()]).rstrip()]
     for row in listing.rows:
         shown_id = clipped(short_id(row.source, row.file_id), 9)
-        cells = [f"{'*' if row.pinned else ' '}{shown_id:9} " + (f"{agent_mark(row)} " if agents else "")
+        cells = [f"{PIN_MARK if row.pinned else ' '}{shown_id:9} " + (f"{agent_mark(row)} " if agents else "")
                  + title_label(row.display_title, shape.title_width)]
         for column, narrow in shape.columns:
             size = column.width(narrow)
@@ -116,11 +117,15 @@ def list_table_lines(service: Service, listing: Listing, width: int, now: float)
     if "next" in shape.keys and any(row.resume_cost is None and row.limit is not None and not row.problem_code
                                     for row in listing.rows):
         lines.append("NEXT - : not counted yet (`--sort next` counts every next turn)")
+    lines += plain_lines(status_entries(), width)
     if agents:
-        letters = ", ".join(f"{AGENT_MARKS.get(name, name[:1].upper())} {service.sources[name].label}"
-                            for name in service.sources)
-        lines.append(f"A: {letters} (lower case: a session the agent's own picker hides)")
+        lines += plain_lines(agent_entries(agent_labels(service)), width, "A:     ")
     return lines
+
+
+def agent_labels(service: Service) -> dict[str, str]:
+    """Each source that is on, by name, as it names itself to people."""
+    return {name: source.label for name, source in service.sources.items()}
 
 
 def show(service: Service, args: ShowArguments, as_json: bool) -> int:
