@@ -68,6 +68,10 @@ SORT_ALIASES = {"cost": "next"}   # the names a sort had before: still accepted
 MIN_PREFIX = 4
 STALE_TEMP_S = 600
 DEFAULT_ENCODING = "o200k_base"   # counting for a source without a meter
+# `keep_before_sweep`: what one listing keeps at most of what the agents' sweeps delete within SWEEP_DAYS.
+SWEEP_DAYS = 7.0
+SWEEP_KEEP_SESSIONS = 50
+SWEEP_KEEP_BYTES = 500 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -81,6 +85,37 @@ class Listing:
     sources: tuple[str, ...] = ()
     reverse: bool = False     # smallest or oldest first
     all_workspaces: bool = False   # the scope spans every workspace's folder
+    kept_before_sweep: SweepKeeping | None = None   # what this listing kept of what sweeps delete soon
+
+
+@dataclass(frozen=True, slots=True)
+class SweepKeeping:
+    """What one listing kept (`keep_before_sweep`) of the sessions their agents delete within the week: the
+    soonest first, within the listing's share; the rest are left for the next listing."""
+
+    kept: list[KeepReport]
+    problems: list[Problem]   # sessions that could not be kept (not tried again by this process)
+    left: int                 # due sessions over this listing's share
+    agents: tuple[str, ...]   # the agents whose sweeps these are, as they are named to people
+
+    @property
+    def size(self) -> int:
+        return sum(report.size for report in self.kept)
+
+    @property
+    def note(self) -> str | None:
+        """One sentence for people, None when the listing kept nothing and nothing failed."""
+        if not self.kept and not self.problems:
+            return None
+        count = len(self.kept)
+        said = (f"Kept {count} session{'' if count == 1 else 's'} ({self.size / (1 << 20):.1f} MB) that "
+                f"{' and '.join(self.agents)} delete{'s' if len(self.agents) == 1 else ''} within the week, "
+                f"in Reprise's archive (keep_before_sweep)")
+        if self.left:
+            said += f"; {self.left} more at the next listing"
+        if self.problems:
+            said += f"; {len(self.problems)} could not be kept (`reprise keep --due` says why)"
+        return said + "."
 
 
 @dataclass(slots=True)
@@ -202,6 +237,8 @@ class Service:
         self.workspace_key = workspace_key(self.workspace)
         self.clock: Callable[[], float] = time.time   # what "now" is for ages told to people (the TUI's clock)
         self._remembered = False
+        self._not_kept: set[tuple[str, int, int]] = set()   # (path, size, mtime) a sweep's keep failed on
+        self._notices: list[str] = []
 
     @classmethod
     def from_environment(cls, *, state_dir: str | None = None, workspace: str | None = None,
@@ -243,6 +280,7 @@ class Service:
         chosen = self.chosen_sources(sources)
         keys = None if all_workspaces else [key or self.workspace_key]
         self._remember_current_workspace()
+        kept = self._keep_before_sweeps()   # before the marks: a session kept now is marked kept
         with no_gc_pauses() as pause:   # the rows, their marks, their order: no collections in between
             rows = self.catalog.refresh(keys)
             if len(chosen) < len(self.sources):
@@ -259,7 +297,8 @@ class Service:
             shown = rows if limit is None else rows[:limit]
             if for_people:
                 self.mark_folders_and_limits(shown)
-        return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces)
+        return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces,
+                       kept)
 
     def mark_folders_and_limits(self, rows: list[SessionRow]) -> None:
         """Each row's project folder for people (the path, never the workspace key) and the window its
@@ -346,11 +385,43 @@ class Service:
         does not keep as it is: the soonest first."""
         if days < 0:
             raise UsageError("--due takes a number of days, 0 or more.")
+        return self._due(days, list(self.sources))
+
+    def _due(self, days: float, sources: list[str]) -> list[SessionRow]:
+        """`due` for these sources, read from the catalog (not a listing: a listing may keep some first)."""
         horizon = self.clock() + days * 86400
-        rows = self.list_sessions(all_workspaces=True, for_people=False).rows
+        with no_gc_pauses():
+            rows = [row for row in self.catalog.refresh(None) if row.source in sources]
+            self._mark_agent_deletions(rows)
         due = [row for row in rows if row.agent_deletion is not None and row.agent_deletion.at <= horizon
                and row.ref is not None]
         return sorted(due, key=lambda row: row.agent_deletion.at if row.agent_deletion else 0.0)
+
+    def _keep_before_sweeps(self) -> SweepKeeping | None:
+        """For each source that has a sweep and whose settings say `keep_before_sweep`, keep (as `keep --due`
+        does) the sessions its agent deletes within the week: the soonest first, at most SWEEP_KEEP_SESSIONS
+        or SWEEP_KEEP_BYTES in all (the rest at the next listing); one that fails is not tried again by this
+        process. None when no source asks for it."""
+        names = [source.name for source in self._able_sources("keep")
+                 if self.settings.sources.keeps_before_sweep(source.name)]
+        if not names:
+            return None
+        due = [row for row in self._due(SWEEP_DAYS, names) if (row.path, row.size, row.mtime_ns) not in self._not_kept]
+        chosen: list[SessionRow] = []
+        size = 0
+        for row in due:
+            if len(chosen) == SWEEP_KEEP_SESSIONS or size + row.size > SWEEP_KEEP_BYTES:
+                break
+            chosen.append(row)
+            size += row.size
+        reports, problems = self.keep_due(chosen)
+        failed = {problem.path for problem in problems}
+        self._not_kept |= {(row.path, row.size, row.mtime_ns) for row in chosen if row.path in failed}
+        agents = tuple(self.sources[name].label for name in names)
+        keeping = SweepKeeping(reports, problems, len(due) - len(chosen), agents)
+        if keeping.note:
+            self._notices.append(keeping.note)
+        return keeping
 
     def keep_due(self, rows: list[SessionRow]) -> tuple[list[KeepReport], list[Problem]]:
         """Keep each of these sessions; one that cannot be kept is a problem naming its file, and the
@@ -395,8 +466,10 @@ class Service:
         self.catalog.progress = progress
 
     def take_notices(self) -> list[str]:
-        """One line for each time the catalog cache was rebuilt or bypassed since the last call."""
-        return self.catalog.take_notices()
+        """One line for each time the catalog cache was rebuilt or bypassed, and for each listing that kept
+        sessions before their agent's sweep, since the last call."""
+        notices, self._notices = [*self.catalog.take_notices(), *self._notices], []
+        return notices
 
     def _remember_current_workspace(self) -> None:
         """Record the folder behind the current key once its sessions exist (the key cannot be
