@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -281,3 +282,14 @@ def test_the_default_commands_bypass_no_permission_and_a_configured_one_is_used(
     status, _, err = run(capsys, "send", THREE_TURNS, "--message", "with a tool allowed")
     assert status == 0, err
     assert fake()[0]["argv"] == [*SEND_ARGV[1:], "--allowedTools", "Bash"]
+
+
+def test_send_with_workspace_naming_a_gone_folder_runs_from_the_current_folder(store, fake, capsys, monkeypatch):
+    _, folders = store
+    gone = folders["alpha"]
+    monkeypatch.chdir(folders["beta"])
+    shutil.rmtree(gone)
+    status, _, err = run(capsys, "--workspace", str(gone), "send", THREE_TURNS[:8], "--message", "hello")
+    assert status == 0, err
+    [call] = fake()
+    assert call["cwd"] == str(folders["beta"])
