@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 from . import config as config_module
+from . import undo
 from .archive import ArchiveEntry, find_entry
 from .audit import AuditLog, AuditRecord
 from .catalog import Catalog
@@ -237,6 +238,7 @@ class Service:
         self.workspace_key = workspace_key(self.workspace)
         self.clock: Callable[[], float] = time.time   # what "now" is for ages told to people (the TUI's clock)
         self._remembered = False
+        self.undo_log = undo.UndoLog()   # the last trim or trash made here, for `undo_step`
         self._not_kept: set[tuple[str, int, int]] = set()   # (path, size, mtime) a sweep's keep failed on
         self._notices: list[str] = []
 
@@ -797,8 +799,11 @@ class Service:
             source = self.source(ref)   # it trims only as a fork: its own refusal says how
         else:
             source = self._able(ref, "trim_fork" if fork else "trim_in_place", "trimmed")
-        return source.trim(ref, options, self._meter_workspace(ref), dry_run=dry_run, fork=fork, force=force,
-                           model=model, expected_sha256=expected_sha256)
+        result = source.trim(ref, options, self._meter_workspace(ref), dry_run=dry_run, fork=fork, force=force,
+                             model=model, expected_sha256=expected_sha256)
+        if not dry_run:
+            self.undo_log.note(undo.TRIMMED, result.ref)
+        return result
 
     def turn_sizes(self, ref: SessionRef) -> list[TurnSize]:
         """Each turn with its size and tokens (counted with the meter's encoding), to choose turns to remove."""
@@ -827,10 +832,22 @@ class Service:
         """Whether `restore` without options has a trim of this session to undo."""
         return self.source(ref).can_undo_trim(ref)
 
+    def undo_step(self, current: SessionRef | None, current_title: str | None = None, *,
+                  all_workspaces: bool = False) -> undo.UndoStep | None:
+        """What undo would take back now (`core/undo.py` has the policy), or None."""
+        return undo.next_step(self, current, current_title, all_workspaces=all_workspaces)
+
+    def undo(self, step: undo.UndoStep) -> list[str]:
+        """Take back `step`; the notes it leaves."""
+        return undo.take(self, step)
+
     # --- trash, retention, relink, audit ---------------------------------------------------
 
-    def remove(self, ref: SessionRef, *, force: bool = False) -> TrashEntry:
-        return self._able(ref, "trash", "moved to the trash").remove(ref, force=force)
+    def remove(self, ref: SessionRef, *, force: bool = False, title: str | None = None) -> TrashEntry:
+        """Move a session to the trash; `title` is what undo's question calls it when the trash has none."""
+        entry = self._able(ref, "trash", "moved to the trash").remove(ref, force=force)
+        self.undo_log.note(undo.TRASHED, ref, entry.title or title)
+        return entry
 
     def _keys(self, all_workspaces: bool) -> list[str]:
         return self._workspace_keys() if all_workspaces else [self.workspace_key]

@@ -22,7 +22,7 @@ from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from reprise.core.sources.fractal.codec import decode
 from reprise.core.sources.fractal.store import digest
-from reprise.tui.screens.main import RowsLoaded
+from reprise.tui.messages import RowsLoaded
 from reprise.tui.widgets.session_list import SessionList
 
 from .. import factories

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from reprise.core.progress import Progress
 from reprise.core.resume_costs import CostProgress
-from reprise.tui.screens.main import CostsFilled
+from reprise.tui.messages import CostsFilled
 from reprise.tui.widgets.session_list import SessionList
 
 from .conftest import build_app, settle

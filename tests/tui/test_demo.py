@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,31 @@ def test_the_preview_of_a_session_due_for_deletion_names_the_key_that_keeps_it(d
     note = deletion_note(service.show(due.ref))
     keep = next(command for command in COMMANDS if command.action == "keep")
     assert note.startswith("deleted by Claude Code in 2 days") and f"; {key_text(keep.keys)} copies it" in note
+
+
+async def test_the_trim_dialog_opens_on_keep_when_its_turns_arrive_after_the_first_preview(demo_root, monkeypatch):
+    """On a busy machine the dialog's first preview can come back before its turns are read: the
+    switch to "keep" is then made when the turns arrive."""
+    service = codex_demo_service(demo_root)
+    previewed = threading.Event()
+    real_sizes, real_show = service.turn_sizes, TrimDialog._show_preview
+
+    def late_sizes(ref):
+        assert previewed.wait(60), "the first preview never came"
+        return real_sizes(ref)
+
+    def show_preview(dialog, result, generation):
+        real_show(dialog, result, generation)
+        previewed.set()
+
+    service.turn_sizes = late_sizes
+    monkeypatch.setattr(TrimDialog, "_show_preview", show_preview)
+    app = build_app(service, demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
+        await pilot.press("ctrl+t")
+        await settle(pilot)
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, TrimDialog) and dialog.turns is not None
+        assert dialog.operation == "keep" and "already fits in" in str(dialog.query_one("#trim-help", Static).render())

@@ -204,6 +204,11 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
         if self.operation == "drop":   # ranges typed before the turns were known are read now
             self._tick_from_field()
             self.refresh_preview()
+        first = self.result   # the first preview came before the turns: the switch to keep is made now
+        if first is not None and not first.plan.changed and self.nothing_said == 1:
+            self.nothing_said = 0
+            if not self._open_on_keep(first):
+                self.nothing_said = 1
 
     def _ticked(self) -> list[int]:
         return sorted(self.query_one("#trim-turns", SelectionList).selected)
@@ -253,6 +258,11 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
         if self.operation == "drop":   # ranges typed before the turns were known are read now
             self._tick_from_field()
             self.refresh_preview()
+        first = self.result   # the first preview came before the turns: the switch to keep is made now
+        if first is not None and not first.plan.changed and self.nothing_said == 1:
+            self.nothing_said = 0
+            if not self._open_on_keep(first):
+                self.nothing_said = 1
         self.refresh_preview()
 
     @on(Input.Submitted, "#trim-value")

@@ -1,0 +1,362 @@
+"""The main screen's list: the rows in scope (listed in a worker, redrawn only when they change),
+the filter typed on the list, the sort, the agent, the folder or all folders, and the resume
+costs filled in the background."""
+
+from __future__ import annotations
+
+import gc
+import re
+import time
+from typing import TYPE_CHECKING
+
+from textual import events, on, work
+from textual.widgets import Input
+from textual.worker import get_current_worker
+
+from reprise.core import faults
+from reprise.core.errors import RepriseError
+from reprise.core.rows import SessionRow
+from reprise.core.search_index import SearchHit
+from reprise.core.service import SORTS, WorkspaceInfo, sort_key, sort_rows
+
+from ...messages import CostsFilled, FilesRead, RowsLoaded
+from ...reports.search import matched_words
+from ...text import safe_line, safe_text
+from ...widgets.detail import DetailPane, Landing
+from ...widgets.filter_prompt import FilterPrompt
+from ...widgets.session_list import SessionList
+from ..dialogs import ChoiceDialog
+from ..search import SearchScreen
+from .base import ScreenBase
+
+if TYPE_CHECKING:
+    from reprise.core.progress import Progress
+
+REFRESH_SECONDS = 1.0
+
+
+def matches(row: SessionRow, needle: str) -> bool:
+    """The `/` filter: title, first and last message, or id prefix."""
+    needle = needle.lower()
+    return (row.file_id.startswith(needle) or needle in (row.title or row.fields.agent_title or "").lower()
+            or needle in row.fields.first_message.lower() or needle in row.fields.last_message.lower()
+            or (row.problem_message is not None and needle in row.problem_message.lower()))
+
+
+WORD_START = re.compile(r"\w+")
+
+
+def match_rank(row: SessionRow, needle: str) -> int:
+    """How well a row that passes the filter matches it, best first: its title starts with the text
+    (0), a word of its title does (1), the title holds it (2), its id starts with it (3), else its
+    messages hold it (4). The best-ranked row is selected; a tie goes to the higher row."""
+    needle = needle.lower()
+    title = row.display_title.lower()
+    if title.startswith(needle):
+        return 0
+    if any(title.startswith(needle, word.start()) for word in WORD_START.finditer(title)):
+        return 1
+    if needle in title:
+        return 2
+    return 3 if row.file_id.startswith(needle) else 4
+
+
+
+class RowsPart(ScreenBase):
+    """The list's rows and what chooses them."""
+
+    def _refresh_tick(self) -> None:
+        if not any(w.group == "rows" and w.is_running for w in self.workers):
+            self.load_rows()
+
+    def load_rows(self, select: str | None = None) -> None:
+        """List in a worker; read every row's details there too, so filtering and drawing on the UI
+        thread never touch the catalog. `select` is the path to select once listed."""
+        self._load_rows(select)
+
+    @work(thread=True, exclusive=True, group="rows", exit_on_error=False)
+    def _load_rows(self, select: str | None) -> None:
+        scope_all, scope_key = self.scope_all, self.scope_key
+        faults.point("tui_load_rows")
+        try:
+            listing = self.service.list_sessions(all_workspaces=scope_all, key=scope_key)
+            key = scope_key or self.service.workspace_key
+            where = "all workspaces" if scope_all else f"workspace {self.service.workspace_path_of(key)[0] or key}"
+        except RepriseError as exc:
+            self.app.call_from_thread(self.reprise_app.report_error, exc)
+            return
+        for note in self.service.take_notices():  # the catalog was rebuilt or bypassed
+            self.app.call_from_thread(self.app.notify, safe_text(note), severity="warning", timeout=10, markup=False)
+        # Resume costs are not part of what changed: while the fill stores them, every refresh would
+        # otherwise read all the rows' details again, redraw the list and restart the fill.
+        signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned)
+                                                 for row in listing.rows))
+        if signature != self.rows_signature or select is not None:
+            self.service.load_details(listing.rows)
+        else:  # the same rows: take the figures another process (`reprise list --sort cost`) stored
+            stored = {row.path: row for row in listing.rows if row.resume_cost is not None}
+            for row in self.all_rows:
+                found = stored.get(row.path)
+                if row.resume_cost is None and found is not None:
+                    row.resume_cost, row.resume_cost_key = found.resume_cost, found.resume_cost_key
+        self.post_message(RowsLoaded(listing.rows, where, signature, select))
+
+    def _files_read(self, progress: Progress) -> None:
+        """The catalog's progress, heard in the worker that reads: posted at most ten times a second."""
+        now = time.monotonic()
+        if progress.finished or now - self._progress_posted >= 0.1:
+            self._progress_posted = now
+            self.post_message(FilesRead(progress))
+
+    def on_files_read(self, message: FilesRead) -> None:
+        self.read_progress = message.label
+        self.update_header()
+
+    def on_rows_loaded(self, message: RowsLoaded) -> None:
+        self.rows_loading = False
+        self.read_progress = None
+        self.scope_where = message.where
+        if message.signature == self.rows_signature and message.select is None:
+            self.update_header()
+            return  # nothing changed on disk: keep the rows already drawn
+        self.rows_signature = message.signature
+        session_list = self.query_one(SessionList)
+        previous = {row.path: row for row in self.all_rows}
+        self.all_rows = message.rows
+        changed_current = False
+        current = session_list.current
+        if current is not None:
+            fresh = next((row for row in message.rows if row.path == current.path), None)
+            changed_current = fresh is not None and (fresh.size, fresh.mtime_ns) != (current.size, current.mtime_ns)
+        for row in self.all_rows:  # keep costs computed since the last refresh
+            old = previous.get(row.path)
+            if (old is not None and row.resume_cost is None and old.resume_cost is not None
+                    and (old.size, old.mtime_ns) == (row.size, row.mtime_ns)):
+                row.resume_cost, row.resume_cost_key = old.resume_cost, old.resume_cost_key
+        self.apply_view(select=message.select)
+        if changed_current and session_list.current is not None:
+            self.load_detail(session_list.current)
+        if not self.loaded_once:
+            self.loaded_once = True
+            if not self.all_rows:
+                self.show_empty_state()
+        if any(row.resume_cost is None and not row.problem_code for row in self.all_rows):
+            self.fill_costs(list(self.all_rows), self.query_one(SessionList).current_path)
+        if not self.frozen_once:
+            # One decision: freeze once, after the first listing is drawn. What exists then (modules,
+            # Textual's widgets, the first rows) mostly lives until exit, and full collections stop
+            # walking it while typing (2,000 rows with the app imported: 71k tracked objects, a full
+            # collection 47 ms, 0 ms frozen). Frozen rows a later listing drops are still freed by
+            # their reference counts. It used to run on every row change and was never undone, so
+            # every listing's cycles were kept for good; later listings are now collected as usual.
+            self.frozen_once = True
+            self.call_after_refresh(gc.freeze)
+
+    def apply_view(self, *, select: str | None = None, best_match: bool = False) -> None:
+        """Filter and sort the rows in scope into the list; with `best_match`, select the row that
+        matches the filter best (`match_rank`)."""
+        wanted = self.filter_text
+        rows = [row for row in self.all_rows if matches(row, wanted)] if wanted else list(self.all_rows)
+        if self.agent_filter:
+            rows = [row for row in rows if row.source == self.agent_filter]
+        if self.hide_agent_hidden:
+            rows = [row for row in rows if not row.hidden_by_agent]
+        sort_rows(rows, self.sort, reverse=self.sort_reverse)
+        if best_match and wanted and rows and select is None:
+            select = min(rows, key=lambda row: match_rank(row, wanted)).path   # min keeps the first of a tie
+        session_list = self.query_one(SessionList)
+        session_list.show_agent = len(self.service.sources) > 1
+        session_list.set_rows(rows, keep=select)
+        self.update_header()
+
+    def watch_filter_text(self) -> None:
+        if self.is_mounted:
+            self.apply_view(best_match=True)
+
+    def watch_sort(self) -> None:
+        if self.is_mounted:
+            self.apply_view()
+
+    def watch_sort_reverse(self) -> None:
+        if self.is_mounted:
+            self.apply_view()
+
+    def watch_agent_filter(self) -> None:
+        if self.is_mounted:
+            self.apply_view()
+
+    def watch_hide_agent_hidden(self) -> None:
+        if self.is_mounted:
+            self.apply_view()
+
+    def watch_rows_loading(self, loading: bool) -> None:
+        if loading:
+            self.read_progress = None   # none left over from a search's indexing that was stopped
+        if self.is_mounted:
+            self.update_header()
+
+    def show_empty_state(self) -> None:
+        root = self.service.state_root
+        self.query_one(DetailPane).show_problem(
+            f"No sessions here yet.\n\nPress ctrl+o to start a new session in {safe_line(self.service.workspace)}, "
+            "press ctrl+a to look "
+            f"in all workspaces, or run your agent (fractal) in a project folder: its sessions appear here.\n\n"
+            f"Sessions live in {safe_line(root)}/workspaces/<workspace>/sessions/. Try `reprise --demo` for a tour.")
+
+    def fill_costs(self, rows: list[SessionRow], current: str | None) -> None:
+        """Fill the missing resume costs in a worker started once the rows are painted: the rows on
+        screen first (the current one ahead), then the rest of the list, then the rows a filter hides."""
+        session_list = self.query_one(SessionList)
+        top = int(session_list.scroll_offset.y)
+        shown = session_list.rows
+        on_screen = shown[top:top + max(session_list.size.height, 1)]
+        first = [row for row in on_screen if row.path == current] + on_screen + shown
+
+        def fill() -> None:
+            worker = get_current_worker()
+            self.service.fill_resume_costs(rows, first=first, should_stop=lambda: worker.is_cancelled,
+                                           progress=lambda progress: self.post_message(CostsFilled(progress)))
+            self.post_message(CostsFilled(None))
+
+        # After the next paint: the fill's first step loads the tokenizer, which holds the GIL for a
+        # while; the rows it was started for are drawn first.
+        self.call_after_refresh(self.run_worker, fill, thread=True, exclusive=True, group="costs",
+                                exit_on_error=False)
+
+    def on_costs_filled(self, message: CostsFilled) -> None:
+        self.costs_progress = message.label
+        self.update_header()
+        self.query_one(SessionList).refresh()
+
+
+    # --- the filter: what is typed on the list --------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        """On the list, a printable character goes to the filter (shown once it holds one) and
+        Backspace edits it: fzf's and the agents' pickers' habit. The list keeps the focus, so the
+        keys of the table work while a filter is typed. The picker's prompt has the focus instead."""
+        if self.mode == "pick" or not isinstance(self.focused, SessionList):
+            return
+        field = self.query_one("#filter", Input)
+        if event.is_printable and event.character:
+            self.type_into_filter(field.value + event.character)
+        elif event.key == "backspace" and field.value:
+            self.type_into_filter(field.value[:-1])
+        else:
+            return
+        event.stop()
+        event.prevent_default()
+
+    def on_paste(self, event: events.Paste) -> None:
+        """Pasted on the list, the first line goes to the filter."""
+        if self.mode != "pick" and isinstance(self.focused, SessionList) and event.text.strip():
+            event.stop()
+            field = self.query_one("#filter", Input)
+            self.type_into_filter(field.value + event.text.strip().splitlines()[0])
+
+    def type_into_filter(self, value: str) -> None:
+        field = self.query_one("#filter", Input)
+        field.display = bool(value)
+        field.value = value
+        field.cursor_position = len(value)
+        self.filter_text = value.strip()   # at once: the next key's action (Enter) sees the filtered list
+
+    @on(Input.Changed, "#filter")
+    def on_filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+
+    @on(Input.Submitted, "#filter")
+    def on_filter_submitted(self, _: Input.Submitted) -> None:
+        if self.mode == "pick":
+            self.action_pick()
+
+    @on(FilterPrompt.Move)
+    def on_filter_move(self, message: FilterPrompt.Move) -> None:
+        session_list = self.query_one(SessionList)
+        if message.ends:
+            session_list.move_to(0 if message.ends < 0 else len(session_list.rows) - 1)
+            return
+        page = max(session_list.size.height - 1, 1)
+        session_list.move_to(session_list.cursor + message.rows + message.pages * page)
+
+    def action_back(self) -> None:
+        """Esc on the list: the filter is cleared; on an empty one, nothing happens."""
+        if self.query_one("#filter", Input).value:
+            self.type_into_filter("")
+
+    def action_cancel(self) -> None:
+        """Esc in the picker: a filter is cleared first, then the picker is left with nothing picked."""
+        field = self.query_one("#filter", Input)
+        if field.value:
+            field.value = ""
+            self.set_focus(field)
+            return
+        self.app.exit(None)
+
+
+    def action_toggle_scope(self) -> None:
+        self.workers.cancel_group(self, "costs")
+        self.scope_all = not self.scope_all
+        self.scope_key = None
+        self.scope_where = "all workspaces" if self.scope_all else f"workspace {self.service.workspace}"
+        self.rows_loading = True
+        self.load_rows()
+        self.update_header()
+
+    def action_cycle_sort(self, flip: bool = False) -> None:
+        """The next sort, largest or newest first; after the last, each again reversed. With
+        `flip`, the same sort the other way round. The watchers apply the view."""
+        if flip:
+            self.sort_reverse = not self.sort_reverse
+            return
+        position = SORTS.index(sort_key(self.sort)) + 1
+        if position == len(SORTS):
+            position = 0
+            self.set_reactive(ScreenBase.sort_reverse, not self.sort_reverse)
+        self.sort = SORTS[position]
+
+    def action_cycle_agent(self) -> None:
+        """Every agent's sessions, then each agent's in turn."""
+        names = [None, *self.service.sources]
+        self.agent_filter = names[(names.index(self.agent_filter) + 1) % len(names)]
+
+    def action_toggle_agent_hidden(self) -> None:
+        self.hide_agent_hidden = not self.hide_agent_hidden
+
+    def action_choose_workspace(self) -> None:
+        self.run_service(self.service.workspaces, self._show_workspaces)
+
+    def _show_workspaces(self, infos: list[WorkspaceInfo]) -> None:
+        choices = [(info.key, f"{info.sessions:5} sessions  {info.path or '(folder unknown) ' + info.key}")
+                   for info in infos]
+
+        def chosen(key: str | None) -> None:
+            if key:
+                self.workers.cancel_group(self, "costs")
+                self.scope_all = False
+                self.scope_key = key
+                self.scope_where = f"workspace {key}"
+                self.rows_loading = True
+                self.load_rows()
+                self.update_header()
+
+        self.app.push_screen(ChoiceDialog("Choose a workspace", choices, "No workspaces yet."), chosen)
+
+    def action_search(self) -> None:
+        label = "all workspaces" if self.scope_all else "this workspace"
+
+        def chosen(hit: SearchHit | None) -> None:
+            if hit is not None:
+                self.open_at_turn(hit)
+
+        self.app.push_screen(SearchScreen(self.service, all_workspaces=self.scope_all, key=self.scope_key,
+                                          scope_label=label), chosen)
+
+    def open_at_turn(self, hit: SearchHit) -> None:
+        """Select the hit's session and open its conversation with the match's line at the top."""
+        self.set_reactive(ScreenBase.filter_text, "")   # the view is applied below, with the hit selected
+        self.query_one("#filter", Input).value = ""
+        landing = Landing(hit.turn, matched_words(hit.snippet), hit.field)
+        self.query_one(DetailPane).land_when_shown(hit.row.path, landing)
+        self.apply_view(select=hit.row.path)
+

@@ -1,0 +1,143 @@
+"""The main screen: header, session list, detail tabs, the running turn's line, meter line and
+composer; in pick mode a list, a one-line prompt and the preview on demand.
+
+Its state that decides what is shown (filter, sort, agent, the current row, a running turn, the
+layout) is reactive, with watchers (`base.ScreenBase`); what decides which keys work is
+`bindings=True`, so the footer follows it. Every service call runs in a thread worker that only
+posts a message back (`tui/messages.py`). Its keys come from `tui/actions.py`. Each job is one
+part: the list (`rows`), the preview and meter (`preview`), the composer and turns
+(`composing`), the actions and their dialogs (`session_actions`); this module lays them out.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Input, Static, TabbedContent
+
+from ...actions import bindings
+from ...text import safe_line
+from ...widgets.composer import Composer
+from ...widgets.detail import DetailPane
+from ...widgets.filter_prompt import FilterPrompt, PickPrompt
+from ...widgets.meter import MeterBar
+from ...widgets.running_turn import RunningTurnLine
+from ...widgets.session_list import SessionList
+from ..help import KeysScreen
+from .composing import ComposingPart
+from .rows import REFRESH_SECONDS, RowsPart
+from .session_actions import SessionActionsPart
+
+NARROW_COLUMNS = 100   # below this the preview goes under the list, so titles get the full width
+
+
+class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
+    BINDINGS = bindings("screen")
+
+    # --- layout ----------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        picking = self.mode == "pick"
+        yield Static("", id="header")
+        if picking:
+            yield PickPrompt(placeholder="type to filter: title, messages or id prefix · Enter picks · Esc cancels",
+                             id="filter", classes="-prompt")
+        else:
+            yield FilterPrompt(placeholder="filter: title, messages or id prefix (Enter or Esc to return)",
+                               id="filter")
+        with Horizontal(id="body"):
+            with Vertical(id="list-pane"):
+                yield Static("", id="columns")
+                yield SessionList(id="sessions", clock=self.reprise_app.clock)
+            yield DetailPane(id="detail")
+        yield RunningTurnLine(id="running")
+        if not picking:   # a picker is a list, a prompt and a preview: nothing is composed there
+            yield MeterBar(id="meter")
+            yield Composer(id="composer")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        field = self.query_one("#filter", Input)
+        if self.mode == "pick":
+            self.set_focus(field)   # every letter goes to the filter at once
+        else:
+            field.display = False
+            field.can_focus = False   # what is typed on the list goes to it; the list keeps the focus
+            self.set_focus(self.query_one(SessionList))
+        self._fit_width()
+        self.update_header()
+        self.service.hear_progress(self._files_read)
+        self.load_rows()
+        if self.reprise_app.follow_disk:
+            self.set_interval(REFRESH_SECONDS, self._refresh_tick)
+
+    def on_resize(self) -> None:
+        self._fit_width()
+        self.update_header()   # it updates the columns too
+
+    def _fit_width(self) -> None:
+        self.narrow = self.size.width < NARROW_COLUMNS
+
+    def watch_narrow(self, narrow: bool) -> None:
+        """lazygit's habit: on a narrow terminal the preview goes under the list. The picker, fzf's
+        habit: its preview waits for ctrl+e there."""
+        self.query_one("#body").set_class(narrow, "-stacked")
+        if self.mode == "pick":
+            self.preview_shown = not narrow
+
+    def watch_preview_shown(self, shown: bool) -> None:
+        self.query_one(DetailPane).display = shown
+        self.call_after_refresh(self.update_columns)
+
+    # --- header ----------------------------------------------------------------------------
+
+    def update_header(self) -> None:
+        visible = len(self.query_one(SessionList).rows)
+        total = len(self.all_rows)
+        scope = self.scope_where
+        counts = Text(no_wrap=True, overflow="ellipsis")
+        if self.rows_loading:
+            counts.append(f"{self.read_progress or 'loading sessions…'} ", style="bold yellow")
+        counts.append(f"{visible:,} of {total:,} sessions shown", style="bold" if visible < total else "")
+        text = counts
+        if self.filter_text:
+            text.append(f" · filter: {safe_line(self.filter_text)}", style="yellow")
+        if self.agent_filter:
+            text.append(f" · agent: {self.service.sources[self.agent_filter].label}", style="yellow")
+        if self.hide_agent_hidden:
+            text.append(" · -p runs hidden", style="yellow")
+        text.append(f" · sort: {self.sort}" + (" reversed" if self.sort_reverse else ""))
+        if self.costs_progress:
+            text.append(f" · {self.costs_progress}", style="dim")
+        problems = sum(1 for row in self.all_rows if row.problem_code)
+        if problems:
+            text.append(f" · {problems} unreadable", style="red")
+        if self.mode == "pick":
+            text.append(" · PICK", style="bold")
+        where_line = Text.assemble(("Reprise ", "bold"), (safe_line(scope), "bold cyan"),
+                                   ("  state ", "dim"), (safe_line(self.service.state_root), "dim"))
+        header = self.query_one("#header", Static)
+        width = header.size.width or self.size.width or 80
+        for part in (where_line, text):   # one line each, cut with an ellipsis (Static would wrap them)
+            part.truncate(width, overflow="ellipsis")
+        header.update(Text("\n").join([where_line, text]))
+        self.update_columns()
+
+    def update_columns(self) -> None:
+        """The list's header for its width: the sorted column marked, a folder column when the
+        scope is wider than one folder."""
+        session_list = self.query_one(SessionList)
+        session_list.sort, session_list.reverse = self.sort, self.sort_reverse
+        session_list.show_folder = self.scope_all
+        self.query_one("#columns", Static).update(Text(session_list.header(), style="bold"))
+
+
+    def action_keys(self) -> None:
+        self.app.push_screen(KeysScreen())
+
+    def action_help(self) -> None:
+        self.action_keys()
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one("#detail-tabs", TabbedContent).active = tab
+

@@ -1,0 +1,350 @@
+"""The main screen's actions on the current session and their dialogs: resume, new, rename, keep,
+pin, trim, trash and undo, copy. Which keys work now (`check_action`) is decided here too; what
+undo undoes is the service's policy (`Service.undo_step`)."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.widgets import Input, TextArea
+
+from reprise.core.errors import RepriseError
+from reprise.core.paths import SessionRef, id_argument
+from reprise.core.rows import SessionRow
+from reprise.core.service import ResumePlan
+from reprise.core.trimming import TrimResult
+from reprise.core.undo import FORKED, TRIMMED, UndoStep
+
+from ...actions import PICK, SCREEN_MODES
+from ...format import counted, human_size
+from ...text import safe_line, safe_text
+from ...widgets.session_list import SessionList
+from ..dialogs import ChoiceDialog, CommandDialog, ConfirmDialog, TextDialog, session_name
+from ..trim import TrimDialog, TrimRequest
+from .base import Handoff, ScreenBase
+
+KEEP_DUE_DAYS = 7   # the palette's "keep every session due": what `reprise keep --due` keeps by default
+# the actions that need a readable session; greyed on a row whose file or detail cannot be read
+NEEDS_READABLE = frozenset({"resume", "pick", "trim", "rename", "pin", "keep", "copy_command"})
+NEEDS_ROW = NEEDS_READABLE | {"delete", "copy_id"}
+
+
+class SessionActionsPart(ScreenBase):
+    """What the keys do to the current session."""
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """False hides a key (not in this mode), None greys it (this row cannot take it)."""
+        if action == "wide":   # a footer copy of an action, shown on wide terminals only
+            return False if self.narrow else self.check_action(parameters[0], ())
+        modes = SCREEN_MODES.get(action)
+        if modes is not None and self.interaction_mode not in modes:
+            return False
+        return self.available(action)
+
+    def available(self, action: str) -> bool | None:
+        """Whether the action can run now, whatever the mode (the palette asks this): False where it
+        never can, None while the current row cannot take it."""
+        modes = SCREEN_MODES.get(action)
+        if self.mode == "pick" and modes is not None and PICK not in modes:
+            return False   # the picker only picks
+        focused = self.focused
+        if action == "focus_composer" and (
+                isinstance(focused, Input) or (isinstance(focused, TextArea) and not focused.read_only)):
+            return False   # a priority key: in a field one types in, Tab is the field's
+        if action in ("cycle_agent", "toggle_agent_hidden"):
+            return len(self.service.sources) > 1
+        if action == "keep_due":
+            return any(source.capabilities.keep for source in self.service.sources.values())
+        if action == "restore_draft":
+            return bool(self.cleared_draft) or None
+        if action in NEEDS_ROW:
+            row = self.current_row
+            if row is None or (action in NEEDS_READABLE and (row.problem_code or self.detail_failed)):
+                return None
+            able = self.service.sources[row.source].capabilities
+            if ((action == "trim" and not (able.trim_in_place or able.trim_fork))
+                    or (action == "delete" and not able.trash)
+                    or (action in ("resume", "pick", "copy_command") and not able.resume)
+                    or (action == "keep" and not able.keep)):
+                return None
+        return True
+
+    def current_ref(self) -> SessionRef | None:
+        row = self.query_one(SessionList).current
+        return row.ref if row is not None and not row.problem_code else None
+
+    def action_resume(self) -> None:
+        if self.focused is not None and not isinstance(self.focused, SessionList):
+            return
+        ref = self.current_ref()
+        if ref is None:
+            return
+        if self.mode == "pick":
+            self.action_pick()
+            return
+        self.plan_resume(ref)
+
+    async def action_wide(self, action: str) -> None:
+        await self.run_action(action)
+
+    @work(thread=True, exclusive=True, group="resume", exit_on_error=False)
+    def plan_resume(self, ref: SessionRef) -> None:
+        try:
+            plan = self.service.resume_plan(ref)
+        except RepriseError as exc:
+            self.app.call_from_thread(self.reprise_app.report_error, exc)
+            return
+        self.app.call_from_thread(self._confirm_resume, plan)
+
+    def _confirm_resume(self, plan: ResumePlan) -> None:
+        handoff = Handoff(plan.argv, plan.cwd, plan.notes)
+        if self.reprise_app.demo:
+            self.app.push_screen(CommandDialog(
+                "What Enter would run", "This is the demo: nothing is run. Outside it, Enter hands the terminal "
+                "to the session's agent with this command, in the session's folder:", plan.argv, plan.cwd,
+                plan.notes))
+            return
+        if plan.program_missing is not None:
+            missing = plan.program_missing
+            self.app.push_screen(CommandDialog(
+                f"{plan.argv[0]} is not installed", f"{missing.message} To resume the session, {missing.hint}; "
+                "or copy the command and run it where the agent is:", plan.argv, plan.cwd, plan.notes))
+            return
+        if not plan.over_window and plan.writer is None:
+            self.app.exit(handoff)
+            return
+        worries = []
+        if plan.writer is not None:
+            worries.append(f"This session may be being written by its agent now ({safe_line(plan.writer)}): "
+                           "resuming it as well would interleave two conversations in one file.")
+        result = plan.meter
+        if plan.over_window and result is not None:
+            worries.append(f"This session's next turn would send {result.total:,} tokens, over the "
+                           f"{result.window:,}-token window of {safe_line(result.model)}. "
+                           f"Trimming it first (ctrl+t) keeps everything in the archive.")
+        question = "\n\n".join(worries) + "\n\nResume anyway?"
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.exit(handoff)
+
+        self.app.push_screen(ConfirmDialog(question, yes="Resume anyway", danger=True), answered)
+
+    @on(SessionList.Selected)
+    def on_selected(self, _: SessionList.Selected) -> None:
+        self.action_resume()
+
+    def action_new(self) -> None:
+        """A new session; which agent's is asked when more than one can start one."""
+        able = [source for source in self.service.sources.values() if source.capabilities.new]
+        if len(able) <= 1:
+            self._new_titled(able[0].name if able else "fractal")
+            return
+
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                self._new_titled(name)
+
+        self.app.push_screen(ChoiceDialog("A new session of which agent?",
+                                          [(source.name, source.label) for source in able]), chosen)
+
+    def _new_titled(self, agent: str) -> None:
+        def create(title: str | None) -> None:
+            if title is not None:
+                self.run_service(lambda: self.service.new_session(title or None, source=agent), self._started)
+
+        self.app.push_screen(TextDialog("Title of the new session (optional):", placeholder="untitled"), create)
+
+    def _started(self, ref: SessionRef) -> None:
+        """Fractal's new session is written: select it. Any other agent writes its own on its first
+        turn: hand the terminal to it (the command line runs it, as for a resume)."""
+        argv = self.service.new_argv(ref)
+        if argv is None:
+            self.app.notify("New session created")
+            self.load_rows(select=self.service.session_path(ref))
+            return
+        label = self.service.source(ref).label
+        self.app.exit(Handoff(argv, str(self.service.workspace), [f"new {label} session {ref.session_id}"]))
+
+    def action_rename(self) -> None:
+        ref = self.current_ref()
+        row = self.query_one(SessionList).current
+        if ref is None or row is None:
+            return
+
+        def rename(title: str | None) -> None:
+            if title is not None:
+                self.run_service(lambda: self.service.rename(ref, title), lambda _: self.load_rows(), "Renamed")
+
+        note = self.service.source(ref).rename_note
+        self.app.push_screen(TextDialog(f"New title:{f' ({note})' if note else ''}", value=row.title or ""), rename)
+
+    def action_keep(self) -> None:
+        ref = self.current_ref()
+        if ref is None:
+            return
+        self.run_service(lambda: self.service.keep(ref), lambda _: self.load_rows(),
+                         "Kept a copy in Reprise's archive")
+
+    def action_keep_due(self) -> None:
+        """Every session its agent deletes within a week, counted and sized in a question first."""
+        def counted(due: list[SessionRow]) -> None:
+            if not due:
+                self.app.notify(f"No session is deleted by its agent within {KEEP_DUE_DAYS} days.")
+                return
+            agents = " and ".join(sorted({self.service.sources[row.source].label for row in due}))
+            question = (f"Keep a copy of {len(due):,} session{'' if len(due) == 1 else 's'} "
+                        f"({human_size(sum(row.size for row in due))}) that {agents} deletes within "
+                        f"{KEEP_DUE_DAYS} days, in every folder?")
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.run_service(lambda: self.service.keep_due(due), kept)
+
+            self.app.push_screen(ConfirmDialog(question, yes="Keep them", title="Keep"), answered)
+
+        def kept(result: tuple[list, list]) -> None:
+            reports, problems = result
+            self.load_rows()
+            message = f"Kept {len(reports):,} session{'' if len(reports) == 1 else 's'} in Reprise's archive"
+            if problems:
+                message += f"; {len(problems):,} could not be kept: {safe_line(problems[0].message)}"
+            self.app.notify(message, severity="warning" if problems else "information")
+
+        self.run_service(lambda: self.service.due(KEEP_DUE_DAYS), counted)
+
+    def action_pin(self) -> None:
+        ref = self.current_ref()
+        row = self.query_one(SessionList).current
+        if ref is None or row is None:
+            return
+        pinned = not row.pinned
+        self.run_service(lambda: self.service.set_pinned(ref, pinned), lambda _: self.load_rows(),
+                         "Pinned" if pinned else "Unpinned")
+
+    def action_trim(self) -> None:
+        ref = self.current_ref()
+        row = self.query_one(SessionList).current
+        if ref is None or row is None:
+            return
+        window = self.detail_window
+
+        def chosen(request: TrimRequest | None) -> None:
+            if request is None:
+                return
+            self.run_service(lambda: self.service.trim(ref, request.options, fork=request.fork,
+                                                       expected_sha256=request.original_sha256),
+                             self._after_trim)
+
+        self.app.push_screen(TrimDialog(self.service, ref, row.display_title, window), chosen)
+
+    def _after_trim(self, result: TrimResult) -> None:
+        plan = result.plan
+        where = " as a new session" if result.forked else ""
+        before = f"{plan.meter_before:,}" if plan.meter_before is not None else "?"
+        after = f"{plan.meter_after:,}" if plan.meter_after is not None else "?"
+        undo = "ctrl+z moves the new session to the trash" if result.forked else "ctrl+z undoes it"
+        self.app.notify(f"Trimmed{where}: {before} → {after} tokens. {undo}.", markup=False)
+        self.reload_current(self.service.session_path(result.ref))
+
+    def action_undo(self) -> None:
+        """Undo the last trim or move to the trash (`Service.undo_step` decides which), after a question."""
+        ref, scope_all = self.current_ref(), self.scope_all
+        row = self.query_one(SessionList).current
+        title = row.display_title if row is not None else None
+        self.run_service(lambda: self.service.undo_step(ref, title, all_workspaces=scope_all), self._confirm_undo)
+
+    def _confirm_undo(self, step: UndoStep | None) -> None:
+        if step is None:
+            self.app.notify("Nothing to undo: this session has no trim and the trash is empty.")
+            return
+        name, ref = session_name(step.title), step.ref
+        if step.kind == FORKED:
+            question = (f"Undo the trim that made {name} by moving it to Reprise's trash? The session it was "
+                        "trimmed from is unchanged, and the trash can bring this one back "
+                        f"(`reprise trash restore {safe_line(id_argument(ref.source, ref.session_id))}`)."
+                        + ("\n\nIt has grown since Reprise wrote it: its new turns go to the trash with it."
+                           if step.grown else ""))
+            done, yes = "The trimmed copy is in the trash.", "Move to trash"
+        elif step.kind == TRIMMED:
+            question = f"Undo the last trim of {name}? What it removed comes back from the archive."
+            done, yes = "Trim undone.", "Undo the trim"
+        else:
+            question = f"Restore {name} from the trash?"
+            done, yes = "Restored from the trash.", "Restore"
+
+        def answered(answer: bool | None) -> None:
+            if answer:
+                path = self.service.session_path(ref)
+                self.run_service(lambda: self.service.undo(step), lambda notes: self._after_undo(path, notes), done)
+
+        self.app.push_screen(ConfirmDialog(question, yes=yes, title="Undo"), answered)
+
+    def _after_undo(self, path: str, notes: list[str]) -> None:
+        for note in notes:  # e.g. history beyond what Fractal keeps, and where it is archived
+            self.app.notify(safe_text(note), severity="warning", timeout=15, markup=False)
+        self.reload_current(path)
+
+    def action_delete(self) -> None:
+        row = self.query_one(SessionList).current
+        ref = row.ref if row is not None else None
+        if ref is None or row is None:
+            return
+        question = (f"Move {self.describe(row)} to the trash?\n\nIt can be restored with ctrl+z, or with "
+                    f"`reprise trash restore {safe_line(id_argument(ref.source, ref.session_id))}`.")
+        note = self.service.source(ref).trash_note   # what the agent does meanwhile (Codex cannot resume it)
+        if note:
+            question += f"\n\n{note}."
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_service(lambda: self.service.remove(ref, title=row.display_title),
+                                 lambda _: self._after_delete(row.display_title, note))
+
+        self.app.push_screen(ConfirmDialog(question, yes="Move to trash", danger=True), answered)
+
+    def _after_delete(self, title: str, note: str | None = None) -> None:
+        """Say what moved (by title) and, for an agent that does something about it, what it does."""
+        self.app.notify(f"Moved {session_name(title, 40)} to the trash. ctrl+z undoes it.", markup=False)
+        if note:
+            self.app.notify(f"{note}.", severity="warning", timeout=12, markup=False)
+        self.load_rows()
+
+
+    # --- copying ---------------------------------------------------------------------------
+
+    def action_copy_id(self) -> None:
+        row = self.current_row
+        if row is not None:
+            self.copy(row.file_id, "the id")
+
+    def action_copy_command(self) -> None:
+        """The command `reprise pick --command` prints: `cd DIR && ARGV`."""
+        ref = self.current_ref()
+        if ref is not None:
+            self.run_service(lambda: self.service.resume_plan(ref, for_exec=False),
+                             lambda plan: self.copy(plan.command_line, "the resume command"))
+
+    def copy(self, text: str, what: str) -> None:
+        """OSC 52, and the text shown: no terminal answers whether the clipboard took it."""
+        self.app.copy_to_clipboard(text)
+        self.app.notify(f"Copied {what}: {safe_line(text)}", title="Clipboard", markup=False, timeout=8)
+
+
+    def action_recover(self) -> None:
+        ref = self.current_ref()
+        if ref is None:
+            return
+        self.run_service(lambda: self.service.mark_stale_interrupted(ref),
+                         lambda marked: self._after_recover(marked))
+
+    def _after_recover(self, marked: list[str]) -> None:
+        self.app.notify(f"Marked {counted(len(marked), 'stale turn')} interrupted." if marked
+                        else "No stale pending turn.")
+        self.load_rows()
+        row = self.query_one(SessionList).current
+        if row is not None:
+            self.load_detail(row)
+
+
+    def describe(self, row: SessionRow) -> str:
+        return f"{session_name(row.display_title, 60)} ({counted(row.turns, 'turn')}, {human_size(row.size)})"
