@@ -144,7 +144,14 @@ class HistorySettings(_Section):
     max_turns: int = Field(default=HISTORY_KEPT, ge=1, le=HISTORY_KEPT)
 
 
-class ClaudeSettings(_Section):
+class SweptSettings(_Section):
+    """The settings of a source whose agent deletes sessions by age (a sweep): `keep_before_sweep` keeps,
+    during listings, the sessions it deletes within the week (`Service.list_sessions`)."""
+
+    keep_before_sweep: bool = False
+
+
+class ClaudeSettings(SweptSettings):
     """`[sources.claude]`: Claude Code's stores. `enabled` unset: on when a root exists."""
 
     enabled: bool | None = None
@@ -168,6 +175,11 @@ class SourcesSettings(_Section):
     claude: ClaudeSettings = Field(default_factory=ClaudeSettings.model_construct)
     codex: CodexSettings = Field(default_factory=CodexSettings.model_construct)
     new_agent: Literal["fractal", "claude", "codex"] | None = None   # `reprise new`'s agent when more than one is on
+
+    def keeps_before_sweep(self, name: str) -> bool:
+        """Whether the settings of the source `name` ask to keep what its agent's sweep deletes within the week."""
+        section = getattr(self, name, None)
+        return isinstance(section, SweptSettings) and section.keep_before_sweep
 
 
 class Settings(_Section):

@@ -35,7 +35,7 @@ def send_turn(service: Service, ref: SessionRef, message: str, *, agent: str | N
     cancel = cancel or threading.Event()
     workspace_path = service.workspace_path_of(ref.workspace_key)[0]
     if source.resumes_from_any_folder and (workspace_path is None or not Path(workspace_path).is_dir()):
-        workspace_path = str(service.workspace)   # the agent finds the session by id from here
+        workspace_path = str(service.existing_folder())   # the agent finds the session by id from here
     if workspace_path is None or not Path(workspace_path).is_dir():
         gone = f"is gone: {workspace_path}" if workspace_path else "is unknown"
         raise AgentError(f"The folder of session {ref.session_id}'s workspace {gone}.",

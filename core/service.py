@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import shlex
 import shutil
@@ -69,6 +70,10 @@ SORT_ALIASES = {"cost": "next"}   # the names a sort had before: still accepted
 MIN_PREFIX = 4
 STALE_TEMP_S = 600
 DEFAULT_ENCODING = "o200k_base"   # counting for a source without a meter
+# `keep_before_sweep`: what one listing keeps at most of what the agents' sweeps delete within SWEEP_DAYS.
+SWEEP_DAYS = 7.0
+SWEEP_KEEP_SESSIONS = 50
+SWEEP_KEEP_BYTES = 500 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -82,6 +87,37 @@ class Listing:
     sources: tuple[str, ...] = ()
     reverse: bool = False     # smallest or oldest first
     all_workspaces: bool = False   # the scope spans every workspace's folder
+    kept_before_sweep: SweepKeeping | None = None   # what this listing kept of what sweeps delete soon
+
+
+@dataclass(frozen=True, slots=True)
+class SweepKeeping:
+    """What one listing kept (`keep_before_sweep`) of the sessions their agents delete within the week: the
+    soonest first, within the listing's share; the rest are left for the next listing."""
+
+    kept: list[KeepReport]
+    problems: list[Problem]   # sessions that could not be kept (not tried again by this process)
+    left: int                 # due sessions over this listing's share
+    agents: tuple[str, ...]   # the agents whose sweeps these are, as they are named to people
+
+    @property
+    def size(self) -> int:
+        return sum(report.size for report in self.kept)
+
+    @property
+    def note(self) -> str | None:
+        """One sentence for people, None when the listing kept nothing and nothing failed."""
+        if not self.kept and not self.problems:
+            return None
+        count = len(self.kept)
+        said = (f"Kept {count} session{'' if count == 1 else 's'} ({self.size / (1 << 20):.1f} MB) that "
+                f"{' and '.join(self.agents)} delete{'s' if len(self.agents) == 1 else ''} within the week, "
+                f"in Reprise's archive (keep_before_sweep)")
+        if self.left:
+            said += f"; {self.left} more at the next listing"
+        if self.problems:
+            said += f"; {len(self.problems)} could not be kept (`reprise keep --due` says why)"
+        return said + "."
 
 
 @dataclass(slots=True)
@@ -159,6 +195,24 @@ class ResumePlan:
         return f"cd {shlex.quote(self.cwd)} && {shlex.join(self.argv)}"
 
 
+@dataclass(frozen=True, slots=True)
+class LastSession:
+    """The session `--last` takes, and the newer sessions without a turn passed over on the way."""
+
+    ref: SessionRef
+    skipped: list[SessionRef]
+
+    @property
+    def note(self) -> str | None:
+        """What to tell people when empty sessions were passed over."""
+        if not self.skipped:
+            return None
+        count = len(self.skipped)
+        return (f"Skipped {count} newer session{'' if count == 1 else 's'} with no turn "
+                f"({', '.join(ref.session_id[:8] for ref in self.skipped[:3])}{', …' if count > 3 else ''}): "
+                f"--last takes the newest with at least one turn, as `claude --continue` does.")
+
+
 def _as_reprise_run(send: Callable[Concatenate[Service, SessionRef, P], R]
                     ) -> Callable[Concatenate[Service, SessionRef, P], R]:
     """Hold a run record (core/liveness.py) while a turn is sent, so that its pending turn counts as
@@ -187,7 +241,8 @@ class Service:
         self._remembered = False
         self.undo_log = undo.UndoLog()   # the last trim or trash made here, for `undo_step`
         self._ui_state: ui_state.UiState | None = None
-        self._ui_notices: list[str] = []
+        self._not_kept: set[tuple[str, int, int]] = set()   # (path, size, mtime) a sweep's keep failed on
+        self._notices: list[str] = []
 
     @classmethod
     def from_environment(cls, *, state_dir: str | None = None, workspace: str | None = None,
@@ -229,6 +284,7 @@ class Service:
         chosen = self.chosen_sources(sources)
         keys = None if all_workspaces else [key or self.workspace_key]
         self._remember_current_workspace()
+        kept = self._keep_before_sweeps()   # before the marks: a session kept now is marked kept
         with no_gc_pauses() as pause:   # the rows, their marks, their order: no collections in between
             rows = self.catalog.refresh(keys)
             if len(chosen) < len(self.sources):
@@ -245,7 +301,8 @@ class Service:
             shown = rows if limit is None else rows[:limit]
             if for_people:
                 self.mark_folders_and_limits(shown)
-        return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces)
+        return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces,
+                       kept)
 
     def mark_folders_and_limits(self, rows: list[SessionRow]) -> None:
         """Each row's project folder for people (the path, never the workspace key) and the window its
@@ -338,11 +395,43 @@ class Service:
         does not keep as it is: the soonest first."""
         if days < 0:
             raise UsageError("--due takes a number of days, 0 or more.")
+        return self._due(days, list(self.sources))
+
+    def _due(self, days: float, sources: list[str]) -> list[SessionRow]:
+        """`due` for these sources, read from the catalog (not a listing: a listing may keep some first)."""
         horizon = self.clock() + days * 86400
-        rows = self.list_sessions(all_workspaces=True, for_people=False).rows
+        with no_gc_pauses():
+            rows = [row for row in self.catalog.refresh(None) if row.source in sources]
+            self._mark_agent_deletions(rows)
         due = [row for row in rows if row.agent_deletion is not None and row.agent_deletion.at <= horizon
                and row.ref is not None]
         return sorted(due, key=lambda row: row.agent_deletion.at if row.agent_deletion else 0.0)
+
+    def _keep_before_sweeps(self) -> SweepKeeping | None:
+        """For each source that has a sweep and whose settings say `keep_before_sweep`, keep (as `keep --due`
+        does) the sessions its agent deletes within the week: the soonest first, at most SWEEP_KEEP_SESSIONS
+        or SWEEP_KEEP_BYTES in all (the rest at the next listing); one that fails is not tried again by this
+        process. None when no source asks for it."""
+        names = [source.name for source in self._able_sources("keep")
+                 if self.settings.sources.keeps_before_sweep(source.name)]
+        if not names:
+            return None
+        due = [row for row in self._due(SWEEP_DAYS, names) if (row.path, row.size, row.mtime_ns) not in self._not_kept]
+        chosen: list[SessionRow] = []
+        size = 0
+        for row in due:
+            if len(chosen) == SWEEP_KEEP_SESSIONS or size + row.size > SWEEP_KEEP_BYTES:
+                break
+            chosen.append(row)
+            size += row.size
+        reports, problems = self.keep_due(chosen)
+        failed = {problem.path for problem in problems}
+        self._not_kept |= {(row.path, row.size, row.mtime_ns) for row in chosen if row.path in failed}
+        agents = tuple(self.sources[name].label for name in names)
+        keeping = SweepKeeping(reports, problems, len(due) - len(chosen), agents)
+        if keeping.note:
+            self._notices.append(keeping.note)
+        return keeping
 
     def keep_due(self, rows: list[SessionRow]) -> tuple[list[KeepReport], list[Problem]]:
         """Keep each of these sessions; one that cannot be kept is a problem naming its file, and the
@@ -389,16 +478,17 @@ class Service:
         self.catalog.progress = progress
 
     def take_notices(self) -> list[str]:
-        """One line for each time the catalog cache was rebuilt or bypassed since the last call, and
-        one when the remembered screen choices could not be read."""
-        notices, self._ui_notices = [*self._ui_notices, *self.catalog.take_notices()], []
+        """One line for each time the catalog cache was rebuilt or bypassed, for each listing that kept
+        sessions before their agent's sweep, and when the remembered screen choices could not be read,
+        since the last call."""
+        notices, self._notices = [*self.catalog.take_notices(), *self._notices], []
         return notices
 
     def ui_choices(self) -> ui_state.UiState:
         """The screen choices remembered across runs (`core/ui_state.py`), read once."""
         if self._ui_state is None:
             self._ui_state, problem = ui_state.load(data_dir())
-            self._ui_notices += [problem] if problem else []
+            self._notices += [problem] if problem else []
         return self._ui_state
 
     def remember(self, **choices: bool) -> None:
@@ -480,13 +570,19 @@ class Service:
                                 f"{MIN_PREFIX} characters.")
         raise NotFoundError(f"No session matches {text!r} in any workspace.", hint="reprise list --all")
 
-    def last_ref(self) -> SessionRef:
-        """The most recently active session of the workspace (pins do not count here)."""
-        rows = [row for row in self.list_sessions().rows if row.problem_code is None and row.ref is not None]
-        if rows:
-            ref = max(rows, key=lambda row: row.activity_ts).ref
+    def last_session(self) -> LastSession:
+        """The most recently active session of the workspace with at least one turn, as `claude --continue`
+        takes it (pins do not count here), and the newer ones without a turn it passed over."""
+        rows = sorted((row for row in self.list_sessions().rows if row.problem_code is None and row.ref is not None),
+                      key=lambda row: row.activity_ts, reverse=True)
+        empty = [row.ref for row in itertools.takewhile(lambda row: row.turns == 0, rows) if row.ref is not None]
+        if len(empty) < len(rows):
+            ref = rows[len(empty)].ref
             assert ref is not None
-            return ref
+            return LastSession(ref, empty)
+        if rows:
+            raise NotFoundError(f"No session in workspace {self.workspace} has a turn yet ({len(rows)} empty).",
+                                hint=f"resume one by its id: reprise resume {rows[0].file_id[:8]}")
         raise NotFoundError(f"No session in workspace {self.workspace} yet.", hint="reprise new")
 
     # --- one session ---------------------------------------------------------------------
@@ -570,10 +666,11 @@ class Service:
         if source.resumes_from_any_folder and (workspace is None or not Path(workspace).is_dir()):
             # Claude Code finds a session by its id from any folder (checked with the real client),
             # and records the folder it was resumed in from then on.
+            here = self.existing_folder()
             gone = f"its folder {workspace} no longer exists" if workspace else "its folder is unknown"
             moved.append(f"This {source.label} session's {gone.removeprefix('its ')}; {source.label} resumes it "
-                         f"from {self.workspace} and records that folder in it from now on.")
-            workspace, where = str(self.workspace), "current directory"
+                         f"from {here} and records that folder in it from now on.")
+            workspace, where = str(here), "current directory"
         if workspace is None:
             raise RepriseError(
                 f"Reprise does not know the folder of session {ref.session_id}'s workspace.",
@@ -596,6 +693,17 @@ class Service:
             notes.append(f"Its context ({result.total:,} tokens) is over the {result.model} window "
                          f"({result.window:,}); consider `reprise trim {ref.session_id} --fit`.")
         return ResumePlan(ref, argv, workspace, notes, snapshot, result, handoff.writer, missing)
+
+    def existing_folder(self) -> Path:
+        """Where a session whose own folder is gone runs, for an agent that finds it by id from any folder:
+        the workspace, or the folder Reprise runs in when the workspace named (`--workspace`) is gone too."""
+        if self.workspace.is_dir():
+            return self.workspace
+        try:
+            return Path(os.getcwd())
+        except FileNotFoundError:
+            raise RepriseError(f"Neither the workspace {self.workspace} nor the folder Reprise runs in exists.",
+                               hint="run Reprise from a folder that exists") from None
 
     # --- the context meter ---------------------------------------------------------------
 

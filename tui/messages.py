@@ -24,6 +24,7 @@ class RowsLoaded(Message):
     where: str
     signature: tuple[object, ...]
     select: str | None = None
+    kept: int = 0   # sessions this listing kept before their agent's sweep (`keep_before_sweep`)
 
 
 @dataclass

@@ -61,5 +61,7 @@ async def test_n_asks_which_agent_and_hands_the_terminal_to_claude_code(alpha):
     handoff = app.return_value
     assert isinstance(handoff, Handoff)
     assert handoff.argv[:2] == ["claude", "--session-id"] and handoff.cwd == str(alpha)
+    # said before the agent starts, with nothing to read first: no wait for Enter
+    assert handoff.notes == [] and handoff.said == [f"new Claude Code session {handoff.argv[2]}"]
     ref = SessionRef(service.workspace_key, handoff.argv[2], "claude")
     assert service.sources["claude"].read_meta(ref).title == "From the TUI"

@@ -17,6 +17,7 @@ from reprise.core.sources.fractal.codec import encode
 from reprise.core.sources.fractal.store import Store
 from reprise.core.sources.fractal.summary import render_summary
 from reprise.tui import cli
+from reprise.tui.cli import agent_handoff
 
 from ..core.test_store import make_state
 
@@ -153,7 +154,7 @@ def test_resume_execs_the_agent_in_the_sessions_workspace(capsys, workspace, iso
     put(isolated_paths, workspace, "a" * 32, 1)
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
     calls = []
-    monkeypatch.setattr(cli, "exec_handoff", lambda argv, cwd: calls.append((argv, cwd)))
+    monkeypatch.setattr(agent_handoff, "exec_handoff", lambda argv, cwd: calls.append((argv, cwd)))
     assert run(capsys, "resume", "aaaa")[0] == 0
     assert calls == [(["fractal", "--workspace", str(workspace), "--resume", "a" * 32], str(workspace))]
 
@@ -176,7 +177,7 @@ def test_resume_snapshots_a_file_whose_next_fractal_save_would_drop_data(capsys,
     original = path.read_bytes()
     status, plan = run_json(capsys, "resume", "aaaa", "--print")
     assert status == 0 and plan["snapshot"] is None and "archives the file first" in plan["notes"][0]
-    monkeypatch.setattr(cli, "exec_handoff", lambda argv, cwd: None)
+    monkeypatch.setattr(agent_handoff, "exec_handoff", lambda argv, cwd: None)
     assert run(capsys, "resume", "aaaa")[0] == 0
     [entry] = Store(isolated_paths).paths.archive_dir(ref).glob("*.json")
     assert entry.read_bytes() == original and path.read_bytes() == original
@@ -292,7 +293,7 @@ def test_resume_over_the_window_needs_yes_when_not_interactive(capsys, workspace
         '[meter]\nmodel = "small"\n[[meter.models]]\npattern = "small"\nwindow = 1000\n')
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
     calls = []
-    monkeypatch.setattr(cli, "exec_handoff", lambda argv, cwd: calls.append(argv))
+    monkeypatch.setattr(agent_handoff, "exec_handoff", lambda argv, cwd: calls.append(argv))
     monkeypatch.setattr(sys, "stdin", open(os.devnull))
     put(isolated_paths, workspace, "a" * 32, 2)
     status, out, err = run(capsys, "resume", "aaaa")
@@ -394,7 +395,7 @@ def test_listing_a_folder_with_fractal_sessions_records_the_folder_behind_its_ke
     (["--help"], None), (["--work", "/tmp", "list"], None), (["lst"], None), (["-h", "list"], None),
 ])
 def test_the_command_line_builds_only_the_parser_of_the_subcommand_it_plainly_names(argv, named):
-    assert cli._command_named(argv) == named
+    assert cli.command_named(argv) == named
 
 
 @pytest.mark.parametrize("argv", [
@@ -405,8 +406,8 @@ def test_the_command_line_builds_only_the_parser_of_the_subcommand_it_plainly_na
 ])
 def test_a_subcommand_parsed_alone_gives_what_the_whole_parser_gives(argv):
     whole = cli.build_parser().parse_args(argv)
-    assert cli.build_parser(cli._command_named(argv)).parse_args(argv) == whole
-    assert (cli._command_named(argv) or None) == whole.command
+    assert cli.build_parser(cli.command_named(argv)).parse_args(argv) == whole
+    assert (cli.command_named(argv) or None) == whole.command
 
 
 def test_a_command_run_in_this_process_leaves_no_object_frozen(capsys, workspace, isolated_paths):

@@ -10,7 +10,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprise.tui import cli
+from reprise.tui.cli import output
 from reprise.tui.json_writer import write_json
 from reprise.tui.text import one_line, safe_text, short_line
 
@@ -19,13 +19,13 @@ def test_emit_prints_the_one_piece_json_document(capsys):
     long_text = "line \"one\"\n\té → 😀 \x1b[31m\ud800" * 200_000  # written in slices
     data = {"summary": long_text, "history": [{"turn_id": f"turn-{n}", "files": ["a", "b"] * 50}
                                               for n in range(3000)], "usage": {"cost": 0.25}, "empty": []}
-    cli._emit(data)
+    output.emit(data)
     assert capsys.readouterr().out == json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
 def test_emit_still_writes_a_non_finite_number_as_null(capsys):
     data = {"usage": {"cost": float("inf"), "other": [1.5, float("nan")]}, "text": "x"}
-    cli._emit(data)
+    output.emit(data)
     assert capsys.readouterr().out == json.dumps({"usage": {"cost": None, "other": [1.5, None]}, "text": "x"},
                                                  indent=2) + "\n"
 
@@ -39,7 +39,7 @@ def test_the_summary_printed_in_slices_is_the_safe_text(text, chunk):
 
     saved, sys.stdout = sys.stdout, io.StringIO()
     try:
-        cli._print_safe(text, chunk=chunk)
+        output.print_safe(text, chunk=chunk)
         printed = sys.stdout.getvalue()
     finally:
         sys.stdout = saved

@@ -17,7 +17,7 @@ from reprise.core.sources.fractal.meter import Measured, MeterResult, Part
 from reprise.core.sources.fractal.models import TurnUsage
 from reprise.core.sources.fractal.store import Store
 from reprise.core.transcript import Command, FileTouch, Transcript, Turn, Usage
-from reprise.tui import cli
+from reprise.tui.cli import listing
 from reprise.tui.reports import audit as audit_report
 from reprise.tui.reports import plain_text
 from reprise.tui.reports.history import history_lines
@@ -119,7 +119,7 @@ def test_show_prints_the_conversation_with_relative_times_money_and_counts_byte_
                                                                                           workspace, isolated_paths):
     ref = put_worked_session(isolated_paths, workspace)
     path = Store(isolated_paths).paths.session_file(ref)
-    monkeypatch.setattr(cli, "local_now", lambda: datetime(2026, 1, 2, 9, 0, tzinfo=UTC))
+    monkeypatch.setattr(listing, "local_now", lambda: datetime(2026, 1, 2, 9, 0, tzinfo=UTC))
     status, out, err = run(capsys, "show", "aaaa")
     assert (status, err) == (0, "")
     assert out == (f"(untitled)\nFractal · {workspace} · yesterday 00:00 · failed · 3 turns\n"

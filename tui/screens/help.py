@@ -1,9 +1,13 @@
-"""The F1 key list: every key of `tui/actions.py`, grouped by where it works, in a scrolling
-window that fits 80x24. Esc or F1 closes it."""
+"""The F1 screen: every key of `tui/actions.py`, grouped by where it works, then what the list's marks
+mean (`tui/legend.py`, the words `reprise list` prints too), in a scrolling window that fits 80x24.
+Esc or F1 closes it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..actions import COMMANDS, COMPOSER, LIST, PALETTE_KEY, PICK, Command, key_text
+from ..legend import Entry, legend
 
 KEY_WIDTH = 16
 SECTIONS = (
@@ -51,6 +56,15 @@ def key_list(commands: tuple[Command, ...] = COMMANDS) -> Group:
     return Group(*parts, palette)
 
 
+def legend_list(entries: list[Entry], styles: Mapping[str, Style]) -> Group:
+    """What each mark of the list means: the mark drawn as the list draws it (`styles`: an entry's style
+    name to a Rich style), then its meaning."""
+    table = _keys_table()
+    for entry in entries:
+        table.add_row(Text(entry.mark, style=styles.get(entry.style or "", "")), entry.meaning)
+    return Group(Text(""), Text("Marks in the list", style="bold underline"), table)
+
+
 class KeysScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     KeysScreen {
@@ -72,18 +86,40 @@ class KeysScreen(ModalScreen[None]):
         max-height: 100%;
         padding: 0 1;
     }
+    KeysScreen > .keys--warn {
+        color: $warning;
+        text-style: bold;
+    }
+    KeysScreen > .keys--muted {
+        color: $text-muted;
+    }
     """
+    COMPONENT_CLASSES = {"keys--warn", "keys--muted"}
     BINDINGS = [Binding("escape,f1,q", "close", "Close")]
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = "Keys"
+            box.border_title = "Keys and marks"
             box.border_subtitle = "↑↓ scroll · Esc closes"
             with VerticalScroll():
                 yield Static(key_list(), id="keys-body")
+                yield Static(legend_list(legend(self._agents()), self._styles()), id="legend-body")
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()
+
+    def _agents(self) -> dict[str, str]:
+        """The agents whose sessions the app lists, by name, as they name themselves."""
+        from ..app import RepriseApp
+
+        if not isinstance(self.app, RepriseApp):
+            return {}
+        return {name: source.label for name, source in self.app.service.sources.items()}
+
+    def _styles(self) -> dict[str, Style]:
+        """The list's colours for the legend's marks (the same theme variables): the warn colour, muted."""
+        styles = {name: self.get_component_rich_style(f"keys--{name}", partial=False) for name in ("warn", "muted")}
+        return {name: Style(color=style.color, bold=style.bold) for name, style in styles.items()}   # no background
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -19,6 +20,7 @@ from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from reprise.core.sources.claude.turns import denial_line, parse_result
 from reprise.tui import cli
+from reprise.tui.cli import agent_handoff
 
 from .test_claude_source import THREE_TURNS, copy_store
 
@@ -198,7 +200,7 @@ def test_new_names_a_session_claude_then_writes_with_reprises_title(store, fake,
 def test_new_hands_the_terminal_to_claude_in_this_folder(store, fake, capsys, monkeypatch):
     _, folders = store
     handed = []
-    monkeypatch.setattr(cli, "exec_handoff", lambda argv, cwd: handed.append((argv, cwd)))
+    monkeypatch.setattr(agent_handoff, "exec_handoff", lambda argv, cwd: handed.append((argv, cwd)))
     status, _, err = run(capsys, "new", "--agent", "claude")
     assert status == 0
     [(argv, cwd)] = handed
@@ -280,3 +282,14 @@ def test_the_default_commands_bypass_no_permission_and_a_configured_one_is_used(
     status, _, err = run(capsys, "send", THREE_TURNS, "--message", "with a tool allowed")
     assert status == 0, err
     assert fake()[0]["argv"] == [*SEND_ARGV[1:], "--allowedTools", "Bash"]
+
+
+def test_send_with_workspace_naming_a_gone_folder_runs_from_the_current_folder(store, fake, capsys, monkeypatch):
+    _, folders = store
+    gone = folders["alpha"]
+    monkeypatch.chdir(folders["beta"])
+    shutil.rmtree(gone)
+    status, _, err = run(capsys, "--workspace", str(gone), "send", THREE_TURNS[:8], "--message", "hello")
+    assert status == 0, err
+    [call] = fake()
+    assert call["cwd"] == str(folders["beta"])

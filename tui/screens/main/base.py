@@ -39,7 +39,8 @@ class Handoff:
 
     argv: list[str]
     cwd: str
-    notes: list[str]
+    notes: list[str]   # read before the agent starts: on a terminal the command line waits for Enter
+    said: list[str] = field(default_factory=list)   # printed before the agent starts, with no wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,7 @@ class ScreenBase(ReportsWorkerErrors, Screen[None]):
         self.frozen_once = False
         self.costs_progress: str | None = None  # "costs 1,200/4,000" while the background fill runs
         self.read_progress: str | None = None   # "reading 1,200/4,000 sessions…" while the rows load
+        self.kept_before_sweep = 0   # sessions kept by this run's listings before their agent's sweep
         self._progress_posted = 0.0
         self.rows_signature: tuple[object, ...] = ()
         self.scope_where = f"workspace {service.workspace}"

@@ -100,7 +100,8 @@ class RowsPart(ScreenBase):
                 found = stored.get(row.path)
                 if row.resume_cost is None and found is not None:
                     row.resume_cost, row.resume_cost_key = found.resume_cost, found.resume_cost_key
-        self.post_message(RowsLoaded(listing.rows, where, signature, select))
+        swept = listing.kept_before_sweep
+        self.post_message(RowsLoaded(listing.rows, where, signature, select, len(swept.kept) if swept else 0))
 
     def _files_read(self, progress: Progress) -> None:
         """The catalog's progress, heard in the worker that reads: posted at most ten times a second."""
@@ -116,6 +117,7 @@ class RowsPart(ScreenBase):
     def on_rows_loaded(self, message: RowsLoaded) -> None:
         self.rows_loading = False
         self.read_progress = None
+        self.kept_before_sweep += message.kept
         self.scope_where = message.where
         if message.signature == self.rows_signature and message.select is None:
             self.update_header()

@@ -119,6 +119,8 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
         if hidden:   # what the agents' own pickers leave out (claude -p, SDK, codex exec): F2 shows them
             text.append(f" · {hidden:,} -p/exec runs hidden", style="yellow")
         text.append(f" · sort: {self.sort}" + (" reversed" if self.sort_reverse else ""))
+        if self.kept_before_sweep:   # `keep_before_sweep`: said once as a notice, counted here for the run
+            text.append(f" · {self.kept_before_sweep:,} kept before the agent's sweep", style="green")
         if self.costs_progress:
             text.append(f" · {self.costs_progress}", style="dim")
         problems = sum(1 for row in self.all_rows if row.problem_code)

@@ -165,7 +165,7 @@ class SessionActionsPart(ScreenBase):
             self.load_rows(select=self.service.session_path(ref))
             return
         label = self.service.source(ref).label
-        self.app.exit(Handoff(argv, str(self.service.workspace), [f"new {label} session {ref.session_id}"]))
+        self.app.exit(Handoff(argv, str(self.service.workspace), [], said=[f"new {label} session {ref.session_id}"]))
 
     def action_rename(self) -> None:
         ref = self.current_ref()

@@ -1,0 +1,219 @@
+"""Reading sessions: `list` (the table for people, its legend), `show` (a session's conversation, or
+its raw form) and `search` (full text over every turn)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reprise.core import list_document
+from reprise.core.errors import UsageError
+from reprise.core.paths import short_id
+
+from ..format import counted, human_size, human_time, local_now, money, session_folder
+from ..lazy import lazy_module
+from ..reports.conversation import STATUS_WORDS, conversation_lines, full_conversation_lines, turn_time
+from ..reports.history import history_digest_lines
+from ..text import clipped, safe_line, safe_text
+from .arguments import Command
+from .output import contract, emit, is_terminal, print_lines, print_safe
+
+if TYPE_CHECKING:
+    from reprise.core import service as core_service
+    from reprise.core.service import Listing, Service, SessionDetail
+else:
+    core_service = lazy_module("reprise.core.service")
+
+
+@dataclass(frozen=True, slots=True)
+class ListArguments:
+    all: bool
+    limit: int | None
+    sort: str
+    reverse: bool
+    source: list[str] | None
+    interactive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ShowArguments:
+    id: str
+    summary: bool
+    raw: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SearchArguments:
+    query: list[str]
+    all: bool
+    limit: int
+
+
+def list_sessions(service: Service, args: ListArguments, as_json: bool) -> int:
+    listing = service.list_sessions(all_workspaces=args.all, sort=args.sort, limit=args.limit, sources=args.source,
+                                    hide_agent_hidden=args.interactive, reverse=args.reverse,
+                                    for_people=not as_json)
+    service.load_details(listing.rows)
+    if as_json:  # the contract's data for `SessionList`, without validating a model per row
+        emit(list_document.list_data(listing))
+        return 0
+    if not listing.total:
+        print(f"No sessions in {safe_line(listing.scope)}. State root: {safe_line(service.state_root)}")
+        return 0
+    for line in list_table_lines(service, listing, _list_width(), time.time()):
+        print(line)
+    at_risk = [row for row in listing.rows if row.agent_deletion is not None and row.agent_deletion.at_risk]
+    for row in at_risk[:10]:
+        assert row.agent_deletion is not None
+        shown_id = clipped(short_id(row.source, row.file_id), 9)
+        print(f"  {shown_id}: {safe_line(row.agent_deletion.phrase)} (`reprise keep "
+              f"{safe_line(row.file_id[:8])}` keeps a copy)")
+    if len(at_risk) > 10:
+        print(f"  … and {len(at_risk) - 10} more deleted within the week (`reprise doctor` lists them)")
+    return 0
+
+
+def _list_width() -> int:
+    """The table's width: $COLUMNS, else the terminal's; 120 (every column) into a pipe or a file."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    return shutil.get_terminal_size().columns if is_terminal(sys.stdout) else 120
+
+
+def list_table_lines(service: Service, listing: Listing, width: int, now: float) -> list[str]:
+    """`reprise list` for people: the id, the agent's letter when several agents are on, the title
+    with the width the columns leave it (tui/columns.py), and a line saying what is shown."""
+    from ..columns import REVERSED_MARK, SORTED_MARK, agent_mark, cell, layout, title_label
+    from ..legend import PIN_MARK, agent_entries, plain_lines, status_entries
+
+    agents = len(service.sources) > 1
+    wanted = ["status", "updated", "turns", "size", "context", "next"] + (["folder"] if listing.all_workspaces else [])
+    fixed = 11 + (2 if agents else 0)
+    shape = layout(width, sort=core_service.sort_key(listing.sort), reverse=listing.reverse, fixed=fixed, wanted=wanted)
+    lines = [" ".join([f"{'ID':11}" + ("A " if agents else "") + "TITLE".ljust(shape.title_width),
+                       *shape.header()]).rstrip()]
+    for row in listing.rows:
+        shown_id = clipped(short_id(row.source, row.file_id), 9)
+        cells = [f"{PIN_MARK if row.pinned else ' '}{shown_id:9} " + (f"{agent_mark(row)} " if agents else "")
+                 + title_label(row.display_title, shape.title_width)]
+        for column, narrow in shape.columns:
+            size = column.width(narrow)
+            text = cell(column.key, row, narrow, now, size, uncounted="-")[0]
+            cells.append(text.ljust(size) if column.align == "left" else text.rjust(size))
+        lines.append(" ".join(cells).rstrip())
+    shown = f"{len(listing.rows)} of {listing.total}" if len(listing.rows) < listing.total else f"{listing.total}"
+    left_out = (f" ({listing.hidden_left_out} that the agent's own picker hides left out)"
+                if listing.hidden_left_out else "")
+    order = f"{REVERSED_MARK} smallest or oldest first" if listing.reverse else f"{SORTED_MARK}"
+    lines.append(f"{shown} sessions shown{left_out}, {safe_line(listing.scope)}, sorted by {listing.sort} {order}")
+    if "next" in shape.keys and any(row.resume_cost is None and row.limit is not None and not row.problem_code
+                                    for row in listing.rows):
+        lines.append("NEXT - : not counted yet (`--sort next` counts every next turn)")
+    lines += plain_lines(status_entries(), width)
+    if agents:
+        lines += plain_lines(agent_entries(agent_labels(service)), width, "A:     ")
+    return lines
+
+
+def agent_labels(service: Service) -> dict[str, str]:
+    """Each source that is on, by name, as it names itself to people."""
+    return {name: source.label for name, source in service.sources.items()}
+
+
+def show(service: Service, args: ShowArguments, as_json: bool) -> int:
+    detail = service.show(service.resolve(args.id))
+    if args.summary:
+        if as_json:
+            emit(contract.dump(contract.summary(detail)))
+        else:
+            summary = detail.summary_text or ""
+            sys.stdout.write(summary if not sys.stdout.isatty() else safe_text(summary))
+            sys.stdout.write("\n")
+        return 0
+    if as_json:
+        emit(contract.dump(contract.session_detail(detail)))
+        return 0
+    if args.raw:
+        _print_raw_show(detail)
+        return 0
+    now = local_now()
+    turns = detail.transcript.turns
+    facts = [detail.agent_label, session_folder(detail.workspace_path, detail.ref.workspace_key)]
+    newest = [at for at in (turn_time(turn) for turn in turns[-3:]) if at is not None]
+    if newest:
+        facts.append(human_time(max(newest), now))
+    if turns:
+        facts.append(STATUS_WORDS.get(turns[-1].status, turns[-1].status))
+    facts.append(counted(len(turns), "turn"))
+    print(safe_line(detail.title or "(untitled)") + ("  [pinned]" if detail.meta.pinned else ""))
+    print(safe_line(" · ".join(facts)))
+    print(f"Session {safe_line(detail.ref.session_id)}, file {safe_line(detail.path)} ({human_size(detail.size)})")
+    _print_notes(detail)
+    print()
+    print_lines(conversation_lines(detail.transcript, now, detail.agent_label))
+    _print_usage(detail)
+    return 0
+
+
+def _print_notes(detail: SessionDetail) -> None:
+    if detail.deletion is not None:
+        keep = f"; `reprise keep {detail.ref.session_id[:8]}` copies it out of reach." if detail.keepable else ""
+        print(f"Note: {safe_line(detail.deletion)}{keep}")
+    for warning in detail.warnings:
+        print(f"Warning: {safe_line(warning.message)}")
+
+
+def _print_usage(detail: SessionDetail) -> None:
+    t = detail.totals
+    print(f"Usage: {t.input_tokens:,} input, {t.output_tokens:,} output tokens, "
+          f"{detail.cost_label} {money(t.cost or 0.0)}, "
+          f"{counted(t.iterations or 0, 'iteration')}, {(t.duration_ms or 0) / 1000:.1f} s; "
+          f"last context {t.context_tokens or 0:,} tokens")
+
+
+def _print_raw_show(detail: SessionDetail) -> None:
+    """`show --raw`: the agent's own render (or the whole transcript) and the kept history."""
+    title = detail.title or "(untitled)"
+    print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
+          f"{'  [pinned]' if detail.meta.pinned else ''}")
+    print(f"Workspace {safe_line(session_folder(detail.workspace_path, detail.ref.workspace_key))}")
+    print(f"File {safe_line(detail.path)} ({human_size(detail.size)}), {counted(len(detail.transcript.turns), 'turn')}")
+    _print_notes(detail)
+    print()
+    if detail.summary_text is not None:
+        print_safe(detail.summary_text)
+    else:
+        print_lines(full_conversation_lines(detail.transcript, detail.agent_label))
+    print()
+    print_lines(history_digest_lines(detail.transcript))
+    print()
+    _print_usage(detail)
+
+
+def search(service: Service, args: SearchArguments, as_json: bool) -> int:
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1.")
+    hits = service.search(" ".join(args.query), all_workspaces=args.all, limit=args.limit)
+    if as_json:
+        emit(contract.dump(contract.search(hits)))
+        return 0 if hits else 1
+    from ..reports.search import search_lines  # it needs the search index's types: not for every command
+
+    service.load_details([hit.row for hit in hits])   # each session is named by its title
+    print_lines(search_lines(hits, limit=args.limit, width=_list_width(), now=service.clock()))
+    return 0 if hits else 1
+
+
+COMMANDS: dict[str, Command[Any]] = {
+    "list": Command(ListArguments, list_sessions),
+    "show": Command(ShowArguments, show),
+    "search": Command(SearchArguments, search),
+}

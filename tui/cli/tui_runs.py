@@ -1,0 +1,88 @@
+"""The Textual app run from the command line: the browse screen (`reprise` without a subcommand),
+whose resume hands the terminal to the agent, and the picker (`pick`, `resume` without an id)."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import signal
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from reprise.core.gc_pauses import no_gc_pauses
+
+from ..lazy import lazy_module
+from ..stdio import on_terminal
+from ..text import safe_line
+from . import agent_handoff
+from .arguments import TopArguments
+from .output import is_terminal, note
+
+if TYPE_CHECKING:
+    from reprise.core import service as core_service
+    from reprise.core.service import Service
+
+    from ..screens.main import Picked
+else:
+    core_service = lazy_module("reprise.core.service")
+
+
+@contextlib.contextmanager
+def no_collection() -> Iterator[None]:
+    """No cyclic garbage collection while the service (or the TUI) is imported and built, and what that
+    made frozen out of later collections: it lives until exit, and scanning it for cycles cost a listing
+    15 ms. The command itself runs with collection on."""
+    with no_gc_pauses():
+        try:
+            yield
+        finally:
+            gc.freeze()
+
+
+def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) -> int:
+    """The browse screen; a resume chosen there replaces this process with the agent, its notes shown first."""
+    with no_collection():
+        from ..app import make_app
+        from ..ending import Ending
+        from ..screens.main import Handoff
+
+        agent = top.agent or ("echo" if top.demo else None)
+        service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace,
+                                                        parallel_scan=True)
+        ending = Ending(last_resort=True)
+        app = make_app(service, agent=agent, demo=top.demo, ending=ending)
+    with on_terminal("reprise"):
+        ending.save_terminal()
+        result = app.run()
+    if app.exit_signal is not None:  # after a closed terminal's SIGHUP, the audit log has the line
+        if app.signal_line and not (app.exit_signal == signal.SIGHUP and is_terminal(sys.stderr)):
+            with contextlib.suppress(OSError, ValueError):
+                print(safe_line(app.signal_line), file=sys.stderr, flush=True)
+        ending.said.set()
+        return app.return_code or 1
+    if isinstance(result, Handoff):
+        for each in result.said:
+            note(each)
+        if not agent_handoff.read_before_start(result.notes, result.argv[0]):
+            return 1
+        agent_handoff.exec_handoff(result.argv, result.cwd)
+    return 0
+
+
+def pick(service: Service, command: str) -> Picked | None:
+    """The session chosen in the TUI's picker, or None when it was cancelled."""
+    with no_collection():
+        from ..app import make_app
+        from ..ending import Ending
+        from ..screens.main import Picked
+
+    ending = Ending(last_resort=True)
+    with on_terminal(command):  # what is printed after goes to the original stdout: `$(reprise pick)`
+        ending.save_terminal()
+        app = make_app(service, mode="pick", ending=ending)
+        result = app.run()
+    if app.exit_signal is not None:
+        ending.said.set()   # the picker says nothing on a signal: it ends with the signal's status
+        raise SystemExit(app.return_code or 1)
+    return result if isinstance(result, Picked) else None
