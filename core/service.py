@@ -141,6 +141,7 @@ class SessionDetail:
     deletion: str | None = None      # when the agent deletes the file by age, or that Reprise keeps a copy
     deletion_soon: bool = False      # within the week, or due
     keepable: bool = False           # a copy of the file as it is could still be kept (`keep`)
+    branch: str | None = None        # the git branch the agent recorded, when it records one
 
     @property
     def title(self) -> str | None:
@@ -594,7 +595,8 @@ class Service:
         return SessionDetail(ref, opened.path, source.read_meta(ref), self.workspace_path_of(ref.workspace_key)[0],
                              opened.size, opened.warnings, opened.transcript, source.summary_text(opened),
                              source.history(opened), opened, source.agent_title(opened), source.label,
-                             source.cost_label, *self._deletion_note(source, ref, opened.path))
+                             source.cost_label, *self._deletion_note(source, ref, opened.path),
+                             branch=source.branch(opened))
 
     def _deletion_note(self, source: SessionSource, ref: SessionRef, path: Path) -> tuple[str | None, bool, bool]:
         """When the agent deletes the session's file by age, whether that is within the week and whether

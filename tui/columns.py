@@ -1,8 +1,12 @@
 """The session list's columns, shared by the TUI's list and `reprise list`: each figure in a wide
-and a narrow form, and the order in which they give way as the width shrinks, so that the title
-keeps the width (about 40 characters at 80 columns; at 120 every column fits in its wide form).
+and a narrow form, and the order in which they give way as the width shrinks.
 
-The sorted column and the folder column never give way (they may narrow), and its title carries ▼ (largest or newest
+The title gets the width first, at every size: it has its goal (40 characters) before any column
+but the sorted one, and more only once every column fits in its wide form, so its width never
+shrinks as the line widens. The columns fill what the title leaves, in the fewest give-way steps
+that fit; what they leave over (less than the next column to come back) is blank after the title.
+
+The sorted column never gives way (it may narrow), and its title carries ▼ (largest or newest
 first) or ▲ (reversed). Cells are plain text with a style name ("warn", "over", "muted" or
 None) that the caller maps to its own styles."""
 
@@ -25,7 +29,6 @@ from .text import clipped, safe_line
 AGENT_MARKS = {"fractal": "F", "claude": "C", "codex": "X"}
 SORTED_MARK, REVERSED_MARK = "▼", "▲"
 TITLE_GOAL = 40            # the title width the columns give way for
-TITLE_SHARE = 0.6          # ...or this share of the width left by the marks, when that is less
 TITLE_MIN = 8
 SUFFIX_MAX = 16            # a parenthesized suffix this short is kept when a title is cut
 
@@ -54,6 +57,7 @@ class Column:
 # In the order they stand on a line, after the title.
 COLUMNS = {
     "folder": Column("folder", "FOLDER", 20, 14, align="left"),
+    "branch": Column("branch", "BRANCH", 14, align="left"),
     "status": Column("status", "STATUS", 11, 2, "ST", align="left"),
     "updated": Column("updated", "ACTIVE", 8, 5, "LAST"),
     "turns": Column("turns", "TURNS", 6),
@@ -63,10 +67,10 @@ COLUMNS = {
 }
 # What gives way first, as the width shrinks: ("narrow" | "drop", column).
 GIVE_WAY = (
-    ("drop", "context"), ("narrow", "updated"), ("narrow", "size"), ("narrow", "status"), ("narrow", "folder"),
-    ("drop", "turns"), ("narrow", "next"), ("drop", "size"), ("drop", "status"), ("drop", "updated"),
-    ("drop", "next"),
-)   # the folder column, where there is one, stays: it is what tells the rows of two projects apart
+    ("drop", "context"), ("drop", "branch"), ("narrow", "updated"), ("narrow", "size"), ("narrow", "status"),
+    ("narrow", "folder"), ("drop", "turns"), ("narrow", "next"), ("drop", "size"), ("drop", "status"),
+    ("drop", "updated"), ("drop", "next"), ("drop", "folder"),
+)   # the folder column, where there is one, goes last: it is what tells the rows of two projects apart
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,11 @@ class Layout:
     columns: tuple[tuple[Column, bool], ...]   # (column, narrow) in line order
     sort: str
     reverse: bool
+    gap: int = 0   # blank cells after the title: what the columns leave over
+
+    def title_cell(self, label: str) -> str:
+        """The title's cells: `label` (already `title_width` wide) and the gap after it."""
+        return label + " " * self.gap
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -96,18 +105,18 @@ class Layout:
 
 def layout(width: int, *, sort: str, reverse: bool = False, fixed: int = 0,
            wanted: Iterable[str] = ("updated", "turns", "size", "context", "next")) -> Layout:
-    """The columns of `wanted` that leave the title its share of `width` (`fixed` cells are the
-    marks or the id before the title), each followed by one space."""
+    """The columns of `wanted` that fit beside the title's width (`title_goal`) in a line of `width`
+    (`fixed` cells are the marks or the id before the title), each followed by one space."""
     keys = [key for key in COLUMNS if key in set(wanted)]
     narrow: set[str] = set()
     room = max(width - fixed, 0)
-    goal = max(min(TITLE_GOAL, int(room * TITLE_SHARE)), TITLE_MIN)
+    title = title_goal(room, keys, sort)
 
     def used() -> int:
         return sum(COLUMNS[key].width(key in narrow) + 1 for key in keys)
 
     for step, key in GIVE_WAY:
-        if room - used() >= goal:
+        if room - used() >= title:
             break
         if key not in keys:
             continue
@@ -115,8 +124,19 @@ def layout(width: int, *, sort: str, reverse: bool = False, fixed: int = 0,
             narrow.add(key)
         elif step == "drop" and key != sort:
             keys.remove(key)
-    title_width = max(room - used(), TITLE_MIN)
-    return Layout(title_width, tuple((COLUMNS[key], key in narrow) for key in keys), sort, reverse)
+    return Layout(title, tuple((COLUMNS[key], key in narrow) for key in keys), sort, reverse,
+                  max(room - title - used(), 0))
+
+
+def title_goal(room: int, keys: Iterable[str], sort: str) -> int:
+    """The title's width in `room` cells: all of it but the sorted column's narrow form, up to
+    TITLE_GOAL; past that, what every column in its wide form leaves. It never shrinks as the room
+    grows (a column that comes back takes the blank the title left, never the title's cells)."""
+    keys = list(keys)
+    sorted_column = COLUMNS[sort] if sort in keys else None
+    least = (sorted_column.width(bool(sorted_column.narrow)) + 1) if sorted_column else 0
+    every = sum(COLUMNS[key].wide + 1 for key in keys)
+    return max(TITLE_MIN, min(TITLE_GOAL, room - least), room - every)
 
 
 # --- the cells -------------------------------------------------------------------------------
@@ -198,6 +218,8 @@ def cell(key: str, row: SessionRow, narrow: bool, now: float, width: int, *,
     style: str | None = None
     if key == "folder":
         return folder_label(row.folder, width), None
+    if key == "branch":
+        return clipped(row.fields.branch or "-", width), None
     if key == "status":
         status = "problem" if row.problem_code else "pending" if row.fields.pending else row.fields.last_status
         return (STATUS_WORDS.get(status or "", ("-", "-"))[1 if narrow else 0])[:width], None

@@ -270,6 +270,10 @@ class SessionSource(ABC):
         """The title the agent itself keeps for the session, when its format has one."""
         return None
 
+    def branch(self, opened: OpenedSession) -> str | None:
+        """The git branch the agent recorded for the session (its newest), when its format has one."""
+        return None
+
     def summary_text(self, opened: OpenedSession) -> str | None:
         """The agent's own rendered summary of the session, when its format has one."""
         return None

@@ -4,13 +4,15 @@ a fork stays distinguishable from its original, NEXT is coloured by the meter's 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 
 from reprise.core.meter import ContextLimit
 from reprise.core.rows import SessionRow
 from reprise.core.sources.base import ListingFields
 from reprise.tui.columns import GIVE_WAY, folder_label, layout, short_size, short_tokens, title_label
-from reprise.tui.widgets.session_list import SessionList, header_text, list_layout, marks_width
+from reprise.tui.widgets.session_list import LIST_COLUMNS, SessionList, header_text, list_layout, marks_width
 
 NOW = 1_800_000_000.0
 LONG = "Dark mode for the settings page, with a toggle that follows the system theme"
@@ -28,39 +30,65 @@ def row(n: int, title: str, *, cost: int | None = 41_000, limit: ContextLimit | 
 
 @pytest.mark.parametrize("width", [40, 60, 80, 120, 200])
 @pytest.mark.parametrize("folder", [False, True])
-def test_the_title_keeps_its_share_of_any_width(width, folder):
+def test_the_title_gets_the_width_first_at_any_width(width, folder):
     shape = list_layout(width, "updated", show_agent=True, show_folder=folder)
     line = header_text(width, "updated", True, show_folder=folder)
-    assert len(line) == width   # every cell accounted for: marks, title, columns, one space each
-    promised = {40: 14 if folder else 18, 60: 25, 80: 40, 120: 40, 200: 40}[width]
+    assert len(line) == width   # every cell accounted for: marks, title, gap, columns, one space each
+    promised = {40: 28, 60: 40, 80: 40, 120: 40, 200: 40}[width]
     assert shape.title_width >= promised
-    assert ("folder" in shape.keys) is folder   # the folder column stays wherever there is one
+    assert ("folder" in shape.keys) is (folder and width >= 80)   # the folder column goes last
 
 
-def test_at_80_columns_the_title_has_40_characters_and_at_120_every_column_fits_wide():
+def test_at_80_columns_the_title_has_40_characters_and_wide_lists_show_every_column():
     at_80 = list_layout(80, "updated", show_agent=True)
-    assert at_80.title_width >= 40 and "next" in at_80.keys
+    assert at_80.title_width == 40 and "next" in at_80.keys
     at_120 = list_layout(120, "updated", show_agent=True)
-    assert at_120.keys == ("updated", "turns", "size", "context", "next")
-    assert not any(narrow for _, narrow in at_120.columns)
-    with_folder = list_layout(120, "updated", show_agent=True, show_folder=True)
-    assert with_folder.keys == ("folder", "updated", "turns", "size", "context", "next")
+    assert at_120.keys == ("branch", "updated", "turns", "size", "context", "next")
+    assert not any(narrow for _, narrow in at_120.columns) and at_120.title_width > 40 and at_120.gap == 0
+    with_folder = list_layout(140, "updated", show_agent=True, show_folder=True)
+    assert with_folder.keys == ("folder", "branch", "updated", "turns", "size", "context", "next")
     assert not any(narrow for _, narrow in with_folder.columns) and with_folder.title_width >= 40
 
 
 def test_columns_give_way_in_their_order_as_the_width_shrinks():
     """Each width keeps a subset of the columns the next wider width keeps, and the first to go is
-    CONTEXT, then TURNS, then SIZE (the order of GIVE_WAY)."""
-    wanted = ("updated", "turns", "size", "context", "next")
+    CONTEXT, then BRANCH, then TURNS, then SIZE (the order of GIVE_WAY)."""
+    wanted = ("branch", "updated", "turns", "size", "context", "next")
     dropped_order = [key for step, key in GIVE_WAY if step == "drop" and key in wanted and key != "updated"]
+    assert dropped_order[:2] == ["context", "branch"]
     previous: tuple[str, ...] = wanted
-    for width in range(200, 30, -1):
+    for width in range(250, 30, -1):
         keys = layout(width, sort="updated", fixed=5, wanted=wanted).keys
         assert set(keys) <= set(previous), width
         gone = [key for key in dropped_order if key not in keys]
         assert gone == dropped_order[: len(gone)], (width, gone)
         previous = keys
-    assert layout(40, sort="updated", fixed=5, wanted=wanted).keys == ("updated", "next")
+    assert layout(60, sort="updated", fixed=5, wanted=wanted).keys == ("updated", "next")
+    assert layout(40, sort="updated", fixed=5, wanted=wanted).keys == ("updated",)
+
+
+LAYOUTS = st.fixed_dictionaries({
+    "sort": st.sampled_from(["updated", "turns", "size", "context", "next"]), "reverse": st.booleans(),
+    "fixed": st.sampled_from([4, 5, 11, 13]),
+    "wanted": st.sampled_from([LIST_COLUMNS[1:], LIST_COLUMNS, ("status", "updated", "turns", "size", "context",
+                                                               "next", "folder", "branch")]),
+})
+
+
+@given(LAYOUTS, st.lists(st.integers(40, 250), min_size=2, max_size=8))
+def test_the_title_never_narrows_as_the_line_widens(options, widths):
+    """At any two widths from 40 to 250, the wider line's title is at least as wide, at least as wide
+    as at 80 from 80 on, and the line is exactly as wide as asked (title, gap, columns)."""
+    at_80 = layout(80, **options).title_width
+    shapes = [(width, layout(width, **options)) for width in sorted(widths)]
+    for (_, narrower), (wider_width, wider) in zip(shapes, shapes[1:], strict=False):
+        assert wider.title_width >= narrower.title_width, (options, widths)
+        if wider_width >= 80:
+            assert wider.title_width >= at_80
+    for width, shape in shapes:
+        used = sum(column.width(narrow) + 1 for column, narrow in shape.columns)
+        assert options["fixed"] + shape.title_width + shape.gap + used == width, (width, shape)
+        assert options["sort"] in shape.keys
 
 
 @pytest.mark.parametrize("sort", ["turns", "size", "context", "next", "cost"])

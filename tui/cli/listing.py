@@ -95,15 +95,17 @@ def list_table_lines(service: Service, listing: Listing, width: int, now: float)
     from ..legend import PIN_MARK, agent_entries, plain_lines, status_entries
 
     agents = len(service.sources) > 1
-    wanted = ["status", "updated", "turns", "size", "context", "next"] + (["folder"] if listing.all_workspaces else [])
+    branches = any(row.details is not None and row.details.branch for row in listing.rows)
+    wanted = ["status", "updated", "turns", "size", "context", "next"]
+    wanted += (["folder"] if listing.all_workspaces else []) + (["branch"] if branches else [])
     fixed = 11 + (2 if agents else 0)
     shape = layout(width, sort=core_service.sort_key(listing.sort), reverse=listing.reverse, fixed=fixed, wanted=wanted)
-    lines = [" ".join([f"{'ID':11}" + ("A " if agents else "") + "TITLE".ljust(shape.title_width),
+    lines = [" ".join([f"{'ID':11}" + ("A " if agents else "") + shape.title_cell("TITLE".ljust(shape.title_width)),
                        *shape.header()]).rstrip()]
     for row in listing.rows:
         shown_id = clipped(short_id(row.source, row.file_id), 9)
         cells = [f"{PIN_MARK if row.pinned else ' '}{shown_id:9} " + (f"{agent_mark(row)} " if agents else "")
-                 + title_label(row.display_title, shape.title_width)]
+                 + shape.title_cell(title_label(row.display_title, shape.title_width))]
         for column, narrow in shape.columns:
             size = column.width(narrow)
             text = cell(column.key, row, narrow, now, size, uncounted="-")[0]

@@ -1,4 +1,4 @@
-"""The detail pane: a banner (the full title, agent, folder, when, status), then the
+"""The detail pane: a banner (the full title, agent, folder, git branch, when, status), then the
 Conversation, History and Context tabs of the selected session. It is given finished data (a
 SessionDetail, a MeterResult) and only draws it, from the report lines of `tui/reports` (the
 ones the CLI prints); all session text goes through `tui/text.py` into widgets that never
@@ -74,10 +74,13 @@ NEAR_LINE_START = 160   # a match this near the start of its line lands with the
 
 
 def banner_lines(detail: SessionDetail, now: datetime, *, show_ids: bool = False) -> list[Line]:
-    """The title in full (the widget wraps it), then agent, folder, when, the last status, size."""
+    """The title in full (the widget wraps it), then agent, folder, git branch, when, the last
+    status, size."""
     turns = detail.transcript.turns
     title = detail.title or (short_line(turns[0].user_message, 200) if turns else "") or "(untitled)"
     facts = [detail.agent_label, session_folder(detail.workspace_path, detail.ref.workspace_key)]
+    if detail.branch:
+        facts.append(f"branch {short_line(detail.branch, 60)}")
     times = [at for at in (turn_time(turn) for turn in turns[-3:]) if at is not None]
     if times:
         facts.append(human_time(max(times), now))

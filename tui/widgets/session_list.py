@@ -35,7 +35,7 @@ STATUS_MARKS = {
 
 
 MARKS_WIDTH = 4   # " ", the pin, the status mark, " "
-LIST_COLUMNS = ("folder", "updated", "turns", "size", "context", "next")
+LIST_COLUMNS = ("folder", "branch", "updated", "turns", "size", "context", "next")
 NEXT_STYLES = {"warn": "session-list--warn", "over": "session-list--over", "muted": "session-list--muted"}
 
 
@@ -57,7 +57,7 @@ def header_text(width: int, sort: str, show_agent: bool = False, *, reverse: boo
     shape = list_layout(width, sort, reverse=reverse, show_agent=show_agent, show_folder=show_folder)
     marks = marks_width(show_agent)
     lead = " " * (marks - 2) + "A " if show_agent else " " * marks
-    return " ".join([lead + "TITLE".ljust(shape.title_width), *shape.header()])
+    return " ".join([lead + shape.title_cell("TITLE".ljust(shape.title_width)), *shape.header()])
 
 
 class SessionList(ScrollView, can_focus=True):
@@ -203,8 +203,9 @@ class SessionList(ScrollView, can_focus=True):
                 agent_style = base + self.get_component_rich_style("session-list--warn")
             segments.append(Segment(agent_mark(row), agent_style))
         segments.append(Segment(" ", base))
-        segments.append(Segment(title_label(row.display_title, shape.title_width),
-                                title_style))
+        segments.append(Segment(title_label(row.display_title, shape.title_width), title_style))
+        if shape.gap:
+            segments.append(Segment(" " * shape.gap, base))
         for column, narrow in shape.columns:
             size = column.width(narrow)
             text, style = cell(column.key, row, narrow, self._now, size)

@@ -196,6 +196,9 @@ class ClaudeSource(AgentStoreSource):
         found = self._session(opened).fields
         return found.title if found.title_source in ("custom-title", "ai-title") else None
 
+    def branch(self, opened: OpenedSession) -> str | None:
+        return self._session(opened).fields.branch
+
     @staticmethod
     def _subagent_count(path: Path) -> int:
         folder = path.with_suffix("") / "subagents"

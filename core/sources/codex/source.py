@@ -149,6 +149,9 @@ class CodexSource(AgentStoreSource):
     def agent_title(self, opened: OpenedSession) -> str | None:
         return self._session(opened).title
 
+    def branch(self, opened: OpenedSession) -> str | None:
+        return self._session(opened).fields.branch
+
     def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
         return [], [], [], [NO_SWEEP]
 

@@ -37,10 +37,12 @@ REFRESH_SECONDS = 1.0
 
 
 def matches(row: SessionRow, needle: str) -> bool:
-    """The `/` filter: title, first and last message, or id prefix."""
+    """The list's filter: title, first and last message, the folder's name (its last part: the path
+    above it, `/home/ada`, would match every row), git branch, or id prefix."""
     needle = needle.lower()
     return (row.file_id.startswith(needle) or needle in (row.title or row.fields.agent_title or "").lower()
             or needle in row.fields.first_message.lower() or needle in row.fields.last_message.lower()
+            or needle in (row.fields.branch or "").lower() or needle in (row.folder or "").rsplit("/", 1)[-1].lower()
             or (row.problem_message is not None and needle in row.problem_message.lower()))
 
 
@@ -49,8 +51,9 @@ WORD_START = re.compile(r"\w+")
 
 def match_rank(row: SessionRow, needle: str) -> int:
     """How well a row that passes the filter matches it, best first: its title starts with the text
-    (0), a word of its title does (1), the title holds it (2), its id starts with it (3), else its
-    messages hold it (4). The best-ranked row is selected; a tie goes to the higher row."""
+    (0), a word of its title does (1), the title holds it (2), its id starts with it (3), its git
+    branch holds it (4), else its messages or its folder hold it (5). The best-ranked row is
+    selected; a tie goes to the higher row."""
     needle = needle.lower()
     title = row.display_title.lower()
     if title.startswith(needle):
@@ -59,7 +62,9 @@ def match_rank(row: SessionRow, needle: str) -> int:
         return 1
     if needle in title:
         return 2
-    return 3 if row.file_id.startswith(needle) else 4
+    if row.file_id.startswith(needle):
+        return 3
+    return 4 if needle in (row.fields.branch or "").lower() else 5
 
 
 
