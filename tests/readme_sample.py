@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest import mock
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START = "<!-- tui-sample: the screen's text, written by `python -m tests.readme_sample --write` -->"
@@ -62,17 +63,11 @@ def demo_environment(root: Path) -> Iterator[None]:
     wanted = {"CLAUDE_CONFIG_DIR": str(claude_root(root)), "CODEX_HOME": str(codex_root(root)),
               "REPRISE_DATA_DIR": str(root / "data"), "REPRISE_CONFIG": str(root / "config.toml"),
               "REPRISE_CACHE_DIR": str(root / "cache"), "REPRISE_STATE_DIR": str(root / "state"), "TZ": "UTC"}
-    saved = {name: os.environ.get(name) for name in wanted}
-    os.environ.update(wanted)
-    time.tzset()
     try:
-        yield
+        with mock.patch.dict(os.environ, wanted):
+            time.tzset()
+            yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
         time.tzset()
 
 
