@@ -37,7 +37,8 @@ COMMANDS: tuple[Command, ...] = (
     # the session list: typing goes to the filter, so no printable key and no alt chord is bound here
     # (tests/tui/test_keys.py); the keys are fzf's and the agents' pickers' (issue 26)
     Command("typing / backspace / escape", "", "Filter",
-            "Filter the list as you type (title, messages or id prefix); Backspace edits it, Esc clears it",
+            "Filter the list as you type (title, messages, folder, git branch or id prefix); Backspace edits it, "
+            "Esc clears it",
             where="list", palette=False),
     Command("enter", "resume", "Resume", "Resume the selected session in its agent", footer=True),
     Command("enter", "pick", "Pick", "Print the selected session's id and leave", footer=True,
