@@ -139,7 +139,7 @@ def bindings(where: str) -> list[Binding | tuple[str, str] | tuple[str, str, str
     for command in COMMANDS:
         if command.where != where or not command.keys:   # no key: the palette's alone
             continue
-        display = KEY_NAMES.get(command.keys) if command.keys in FUNCTION_KEYS else None   # F1, not Textual's f1
+        display = KEY_NAMES.get(command.keys) if command.keys in NAMED_KEYS else None   # F1, not Textual's f1
         if command.footer == WIDE:
             made.append(Binding(command.keys, f"wide({command.action!r})", command.label, tooltip=command.description,
                                 key_display=display))
@@ -160,7 +160,7 @@ def palette_commands() -> Iterable[Command]:
 
 PALETTE_KEY = "f2"   # the command palette's key (Textual's ctrl+p moves the list up, as in fzf)
 
-FUNCTION_KEYS = ("f1", "f2", "tab")   # shown by our names (F1, Tab), not Textual's (f1, tab)
+NAMED_KEYS = ("f1", "f2", "tab", "escape")   # shown by our names (F1, Tab, Esc), not Textual's (f1, tab, esc)
 KEY_NAMES = {"f1": "F1", "f2": "F2", "backspace": "Backspace", "enter": "Enter", "escape": "Esc", "tab": "Tab",
              "pagedown": "PgDn", "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑",
              "shift+down": "shift+↓", "shift+up": "shift+↑"}

@@ -588,7 +588,7 @@ def test_the_installed_command_survives_the_pinned_values_too(source):
 async def test_the_tui_trim_dialog_previews_a_fork_of_odd_codex_records(tmp_path):
     """The dialog's preview goes through the same service as `trim --fork --dry-run`: a role that is
     not a string and a line nested too deeply give a plan, not a crashed app."""
-    from ..tui.conftest import build_app, trim_dialog_dropping
+    from ..tui.conftest import build_app, show_agent_hidden, trim_dialog_dropping
 
     folder = tmp_path / "alpha"
     folder.mkdir()
@@ -597,6 +597,7 @@ async def test_the_tui_trim_dialog_previews_a_fork_of_odd_codex_records(tmp_path
     data = codex_with_line(CODEX_THREE, deep).replace(b'"role":"developer","content"',
                                                       b'"role":["developer"],"content"', 1)
     put_codex(CODEX_THREE, data.replace(b"/tmp/reprise-codex-fixture/work/alpha", str(folder).encode()))
+    show_agent_hidden()   # the fixture's rollouts are `codex exec` runs
     app = build_app(Service.from_environment(workspace=str(folder)))
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await trim_dialog_dropping(pilot, CODEX_THREE, "1")

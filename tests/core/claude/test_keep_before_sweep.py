@@ -124,7 +124,8 @@ async def test_the_tui_header_counts_what_its_listings_kept_and_the_notice_says_
 
     folders, _ = store
     _setting(ON)
-    app = build_app(Service.from_environment(workspace=str(folders["beta"])), clock=time.time)   # the files' ages are real
+    service = Service.from_environment(workspace=str(folders["beta"]))
+    app = build_app(service, clock=time.time)   # the files' ages are real ones
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         header = str(app.screen.query_one("#header", Static).render())

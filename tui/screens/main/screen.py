@@ -29,6 +29,7 @@ from .composing import ComposingPart
 from .rows import REFRESH_SECONDS, RowsPart
 from .session_actions import SessionActionsPart
 
+FILTERED_BY = "title, messages, folder, branch, id"   # what `rows.matches` looks in
 NARROW_COLUMNS = 100   # below this the preview goes under the list, so titles get the full width
 
 
@@ -40,11 +41,10 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
         picking = self.mode == "pick"
         yield Static("", id="header")
         if picking:
-            yield PickPrompt(placeholder="type to filter: title, messages or id prefix · Enter picks · Esc cancels",
+            yield PickPrompt(placeholder=f"filter: {FILTERED_BY} · Enter picks · Esc cancels",
                              id="filter", classes="-prompt")
         else:
-            yield FilterPrompt(placeholder="filter: title, messages or id prefix (Enter or Esc to return)",
-                               id="filter")
+            yield FilterPrompt(placeholder=f"filter: {FILTERED_BY} (Enter or Esc to return)", id="filter")
         with Horizontal(id="body"):
             with Vertical(id="list-pane"):
                 yield Static("", id="columns")

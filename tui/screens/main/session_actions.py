@@ -27,7 +27,7 @@ from .base import Handoff, ScreenBase
 KEEP_DUE_DAYS = 7   # the palette's "keep every session due": what `reprise keep --due` keeps by default
 # the actions that need a readable session; greyed on a row whose file or detail cannot be read
 NEEDS_READABLE = frozenset({"resume", "pick", "trim", "rename", "pin", "keep", "copy_command"})
-NEEDS_ROW = NEEDS_READABLE | {"delete", "copy_id", "focus_composer"}   # a broken row's send says why it cannot
+NEEDS_ROW = NEEDS_READABLE | {"delete", "copy_id"}
 
 
 class SessionActionsPart(ScreenBase):
