@@ -74,6 +74,7 @@ DEFAULT_ENCODING = "o200k_base"   # counting for a source without a meter
 SWEEP_DAYS = 7.0
 SWEEP_KEEP_SESSIONS = 50
 SWEEP_KEEP_BYTES = 500 * 1024 * 1024
+SWEEP_RECHECK_S = 600.0   # once nothing is left to keep, the next look at every folder waits this long
 
 
 @dataclass(slots=True)
@@ -243,6 +244,7 @@ class Service:
         self.undo_log = undo.UndoLog()   # the last trim or trash made here, for `undo_step`
         self._ui_state: ui_state.UiState | None = None
         self._not_kept: set[tuple[str, int, int]] = set()   # (path, size, mtime) a sweep's keep failed on
+        self._sweep_clear_until = 0.0   # (monotonic) the last look left nothing due: none before this
         self._notices: list[str] = []
 
     @classmethod
@@ -412,11 +414,15 @@ class Service:
         """For each source that has a sweep and whose settings say `keep_before_sweep`, keep (as `keep --due`
         does) the sessions its agent deletes within the week: the soonest first, at most SWEEP_KEEP_SESSIONS
         or SWEEP_KEEP_BYTES in all (the rest at the next listing); one that fails is not tried again by this
-        process. None when no source asks for it."""
+        process. Once nothing is left, the next SWEEP_RECHECK_S keep nothing without looking. None when no
+        source asks for it."""
         names = [source.name for source in self._able_sources("keep")
                  if self.settings.sources.keeps_before_sweep(source.name)]
         if not names:
             return None
+        agents = tuple(self.sources[name].label for name in names)
+        if time.monotonic() < self._sweep_clear_until:   # the TUI lists every second
+            return SweepKeeping([], [], 0, agents)
         due = [row for row in self._due(SWEEP_DAYS, names) if (row.path, row.size, row.mtime_ns) not in self._not_kept]
         chosen: list[SessionRow] = []
         size = 0
@@ -428,8 +434,9 @@ class Service:
         reports, problems = self.keep_due(chosen)
         failed = {problem.path for problem in problems}
         self._not_kept |= {(row.path, row.size, row.mtime_ns) for row in chosen if row.path in failed}
-        agents = tuple(self.sources[name].label for name in names)
         keeping = SweepKeeping(reports, problems, len(due) - len(chosen), agents)
+        if not keeping.left:
+            self._sweep_clear_until = time.monotonic() + SWEEP_RECHECK_S
         if keeping.note:
             self._notices.append(keeping.note)
         return keeping

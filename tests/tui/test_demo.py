@@ -193,16 +193,23 @@ async def test_in_the_demo_a_codex_row_opens_resumes_and_goes_to_the_trash_with_
         assert isinstance(app.screen, ConfirmDialog) and "“The cart total is wrong" in app.screen.question
 
 
+async def trim_the_cart_session(pilot) -> TrimDialog:
+    """The trim dialog of the demo's small Codex session, its first preview settled."""
+    await to_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
+    await pilot.press("ctrl+t")
+    await settle(pilot)
+    await settle(pilot)
+    dialog = pilot.app.screen
+    assert isinstance(dialog, TrimDialog)
+    return dialog
+
+
 async def test_the_trim_dialog_of_a_small_codex_session_opens_on_something_it_would_do(demo_root):
     service = codex_demo_service(demo_root)
     app = build_app(service, demo=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await to_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
-        await pilot.press("ctrl+t")
-        await settle(pilot)
-        await settle(pilot)
-        dialog = app.screen
-        assert isinstance(dialog, TrimDialog) and dialog.fork_only
+        dialog = await trim_the_cart_session(pilot)
+        assert dialog.fork_only
         assert dialog.operation == "keep" and dialog.query_one("#trim-value", Input).value == "1"
         assert "already fits in" in str(dialog.query_one("#trim-help", Static).render())
         assert dialog.result is not None and dialog.result.plan.changed
@@ -280,10 +287,6 @@ async def test_the_trim_dialog_opens_on_keep_when_its_turns_arrive_after_the_fir
     monkeypatch.setattr(TrimDialog, "_show_preview", show_preview)
     app = build_app(service, demo=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await to_row(pilot, "The cart total is wrong when a coupon and a sale price both apply")
-        await pilot.press("ctrl+t")
-        await settle(pilot)
-        await settle(pilot)
-        dialog = app.screen
-        assert isinstance(dialog, TrimDialog) and dialog.turns is not None
+        dialog = await trim_the_cart_session(pilot)
+        assert dialog.turns is not None
         assert dialog.operation == "keep" and "already fits in" in str(dialog.query_one("#trim-help", Static).render())

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from reprise.core.paths import short_id
 from reprise.core.rows import SessionRow
-from reprise.core.search_index import HIT_END, HIT_START, SearchHit
+from reprise.core.search_index import SearchHit
 from reprise.core.search_snippet import char_cells
 
 from ..columns import agent_mark, cell
@@ -52,16 +52,6 @@ def where(hit: SearchHit) -> str:
         return "title"
     field = FIELD_NAMES.get(hit.field, hit.field)
     return f"turn {hit.turn} {field}" if hit.turn else field
-
-
-def matched_words(snippet: str) -> tuple[str, ...]:
-    """The words the index marked in a snippet, each once, in order."""
-    pieces = snippet.replace(HIT_END, HIT_START).split(HIT_START)
-    words: dict[str, None] = {}
-    for piece in pieces[1::2]:
-        if piece.strip():
-            words.setdefault(piece.strip(), None)
-    return tuple(words)
 
 
 def shown_cells(ch: str) -> int:

@@ -132,3 +132,22 @@ async def test_the_tui_header_counts_what_its_listings_kept_and_the_notice_says_
         assert "3 kept before the agent's sweep" in header
         said = [n.message for n in app._notifications if n.message.startswith("Kept 3 sessions")]
         assert len(said) == 1
+
+
+def test_once_nothing_is_left_listings_do_not_look_at_every_folder_again_for_a_while(store, monkeypatch):
+    """The TUI lists every second: with nothing left to keep, the next listings read no other folder."""
+    folders, _ = store
+    _setting(ON)
+    service = Service.from_environment(workspace=str(folders["beta"]))
+    looks: list[float] = []
+    real_due = service._due
+    monkeypatch.setattr(service, "_due", lambda days, names: looks.append(days) or real_due(days, names))
+    first = service.list_sessions().kept_before_sweep
+    assert first is not None and len(first.kept) == 3 and first.left == 0 and len(looks) == 1
+    for _ in range(3):
+        again = service.list_sessions().kept_before_sweep
+        assert again is not None and again.kept == [] and again.left == 0
+    assert len(looks) == 1
+    monkeypatch.setattr(service, "_sweep_clear_until", 0.0)   # the wait is over: it looks again
+    service.list_sessions()
+    assert len(looks) == 2

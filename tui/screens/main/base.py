@@ -96,6 +96,8 @@ class ScreenBase(ReportsWorkerErrors, Screen[None]):
         self.costs_progress: str | None = None  # "costs 1,200/4,000" while the background fill runs
         self.read_progress: str | None = None   # "reading 1,200/4,000 sessions…" while the rows load
         self.kept_before_sweep = 0   # sessions kept by this run's listings before their agent's sweep
+        self.hidden_count = 0        # of the rows in scope: those the agents' own pickers hide
+        self.problem_count = 0       # ...and those that cannot be read
         self._progress_posted = 0.0
         self.rows_signature: tuple[object, ...] = ()
         self.scope_where = f"workspace {service.workspace}"

@@ -136,7 +136,7 @@ class ComposingPart(PreviewPart):
         assert sent is not None  # a turn ends with a result or an error
         outcome = sent.outcome
         if outcome.status == "succeeded":
-            self.app.notify(f"Turn finished ({sent.backend}).")
+            self.app.notify(f"Turn finished ({safe_line(sent.backend)}).", markup=False)
         else:
             self.put_back_draft(text)
             self.app.notify(safe_text(f"Turn {outcome.status}: {outcome.error or 'no error text'} · "

@@ -21,7 +21,6 @@ from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, WorkspaceInfo, sort_key, sort_rows
 
 from ...messages import CostsFilled, FilesRead, RowsLoaded
-from ...reports.search import matched_words
 from ...text import safe_line, safe_text
 from ...widgets.detail import DetailPane, Landing
 from ...widgets.filter_prompt import FilterPrompt
@@ -65,7 +64,6 @@ def match_rank(row: SessionRow, needle: str) -> int:
     if row.file_id.startswith(needle):
         return 3
     return 4 if needle in (row.fields.branch or "").lower() else 5
-
 
 
 class RowsPart(ScreenBase):
@@ -128,6 +126,8 @@ class RowsPart(ScreenBase):
             self.update_header()
             return  # nothing changed on disk: keep the rows already drawn
         self.rows_signature = message.signature
+        self.hidden_count = sum(1 for row in message.rows if row.hidden_by_agent)
+        self.problem_count = sum(1 for row in message.rows if row.problem_code)
         session_list = self.query_one(SessionList)
         previous = {row.path: row for row in self.all_rows}
         self.all_rows = message.rows
@@ -394,7 +394,7 @@ class RowsPart(ScreenBase):
         if self.agent_filter not in (None, hit.row.source):
             self.set_reactive(ScreenBase.agent_filter, None)
         self.preview_shown = True   # the hit is in the preview, also where it waits for ctrl+e
-        landing = Landing(hit.turn, matched_words(hit.snippet), hit.field)
+        landing = Landing(hit.turn, hit.excerpt.words(), hit.field)
         self.query_one(DetailPane).land_when_shown(hit.row.path, landing)
         self.apply_view(select=hit.row.path)
 

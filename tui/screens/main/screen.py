@@ -115,17 +115,15 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
             text.append(f" · filter: {safe_line(self.filter_text)}", style="yellow")
         if self.agent_filter:
             text.append(f" · agent: {self.service.sources[self.agent_filter].label}", style="yellow")
-        hidden = sum(1 for row in self.all_rows if row.hidden_by_agent) if self.hide_agent_hidden else 0
-        if hidden:   # what the agents' own pickers leave out (claude -p, SDK, codex exec): F2 shows them
-            text.append(f" · {hidden:,} -p/exec runs hidden", style="yellow")
+        if self.hide_agent_hidden and self.hidden_count:   # what the agents' pickers leave out: F2 shows them
+            text.append(f" · {self.hidden_count:,} -p/exec runs hidden", style="yellow")
         text.append(f" · sort: {self.sort}" + (" reversed" if self.sort_reverse else ""))
         if self.kept_before_sweep:   # `keep_before_sweep`: said once as a notice, counted here for the run
             text.append(f" · {self.kept_before_sweep:,} kept before the agent's sweep", style="green")
         if self.costs_progress:
             text.append(f" · {self.costs_progress}", style="dim")
-        problems = sum(1 for row in self.all_rows if row.problem_code)
-        if problems:
-            text.append(f" · {problems} unreadable", style="red")
+        if self.problem_count:
+            text.append(f" · {self.problem_count} unreadable", style="red")
         if self.mode == "pick":
             text.append(" · PICK", style="bold")
         where_line = Text.assemble(("Reprise ", "bold"), (safe_line(scope), "bold cyan"),

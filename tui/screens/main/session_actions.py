@@ -190,12 +190,12 @@ class SessionActionsPart(ScreenBase):
 
     def action_keep_due(self) -> None:
         """Every session its agent deletes within a week, counted and sized in a question first."""
-        def counted(due: list[SessionRow]) -> None:
+        def ask(due: list[SessionRow]) -> None:
             if not due:
                 self.app.notify(f"No session is deleted by its agent within {KEEP_DUE_DAYS} days.")
                 return
             agents = " and ".join(sorted({self.service.sources[row.source].label for row in due}))
-            question = (f"Keep a copy of {len(due):,} session{'' if len(due) == 1 else 's'} "
+            question = (f"Keep a copy of {counted(len(due), 'session')} "
                         f"({human_size(sum(row.size for row in due))}) that {agents} deletes within "
                         f"{KEEP_DUE_DAYS} days, in every folder?")
 
@@ -208,12 +208,12 @@ class SessionActionsPart(ScreenBase):
         def kept(result: tuple[list[KeepReport], list[Problem]]) -> None:
             reports, problems = result
             self.load_rows()
-            message = f"Kept {len(reports):,} session{'' if len(reports) == 1 else 's'} in Reprise's archive"
+            message = f"Kept {counted(len(reports), 'session')} in Reprise's archive"
             if problems:
                 message += f"; {len(problems):,} could not be kept: {safe_line(problems[0].message)}"
-            self.app.notify(message, severity="warning" if problems else "information")
+            self.app.notify(message, severity="warning" if problems else "information", markup=False)
 
-        self.run_service(lambda: self.service.due(KEEP_DUE_DAYS), counted)
+        self.run_service(lambda: self.service.due(KEEP_DUE_DAYS), ask)
 
     def action_pin(self) -> None:
         ref = self.current_ref()
