@@ -50,6 +50,8 @@ BENCHMARKS = {
     "cost_fill": "bench.cost_fill",
     "tui_fill": "bench.tui_fill",
     "tui_exit": "bench.tui_exit",
+    "search": "bench.search",
+    "cold_start": "bench.cold_start",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 

@@ -43,6 +43,20 @@ def time_to_text(argv: list[str], text: str, *, size: tuple[int, int], env: dict
     """Start `argv` on a new pty of `size` (columns, rows); the seconds until `text` appears. The
     child (its own session, the pty its controlling terminal) is ended by its pid afterwards."""
     wanted = _SPACES.sub(b" ", text.encode("utf-8"))
+    return time_to_shown(argv, lambda screen: wanted in screen, size=size, env=env, cwd=cwd, deadline=deadline)
+
+
+def time_to_match(argv: list[str], pattern: re.Pattern[bytes], *, size: tuple[int, int], env: dict[str, str],
+                  cwd: str | None = None, deadline: float = 30.0) -> Paint:
+    """`time_to_text` for the first text that `pattern` finds (searched in the output as one line of
+    words, escape sequences taken out), when the exact text is not known beforehand."""
+    return time_to_shown(argv, lambda screen: pattern.search(screen) is not None, size=size, env=env, cwd=cwd,
+                         deadline=deadline)
+
+
+def time_to_shown(argv: list[str], shown: Callable[[bytes], bool], *, size: tuple[int, int], env: dict[str, str],
+                  cwd: str | None = None, deadline: float = 30.0) -> Paint:
+    """Start `argv` on a new pty of `size`; the seconds until `shown(what the terminal shows)` holds."""
     output = bytearray()
     started = time.perf_counter()
     leader, child = start_on_pty(argv, size=size, env=env, cwd=cwd)
@@ -61,7 +75,7 @@ def time_to_text(argv: list[str], text: str, *, size: tuple[int, int], env: dict
             if not chunk:
                 break
             output += chunk
-            if wanted in plain(bytes(output)):
+            if shown(plain(bytes(output))):
                 seen = time.perf_counter() - started
                 break
     finally:
@@ -96,6 +110,8 @@ def _end(child: subprocess.Popen, leader: int) -> None:
         if child.poll() is None:
             child.kill()
     child.wait()
+    with contextlib.suppress(ProcessLookupError):   # what it started and left (its own process group)
+        os.killpg(child.pid, signal.SIGKILL)
     os.close(leader)
 
 

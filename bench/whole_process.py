@@ -1,0 +1,290 @@
+"""What bench/search.py and bench/cold_start.py share: issue 27's store, whole processes timed to
+the end (wall, CPU of the process and its children, the largest process's peak RSS, the first
+byte it printed), Reprise's and fast-resume's environments over the store, and the references
+measured in the same run (one `json.loads` pass over every line, the raw bytes of every file, a
+stat of every file, `python -c pass`, `import textual.app`).
+
+fast-resume (2.14.0, from PyPI) is installed into its own venv under bench/.venvs/ (git-ignored)
+on the first run; it is a native binary (`fr`) that reads `~/.claude/projects` and
+`~/.codex/sessions` under HOME and keeps its Tantivy index under `$XDG_CACHE_HOME/fast-resume`, so
+it runs with a HOME of its own whose `.claude` and `.codex` are links to the store. It runs in a
+network namespace of its own (`unshare -n`) where the machine allows it, so it cannot reach out.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import mixed_store
+from .json_parsers import passes
+
+PROJECT = Path(__file__).resolve().parent.parent
+VENVS = Path(__file__).resolve().parent / ".venvs"
+FAST_RESUME = "fast-resume==2.14.0"
+LAUNCH = "import sys; from reprise.tui.cli import main; sys.exit(main())"   # what the `reprise` script runs
+RARE = "ExporterError"       # an identifier in a few per cent of the store's files (code in replies)
+COMMON = "parser"            # a word in most of the store's files
+TUI_SIZE = (100, 30)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One whole process, timed from the fork to its end."""
+
+    wall: float
+    cpu: float               # user + system of the process and every child it waited for
+    max_rss: int             # bytes: the largest single process's peak
+    first_output: float | None   # seconds to its first byte on stdout
+    stdout: bytes
+    stderr: bytes
+    code: int
+
+
+def run(argv: list[str], env: dict[str, str], cwd: Path, *, check: bool = True) -> Run:
+    """Run `argv` to its end: wall, CPU and peak RSS (wait4's figures, which take in the children
+    it waited for) and when its first byte reached stdout (a pipe)."""
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        child = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=errors)
+        assert child.stdout is not None
+        first: float | None = None
+        out = bytearray()
+        descriptor = child.stdout.fileno()
+        while True:
+            select.select([descriptor], [], [])
+            chunk = os.read(descriptor, 1 << 16)
+            if not chunk:
+                break
+            if first is None:
+                first = time.perf_counter() - started
+            out += chunk
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        child.stdout.close()
+        errors.seek(0)
+        err = errors.read()
+    if check and child.returncode not in (0, 1):   # 1: a search that found nothing
+        raise RuntimeError(f"{argv} exited with {child.returncode}: {err[-2000:].decode(errors='replace')}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, first, bytes(out), err,
+               child.returncode)
+
+
+def load() -> float:
+    """The 1-minute load average now."""
+    return os.getloadavg()[0]
+
+
+def folder_bytes(folder: Path) -> tuple[int, list[tuple[str, int]]]:
+    """Bytes of every file under `folder`, and each file's name and size (largest first)."""
+    files = [(str(p.relative_to(folder)), p.stat().st_size) for p in folder.rglob("*") if p.is_file()]
+    return sum(size for _, size in files), sorted(files, key=lambda f: -f[1])
+
+
+# --- the store -----------------------------------------------------------------------------------
+
+@functools.cache
+def store(quick: bool) -> mixed_store.MixedStore:
+    return mixed_store.build(quick=quick, log=_log)
+
+
+_log: Callable[[str], None] = print
+
+
+def set_log(log: Callable[[str], None]) -> None:
+    global _log
+    _log = log
+
+
+# --- Reprise -------------------------------------------------------------------------------------
+
+class Reprise:
+    """This checkout's `reprise` over the store, with state, data and config of its own under a
+    scratch folder; each `fresh_cache()` is a new REPRISE_CACHE_DIR (a first run ever)."""
+
+    def __init__(self, mixed: mixed_store.MixedStore, scratch: Path):
+        self.scratch = scratch
+        self.caches = 0
+        for name in ("fractal", "home", "xdg"):
+            (scratch / name).mkdir(parents=True, exist_ok=True)
+        self.base = {key: value for key, value in os.environ.items()
+                     if not key.startswith(("REPRISE_", "CLAUDE_", "CODEX_", "FRACTAL_"))}
+        self.base.update(REPRISE_STATE_DIR=str(scratch / "fractal"), REPRISE_DATA_DIR=str(scratch / "data"),
+                         REPRISE_CONFIG=str(scratch / "config.toml"), CLAUDE_CONFIG_DIR=str(mixed.claude.root),
+                         CODEX_HOME=str(mixed.codex.root), HOME=str(scratch / "home"),
+                         XDG_CONFIG_HOME=str(scratch / "xdg"))
+        self.base.pop("PYTHONDONTWRITEBYTECODE", None)
+        self.env = self.fresh_cache()
+
+    def fresh_cache(self) -> dict[str, str]:
+        self.caches += 1
+        cache = self.scratch / f"cache-{self.caches}"
+        return {**self.base, "REPRISE_CACHE_DIR": str(cache)}
+
+    @staticmethod
+    def argv(*args: str) -> list[str]:
+        return [sys.executable, "-c", LAUNCH, *args]
+
+    def run(self, env: dict[str, str], *args: str) -> Run:
+        return run(self.argv(*args), env, self.scratch)
+
+
+# --- fast-resume ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FastResume:
+    """fast-resume's `fr` over the store: a HOME whose .claude and .codex link to it, an index under
+    a scratch XDG_CACHE_HOME (`fresh_cache()`: a first run ever)."""
+
+    binary: Path
+    home: Path
+    scratch: Path
+    netless: bool    # run in a network namespace of its own
+
+    def fresh_cache(self, name: str) -> dict[str, str]:
+        cache = self.scratch / f"xdg-{name}"
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
+        return {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "XDG_CACHE_HOME": str(cache),
+                "LANG": os.environ.get("LANG", "C.UTF-8")}
+
+    def argv(self, *args: str) -> list[str]:
+        return (["unshare", "-n"] if self.netless else []) + [str(self.binary), *args]
+
+    def run(self, env: dict[str, str], *args: str) -> Run:
+        return run(self.argv(*args), env, self.scratch)
+
+    @staticmethod
+    def index_bytes(env: dict[str, str]) -> int:
+        return folder_bytes(Path(env["XDG_CACHE_HOME"]) / "fast-resume")[0]
+
+
+def fast_resume(mixed: mixed_store.MixedStore, scratch: Path, log: Callable[[str], None]) -> FastResume | str:
+    """fast-resume over the store, installed from PyPI into bench/.venvs/ on first use; or why not."""
+    venv = VENVS / "fast-resume"
+    binary = venv / "bin" / "fr"
+    if not binary.exists():
+        log(f"  installing {FAST_RESUME} into {venv} ...")
+        shutil.rmtree(venv, ignore_errors=True)
+        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+        if made.returncode:
+            return f"no venv for it: {made.stderr.strip()[-300:]}"
+        pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", FAST_RESUME], capture_output=True,
+                             text=True)
+        if pip.returncode or not binary.exists():
+            return f"`pip install {FAST_RESUME}` failed: {(pip.stderr or pip.stdout).strip()[-300:]}"
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True)
+    if version.returncode or "2.14.0" not in version.stdout:
+        return f"`fr --version` said {version.stdout.strip() or version.stderr.strip()[-200:]!r}"
+    home = scratch / "fr-home"
+    home.mkdir(parents=True, exist_ok=True)
+    for name, target in ((".claude", mixed.claude.root), (".codex", mixed.codex.root)):
+        link = home / name
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(target, target_is_directory=True)
+    netless = subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+    return FastResume(binary, home, scratch, netless)
+
+
+def fast_resume_note(found: FastResume | str) -> str:
+    if isinstance(found, str):
+        return f"fast-resume's rows are left out: {found}."
+    return (f"fast-resume: `{FAST_RESUME}` from PyPI (a native `fr` binary in a wheel) in its own venv under "
+            f"bench/.venvs/, run as `fr --json …` (its search without the TUI; `--all` to list every session) "
+            f"with HOME a scratch folder whose .claude and .codex link to the store and a fresh XDG_CACHE_HOME for "
+            f"a first run (it then scans the store and builds its Tantivy index before answering; a warm run "
+            f"does its incremental refresh, a stat of every file, then answers from the index)"
+            + ("; in a network namespace of its own (`unshare -n`): it needs no network. " if found.netless else
+               "; not in a network namespace (`unshare -n` is not allowed here). ")
+            + "It reads Codex's sessions/ only (not archived_sessions/) and skips Claude Code's subagent files; "
+              "its hits are sessions, Reprise's are turns.")
+
+
+# --- references ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pass:
+    wall: float
+    cpu: float
+    bytes: int
+    lines: int
+
+
+@functools.cache
+def json_pass(quick: bool, files: tuple[Path, ...] | None = None, rounds: int = 2) -> Pass:
+    """One serial stdlib `json.loads` pass over every line of these files (default: the store's),
+    from the page cache: best of `rounds` (CPU of this process)."""
+    chosen = list(files) if files is not None else store(quick).files()
+    passes(chosen, None)   # into the page cache
+    best = min((passes(chosen, json.loads) for _ in range(rounds)), key=lambda p: p[3])
+    return Pass(best[0], best[3], best[2], best[1])
+
+
+@functools.cache
+def raw_pass(quick: bool, rounds: int = 3) -> Pass:
+    """The raw bytes of every file, read in 1 MB blocks (best of `rounds`)."""
+    files = store(quick).files()
+    best: Pass | None = None
+    for _ in range(rounds):
+        started, cpu, total = time.perf_counter(), time.process_time(), 0
+        for path in files:
+            with open(path, "rb", buffering=0) as handle:
+                while block := handle.read(1 << 20):
+                    total += len(block)
+        done = Pass(time.perf_counter() - started, time.process_time() - cpu, total, 0)
+        best = done if best is None or done.cpu < best.cpu else best
+    assert best is not None
+    return best
+
+
+@functools.cache
+def stat_pass(quick: bool, rounds: int = 5) -> Pass:
+    """Walk the store's folders and stat every file (what a warm listing must do at least)."""
+    mixed = store(quick)
+    roots = [mixed.claude.root / "projects", mixed.codex.root / "sessions", mixed.codex.root / "archived_sessions"]
+    best: Pass | None = None
+    for _ in range(rounds):
+        started, cpu, count = time.perf_counter(), time.process_time(), 0
+        for root in roots:
+            for folder, _, names in os.walk(root):
+                for name in names:
+                    os.stat(os.path.join(folder, name))
+                    count += 1
+        done = Pass(time.perf_counter() - started, time.process_time() - cpu, 0, count)
+        best = done if best is None or done.wall < best.wall else best
+    assert best is not None
+    return best
+
+
+def best_process(argv: list[str], env: dict[str, str], cwd: Path, repeats: int) -> Run:
+    """The fastest (wall) of `repeats` runs, after one uncounted warm-up run."""
+    run(argv, env, cwd)
+    return min((run(argv, env, cwd) for _ in range(repeats)), key=lambda r: r.wall)
+
+
+@functools.cache
+def bare_python(repeats: int) -> Run:
+    return best_process([sys.executable, "-c", "pass"], dict(os.environ), PROJECT, repeats)
+
+
+@functools.cache
+def import_textual(repeats: int) -> Run:
+    return best_process([sys.executable, "-c", "import textual.app"], dict(os.environ), PROJECT, repeats)
+
+
+def times(value: float, reference: float) -> str:
+    """`value` as a multiple of `reference`."""
+    return f"{value / reference:.2f}× the reference" if reference else "–"
