@@ -4,6 +4,7 @@
     python -m bench.run --quick    # a small store, a quick look (docs untouched unless --write-docs)
     python -m bench.run --only listing
     python -m bench.run --only meter --write-docs   # replace only that section of docs/benchmarks.md
+    python -m bench.run --only search --only cold_start   # issue 27's table (its own 2,500-session store)
 
 It builds the scale stores once (bench/.stores/, git-ignored, reused while the generator's
 parameters are unchanged), runs each benchmark module's `run(store, report)` and prints one

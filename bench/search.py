@@ -93,8 +93,14 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
                         cold.first_output is not None and cold.first_output <= FIRST_HIT_TARGET_S)
             section.row("  the same: peak RSS of the largest process", report.mb(cold.max_rss), "", "",
                         f"< {RSS_TARGET / 2**20:.0f} MB", cold.max_rss < RSS_TARGET)
+            section.row("  the same: first byte on stderr (progress)", report.seconds(cold.first_error),
+                        f"{len(cold.stderr):,} bytes" if cold.stderr else "nothing", "",
+                        "progress while it indexes", cold.first_error is not None and cold.first_error < cold.wall)
+            said = cold.stderr.decode(errors="replace").replace("\r", "\n").strip().splitlines()
             section.note(f"First search for {word!r} (in {counts[word]:,} of {len(files):,} files, as bytes): it said "
-                         f"“{last_line(cold)}”; its cache folder then held {cache_after / 2**20:.1f} MB.")
+                         f"“{last_line(cold)}”"
+                         + (f", and on stderr first “{said[0][:100]}”, last “{said[-1][:100]}”" if said else "")
+                         + f"; its cache folder then held {cache_after / 2**20:.1f} MB.")
             if isinstance(fr, wp.FastResume):
                 fr_env = fr.fresh_cache(word)
                 loads.append(f"{wp.load():.2f}")

@@ -20,7 +20,6 @@ import select
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ class Run:
     cpu: float               # user + system of the process and every child it waited for
     max_rss: int             # bytes: the largest single process's peak
     first_output: float | None   # seconds to its first byte on stdout
+    first_error: float | None    # seconds to its first byte on stderr (progress, notices)
     stdout: bytes
     stderr: bytes
     code: int
@@ -53,33 +53,33 @@ class Run:
 
 def run(argv: list[str], env: dict[str, str], cwd: Path, *, check: bool = True) -> Run:
     """Run `argv` to its end: wall, CPU and peak RSS (wait4's figures, which take in the children
-    it waited for) and when its first byte reached stdout (a pipe)."""
-    with tempfile.TemporaryFile() as errors:
-        started = time.perf_counter()
-        child = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=errors)
-        assert child.stdout is not None
-        first: float | None = None
-        out = bytearray()
-        descriptor = child.stdout.fileno()
-        while True:
-            select.select([descriptor], [], [])
+    it waited for) and when its first byte reached stdout and stderr (pipes, read as it writes)."""
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stderr is not None
+    out_end, err_end = child.stdout.fileno(), child.stderr.fileno()
+    streams = {out_end: bytearray(), err_end: bytearray()}
+    first: dict[int, float] = {}
+    open_ends = set(streams)
+    while open_ends:
+        for descriptor in select.select(list(open_ends), [], [])[0]:
             chunk = os.read(descriptor, 1 << 16)
             if not chunk:
-                break
-            if first is None:
-                first = time.perf_counter() - started
-            out += chunk
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
-        child.stdout.close()
-        errors.seek(0)
-        err = errors.read()
+                open_ends.discard(descriptor)
+                continue
+            first.setdefault(descriptor, time.perf_counter() - started)
+            streams[descriptor] += chunk
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    child.stdout.close()
+    child.stderr.close()
+    out, err = bytes(streams[out_end]), bytes(streams[err_end])
     if check and child.returncode not in (0, 1):   # 1: a search that found nothing
         raise RuntimeError(f"{argv} exited with {child.returncode}: {err[-2000:].decode(errors='replace')}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, first, bytes(out), err,
-               child.returncode)
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, first.get(out_end), first.get(err_end),
+               out, err, child.returncode)
 
 
 def load() -> float:
