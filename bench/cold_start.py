@@ -145,16 +145,13 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
                         report.seconds(theirs_list.wall), f"ours {report.seconds(best_list.wall)}",
                         f"ours {best_list.wall / theirs_list.wall:.1f}× as long", "(peer)")
         section.note(f"Store: {mixed.describe()}. Listing: `reprise list --all --json` and `reprise list --workspace "
-                     f"{folder} --json` (stdout a pipe); CPU = user + system of the process and of every child it "
-                     "waited for (wait4), which other work on the shared machine does not inflate; the json.loads "
-                     "passes (bench/json_parsers.py's) are serial, in the bench's process, from the page cache.")
+                     f"{folder} --json` (stdout a pipe). " + wp.MEASURES)
         section.note(f"TUI: `reprise --workspace {folder}` and `fr --no-images` on a {wp.TUI_SIZE[0]}x{wp.TUI_SIZE[1]} "
                      "pty (bench/terminal.py), timed from the fork until a row is on screen (ours: a row's mark and "
                      "agent letter or its age cell; fast-resume's: a row's folder), then ended by its pid. Cold: a new "
                      "cache folder (fast-resume: a new XDG_CACHE_HOME). Warm: the cache of the cold `list --all`, "
                      "one uncounted warm-up. fast-resume shows every folder, ours the one folder.")
-        section.note("1-minute load average at each step: " + ", ".join(loads) + " (2 cores).")
-        section.note(wp.fast_resume_note(fr))
+        wp.close_section(section, loads, fr)
         section.data.update(json_pass=json_pass, folder_pass=folder_pass, cold=cold, one=one, tui_cold=tui_cold)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -11,7 +11,7 @@ their own, so the other benches' stores are neither reused nor removed). The fol
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import claude_store, codex_store
@@ -23,13 +23,8 @@ CLAUDE_FULL = claude_store.ClaudeStoreParams(
 CODEX_FULL = codex_store.CodexStoreParams(
     name="mixed-codex", sessions=500, folders=FOLDERS, fractal_folders=FOLDERS, claude_folders=0, median_kb=600,
     sigma=0.7)
-CLAUDE_QUICK = claude_store.ClaudeStoreParams(
-    name="mixed-claude-quick", sessions=200, projects=FOLDERS, shared_projects=FOLDERS, median_kb=800, sigma=0.85,
-    total_mb=166)
-CODEX_QUICK = codex_store.CodexStoreParams(
-    name="mixed-codex-quick", sessions=50, folders=FOLDERS, fractal_folders=FOLDERS, claude_folders=0, median_kb=600,
-    sigma=0.7)
-
+CLAUDE_QUICK = replace(CLAUDE_FULL, name="mixed-claude-quick", sessions=200, total_mb=166)
+CODEX_QUICK = replace(CODEX_FULL, name="mixed-codex-quick", sessions=50)
 
 @dataclass
 class MixedStore:

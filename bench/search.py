@@ -160,14 +160,9 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
                             f"ours {report.seconds(best.wall)}", f"ours {best.wall / theirs.wall:.1f}× as long",
                             "(peer)")
         section.note(f"Words: {wp.RARE!r} is a rare identifier (an exception's name in some of the code blocks of "
-                     f"replies and tool output), {wp.COMMON!r} a common word. CPU = user + system of the process "
-                     "and of every child it waited for (wait4), which other work on the shared machine does not "
-                     "inflate; peak RSS = the largest "
-                     "single process of the tree. The first searches and the warm rounds ran ours then "
-                     "fast-resume, word by word; the json.loads pass (bench/json_parsers.py's) and the raw "
-                     "reads are best of a few serial passes in the bench's process from the page cache.")
-        section.note("1-minute load average at each step: " + ", ".join(loads) + " (2 cores).")
-        section.note(wp.fast_resume_note(fr))
+                     f"replies and tool output), {wp.COMMON!r} a common word. The first searches and the warm rounds "
+                     "ran ours then fast-resume, word by word. " + wp.MEASURES)
+        wp.close_section(section, loads, fr)
         section.data.update(json_pass=json_pass, raw=raw, index=index, store_bytes=store_bytes)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

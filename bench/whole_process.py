@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import mixed_store
 from .json_parsers import passes
@@ -197,6 +198,17 @@ def fast_resume(mixed: mixed_store.MixedStore, scratch: Path, log: Callable[[str
         link.symlink_to(target, target_is_directory=True)
     netless = subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
     return FastResume(binary, home, scratch, netless)
+
+
+MEASURES = ("CPU = user + system of the process and of every child it waited for (wait4), which other work on "
+            "the shared machine does not inflate; peak RSS = the largest single process of the tree; the json.loads "
+            "passes (bench/json_parsers.py's) are serial, in the bench's process, from the page cache, best of 2.")
+
+
+def close_section(section: Any, loads: list[str], found: FastResume | str) -> None:
+    """The notes every section of issue 27's table ends with: the load at each step, how fast-resume ran."""
+    section.note("1-minute load average at each step: " + ", ".join(loads) + f" ({os.cpu_count()} cores).")
+    section.note(fast_resume_note(found))
 
 
 def fast_resume_note(found: FastResume | str) -> str:
