@@ -36,6 +36,8 @@ LAUNCH = "import sys; from reprise.tui.cli import main; sys.exit(main())"   # wh
 RARE = "ExporterError"       # an identifier in a few per cent of the store's files (code in replies)
 COMMON = "parser"            # a word in most of the store's files
 TUI_SIZE = (100, 30)
+EXIT_GRACE_S = 1.0   # how long output is read after the process ended
+LEFT_RUNNING: list[str] = []   # the runs that left a process holding their output
 
 
 @dataclass(frozen=True)
@@ -50,37 +52,56 @@ class Run:
     stdout: bytes
     stderr: bytes
     code: int
+    left_running: bool = False   # something it started still held its stdout or stderr after it ended
 
 
 def run(argv: list[str], env: dict[str, str], cwd: Path, *, check: bool = True) -> Run:
     """Run `argv` to its end: wall, CPU and peak RSS (wait4's figures, which take in the children
-    it waited for) and when its first byte reached stdout and stderr (pipes, read as it writes)."""
+    it waited for) and when its first byte reached stdout and stderr (pipes, read as it writes).
+    Its end is its own exit (a pidfd): a process it left behind that still holds the pipes is not
+    waited for beyond a grace second, and is reported (`left_running`)."""
     started = time.perf_counter()
     child = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
     assert child.stdout is not None and child.stderr is not None
     out_end, err_end = child.stdout.fileno(), child.stderr.fileno()
+    exited = os.pidfd_open(child.pid)
     streams = {out_end: bytearray(), err_end: bytearray()}
     first: dict[int, float] = {}
-    open_ends = set(streams)
-    while open_ends:
-        for descriptor in select.select(list(open_ends), [], [])[0]:
-            chunk = os.read(descriptor, 1 << 16)
-            if not chunk:
-                open_ends.discard(descriptor)
-                continue
-            first.setdefault(descriptor, time.perf_counter() - started)
-            streams[descriptor] += chunk
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
+    open_ends = {out_end, err_end}
+    ended: float | None = None
+    usage = status = None
+    try:
+        while open_ends or ended is None:
+            waiting = list(open_ends) + ([exited] if ended is None else [])
+            timeout = None if ended is None else max(0.0, ended + EXIT_GRACE_S - time.perf_counter())
+            ready = select.select(waiting, [], [], timeout)[0]
+            if not ready and ended is not None:
+                break   # it ended, and something it started still holds its output
+            for descriptor in ready:
+                if descriptor == exited:
+                    _, status, usage = os.wait4(child.pid, 0)
+                    ended = time.perf_counter()
+                    continue
+                chunk = os.read(descriptor, 1 << 16)
+                if not chunk:
+                    open_ends.discard(descriptor)
+                    continue
+                first.setdefault(descriptor, time.perf_counter() - started)
+                streams[descriptor] += chunk
+    finally:
+        os.close(exited)
+    assert ended is not None and usage is not None and status is not None
     child.returncode = os.waitstatus_to_exitcode(status)
     child.stdout.close()
     child.stderr.close()
     out, err = bytes(streams[out_end]), bytes(streams[err_end])
+    if open_ends:
+        LEFT_RUNNING.append(" ".join(argv[3:] if argv[:2] == [sys.executable, "-c"] else argv))
     if check and child.returncode not in (0, 1):   # 1: a search that found nothing
         raise RuntimeError(f"{argv} exited with {child.returncode}: {err[-2000:].decode(errors='replace')}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, first.get(out_end), first.get(err_end),
-               out, err, child.returncode)
+    return Run(ended - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, first.get(out_end),
+               first.get(err_end), out, err, child.returncode, bool(open_ends))
 
 
 def load() -> float:
@@ -209,6 +230,11 @@ def close_section(section: Any, loads: list[str], found: FastResume | str) -> No
     """The notes every section of issue 27's table ends with: the load at each step, how fast-resume ran."""
     section.note("1-minute load average at each step: " + ", ".join(loads) + f" ({os.cpu_count()} cores).")
     section.note(fast_resume_note(found))
+    if LEFT_RUNNING:
+        section.note(f"{len(LEFT_RUNNING)} run(s) left a process running that still held their stdout or stderr "
+                     f"{EXIT_GRACE_S:.0f} s after they ended (their pipes were then closed): "
+                     + "; ".join(sorted(set(LEFT_RUNNING))[:4]))
+        LEFT_RUNNING.clear()
 
 
 def fast_resume_note(found: FastResume | str) -> str:
