@@ -100,7 +100,9 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
             section.note(f"First search for {word!r} (in {counts[word]:,} of {len(files):,} files, as bytes): it said "
                          f"“{last_line(cold)}”"
                          + (f", and on stderr first “{said[0][:100]}”, last “{said[-1][:100]}”" if said else "")
-                         + f"; its cache folder then held {cache_after / 2**20:.1f} MB.")
+                         + f"; its cache folder then held {cache_after / 2**20:.1f} MB"
+                         + (f"; {report.seconds(cold.outlived_cpu)} of its CPU was in processes that outlived it"
+                            if cold.outlived_cpu else "") + ".")
             if isinstance(fr, wp.FastResume):
                 fr_env = fr.fresh_cache(word)
                 loads.append(f"{wp.load():.2f}")

@@ -13,6 +13,8 @@ network namespace of its own (`unshare -n`) where the machine allows it, so it c
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import json
 import os
@@ -37,7 +39,9 @@ RARE = "ExporterError"       # an identifier in a few per cent of the store's fi
 COMMON = "parser"            # a word in most of the store's files
 TUI_SIZE = (100, 30)
 EXIT_GRACE_S = 1.0   # how long output is read after the process ended
-LEFT_RUNNING: list[str] = []   # the runs that left a process holding their output
+LEFT_RUNNING: list[str] = []   # the runs that left a process holding their output or running
+OUTLIVED_WAIT_S = 120.0   # how long a run's leftover processes are waited for (their CPU is counted)
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 @dataclass(frozen=True)
@@ -52,14 +56,18 @@ class Run:
     stdout: bytes
     stderr: bytes
     code: int
-    left_running: bool = False   # something it started still held its stdout or stderr after it ended
+    left_running: bool = False   # something it started still held its output, or still ran, after it ended
+    outlived_cpu: float = 0.0    # of `cpu`: the CPU of processes it started that outlived it
 
 
 def run(argv: list[str], env: dict[str, str], cwd: Path, *, check: bool = True) -> Run:
-    """Run `argv` to its end: wall, CPU and peak RSS (wait4's figures, which take in the children
-    it waited for) and when its first byte reached stdout and stderr (pipes, read as it writes).
-    Its end is its own exit (a pidfd): a process it left behind that still holds the pipes is not
-    waited for beyond a grace second, and is reported (`left_running`)."""
+    """Run `argv` to its end: wall, CPU and peak RSS, and when its first byte reached stdout and
+    stderr (pipes, read as it writes). Its end is its own exit (a pidfd). CPU and RSS take in every
+    process it started: those it waited for (wait4's figures), and those that outlived it (a
+    forkserver, its workers: this process is their subreaper, and waits for them up to
+    OUTLIVED_WAIT_S). A process still holding its pipes a grace second after it ended, or still
+    running after that wait, is reported (`left_running`)."""
+    before = _own_children()
     started = time.perf_counter()
     child = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
@@ -96,12 +104,90 @@ def run(argv: list[str], env: dict[str, str], cwd: Path, *, check: bool = True) 
     child.stdout.close()
     child.stderr.close()
     out, err = bytes(streams[out_end]), bytes(streams[err_end])
-    if open_ends:
+    outlived_cpu, outlived_rss, still_running = _wait_for_outliving(before)
+    if open_ends or still_running:
         LEFT_RUNNING.append(" ".join(argv[3:] if argv[:2] == [sys.executable, "-c"] else argv))
     if check and child.returncode not in (0, 1):   # 1: a search that found nothing
         raise RuntimeError(f"{argv} exited with {child.returncode}: {err[-2000:].decode(errors='replace')}")
-    return Run(ended - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, first.get(out_end),
-               first.get(err_end), out, err, child.returncode, bool(open_ends))
+    return Run(ended - started, usage.ru_utime + usage.ru_stime + outlived_cpu,
+               max(usage.ru_maxrss, outlived_rss) * 1024, first.get(out_end), first.get(err_end), out, err,
+               child.returncode, bool(open_ends) or still_running, outlived_cpu)
+
+
+@functools.cache
+def _subreaper() -> None:
+    """Make this process the reaper of its descendants' orphans (Linux's PR_SET_CHILD_SUBREAPER),
+    so that what a measured process leaves running can be waited for and counted."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+
+
+def _own_children() -> set[int]:
+    """The pids whose parent is this process; zombies among them are reaped (and left out)."""
+    _subreaper()
+    mine = str(os.getpid())
+    children = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == mine:
+            if fields[0] == "Z":
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(int(entry.name), os.WNOHANG)
+                continue
+            children.add(int(entry.name))
+    return children
+
+
+def _wait_for_outliving(before: set[int]) -> tuple[float, int, bool]:
+    """Wait (up to OUTLIVED_WAIT_S) for the processes a run left behind, now this process's
+    children: their CPU seconds, their largest peak RSS (KB), and whether any still runs."""
+    cpu, rss = 0.0, 0
+    deadline = time.perf_counter() + OUTLIVED_WAIT_S
+    while True:
+        left = {pid: _pidfd(pid) for pid in _children_since(before)}
+        ends = {fd: pid for pid, fd in left.items() if fd is not None}
+        if not left:
+            return cpu, rss, False
+        try:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                return cpu, rss, True
+            for fd in select.select(list(ends), [], [], remaining)[0] if ends else []:
+                _, _, usage = os.wait4(ends[fd], 0)
+                cpu += usage.ru_utime + usage.ru_stime
+                rss = max(rss, usage.ru_maxrss)
+        finally:
+            for fd in ends:
+                os.close(fd)
+
+
+def _children_since(before: set[int]) -> set[int]:
+    """This process's children that were not its children before a run (zombies included)."""
+    mine = str(os.getpid())
+    found = set()
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) not in before:
+            try:
+                with open(f"/proc/{entry.name}/stat") as handle:
+                    if handle.read().rsplit(")", 1)[1].split()[1] == mine:
+                        found.add(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except ProcessLookupError:
+        return None
 
 
 def load() -> float:
@@ -231,8 +317,9 @@ def close_section(section: Any, loads: list[str], found: FastResume | str) -> No
     section.note("1-minute load average at each step: " + ", ".join(loads) + f" ({os.cpu_count()} cores).")
     section.note(fast_resume_note(found))
     if LEFT_RUNNING:
-        section.note(f"{len(LEFT_RUNNING)} run(s) left a process running that still held their stdout or stderr "
-                     f"{EXIT_GRACE_S:.0f} s after they ended (their pipes were then closed): "
+        section.note(f"{len(LEFT_RUNNING)} run(s) left a process that still held their stdout or stderr "
+                     f"{EXIT_GRACE_S:.0f} s after they ended (their pipes were then closed) or still ran "
+                     f"{OUTLIVED_WAIT_S:.0f} s after: "
                      + "; ".join(sorted(set(LEFT_RUNNING))[:4]))
         LEFT_RUNNING.clear()
 
