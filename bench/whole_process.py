@@ -126,22 +126,30 @@ def _subreaper() -> None:
 def _own_children() -> set[int]:
     """The pids whose parent is this process; zombies among them are reaped (and left out)."""
     _subreaper()
-    mine = str(os.getpid())
     children = set()
+    for pid, state in _children().items():
+        if state == "Z":
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+        else:
+            children.add(pid)
+    return children
+
+
+def _children() -> dict[int, str]:
+    """This process's children (zombies included) and the state letter of each, from /proc."""
+    mine = str(os.getpid())
+    children = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
+                fields = handle.read().rsplit(")", 1)[1].split()   # after the command's name, in parentheses
         except OSError:
             continue
         if fields[1] == mine:
-            if fields[0] == "Z":
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(int(entry.name), os.WNOHANG)
-                continue
-            children.add(int(entry.name))
+            children[int(entry.name)] = fields[0]
     return children
 
 
@@ -151,7 +159,7 @@ def _wait_for_outliving(before: set[int]) -> tuple[float, int, bool]:
     cpu, rss = 0.0, 0
     deadline = time.perf_counter() + OUTLIVED_WAIT_S
     while True:
-        left = {pid: _pidfd(pid) for pid in _children_since(before)}
+        left = {pid: _pidfd(pid) for pid in _children().keys() - before}
         ends = {fd: pid for pid, fd in left.items() if fd is not None}
         if not left:
             return cpu, rss, False
@@ -166,21 +174,6 @@ def _wait_for_outliving(before: set[int]) -> tuple[float, int, bool]:
         finally:
             for fd in ends:
                 os.close(fd)
-
-
-def _children_since(before: set[int]) -> set[int]:
-    """This process's children that were not its children before a run (zombies included)."""
-    mine = str(os.getpid())
-    found = set()
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and int(entry.name) not in before:
-            try:
-                with open(f"/proc/{entry.name}/stat") as handle:
-                    if handle.read().rsplit(")", 1)[1].split()[1] == mine:
-                        found.add(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def _pidfd(pid: int) -> int | None:
