@@ -75,7 +75,8 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
                     wp.times(cold.wall, json_pass.wall), "(information)")
         if cold.outlived_cpu:
             section.note(f"Of the cold listing's CPU, {report.seconds(cold.outlived_cpu)} was in processes it started "
-                         "that outlived it (its forkserver and workers), waited for and counted.")
+                         "that outlived it (multiprocessing's resource tracker, a forkserver and its workers), waited "
+                         "for and counted.")
         fr_env: dict[str, str] | None = None
         if isinstance(fr, wp.FastResume):
             loads.append(f"{wp.load():.2f}")

@@ -300,8 +300,9 @@ def fast_resume(mixed: mixed_store.MixedStore, scratch: Path, log: Callable[[str
     return FastResume(binary, home, scratch, netless)
 
 
-MEASURES = ("CPU = user + system of the process and of every child it waited for (wait4), which other work on "
-            "the shared machine does not inflate; peak RSS = the largest single process of the tree; the json.loads "
+MEASURES = ("CPU = user + system of the process and of every process it started (those it waited for, from "
+            "wait4, and those that outlived it, waited for by the bench as their subreaper), which other work on the "
+            "shared machine does not inflate; peak RSS = the largest single process of the tree; the json.loads "
             "passes (bench/json_parsers.py's) are serial, in the bench's process, from the page cache, best of 2.")
 
 
