@@ -650,30 +650,32 @@ class Catalog:
     # --- full-text search ---------------------------------------------------------------
 
     def search(self, query: str, keys: Iterable[str] | None = None, *, limit: int = 200,
-               should_stop: Callable[[], bool] = lambda: False, on_update: UpdateSink = _no_update
-               ) -> list[SearchHit]:
-        """Turns whose text matches every word of the query, newest session first then by turn (titles
-        first), their rows without details; `on_update` hears the hits as they are found and how far
+               should_stop: Callable[[], bool] = lambda: False, on_update: UpdateSink = _no_update,
+               indexing: bool = True) -> list[SearchHit]:
+        """Turns whose text matches every word of the query, newest session first (its title, then by
+        turn), their rows without details; `on_update` hears the hits as they are found and how far
         the search is. The index answers for the files it holds as they are; the others are scanned
-        (`search_engine`), and those parsed then are added to the index (unless it is off)."""
+        (`search_engine`), and those parsed then are added to the index. With the index off (the
+        setting, or `indexing` False) every file is scanned and nothing is written."""
         parsed = Query.of(query)
         if not query.split():
             return []
         wanted = None if keys is None else list(keys)
         rows = self.refresh(wanted)
-        titled, indexed, candidates = self._search_start(parsed, rows)
-        run = SearchRun(parsed, rows if parsed else [], self._by_name, indexed=indexed, candidates=candidates,
+        use_index = indexing and self.index_enabled
+        titled, indexed, candidates = self._search_start(parsed, rows, use_index)
+        run = SearchRun(parsed, rows, self._by_name, indexed=indexed, candidates=candidates,
                         records=self._indexed_records, limit=limit, titled=titled, should_stop=should_stop,
-                        on_update=on_update, keep=self._add_to_index if self.index_enabled else None)
+                        on_update=on_update, keep=self._add_to_index if use_index else None)
         return run.run().hits
 
     @_guarded
-    def _search_start(self, query: Query, rows: list[SessionRow]
+    def _search_start(self, query: Query, rows: list[SessionRow], use_index: bool
                       ) -> tuple[list[SearchHit], dict[str, FileState], dict[int, list[int]]]:
         """The title hits, the index's files still as they are on disk, and its preselection."""
         self.load_details([row for row in rows if not row.title])   # for the agents' own titles
         titled = _title_hits(query.text, rows)   # renamed titles (Reprise's or the agent's) are searched too
-        if not self.index_enabled or not query:
+        if not use_index or not query:
             return titled, {}, {}
         self._search_tables_ready()
         held = self._index.files()

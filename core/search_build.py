@@ -51,9 +51,13 @@ def _batches(source: ListingSource, files: Sequence[SessionFile], parallel: bool
     for start in range(0, len(files), BATCH_FILES):
         batch = files[start:start + BATCH_FILES]
         if parallel and len(files) >= PARALLEL_MIN:
-            yield map_in_processes(work, batch, done=lambda count, start=start: done(start + count))
+            yield map_in_processes(work, batch, done=functools.partial(_shifted, done, start))
         else:
             yield work(batch)
+
+
+def _shifted(done: Callable[[int], object], start: int, count: int) -> None:
+    done(start + count)
 
 
 def build(files: Sequence[tuple[ListingSource, SessionFile]], add: Callable[[list[IndexedFile]], None],

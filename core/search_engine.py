@@ -1,9 +1,10 @@
 """One full-text search over the rows in scope, newest session first: the files the index holds
 (as they are on disk) through the index, the others by their bytes (`search_scan`), the few whose
 bytes can match parsed by their source and confirmed by the same rule as the index's hits
-(`search_match`). Hits come in order (newest session first, then by turn) and are heard as they
-are found, with how far the search is; it stops once the limit is full. The files it parsed are
-handed back to be indexed (one parse per file for the index, never a second).
+(`search_match`). Hits come in order (newest session first; in a session its title, then by
+turn) and are heard as they are found, with how far the search is; it stops once the limit is
+full. The files it parsed are handed on to be indexed (one parse per file for the index, never a
+second).
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ class SearchRun:
         (file number: records); `records`: an indexed file's records by number; `keep` takes the
         files parsed here for the index, a few megabytes at a time (None: nothing is indexed)."""
         self.query = query
-        self.rows = sorted((row for row in rows if not row.problem_code), key=lambda row: -row.activity_ts)
+        titled_paths = {hit.row.path for hit in titled}
+        self.rows = sorted((row for row in rows if not row.problem_code or row.path in titled_paths),
+                           key=lambda row: -row.activity_ts)
         self.sources = sources
         self.indexed = indexed
         self.candidates = candidates
@@ -90,7 +93,8 @@ class SearchRun:
         self.limit = limit
         self.should_stop = should_stop
         self.on_update = on_update
-        self.update = SearchUpdate(query.text, list(titled)[:limit], total=len(self.rows),
+        self.titled = {hit.row.path: hit for hit in titled}
+        self.update = SearchUpdate(query.text, total=len(self.rows),
                                    unindexed=sum(row.path not in indexed for row in self.rows))
         self.keep = keep
         self.parsed: list[IndexedFile] = []   # the files parsed here not yet handed to `keep`
@@ -105,8 +109,13 @@ class SearchRun:
             if len(update.hits) >= self.limit or self.should_stop():
                 break
             before = len(update.hits)
+            title = self.titled.get(row.path)
+            if title is not None:
+                update.hits.append(title)
             state = self.indexed.get(row.path)
-            if state is not None:
+            if not self.query or row.problem_code:
+                pass   # a title hit only: nothing to read in the texts
+            elif state is not None:
                 self._indexed(row, state)
             else:
                 self._scanned(row, needles)

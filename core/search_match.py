@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from .search_snippet import tokens
 
+
 def _phrase_pattern(phrase: tuple[str, ...]) -> re.Pattern[str]:
     """The phrase in an ASCII text: there a token is a run of letters and digits, folding is lower case."""
     return re.compile("(?<![A-Za-z0-9])" + "[^A-Za-z0-9]+".join(map(re.escape, phrase)) + "(?![A-Za-z0-9])",
