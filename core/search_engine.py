@@ -83,9 +83,7 @@ class SearchRun:
         (file number: records); `records`: an indexed file's records by number; `keep` takes the
         files parsed here for the index, a few megabytes at a time (None: nothing is indexed)."""
         self.query = query
-        titled_paths = {hit.row.path for hit in titled}
-        self.rows = sorted((row for row in rows if not row.problem_code or row.path in titled_paths),
-                           key=lambda row: -row.activity_ts)
+        self.rows = sorted(rows, key=lambda row: -row.activity_ts)
         self.sources = sources
         self.indexed = indexed
         self.candidates = candidates
@@ -95,7 +93,7 @@ class SearchRun:
         self.on_update = on_update
         self.titled = {hit.row.path: hit for hit in titled}
         self.update = SearchUpdate(query.text, total=len(self.rows),
-                                   unindexed=sum(row.path not in indexed for row in self.rows))
+                                   unindexed=sum(row.path not in indexed and not row.problem_code for row in self.rows))
         self.keep = keep
         self.parsed: list[IndexedFile] = []   # the files parsed here not yet handed to `keep`
         self._parsed_bytes = 0
@@ -113,8 +111,10 @@ class SearchRun:
             if title is not None:
                 update.hits.append(title)
             state = self.indexed.get(row.path)
-            if not self.query or row.problem_code:
-                pass   # a title hit only: nothing to read in the texts
+            if row.problem_code:
+                update.problems.append(Problem(row.path, row.problem_code, row.problem_message or "", row.problem_field))
+            elif not self.query:
+                pass   # a title hit only: no token to find in the texts
             elif state is not None:
                 self._indexed(row, state)
             else:

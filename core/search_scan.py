@@ -119,7 +119,7 @@ def chunks_may_match(chunks: Iterable[bytes], needles: tuple[bytes, ...]) -> boo
         if not missing or (first and _INHERITS in text):
             return True
         first = False
-        tail = chunk[-edge:]
+        tail = chunk[-edge:] if len(chunk) >= edge else (tail + chunk)[-edge:]
     return False
 
 

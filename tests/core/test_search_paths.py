@@ -1,0 +1,116 @@
+"""Both ways of searching give the same hits: the first search's byte scan (files the index does not
+hold, parsed only when their bytes can match) and the index (contentless FTS5, confirmed by the same
+rule), on the fixture stores of all three agents (tests/fixtures/claude-store and codex-store, made
+by the real clients, and Fractal sessions from tests/factories.py), apart from words only in the
+part of a long output cut for the index, which both report."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reprise.core.search_engine import SearchUpdate, session_file
+from reprise.core.search_snippet import tokens
+from reprise.core.service import Service
+from reprise.core.sources.transcript_search import TOOL_CHARS
+
+from .. import factories
+from .claude.builder import ClaudeFile
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.fixture
+def service(tmp_path: Path, isolated_paths: Path) -> Service:
+    """The Claude Code and Codex fixture stores, a few Fractal sessions (one in several scripts), and
+    a Claude Code session whose long tool output holds a word past the index's bound."""
+    claude_root = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    shutil.copytree(FIXTURES / "claude-store", claude_root)
+    shutil.copytree(FIXTURES / "codex-store", Path(os.environ["CODEX_HOME"]))
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("one_turn", "unicode", "twenty_five_turns", "all_failed"):
+        _, data = factories.corpus()[name]
+        factories.write_session(isolated_paths, work, data)
+    long = ClaudeFile("5e551011-0000-4000-8000-0000000000cc", cwd=str(work))
+    long.prompt("Run the Café build and show the Ürün log")
+    long.assistant("Running it.", tools=(("toolu_long", "Bash", {"command": "make naïve-target"}),))
+    long.tool_result("toolu_long", "zzheadword " + "x" * TOOL_CHARS + " zzcutword end")
+    long.assistant("The build passed; KELVIN \u212aelvin noted.")
+    long.write(claude_root / "projects" / "-work-proj" / f"{long.session_id}.jsonl")
+    return Service.from_environment(workspace=str(work))
+
+
+def _queries(service: Service) -> list[str]:
+    """Words of every session's texts (every few, sorted), two-word queries, tokens joined by
+    punctuation (a phrase), case and accents changed, and a token's prefix (never a whole token)."""
+    found: set[str] = set()
+    phrases: list[str] = []
+    for row in service.catalog.refresh(None):
+        records = service.catalog._by_name[row.source].read_search_records(session_file(row)) or []
+        for record in records:
+            words = [record.text[start:end] for start, end, _ in tokens(record.text)]
+            found.update(words)
+            if len(words) > 3:
+                phrases.append(f"{words[1]}-{words[2]}")
+    words = sorted(found)
+    picked = words[::max(1, len(words) // 80)]
+    pairs = [f"{a} {b}" for a, b in zip(picked[::7], picked[3::7], strict=False)]
+    shapes = [word.upper() for word in picked[::9]] + [word[:-1] for word in picked[::11] if len(word) > 3]
+    return [*picked, *pairs, *phrases[::max(1, len(phrases) // 20)], *shapes,
+            "cafe", "CAFÉ", "urun", "naive", "kelvin", "zzcutword"]
+
+
+def _hits(service: Service, query: str, *, index: bool) -> tuple[list[tuple[str, int, str, str]], SearchUpdate]:
+    heard: list[SearchUpdate] = []
+    hits = service.search(query, all_workspaces=True, limit=10_000, index=index, on_update=heard.append)
+    return [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in hits], heard[-1]
+
+
+def test_the_scan_and_the_index_find_the_same_hits_in_every_agents_store(service: Service) -> None:
+    queries = _queries(service)
+    scanned = {query: _hits(service, query, index=False) for query in queries}
+    assert service.catalog.index_files() == 0   # --no-index writes nothing
+    built = service.build_index(all_workspaces=True)
+    assert built.added == built.total > 0 and not built.problems
+    indexed = {query: _hits(service, query, index=True) for query in queries}
+    assert all(update.unindexed == 0 for _, update in indexed.values())   # every hit came through the index
+    for query in queries:
+        assert indexed[query][0] == scanned[query][0], query
+    found = [query for query in queries if scanned[query][0]]
+    assert len(found) > len(queries) // 2
+    assert {source for query in found for source in _sources(service, scanned[query][0])} == \
+        {"claude", "codex", "fractal"}
+
+
+def _sources(service: Service, hits: list[tuple[str, int, str, str]]) -> set[str]:
+    ids = {file_id for file_id, *_ in hits}
+    return {row.source for row in service.catalog.refresh(None) if row.file_id in ids}
+
+
+def test_accents_case_and_the_kelvin_sign_fold_on_both_paths(service: Service) -> None:
+    for index in (False, True):
+        assert {hit.field for hit in service.search("cafe urun", all_workspaces=True, index=index)} == {"user"}
+        assert [hit.field for hit in service.search("NAIVE target", all_workspaces=True, index=index)] == ["tool"]
+        assert len(service.search("kelvin", all_workspaces=True, index=index)) == 1
+
+
+def test_a_word_only_in_the_cut_part_is_not_found_and_both_paths_say_outputs_were_cut(service: Service) -> None:
+    scanned, scan_update = _hits(service, "zzcutword", index=False)
+    service.build_index(all_workspaces=True)
+    indexed, index_update = _hits(service, "zzcutword", index=True)
+    assert scanned == indexed == []
+    assert scan_update.cut >= 1 and index_update.cut >= 1
+    assert "cut for the index" in (index_update.cut_note or "")
+    # The start of the same output is indexed: found both ways.
+    assert [hit[2] for hit in _hits(service, "zzheadword", index=False)[0]] == ["tool"]
+    assert [hit[2] for hit in _hits(service, "zzheadword", index=True)[0]] == ["tool"]
+
+
+def test_hits_come_newest_session_first_then_by_turn(service: Service) -> None:
+    hits = service.search("the", all_workspaces=True, limit=10_000)
+    order = [(-hit.row.activity_ts, hit.row.path, hit.turn) for hit in hits]
+    assert order == sorted(order) and len({hit.row.path for hit in hits}) > 2
