@@ -112,7 +112,8 @@ class SearchRun:
                 update.hits.append(title)
             state = self.indexed.get(row.path)
             if row.problem_code:
-                update.problems.append(Problem(row.path, row.problem_code, row.problem_message or "", row.problem_field))
+                update.problems.append(Problem(row.path, row.problem_code, row.problem_message or "",
+                                               row.problem_field))
             elif not self.query:
                 pass   # a title hit only: no token to find in the texts
             elif state is not None:
