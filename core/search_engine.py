@@ -38,7 +38,7 @@ class SearchUpdate:
     cut: int = 0
     problems: list[Problem] = field(default_factory=list)
     complete: bool = False
-    unindexed: int = 0   # the sessions in scope the index does not hold (yet): the next searches scan them
+    unindexed: int = 0   # the sessions in scope the index does not hold, nor is given by this search
 
     @property
     def cut_note(self) -> str | None:
@@ -163,6 +163,7 @@ class SearchRun:
             return
         indexed = IndexedFile.of(row.path, row.workspace_key, row.size, row.mtime_ns, found)
         if self.keep is not None:
+            self.update.unindexed -= 1
             self.parsed.append(indexed)
             self._parsed_bytes += len(indexed.blob)
             if self._parsed_bytes > KEEP_BYTES:

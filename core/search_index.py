@@ -164,8 +164,10 @@ class SearchIndex:
     def size_bytes(self) -> int:
         """The bytes the index takes: FTS5's blocks and the kept texts (SQLite's pages add a little)."""
         db = self._connection()
-        blocks = db.execute("SELECT coalesce(sum(length(block)), 0) FROM search_text_data").fetchone()[0]
         texts = db.execute("SELECT coalesce(sum(length(records)), 0) FROM search_files").fetchone()[0]
+        if not texts:
+            return 0   # an empty index (FTS5 keeps a few bytes of structure)
+        blocks = db.execute("SELECT coalesce(sum(length(block)), 0) FROM search_text_data").fetchone()[0]
         return int(blocks) + int(texts)
 
 

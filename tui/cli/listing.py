@@ -242,7 +242,7 @@ def search(service: Service, args: SearchArguments, as_json: bool) -> int:
             print(each.plain)
     status = 0 if hits else 1
     if not args.no_index and service.settings.search.index and update is not None and update.unindexed:
-        _index_after(service, args.all)
+        _index_after(service, args.all, quiet=as_json)
     return status
 
 
@@ -253,31 +253,41 @@ def _progress_line() -> ProgressLine | None:
     return ProgressLine(sys.stderr) if is_terminal(sys.stderr) else None
 
 
-def _quiet(_: Progress) -> None:
-    """Where the indexing's progress goes when stderr is no terminal: its first and last lines say it."""
-
-
-def _index_after(service: Service, all_workspaces: bool) -> None:
+def _index_after(service: Service, all_workspaces: bool, *, quiet: bool) -> None:
     """Index the rest of the scope once the hits are out: stdout is flushed (and let go when it is
-    a pipe or a file, so a reader of it is done), how far is said on stderr."""
+    a pipe or a file, so a reader of it is done), how far is said on stderr (a line on a terminal;
+    else its start and end, for a build of more than one batch; nothing with `--json`)."""
+    from reprise.core.search_build import BATCH_FILES
+
     sys.stdout.flush()
     if sys.__stdout__ is not None and sys.stdout is sys.__stdout__ and not is_terminal(sys.__stdout__):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.__stdout__.fileno())
         os.close(devnull)
-    line = _progress_line()
-    note("indexing the sessions searched for the next searches (ctrl+c stops; what is indexed is kept)")
+    line = None if quiet else _progress_line()
+    said = False
+
+    def heard(progress: Progress) -> None:
+        nonlocal said
+        if not said and not quiet and progress.total >= BATCH_FILES:
+            said = True
+            note(f"indexing {progress.total:,} sessions for the next searches (ctrl+c stops; what is indexed is kept)")
+        if line is not None:
+            line(progress)
+
     try:
-        built = service.build_index(all_workspaces=all_workspaces, progress=line or _quiet)
+        built = service.build_index(all_workspaces=all_workspaces, progress=heard)
     except KeyboardInterrupt:
         if line is not None:
             line.clear()
-        note("indexing stopped; the sessions indexed so far are kept")
+        if not quiet:
+            note("indexing stopped; the sessions indexed so far are kept")
         return
     if line is not None:
         line.clear()
     capped = " (the index reached its [search] max_mb: the rest are scanned by each search)" if built.capped else ""
-    note(f"indexed {built.added:,} of {built.total:,} sessions{capped}")
+    if said or (capped and not quiet):
+        note(f"indexed {built.added:,} of {built.total:,} sessions{capped}")
 
 
 COMMANDS: dict[str, Command[Any]] = {
