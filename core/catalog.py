@@ -666,7 +666,8 @@ class Catalog:
         titled, indexed, candidates = self._search_start(parsed, rows, use_index)
         run = SearchRun(parsed, rows, self._by_name, indexed=indexed, candidates=candidates,
                         records=self._indexed_records, limit=limit, titled=titled, should_stop=should_stop,
-                        on_update=on_update, keep=self._add_to_index if use_index else None)
+                        on_update=on_update, keep=self._add_to_index if use_index else None,
+                        parallel=self.parallel)
         return run.run().hits
 
     @_guarded

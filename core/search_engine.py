@@ -9,19 +9,22 @@ second).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .problems import Problem
 from .rows import SessionRow
+from .scan_pool import map_in_processes
 from .search_index import FileState, IndexedFile, Record, SearchHit
 from .search_match import Query
-from .search_scan import may_match
+from .search_scan import Verdict, scan_batch, verdict
 from .search_snippet import Excerpt
-from .session_files import ReadProblem
 from .sources.base import ListingSource, SearchRecord, SessionFile
 
 UPDATE_EVERY = 32   # sessions searched between two updates without a new hit
+SERIAL_BYTES = 64 << 20   # of the newest files scanned here before the older ones go to worker processes
+PARALLEL_MIN = 64         # files left to scan for worker processes to be worth starting
 KEEP_BYTES = 4 << 20   # of parsed files' texts (compressed) held before they are handed to the index
 
 
@@ -78,10 +81,12 @@ class SearchRun:
                  indexed: dict[str, FileState], candidates: dict[int, list[int]],
                  records: Callable[[int], list[Record]], limit: int, titled: Sequence[SearchHit] = (),
                  should_stop: Callable[[], bool] = lambda: False, on_update: UpdateSink = no_update,
-                 keep: Callable[[list[IndexedFile]], object] | None = None):
+                 keep: Callable[[list[IndexedFile]], object] | None = None, parallel: bool = False):
         """`indexed`: the index's files still as they are on disk; `candidates`: its preselection
         (file number: records); `records`: an indexed file's records by number; `keep` takes the
-        files parsed here for the index, a few megabytes at a time (None: nothing is indexed)."""
+        files parsed here for the index, a few megabytes at a time (None: nothing is indexed);
+        `parallel`: once the newest files are scanned here (the first hits come from them) and the
+        limit is not full, the bytes of the older ones are scanned in worker processes."""
         self.query = query
         self.rows = sorted(rows, key=lambda row: -row.activity_ts)
         self.sources = sources
@@ -95,6 +100,9 @@ class SearchRun:
         self.update = SearchUpdate(query.text, total=len(self.rows),
                                    unindexed=sum(row.path not in indexed and not row.problem_code for row in self.rows))
         self.keep = keep
+        self.parallel = parallel
+        self.verdicts: dict[str, Verdict] = {}   # the worker processes' scan of the older files
+        self._scanned_bytes = 0
         self.parsed: list[IndexedFile] = []   # the files parsed here not yet handed to `keep`
         self._parsed_bytes = 0
 
@@ -146,14 +154,14 @@ class SearchRun:
 
     def _scanned(self, row: SessionRow, needles: tuple[bytes, ...] | None) -> None:
         source = self.sources[row.source]
-        try:
-            if not may_match(source, row.path, needles):
-                return
-        except FileNotFoundError:
-            return
-        except (ReadProblem, OSError) as exc:
-            code, message = (exc.code, exc.message) if isinstance(exc, ReadProblem) else ("unreadable", str(exc))
-            self.update.problems.append(Problem(row.path, code, message))
+        if self.parallel and not self.verdicts and self._scanned_bytes >= SERIAL_BYTES and needles is not None:
+            self._scan_the_rest(row, needles)
+        found_verdict = self.verdicts.pop(row.path) if row.path in self.verdicts else verdict(source, row.path,
+                                                                                               needles)
+        self._scanned_bytes += row.size
+        if isinstance(found_verdict, tuple):
+            self.update.problems.append(Problem(row.path, *found_verdict))
+        if found_verdict is not True:
             return
         found = read_records(source, session_file(row))
         if isinstance(found, Problem):
@@ -170,6 +178,28 @@ class SearchRun:
                 self._hand_over()
         self.update.cut += indexed.cut > 0
         self._confirm(row, indexed.records)
+
+    def _scan_the_rest(self, row: SessionRow, needles: tuple[bytes, ...]) -> None:
+        """The bytes of the files from this row on that the index does not hold, scanned in worker
+        processes (how far, heard as they finish); their verdicts wait in `verdicts`."""
+        rest = [each for each in self.rows[self.rows.index(row):]
+                if each.path not in self.indexed and not each.problem_code]
+        if len(rest) < PARALLEL_MIN:
+            return
+        searched = self.update.searched
+        by_source: dict[str, list[str]] = {}
+        for each in rest:
+            by_source.setdefault(each.source, []).append(each.path)
+        done = 0
+        for name, paths in by_source.items():
+            def heard(count: int, before: int = done) -> None:
+                self.update.searched = searched + before + count
+                self.on_update(self.update)
+
+            found = map_in_processes(functools.partial(scan_batch, self.sources[name], needles), paths, done=heard)
+            self.verdicts.update(zip(paths, found, strict=True))
+            done += len(paths)
+        self.update.searched = searched
 
     def _confirm(self, row: SessionRow, records: list[Record]) -> None:
         """The records the query's rule matches, in order, as hits."""

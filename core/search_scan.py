@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .errors import RepriseError
 from .search_snippet import fold
-from .session_files import chunks_of, opened_regular_file
+from .session_files import ReadProblem, chunks_of, opened_regular_file
 from .sources.base import ListingSource
 
 # A Codex fork's `session_meta` (its first line) names its parent.
@@ -156,6 +156,26 @@ def file_root(source: ListingSource, path: str) -> Path | None:
         return found if isinstance(found, Path) else None
     found = getattr(getattr(source, "store", None), "root", None)
     return found if isinstance(found, Path) else None
+
+
+Verdict = bool | tuple[str, str] | None   # may match; the problem (code, message); None: the file is gone
+
+
+def verdict(source: ListingSource, path: str, needles: tuple[bytes, ...] | None) -> Verdict:
+    """`may_match`, its refusal as a problem, None for a file gone since it was listed."""
+    try:
+        return may_match(source, path, needles)
+    except FileNotFoundError:
+        return None
+    except ReadProblem as exc:
+        return exc.code, exc.message
+    except OSError as exc:
+        return "unreadable", exc.strerror or str(exc)
+
+
+def scan_batch(source: ListingSource, needles: tuple[bytes, ...] | None, paths: Sequence[str]) -> list[Verdict]:
+    """Each file's verdict, in order (the work of a worker process)."""
+    return [verdict(source, path, needles) for path in paths]
 
 
 def may_match(source: ListingSource, path: str, needles: tuple[bytes, ...] | None) -> bool:

@@ -114,3 +114,19 @@ def test_hits_come_newest_session_first_then_by_turn(service: Service) -> None:
     hits = service.search("the", all_workspaces=True, limit=10_000)
     order = [(-hit.row.activity_ts, hit.row.path, hit.turn) for hit in hits]
     assert order == sorted(order) and len({hit.row.path for hit in hits}) > 2
+
+
+def test_the_older_files_scanned_in_worker_processes_give_the_same_hits(service: Service,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from reprise.core import search_engine
+
+    queries = ["the", "REPLYbeta", "cafe urun", "session", "zzheadword"]
+    serial = {query: _hits(service, query, index=False)[0] for query in queries}
+    monkeypatch.setattr(search_engine, "SERIAL_BYTES", 1)   # the newest file here, every other one in workers
+    monkeypatch.setattr(search_engine, "PARALLEL_MIN", 1)
+    service.catalog.parallel = True
+    heard: list[SearchUpdate] = []
+    for query in queries:
+        assert _hits(service, query, index=False)[0] == serial[query], query
+    service.search("zzheadword", all_workspaces=True, index=False, on_update=heard.append)
+    assert heard[-1].complete and heard[-1].searched == heard[-1].total
