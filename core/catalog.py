@@ -674,14 +674,30 @@ class Catalog:
     def _search_start(self, query: Query, rows: list[SessionRow], use_index: bool
                       ) -> tuple[list[SearchHit], dict[str, FileState], dict[int, list[int]]]:
         """The title hits, the index's files still as they are on disk, and its preselection."""
-        self.load_details([row for row in rows if not row.title])   # for the agents' own titles
-        titled = _title_hits(query.text, rows)   # renamed titles (Reprise's or the agent's) are searched too
+        titled = _title_hits(query.text, self._titled_rows(query.text, rows))   # Reprise's or the agent's titles
         if not use_index or not query:
             return titled, {}, {}
         self._search_tables_ready()
         held = self._index.files()
         indexed = {row.path: held[row.path] for row in rows if _held(held.get(row.path), row)}
         return titled, indexed, self._index.candidates(query) if indexed else {}
+
+    def _titled_rows(self, query: str, rows: list[SessionRow]) -> list[SessionRow]:
+        """The rows whose title can hold every word: renamed in Reprise, or whose stored listing fields
+        (the agent's title among them) hold every word, as SQLite's LIKE finds it (ASCII in any
+        case; their fields are loaded, not every row's). A word LIKE cannot find as the fields keep
+        it (not ASCII, a quote or a backslash: JSON escapes them) loads every row's fields."""
+        words = query.lower().split()
+        if not all(word.isascii() and word.isprintable() and '"' not in word and "\\" not in word for word in words):
+            self.load_details([row for row in rows if not row.title])
+            return rows
+        likes = " AND ".join("details LIKE ? ESCAPE '\\'" for _ in words)
+        patterns = ["%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                    for word in words]
+        holding = set(self.db.execute(f"SELECT source, grp, file_id FROM file_data WHERE {likes}", patterns))
+        self.load_details([row for row in rows if not row.title and (row.source, row.group, row.file_id) in holding])
+        return [row for row in rows if row.title or (row.details is not None
+                                                     and (row.source, row.group, row.file_id) in holding)]
 
     @_guarded
     def _indexed_records(self, number: int) -> list[Record]:
