@@ -154,7 +154,8 @@ class SearchRun:
 
     def _scanned(self, row: SessionRow, needles: tuple[bytes, ...] | None) -> None:
         source = self.sources[row.source]
-        if self.parallel and not self.verdicts and self._scanned_bytes >= SERIAL_BYTES and needles is not None:
+        if self.parallel and self._scanned_bytes >= SERIAL_BYTES and needles is not None:
+            self.parallel = False   # once: the rest is scanned there, or is too little to be worth it
             self._scan_the_rest(row, needles)
         found_verdict = self.verdicts.pop(row.path) if row.path in self.verdicts else verdict(source, row.path,
                                                                                                needles)
