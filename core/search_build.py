@@ -19,6 +19,7 @@ from .search_index import IndexedFile
 from .sources.base import ListingSource, SessionFile
 
 BATCH_FILES = 200     # files between two writes (and two checks of a stop or of the cap)
+PARALLEL_BATCH_FILES = 400   # in worker processes: each batch's records are held at once (peak memory)
 PARALLEL_MIN = 64     # fewer files are parsed in this process: starting workers would cost more
 
 
@@ -33,27 +34,33 @@ class BuildResult:
     stopped: bool = False
 
 
-def index_batch(source: ListingSource, files: Sequence[SessionFile]) -> list[IndexedFile | Problem | None]:
-    """Each file's records as the index keeps them, or its problem (None: it cannot be read now)."""
+def index_batch(sources: dict[str, ListingSource], files: Sequence[tuple[str, SessionFile]]
+                ) -> list[IndexedFile | Problem | None]:
+    """Each file's records (of the source named with it) as the index keeps them, or its problem
+    (None: it cannot be read now)."""
     found: list[IndexedFile | Problem | None] = []
-    for file in files:
-        records = read_records(source, file)
+    for name, file in files:
+        records = read_records(sources[name], file)
         found.append(records if records is None or isinstance(records, Problem) else
                      IndexedFile.of(file.path, file.workspace_key or "", file.size, file.mtime_ns, records))
     return found
 
 
-def _batches(source: ListingSource, files: Sequence[SessionFile], parallel: bool,
+def batch_size(total: int, parallel: bool) -> int:
+    """Files between two writes: `BATCH_FILES`; in worker processes more (up to `PARALLEL_BATCH_FILES`),
+    each batch starting a pool of its own until the pool is kept across calls."""
+    return min(PARALLEL_BATCH_FILES, max(BATCH_FILES, total // 8)) if parallel else BATCH_FILES
+
+
+def _batches(sources: dict[str, ListingSource], files: Sequence[tuple[str, SessionFile]], parallel: bool,
              done: Callable[[int], object]) -> Iterator[list[IndexedFile | Problem | None]]:
-    """The parsed files, a batch at a time, in order. In worker processes each batch is one
-    `map_in_processes` (a pool per batch until the pool is kept across calls)."""
-    work = functools.partial(index_batch, source)
-    for start in range(0, len(files), BATCH_FILES):
-        batch = files[start:start + BATCH_FILES]
-        if parallel and len(files) >= PARALLEL_MIN:
-            yield map_in_processes(work, batch, done=functools.partial(_shifted, done, start))
-        else:
-            yield work(batch)
+    """The parsed files, a batch at a time, in order, in worker processes when `parallel`."""
+    work = functools.partial(index_batch, sources)
+    parallel = parallel and len(files) >= PARALLEL_MIN
+    size = batch_size(len(files), parallel)
+    for start in range(0, len(files), size):
+        batch = files[start:start + size]
+        yield map_in_processes(work, batch, done=functools.partial(_shifted, done, start)) if parallel else work(batch)
 
 
 def _shifted(done: Callable[[int], object], start: int, count: int) -> None:
@@ -63,33 +70,30 @@ def _shifted(done: Callable[[int], object], start: int, count: int) -> None:
 def build(files: Sequence[tuple[ListingSource, SessionFile]], add: Callable[[list[IndexedFile]], None],
           size: Callable[[], int], *, cap: int | None = None, parallel: bool = False,
           should_stop: Callable[[], bool] = lambda: False, progress: ProgressSink = no_progress) -> BuildResult:
-    """Index these files (newest first is the caller's order), through `add`; `size` is the index's
-    bytes now, `cap` the most it may take."""
+    """Index these files in their order (the caller's: newest first), through `add`; `size` is the
+    index's bytes now, `cap` the most it may take."""
     result = BuildResult(total=len(files))
-    by_source: dict[str, tuple[ListingSource, list[SessionFile]]] = {}
-    for source, file in files:
-        by_source.setdefault(source.name, (source, []))[1].append(file)
-    finished = 0
+    sources = {source.name: source for source, _ in files}
     progress(Progress("indexing", 0, result.total))
-    for source, wanted in by_source.values():
-        def done(count: int, before: int = finished) -> None:
-            progress(Progress("indexing", before + count, result.total))
 
-        for batch in _batches(source, wanted, parallel, done):
-            ready = [item for item in batch if isinstance(item, IndexedFile)]
-            result.problems += [item for item in batch if isinstance(item, Problem)]
-            if cap is not None:
-                room = cap - size()
-                kept = list(within_cap(ready, room))
-                result.capped = len(kept) < len(ready)
-                ready = kept
-            add(ready)
-            result.added += len(ready)
-            finished += len(batch)
-            progress(Progress("indexing", finished, result.total))
-            if result.capped or should_stop():
-                result.stopped = not result.capped
-                return result
+    def done(count: int) -> None:
+        progress(Progress("indexing", count, result.total))
+
+    finished = 0
+    for batch in _batches(sources, [(source.name, file) for source, file in files], parallel, done):
+        finished += len(batch)
+        ready = [item for item in batch if isinstance(item, IndexedFile)]
+        result.problems += [item for item in batch if isinstance(item, Problem)]
+        if cap is not None:
+            kept = list(within_cap(ready, cap - size()))
+            result.capped = len(kept) < len(ready)
+            ready = kept
+        add(ready)
+        result.added += len(ready)
+        progress(Progress("indexing", finished, result.total))
+        if result.capped or should_stop():
+            result.stopped = not result.capped
+            return result
     return result
 
 

@@ -188,18 +188,14 @@ class SearchRun:
         if len(rest) < PARALLEL_MIN:
             return
         searched = self.update.searched
-        by_source: dict[str, list[str]] = {}
-        for each in rest:
-            by_source.setdefault(each.source, []).append(each.path)
-        done = 0
-        for name, paths in by_source.items():
-            def heard(count: int, before: int = done) -> None:
-                self.update.searched = searched + before + count
-                self.on_update(self.update)
 
-            found = map_in_processes(functools.partial(scan_batch, self.sources[name], needles), paths, done=heard)
-            self.verdicts.update(zip(paths, found, strict=True))
-            done += len(paths)
+        def heard(count: int) -> None:
+            self.update.searched = searched + count
+            self.on_update(self.update)
+
+        files = [(each.source, each.path) for each in rest]
+        found = map_in_processes(functools.partial(scan_batch, self.sources, needles), files, done=heard)
+        self.verdicts.update(zip((path for _, path in files), found, strict=True))
         self.update.searched = searched
 
     def _confirm(self, row: SessionRow, records: list[Record]) -> None:

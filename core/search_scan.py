@@ -173,9 +173,10 @@ def verdict(source: ListingSource, path: str, needles: tuple[bytes, ...] | None)
         return "unreadable", exc.strerror or str(exc)
 
 
-def scan_batch(source: ListingSource, needles: tuple[bytes, ...] | None, paths: Sequence[str]) -> list[Verdict]:
-    """Each file's verdict, in order (the work of a worker process)."""
-    return [verdict(source, path, needles) for path in paths]
+def scan_batch(sources: dict[str, ListingSource], needles: tuple[bytes, ...] | None,
+               files: Sequence[tuple[str, str]]) -> list[Verdict]:
+    """Each file's verdict (its source's name and its path), in order: the work of a worker process."""
+    return [verdict(sources[name], path, needles) for name, path in files]
 
 
 def may_match(source: ListingSource, path: str, needles: tuple[bytes, ...] | None) -> bool:

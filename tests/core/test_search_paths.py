@@ -130,6 +130,16 @@ def test_the_older_files_scanned_in_worker_processes_give_the_same_hits(service:
         assert _hits(service, query, index=False)[0] == serial[query], query
     service.search("zzheadword", all_workspaces=True, index=False, on_update=heard.append)
     assert heard[-1].complete and heard[-1].searched == heard[-1].total
+    from reprise.core import search_build
+
+    monkeypatch.setattr(search_build, "PARALLEL_MIN", 1)   # the index built in worker processes too
+    monkeypatch.setattr(search_build, "PARALLEL_BATCH_FILES", 7)
+    monkeypatch.setattr(search_build, "BATCH_FILES", 7)
+    seen: list[int] = []
+    built = service.build_index(all_workspaces=True, progress=lambda progress: seen.append(progress.done))
+    assert built.added == built.total == service.catalog.index_files() and seen[-1] == built.total
+    for query in queries:
+        assert _hits(service, query, index=True)[0] == serial[query], query
 
 
 def test_the_same_turns_as_the_full_text_index_before_apart_from_words_in_cut_outputs(
