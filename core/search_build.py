@@ -42,7 +42,8 @@ def index_batch(sources: dict[str, ListingSource], files: Sequence[tuple[str, Se
     for name, file in files:
         records = read_records(sources[name], file)
         found.append(records if records is None or isinstance(records, Problem) else
-                     IndexedFile.of(file.path, file.workspace_key or "", file.size, file.mtime_ns, records))
+                     IndexedFile.of(file.path, file.workspace_key or "", file.size, file.mtime_ns,
+                                    records).without_texts())
     return found
 
 

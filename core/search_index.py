@@ -13,6 +13,7 @@ number and its place among the file's records (`number << RECORD_BITS | place`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import marshal
 import sqlite3
 import zlib
@@ -77,6 +78,14 @@ class IndexedFile:
     cut: int
     blob: bytes
 
+    def without_texts(self) -> IndexedFile:
+        """The same file with its texts only compressed: what a worker process hands back (a batch of
+        files' texts held whole, and pickled, doubled the peak memory of the process writing them)."""
+        return dataclasses.replace(self, records=[])
+
+    def texts(self) -> list[Record]:
+        return self.records or records_of(self.blob)
+
     @classmethod
     def of(cls, path: str, workspace_key: str, size: int, mtime_ns: int,
            found: Sequence[SearchRecord]) -> IndexedFile:
@@ -140,7 +149,7 @@ class SearchIndex:
                 db.execute("INSERT INTO search_files VALUES (?, ?, ?, ?, ?, ?, ?)",
                            (number, file.path, file.workspace_key, file.size, file.mtime_ns, file.cut, file.blob))
                 db.executemany("INSERT INTO search_text (rowid, text) VALUES (?, ?)",
-                               _rows(number, file.records))
+                               _rows(number, file.texts()))
 
     def remove(self, paths: Iterable[str]) -> None:
         """Drop what the index holds of these files."""

@@ -254,16 +254,12 @@ def _progress_line() -> ProgressLine | None:
 
 
 def _index_after(service: Service, all_workspaces: bool, *, quiet: bool) -> None:
-    """Index the rest of the scope once the hits are out: stdout is flushed (and let go when it is
-    a pipe or a file, so a reader of it is done), how far is said on stderr (a line on a terminal;
-    else its start and end, for a build of more than one batch; nothing with `--json`)."""
+    """Index the rest of the scope once the hits are out (stdout flushed: its last line, the count or
+    a note, is the end of the search), saying how far on stderr (a line on a terminal; else its
+    start and end, for a build of more than one batch; nothing with `--json`)."""
     from reprise.core.search_build import BATCH_FILES
 
     sys.stdout.flush()
-    if sys.__stdout__ is not None and sys.stdout is sys.__stdout__ and not is_terminal(sys.__stdout__):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())
-        os.close(devnull)
     line = None if quiet else _progress_line()
     said = False
 
