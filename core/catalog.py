@@ -734,8 +734,19 @@ class Catalog:
             return BuildResult()
         rows = self.refresh(None if keys is None else list(keys))
         files = self._unindexed(rows)
-        return build(files, self._add_to_index, self._index_size, cap=self.index_cap, parallel=self.parallel,
-                     should_stop=should_stop, progress=progress)
+        try:
+            return build(files, self._add_to_index, self._index_size, cap=self.index_cap, parallel=self.parallel,
+                         should_stop=should_stop, progress=progress)
+        finally:
+            if files:
+                self._truncate_log()
+
+    @_guarded
+    def _truncate_log(self) -> None:
+        """The write-ahead log back to nothing after a build wrote the index through it (it keeps its
+        largest size otherwise: 48 MB beside a 90 MB index); skipped while another process reads."""
+        with contextlib.suppress(sqlite3.OperationalError):
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     @_guarded
     def _unindexed(self, rows: list[SessionRow]) -> list[tuple[ListingSource, SessionFile]]:
