@@ -37,9 +37,14 @@ from .resume_costs import carry_resume_cost, store_resume_costs
 from .row_snapshot import SourceRows
 from .rows import SessionRow
 from .scan_pool import map_in_processes
+from .search_build import BuildResult, build, within_cap
+from .search_engine import SearchRun, UpdateSink, session_file
+from .search_engine import no_update as _no_update
+from .search_index import OLD_TABLE_NAMES as OLD_SEARCH_TABLE_NAMES
 from .search_index import TABLE_NAMES as SEARCH_TABLE_NAMES
 from .search_index import TABLES as SEARCH_TABLES
-from .search_index import SearchHit, SearchIndex
+from .search_index import FileState, IndexedFile, Record, SearchHit, SearchIndex
+from .search_match import Query
 from .search_snippet import Excerpt
 from .sources.base import ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
@@ -212,6 +217,24 @@ def _guarded(method: Callable[Concatenate[Catalog, P], R]) -> Callable[Concatena
 Ident = tuple[str, str, str]   # (source, group, file id)
 
 
+def _held(state: FileState | None, row: SessionRow) -> bool:
+    """Whether the index holds the row's file as it is on disk."""
+    return state is not None and (state.size, state.mtime_ns) == (row.size, row.mtime_ns)
+
+
+def _file_bytes(path: Path) -> int:
+    """The bytes of a database file with its write-ahead log."""
+    total = 0
+    for suffix in ("", "-wal"):
+        with contextlib.suppress(OSError):
+            total += os.stat(f"{path}{suffix}").st_size
+    return total
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB" if size < 1e9 else f"{size / 1e9:,.2f} GB"
+
+
 def _title_hits(query: str, rows: Iterable[SessionRow]) -> list[SearchHit]:
     """Rows whose title holds every word of the query, as hits of turn 0: a rename in Reprise, else
     one in the agent (Claude Code's custom or AI title, Codex's thread name); a title that is only
@@ -246,6 +269,10 @@ class Catalog:
         self._cache = CacheDatabase(self.db_path, SCHEMA, self._create)
         self._lock = threading.RLock()
         self._index = SearchIndex(lambda: self.db, self._transaction)
+        self.index_enabled = True              # `[search] index`: off, searches scan and nothing is indexed
+        self.index_cap: int | None = None      # `[search] max_mb`, in bytes
+        self._search_ready: sqlite3.Connection | None = None   # the connection whose search tables are checked
+        self._search_notices: list[str] = []
         self.scan_problems: list[Problem] = []
 
     # --- database ------------------------------------------------------------------------
@@ -256,7 +283,8 @@ class Catalog:
 
     def take_notices(self) -> list[str]:
         """One line for each time the cache was rebuilt or bypassed since the last call."""
-        return self._cache.take_notices()
+        notices, self._search_notices = [*self._cache.take_notices(), *self._search_notices], []
+        return notices
 
     @staticmethod
     def _create(db: sqlite3.Connection) -> None:
@@ -267,7 +295,7 @@ class Catalog:
             "DROP TABLE IF EXISTS file_data",
             "DROP TABLE IF EXISTS meta",
             *(f"DROP TABLE IF EXISTS {name}" for name in row_snapshot.TABLE_NAMES),
-            *(f"DROP TABLE IF EXISTS {name}" for name in SEARCH_TABLE_NAMES),
+            *(f"DROP TABLE IF EXISTS {name}" for name in (*OLD_SEARCH_TABLE_NAMES, *SEARCH_TABLE_NAMES)),
             """CREATE TABLE files (
                 source TEXT NOT NULL, grp TEXT NOT NULL, workspace_key TEXT NOT NULL, file_id TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, activity_ts REAL NOT NULL,
@@ -621,22 +649,140 @@ class Catalog:
 
     # --- full-text search ---------------------------------------------------------------
 
-    @_guarded
     def search(self, query: str, keys: Iterable[str] | None = None, *, limit: int = 200,
-               should_stop: Callable[[], bool] = lambda: False) -> list[SearchHit]:
-        """Turns whose text matches every word of the query, best first, their rows without details.
-        Files are indexed on first search and re-indexed when they change, so listing never pays for it."""
+               should_stop: Callable[[], bool] = lambda: False, on_update: UpdateSink = _no_update,
+               indexing: bool = True) -> list[SearchHit]:
+        """Turns whose text matches every word of the query, newest session first (its title, then by
+        turn), their rows without details; `on_update` hears the hits as they are found and how far
+        the search is. The index answers for the files it holds as they are; the others are scanned
+        (`search_engine`), and those parsed then are added to the index. With the index off (the
+        setting, or `indexing` False) every file is scanned and nothing is written."""
+        parsed = Query.of(query)
         if not query.split():
             return []
         wanted = None if keys is None else list(keys)
         rows = self.refresh(wanted)
-        # Known only now: the workspaces of a store that records them in its files come from the refresh.
-        keys = self._workspace_keys() if wanted is None else wanted
-        self.load_details([row for row in rows if not row.title])   # for the agents' own titles
-        titled = _title_hits(query, rows)   # renamed titles (Reprise's or the agent's) are searched too
-        hits = self._index.search(query, keys, rows, self._by_name, limit=max(limit - len(titled), 0),
-                                  should_stop=should_stop, progress=self.progress)
-        return (titled + hits)[:limit]
+        use_index = indexing and self.index_enabled
+        titled, indexed, candidates = self._search_start(parsed, rows, use_index)
+        run = SearchRun(parsed, rows, self._by_name, indexed=indexed, candidates=candidates,
+                        records=self._indexed_records, limit=limit, titled=titled, should_stop=should_stop,
+                        on_update=on_update, keep=self._add_to_index if use_index else None,
+                        parallel=self.parallel)
+        return run.run().hits
+
+    @_guarded
+    def _search_start(self, query: Query, rows: list[SessionRow], use_index: bool
+                      ) -> tuple[list[SearchHit], dict[str, FileState], dict[int, list[int]]]:
+        """The title hits, the index's files still as they are on disk, and its preselection."""
+        titled = _title_hits(query.text, self._titled_rows(query.text, rows))   # Reprise's or the agent's titles
+        if not use_index or not query:
+            return titled, {}, {}
+        self._search_tables_ready()
+        held = self._index.files()
+        indexed = {row.path: held[row.path] for row in rows if _held(held.get(row.path), row)}
+        return titled, indexed, self._index.candidates(query) if indexed else {}
+
+    def _titled_rows(self, query: str, rows: list[SessionRow]) -> list[SessionRow]:
+        """The rows whose title can hold every word: renamed in Reprise, or whose stored listing fields
+        (the agent's title among them) hold every word, as SQLite's LIKE finds it (ASCII in any
+        case; their fields are loaded, not every row's). A word LIKE cannot find as the fields keep
+        it (not ASCII, a quote or a backslash: JSON escapes them) loads every row's fields."""
+        words = query.lower().split()
+        if not all(word.isascii() and word.isprintable() and '"' not in word and "\\" not in word for word in words):
+            self.load_details([row for row in rows if not row.title])
+            return rows
+        likes = " AND ".join("details LIKE ? ESCAPE '\\'" for _ in words)
+        patterns = ["%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                    for word in words]
+        holding = set(self.db.execute(f"SELECT source, grp, file_id FROM file_data WHERE {likes}", patterns))
+        self.load_details([row for row in rows if not row.title and (row.source, row.group, row.file_id) in holding])
+        return [row for row in rows if row.title or (row.details is not None
+                                                     and (row.source, row.group, row.file_id) in holding)]
+
+    @_guarded
+    def _indexed_records(self, number: int) -> list[Record]:
+        return self._index.records(number)
+
+    @_guarded
+    def _add_to_index(self, files: list[IndexedFile]) -> None:
+        """Index these files, as far as the cap lets the index grow."""
+        self._search_tables_ready()
+        if self.index_cap is not None:
+            files = list(within_cap(files, self.index_cap - self._index.size_bytes()))
+        self._index.add(files)
+
+    @_guarded
+    def _index_size(self) -> int:
+        self._search_tables_ready()
+        return self._index.size_bytes()
+
+    @_guarded
+    def index_files(self) -> int:
+        """How many session files the index holds."""
+        self._search_tables_ready()
+        return int(self.db.execute("SELECT count(*) FROM search_files").fetchone()[0])
+
+    def index_bytes(self) -> int:
+        """The bytes the search index takes in the catalog's file."""
+        return self._index_size()
+
+    def build_index(self, keys: Iterable[str] | None = None, *, should_stop: Callable[[], bool] = lambda: False,
+                    progress: ProgressSink = no_progress) -> BuildResult:
+        """Index the files of these workspaces (all when None) the index does not hold as they are,
+        newest first, in worker processes when the catalog may start them (`search_build`)."""
+        if not self.index_enabled:
+            return BuildResult()
+        rows = self.refresh(None if keys is None else list(keys))
+        files = self._unindexed(rows)
+        try:
+            return build(files, self._add_to_index, self._index_size, cap=self.index_cap, parallel=self.parallel,
+                         should_stop=should_stop, progress=progress)
+        finally:
+            if files:
+                self._truncate_log()
+
+    @_guarded
+    def _truncate_log(self) -> None:
+        """The write-ahead log back to nothing after a build wrote the index through it (it keeps its
+        largest size otherwise: 48 MB beside a 90 MB index); skipped while another process reads."""
+        with contextlib.suppress(sqlite3.OperationalError):
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    @_guarded
+    def _unindexed(self, rows: list[SessionRow]) -> list[tuple[ListingSource, SessionFile]]:
+        """The rows' files the index does not hold as they are, newest first; what it holds of files
+        gone from the disk is dropped on the way."""
+        self._search_tables_ready()
+        state = self._index.files()
+        self._index.remove(path for path in state if not os.path.exists(path))
+        stale = [row for row in rows if not row.problem_code and not _held(state.get(row.path), row)]
+        stale.sort(key=lambda row: -row.activity_ts)
+        return [(self._by_name[row.source], session_file(row)) for row in stale]
+
+    def _search_tables_ready(self) -> None:
+        """The index's tables as this version makes them: an index from before issue 27 (every
+        text, with content: half the size of the store) is dropped once and the file compacted."""
+        if self._search_ready is self.db:
+            return
+        db = self.db
+        names = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        old = [name for name in OLD_SEARCH_TABLE_NAMES if name in names]
+        if old or not set(SEARCH_TABLE_NAMES) <= names:
+            before = _file_bytes(self.db_path)
+            with self._transaction() as tx:
+                for name in (*old, *SEARCH_TABLE_NAMES):
+                    tx.execute(f"DROP TABLE IF EXISTS {name}")
+                for statement in SEARCH_TABLES:
+                    tx.execute(statement)
+            if old and not self._cache.in_memory:
+                with contextlib.suppress(sqlite3.OperationalError):   # busy: SQLite reuses the free pages
+                    db.execute("VACUUM")
+                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._search_notices.append(
+                    f"The search index of an earlier Reprise ({_megabytes(before)} with the listing cache) was "
+                    f"dropped and {self.db_path.name} compacted to {_megabytes(_file_bytes(self.db_path))}; "
+                    "the new index is smaller and is built as you search.")
+        self._search_ready = db
 
     # --- derived figures ---------------------------------------------------------------------
 

@@ -182,12 +182,25 @@ class SourcesSettings(_Section):
         return isinstance(section, SweptSettings) and section.keep_before_sweep
 
 
+class SearchSettings(_Section):
+    """`[search]`: the full-text index. `index = false` builds and reads none (every search scans the
+    files); `max_mb` caps it (beyond it the files left out are scanned by each search)."""
+
+    index: bool = True
+    max_mb: int | None = Field(default=None, ge=1, le=1_000_000)
+
+    @property
+    def max_bytes(self) -> int | None:
+        return None if self.max_mb is None else self.max_mb << 20
+
+
 class Settings(_Section):
     store: StoreSettings = Field(default_factory=StoreSettings.model_construct)
     agent: AgentSettings = Field(default_factory=AgentSettings.model_construct)
     meter: MeterSettings = Field(default_factory=MeterSettings.model_construct)
     history: HistorySettings = Field(default_factory=HistorySettings.model_construct)
     sources: SourcesSettings = Field(default_factory=SourcesSettings.model_construct)
+    search: SearchSettings = Field(default_factory=SearchSettings.model_construct)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .retention import PruneCandidate as CorePruneCandidate
     from .retention import PruneOptions as CorePruneOptions
     from .rows import SessionRow
+    from .search_engine import SearchUpdate
     from .search_index import SearchHit as CoreSearchHit
     from .service import DoctorReport, Listing, SendResult, WorkspaceInfo
     from .service import ResumePlan as CoreResumePlan
@@ -908,15 +909,20 @@ class Search(Document):
     """`reprise search`."""
 
     hits: list[SearchHit]
+    outputs_cut: int = Field(description="sessions searched whose tool outputs were cut for the index: words only "
+                                         "in the part left out are not found")
+    problems: list[Problem] = Field(description="session files that could not be searched")
 
 
 def snippet(hit: CoreSearchHit) -> str:
     return hit.excerpt.around(SNIPPET_CELLS).marked("[", "]")
 
 
-def search(hits: Iterable[CoreSearchHit]) -> Search:
+def search(hits: Iterable[CoreSearchHit], update: SearchUpdate | None = None) -> Search:
     return Search(hits=[SearchHit(session_id=hit.row.file_id, workspace_key=hit.row.workspace_key, turn=hit.turn,
-                                  field=hit.field, snippet=snippet(hit)) for hit in hits])  # type: ignore[arg-type]
+                                  field=hit.field, snippet=snippet(hit)) for hit in hits],  # type: ignore[arg-type]
+                  outputs_cut=0 if update is None else update.cut,
+                  problems=[] if update is None else [problem(p) for p in update.problems])
 
 
 class Workspace(Document):
@@ -1007,6 +1013,15 @@ def doctor_problem(item: CoreProblem) -> DoctorProblem:
     return DoctorProblem(**problem(item).model_dump(), next_step=next_step_for(item))
 
 
+class SearchIndex(Document):
+    """The full-text search index in the catalog cache."""
+
+    bytes: int = Field(description="what the index takes on disk (its tokens and its files' kept texts)")
+    sessions: int = Field(description="session files it holds")
+    cap_bytes: int | None = Field(description="the `[search] max_mb` cap in bytes; null: none")
+    enabled: bool = Field(description="`[search] index`: false builds and reads none (every search scans)")
+
+
 class Doctor(Document):
     """`reprise doctor`."""
 
@@ -1016,12 +1031,16 @@ class Doctor(Document):
     cleaned: list[str]
     notes: list[str]
     ok: bool
+    search_index: SearchIndex | None
 
 
 def doctor(report: DoctorReport) -> Doctor:
+    index = report.search_index
     return Doctor(problems=[doctor_problem(p) for p in report.problems],
                   warnings=[doctor_problem(w) for w in report.warnings],
-                  temp_files=report.temp_files, cleaned=report.cleaned, notes=report.notes, ok=report.ok)
+                  temp_files=report.temp_files, cleaned=report.cleaned, notes=report.notes, ok=report.ok,
+                  search_index=None if index is None else SearchIndex(bytes=index.size, sessions=index.sessions,
+                                                                      cap_bytes=index.cap, enabled=index.enabled))
 
 
 # --- the schema -------------------------------------------------------------------------------------

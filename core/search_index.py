@@ -1,35 +1,44 @@
-"""The full-text index of every turn's text, in the catalog's SQLite file (FTS5).
+"""The full-text index, in the catalog's SQLite file: a contentless FTS5 table of every record (a
+turn's prompt, reply, thinking, tools or error) of the files indexed, and beside it a table of those
+files with their records' texts, compressed.
 
-A file is indexed on the first search after it appeared or changed (its (size, mtime) checked
-against the index's record of it), so a listing never pays for indexing. The texts come from the
-file's source (`ListingSource.read_search_records`).
+The index keeps no second copy of the text in FTS5 (`content=''`, `detail=none`: the tokens and
+the rowids, nothing else): it only preselects the records holding every token of a query, and the
+query's own rule (`search_match.Query.matches`) confirms them on the texts kept per file. Those
+texts are what was indexed, exactly, so a changed file's rows are deleted from FTS5 (a contentless
+table deletes a row given its text) and nothing dead is left behind. A record's rowid is its file's
+number and its place among the file's records (`number << RECORD_BITS | place`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import dataclasses
+import marshal
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .progress import Progress, ProgressSink, no_progress
 from .rows import SessionRow
+from .search_match import Query
 from .search_snippet import Excerpt
-from .sources.base import ListingSource, SessionFile
+from .sources.base import SearchRecord
 
 HIT_START, HIT_END = "\x02", "\x03"
 SNIPPET_CELLS = 120   # the width of `SearchHit.snippet` (what `--json` gives)
-_BATCH_RECORDS = 20_000
+TOKENIZER = "unicode61 remove_diacritics 2"
+RECORD_BITS = 24      # a file's records past 16.7 million are not indexed
+_ZLIB_LEVEL = 6
 
 TABLES = (
-    """CREATE VIRTUAL TABLE search USING fts5(
-        text, path UNINDEXED, workspace_key UNINDEXED, turn UNINDEXED, field UNINDEXED,
-        tokenize = 'unicode61 remove_diacritics 2')""",
-    """CREATE TABLE search_state (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-                               first_rowid INTEGER NOT NULL, last_rowid INTEGER NOT NULL)""",
+    f"CREATE VIRTUAL TABLE search_text USING fts5(text, content='', detail=none, tokenize='{TOKENIZER}')",
+    """CREATE TABLE search_files (number INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
+                                workspace_key TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                                cut INTEGER NOT NULL, records BLOB NOT NULL)""",
 )
-TABLE_NAMES = ("search", "search_state")
+TABLE_NAMES = ("search_text", "search_files")
+OLD_TABLE_NAMES = ("search", "search_state")   # the index before issue 27: every text, with content
 
 
 @dataclass(slots=True)
@@ -50,7 +59,54 @@ class SearchHit:
 
 def _utf8(text: str) -> str:
     """SQLite stores UTF-8: lone surrogates (valid in JSON strings) become U+FFFD."""
-    return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
+
+
+Record = tuple[int, str, str]   # (turn, field, text) as indexed
+
+
+@dataclass(slots=True)
+class IndexedFile:
+    """One file's records as the index keeps them: its identity when read, its records (bounded by
+    `transcript_search`), how many of them were cut, and their texts compressed (`blob`)."""
+
+    path: str
+    workspace_key: str
+    size: int
+    mtime_ns: int
+    records: list[Record]
+    cut: int
+    blob: bytes
+
+    def without_texts(self) -> IndexedFile:
+        """The same file with its texts only compressed: what a worker process hands back (a batch of
+        files' texts held whole, and pickled, doubled the peak memory of the process writing them)."""
+        return dataclasses.replace(self, records=[])
+
+    def texts(self) -> list[Record]:
+        return self.records or records_of(self.blob)
+
+    @classmethod
+    def of(cls, path: str, workspace_key: str, size: int, mtime_ns: int,
+           found: Sequence[SearchRecord]) -> IndexedFile:
+        records = [(record.turn, record.field, _utf8(record.text)) for record in found[:1 << RECORD_BITS]]
+        blob = zlib.compress(marshal.dumps(records), _ZLIB_LEVEL)
+        return cls(path, workspace_key, size, mtime_ns, records, sum(record.cut for record in found), blob)
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the index holds of a file: its number, the (size, mtime_ns) it was read at, its cut records."""
+
+    number: int
+    size: int
+    mtime_ns: int
+    cut: int
+
+
+def records_of(blob: bytes) -> list[Record]:
+    """A file's records from their compressed texts."""
+    return [(int(turn), str(field), str(text)) for turn, field, text in marshal.loads(zlib.decompress(blob))]
 
 
 class SearchIndex:
@@ -61,69 +117,69 @@ class SearchIndex:
         self._connection = connection
         self._transaction = transaction
 
-    def search(self, query: str, keys: list[str], rows: list[SessionRow], sources: Mapping[str, ListingSource], *,
-               limit: int = 200, should_stop: Callable[[], bool] = lambda: False,
-               progress: ProgressSink = no_progress) -> list[SearchHit]:
-        """Turns of these rows whose text matches every word of the query, best first."""
-        terms = query.split()
-        if not terms:
-            return []
-        self._update(rows, sources, should_stop, progress)
-        match = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        marks = ", ".join("?" * len(keys)) or "''"
-        cursor = self._connection().execute(
-            f"SELECT path, turn, field, text FROM search "
-            f"WHERE search MATCH ? AND workspace_key IN ({marks}) ORDER BY rank LIMIT ?",
-            [match, *keys, limit])
-        by_path = {row.path: row for row in rows}
-        hits = []
-        for path, turn, field_name, text in cursor:
-            row = by_path.get(path)
-            if row is not None:
-                hits.append(SearchHit(row, int(turn), field_name, Excerpt.of(text, query)))
-        return hits
+    def files(self) -> dict[str, FileState]:
+        """Every file indexed, by path."""
+        return {path: FileState(number, size, mtime_ns, cut) for number, path, size, mtime_ns, cut
+                in self._connection().execute("SELECT number, path, size, mtime_ns, cut FROM search_files")}
 
-    def _update(self, rows: list[SessionRow], sources: Mapping[str, ListingSource],
-                should_stop: Callable[[], bool], progress: ProgressSink) -> None:
-        """Index the turns of new or changed files. Each file's records take a contiguous rowid
-        range, so a re-index deletes by rowid instead of scanning the whole index."""
-        db = self._connection()
-        state = {path: (size, mtime, first, last)
-                 for path, size, mtime, first, last in db.execute("SELECT * FROM search_state")}
-        listed = {row.path for row in rows}
-        stale = [row for row in rows if state.get(row.path, (None, None))[:2] != (row.size, row.mtime_ns)
-                 and not row.problem_code]
-        gone = [path for path in state if path not in listed and not os.path.exists(path)]
-        next_rowid = (db.execute("SELECT max(rowid) FROM search").fetchone()[0] or 0) + 1
-        batch: list[tuple[object, ...]] = []
-        done: list[tuple[object, ...]] = []
-        for index, row in enumerate(stale, 1):
-            if should_stop():
-                break
-            progress(Progress("indexing", index - 1, len(stale)))
-            records = sources[row.source].read_search_records(
-                SessionFile(row.workspace_key, row.file_id, row.path, row.size, row.mtime_ns))
-            if records is None:
-                continue
-            first = next_rowid
-            batch.extend((next_rowid + i, _utf8(record.text), row.path, row.workspace_key, record.turn, record.field)
-                         for i, record in enumerate(records))
-            next_rowid += len(records)
-            done.append((row.path, row.size, row.mtime_ns, first, next_rowid - 1))
-            if len(batch) > _BATCH_RECORDS:
-                self._write(done, batch, state)
-                batch, done = [], []
-        self._write(done, batch, state, gone)
-        if stale:
-            progress(Progress("indexing", len(stale), len(stale)))
+    def candidates(self, query: Query) -> dict[int, list[int]]:
+        """{file number: the places of its records holding every token of the query}."""
+        found: dict[int, list[int]] = {}
+        mask = (1 << RECORD_BITS) - 1
+        for (rowid,) in self._connection().execute("SELECT rowid FROM search_text WHERE search_text MATCH ?",
+                                                   (query.fts_match(),)):
+            found.setdefault(rowid >> RECORD_BITS, []).append(rowid & mask)
+        return found
 
-    def _write(self, done: list[tuple[object, ...]], records: list[tuple[object, ...]],
-               state: dict[str, tuple[int, int, int, int]], gone: Iterable[str] = ()) -> None:
-        gone = list(gone)
-        old_ranges = [state[path][2:] for path in [entry[0] for entry in done] + gone if path in state]
+    def records(self, number: int) -> list[Record]:
+        """The records of an indexed file, as indexed ([] when it is no longer there)."""
+        found = self._connection().execute("SELECT records FROM search_files WHERE number = ?", (number,)).fetchone()
+        return [] if found is None else records_of(bytes(found[0]))
+
+    def add(self, files: Iterable[IndexedFile]) -> None:
+        """Index these files, in one transaction, each replacing what the index held of its path."""
+        files = list(files)
+        if not files:
+            return
         with self._transaction() as db:
-            db.executemany("DELETE FROM search WHERE rowid BETWEEN ? AND ?", old_ranges)
-            db.executemany("DELETE FROM search_state WHERE path = ?", [(path,) for path in gone])
-            db.executemany("INSERT INTO search (rowid, text, path, workspace_key, turn, field) "
-                           "VALUES (?, ?, ?, ?, ?, ?)", records)
-            db.executemany("INSERT OR REPLACE INTO search_state VALUES (?, ?, ?, ?, ?)", done)
+            self._drop(db, [file.path for file in files])
+            number = db.execute("SELECT coalesce(max(number), 0) FROM search_files").fetchone()[0]
+            for file in files:
+                number += 1
+                db.execute("INSERT INTO search_files VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (number, file.path, file.workspace_key, file.size, file.mtime_ns, file.cut, file.blob))
+                db.executemany("INSERT INTO search_text (rowid, text) VALUES (?, ?)",
+                               _rows(number, file.texts()))
+
+    def remove(self, paths: Iterable[str]) -> None:
+        """Drop what the index holds of these files."""
+        paths = list(paths)
+        if paths:
+            with self._transaction() as db:
+                self._drop(db, paths)
+
+    @staticmethod
+    def _drop(db: sqlite3.Connection, paths: list[str]) -> None:
+        """A contentless FTS5 table deletes a row given the text it indexed: the file's kept records."""
+        for path in paths:
+            found = db.execute("SELECT number, records FROM search_files WHERE path = ?", (path,)).fetchone()
+            if found is None:
+                continue
+            number, blob = found
+            db.executemany("INSERT INTO search_text (search_text, rowid, text) VALUES ('delete', ?, ?)",
+                           _rows(number, records_of(bytes(blob))))
+            db.execute("DELETE FROM search_files WHERE number = ?", (number,))
+
+    def size_bytes(self) -> int:
+        """The bytes the index takes: FTS5's blocks and the kept texts (SQLite's pages add a little)."""
+        db = self._connection()
+        texts = db.execute("SELECT coalesce(sum(length(records)), 0) FROM search_files").fetchone()[0]
+        if not texts:
+            return 0   # an empty index (FTS5 keeps a few bytes of structure)
+        blocks = db.execute("SELECT coalesce(sum(length(block)), 0) FROM search_text_data").fetchone()[0]
+        return int(blocks) + int(texts)
+
+
+def _rows(number: int, records: list[Record]) -> Iterator[tuple[int, str]]:
+    base = number << RECORD_BITS
+    return ((base + place, text) for place, (_, _, text) in enumerate(records))

@@ -52,6 +52,8 @@ from .resume_costs import CostProgress as CostProgress
 from .resume_costs import in_priority_order
 from .retention import PruneCandidate, PruneOptions, PruneSelection, select_prune
 from .rows import SessionRow
+from .search_build import BuildResult
+from .search_engine import SearchUpdate, UpdateSink
 from .search_index import SearchHit
 from .sending import SendResult as SendResult
 from .sending import send_turn
@@ -164,12 +166,24 @@ class WorkspaceInfo:
 
 
 @dataclass(slots=True)
+class IndexState:
+    """The full-text index as `doctor` shows it: its bytes, the session files it holds, its cap in
+    bytes (None: none) and whether indexing is on."""
+
+    size: int
+    sessions: int
+    cap: int | None
+    enabled: bool
+
+
+@dataclass(slots=True)
 class DoctorReport:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     temp_files: list[str] = field(default_factory=list)
     cleaned: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    search_index: IndexState | None = None
 
     @property
     def ok(self) -> bool:
@@ -235,6 +249,8 @@ class Service:
         self.sources: dict[str, SessionSource] = make_sources(loaded)
         self.catalog = Catalog([source.listing for source in self.sources.values()], cache or cache_dir(),
                                parallel=parallel_scan, progress=progress)
+        self.catalog.index_enabled = self.settings.search.index
+        self.catalog.index_cap = self.settings.search.max_bytes
         for name, source in self.sources.items():
             source.cataloged = functools.partial(self.catalog.paths_of, name)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
@@ -473,12 +489,39 @@ class Service:
         self.catalog.load_details(rows)
 
     def search(self, query: str, *, all_workspaces: bool = False, key: str | None = None, limit: int = 200,
-               should_stop: Callable[[], bool] = lambda: False) -> list[SearchHit]:
-        """Full-text search over every turn's text of the sessions in scope."""
+               should_stop: Callable[[], bool] = lambda: False, on_update: UpdateSink | None = None,
+               index: bool = True) -> list[SearchHit]:
+        """Full-text search over every turn's text (and title) of the sessions in scope, newest session
+        first. `on_update` hears the hits as they are found and how far the search is, the last time
+        with `complete` (the cut note and the files that could not be read come with it); `index`
+        False searches without the index (every file scanned, nothing written), as the setting
+        `[search] index = false` does."""
         keys = None if all_workspaces else [key or self.workspace_key]
-        hits = self.catalog.search(query, keys, limit=limit, should_stop=should_stop)
+
+        def heard(update: SearchUpdate) -> None:
+            self.mark_folders(hit.row for hit in update.hits)
+            if on_update is not None:
+                on_update(update)
+
+        hits = self.catalog.search(query, keys, limit=limit, should_stop=should_stop, on_update=heard,
+                                   indexing=index)
         self.mark_folders(hit.row for hit in hits)   # each hit says its session's folder
         return hits
+
+    def build_index(self, *, all_workspaces: bool = False, key: str | None = None,
+                    should_stop: Callable[[], bool] = lambda: False, progress: ProgressSink = no_progress
+                    ) -> BuildResult:
+        """Index the sessions in scope the search index does not hold yet (as they are on disk), in the
+        background of a search: newest first, a batch at a time, stopped between batches by
+        `should_stop` (what was written stays), up to the `[search] max_mb` cap; nothing when
+        `[search] index` is off."""
+        keys = None if all_workspaces else [key or self.workspace_key]
+        return self.catalog.build_index(keys, should_stop=should_stop, progress=progress)
+
+    def index_state(self) -> IndexState:
+        """The search index's size, the sessions it holds, its cap and whether it is on (`doctor`)."""
+        return IndexState(self.catalog.index_bytes(), self.catalog.index_files(), self.settings.search.max_bytes,
+                          self.settings.search.index)
 
     def hear_progress(self, progress: ProgressSink) -> None:
         """From now on `progress` hears how far a long read is (what the constructor's `progress`
@@ -976,6 +1019,7 @@ class Service:
                 report.warnings.append(Problem(row.path, "warning", row.fields.warning, severity="warning",
                                                next_step=step))
         report.problems.extend(self.catalog.scan_problems)
+        report.search_index = self.index_state()
         for source in self.sources.values():
             problems, temps, cleaned, notes = source.health(clean=clean, stale_after=STALE_TEMP_S)
             report.problems.extend(problems)

@@ -147,6 +147,7 @@ class SearchRecord:
     turn: int   # from 1
     field: str
     text: str
+    cut: bool = False   # part of the text was left out (a long tool output): words only there are not found
 
 
 @dataclass(slots=True)

@@ -3,8 +3,11 @@ main chain, a Codex rollout with what a fork inherits): one set per turn, number
 transcript numbers them.
 
 Per turn: the prompt (`user`), the reply (`response`), the thinking or reasoning summaries
-(`thinking`), the tool calls' inputs and outputs (`tool`) and the error (`error`), each bounded so
-that a turn with a huge tool output does not fill the index.
+(`thinking`), the tool calls' inputs and outputs (`tool`) and the error (`error`). Each is bounded
+so that the index stays small (at most 5% of the store): a tool call's input and its output each
+to their first `TOOL_CHARS`, any text to `SEARCH_CHARS`. A record so cut says so (`cut`), and a
+search says that words only in the part left out are not found. Both ways of searching (the
+index, the first search's scan) use these same records, so they find the same hits.
 """
 
 from __future__ import annotations
@@ -12,15 +15,23 @@ from __future__ import annotations
 from ..transcript import Transcript
 from .base import SearchRecord
 
-SEARCH_CHARS = 100_000   # of one text; a tool output beyond it is not searched
+SEARCH_CHARS = 100_000   # of one text; beyond it nothing is searched
+TOOL_CHARS = 1_500       # of one tool call's input, and of its output (measured: the index stays under 5%)
+
+
+def _tools_text(parts: list[str]) -> tuple[str, bool]:
+    """The tool calls' inputs and outputs of one turn, each bounded; whether any was cut."""
+    return "\n".join(part[:TOOL_CHARS] for part in parts), any(len(part) > TOOL_CHARS for part in parts)
 
 
 def search_records(transcript: Transcript) -> list[SearchRecord]:
     found: list[SearchRecord] = []
     for number, turn in enumerate(transcript.turns, start=1):
-        tools = "\n".join(part for call in turn.tool_calls for part in (call.input, call.result or "") if part)
-        for field, text in (("user", turn.user_message), ("response", turn.reply), ("thinking", turn.thinking),
-                            ("tool", tools), ("error", turn.error or "")):
+        tools, tools_cut = _tools_text([part for call in turn.tool_calls for part in (call.input, call.result or "")
+                                        if part])
+        for field, text, cut in (("user", turn.user_message, False), ("response", turn.reply, False),
+                                 ("thinking", turn.thinking, False), ("tool", tools, tools_cut),
+                                 ("error", turn.error or "", False)):
             if text:
-                found.append(SearchRecord(number, field, text[:SEARCH_CHARS]))
+                found.append(SearchRecord(number, field, text[:SEARCH_CHARS], cut or len(text) > SEARCH_CHARS))
     return found

@@ -141,6 +141,9 @@ def without_additions(name: str, data: dict) -> dict:
     if name == "search":   # built from the turn's text, centred on the match (issue 26): tested on its own
         for hit in data["hits"]:
             hit["snippet"] = "<snippet>"
+        # Issue 27: what the search could not see was added, and hits come newest session first (no rank).
+        del data["outputs_cut"], data["problems"]
+        data["hits"].sort(key=lambda hit: (hit["session_id"], hit["turn"], hit["field"]))
     if name == "prune":   # the sessions their agent deletes soon, offered to keep (issue 14)
         del data["keep_instead"]
     if name == "new":   # the command that starts a new Claude Code session (issue 14) was added
@@ -152,9 +155,11 @@ def without_additions(name: str, data: dict) -> dict:
     if name == "doctor":   # each problem's next step (issue 15) was added
         for item in (*data["problems"], *data["warnings"]):
             del item["next_step"]
+        del data["search_index"]   # the index's size (issue 27)
     if name == "config":   # the sources (Claude Code's, issue 13) were added
         del data["sources"]
-        data["values"] = {key: value for key, value in data["values"].items() if not key.startswith("sources.")}
+        data["values"] = {key: value for key, value in data["values"].items()
+                          if not key.startswith(("sources.", "search."))}   # [search] (issue 27)
     usages = [row["usage"] for row in rows]
     if name.startswith("show ") and not name.startswith("show --summary"):
         del data["transcript"]

@@ -8,7 +8,7 @@ import sqlite3
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reprise.core.search_index import TABLES
+from reprise.core.search_index import TOKENIZER
 from reprise.core.search_snippet import ELLIPSIS, Excerpt, char_cells, substring_spans, tokens, word_spans
 
 # Letters the agents' texts hold: ASCII, Latin with diacritics (precomposed and combining), Greek
@@ -19,9 +19,9 @@ TEXTS = st.lists(ALPHABET, max_size=40).map("".join)
 
 
 def index_of(text: str) -> sqlite3.Connection:
-    """An FTS5 table made as the search index's, holding the text."""
+    """An FTS5 table with the search index's tokenizer (and the text, for fts5vocab), holding the text."""
     db = sqlite3.connect(":memory:")
-    db.execute(TABLES[0])
+    db.execute(f"CREATE VIRTUAL TABLE search USING fts5(text, tokenize='{TOKENIZER}')")
     db.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(search, 'instance')")
     db.execute("INSERT INTO search (text) VALUES (?)", (text,))
     return db

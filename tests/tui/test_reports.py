@@ -161,7 +161,8 @@ def test_doctor_prints_problems_warnings_temp_files_and_notes_byte_for_byte(caps
                 f"warning  {doubled}: duplicate keys (session_id); Fractal keeps the last, a rewrite would drop "
                 "the others\n"
                 f"         next: look at it before a trim rewrites it: reprise show {'b' * 32}\n")
-    note = f"note     The state root {isolated_paths} is writable by other users (mode 777).\n"
+    note = (f"note     The state root {isolated_paths} is writable by other users (mode 777).\n"
+            "index    search index 0 B for 0 sessions, no cap ([search] max_mb)\n")
     assert run(capsys, "doctor") == (1, findings + f"tempfile {temp} (left by an interrupted write)\n"
                                      "         next: `reprise doctor --clean` removes those older than 10 minutes\n"
                                      + note, "")
@@ -170,7 +171,8 @@ def test_doctor_prints_problems_warnings_temp_files_and_notes_byte_for_byte(caps
 
 def test_doctor_of_a_sound_store_says_so(capsys, workspace, isolated_paths):
     put_worked_session(isolated_paths, workspace)
-    assert run(capsys, "doctor") == (0, f"No problems under {isolated_paths}\n", "")
+    assert run(capsys, "doctor") == (0, "index    search index 0 B for 0 sessions, no cap ([search] max_mb)\n"
+                                        f"No problems under {isolated_paths}\n", "")
 
 
 def put_audit_log(state_root, folder) -> str:

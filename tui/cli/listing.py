@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from reprise.core import list_document
 from reprise.core.errors import UsageError
 from reprise.core.paths import short_id
+from reprise.core.progress import Progress
 
 from ..format import counted, human_size, human_time, local_now, money, session_folder
 from ..lazy import lazy_module
@@ -20,11 +21,14 @@ from ..reports.conversation import STATUS_WORDS, conversation_lines, full_conver
 from ..reports.history import history_digest_lines
 from ..text import clipped, safe_line, safe_text
 from .arguments import Command
-from .output import contract, emit, is_terminal, print_lines, print_safe
+from .output import contract, emit, is_terminal, note, print_lines, print_safe
 
 if TYPE_CHECKING:
     from reprise.core import service as core_service
+    from reprise.core.search_engine import SearchUpdate
     from reprise.core.service import Listing, Service, SessionDetail
+
+    from ..progress_line import ProgressLine
 else:
     core_service = lazy_module("reprise.core.service")
 
@@ -51,6 +55,7 @@ class SearchArguments:
     query: list[str]
     all: bool
     limit: int
+    no_index: bool
 
 
 def list_sessions(service: Service, args: ListArguments, as_json: bool) -> int:
@@ -201,17 +206,84 @@ def _print_raw_show(detail: SessionDetail) -> None:
 
 
 def search(service: Service, args: SearchArguments, as_json: bool) -> int:
+    """The hits, printed as they are found (a session once the search is past it), then the count and
+    what a reader should know (outputs cut for the index, files that could not be read); `--json`
+    prints one document at the end. Then the sessions in scope the index does not hold are indexed,
+    with how far on stderr; ctrl+c stops that and keeps what was indexed."""
     if args.limit < 1:
         raise UsageError("--limit must be at least 1.")
-    hits = service.search(" ".join(args.query), all_workspaces=args.all, limit=args.limit)
-    if as_json:
-        emit(contract.dump(contract.search(hits)))
-        return 0 if hits else 1
-    from ..reports.search import search_lines  # it needs the search index's types: not for every command
+    from ..reports.search import HitPrinter  # it needs the search index's types: not for every command
 
-    service.load_details([hit.row for hit in hits])   # each session is named by its title
-    print_lines(search_lines(hits, limit=args.limit, width=_list_width(), now=service.clock()))
-    return 0 if hits else 1
+    printer = None if as_json else HitPrinter(service, limit=args.limit, width=_list_width(), now=service.clock())
+    line = _progress_line() if printer is not None else None
+    final: list[SearchUpdate] = []
+
+    def heard(update: SearchUpdate) -> None:
+        final[:] = [update]
+        if printer is not None:
+            lines = printer.ready(update.hits, update.complete)
+            if lines and line is not None:
+                line.clear()
+            for each in lines:
+                print(each.plain, flush=True)
+            if line is not None and not update.complete:
+                line(Progress("searching", update.searched, update.total))
+
+    hits = service.search(" ".join(args.query), all_workspaces=args.all, limit=args.limit, on_update=heard,
+                          index=not args.no_index)
+    update = final[-1] if final else None
+    if as_json:
+        emit(contract.dump(contract.search(hits, update)))
+    else:
+        assert printer is not None
+        if line is not None:
+            line.clear()
+        for each in [*printer.ready(hits, True), *printer.closing_lines(hits, update)]:
+            print(each.plain)
+    status = 0 if hits else 1
+    if not args.no_index and service.settings.search.index and update is not None and update.unindexed:
+        _index_after(service, args.all, quiet=as_json)
+    return status
+
+
+def _progress_line() -> ProgressLine | None:
+    """How far a search or its indexing is, on a terminal's stderr only."""
+    from ..progress_line import ProgressLine
+
+    return ProgressLine(sys.stderr) if is_terminal(sys.stderr) else None
+
+
+def _index_after(service: Service, all_workspaces: bool, *, quiet: bool) -> None:
+    """Index the rest of the scope once the hits are out (stdout flushed: its last line, the count or
+    a note, is the end of the search), saying how far on stderr (a line on a terminal; else its
+    start and end, for a build of more than one batch; nothing with `--json`)."""
+    from reprise.core.search_build import BATCH_FILES
+
+    sys.stdout.flush()
+    line = None if quiet else _progress_line()
+    said = False
+
+    def heard(progress: Progress) -> None:
+        nonlocal said
+        if not said and not quiet and progress.total >= BATCH_FILES:
+            said = True
+            note(f"indexing {progress.total:,} sessions for the next searches (ctrl+c stops; what is indexed is kept)")
+        if line is not None:
+            line(progress)
+
+    try:
+        built = service.build_index(all_workspaces=all_workspaces, progress=heard)
+    except KeyboardInterrupt:
+        if line is not None:
+            line.clear()
+        if not quiet:
+            note("indexing stopped; the sessions indexed so far are kept")
+        return
+    if line is not None:
+        line.clear()
+    capped = " (the index reached its [search] max_mb: the rest are scanned by each search)" if built.capped else ""
+    if said or (capped and not quiet):
+        note(f"indexed {built.added:,} of {built.total:,} sessions{capped}")
 
 
 COMMANDS: dict[str, Command[Any]] = {

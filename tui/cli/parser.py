@@ -226,6 +226,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("query", nargs="+")
     p.add_argument("--all", action="store_true", help="all workspaces")
     p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--no-index", action="store_true", dest="no_index",
+                   help="scan the files without the search index, and build none (as `[search] index = false`)")
 
     add("workspaces", "all known workspaces")
     add("config", "the effective configuration and where each value came from")

@@ -4,14 +4,24 @@ files and notes, one line each, and under each problem what to do next (decided 
 from __future__ import annotations
 
 from reprise.core.problems import Problem, next_step_for
-from reprise.core.service import DoctorReport
+from reprise.core.service import DoctorReport, IndexState
 
+from ..format import counted, human_size
 from ..text import safe_line
 from . import Line, line
 
 
 def _next(problem: Problem) -> Line:
     return line(f"         next: {safe_line(next_step_for(problem))}", style="dim")
+
+
+def index_phrase(index: IndexState) -> str:
+    """The search index's size, the sessions it holds and its cap, or that it is off."""
+    held = f"{human_size(index.size)} for {counted(index.sessions, 'session')}"
+    if not index.enabled:
+        return f"search index off ([search] index = false); {held} left from before"
+    cap = f"cap {human_size(index.cap)} ([search] max_mb)" if index.cap is not None else "no cap ([search] max_mb)"
+    return f"search index {held}, {cap}"
 
 
 def doctor_lines(report: DoctorReport, state_root: object) -> list[Line]:
@@ -27,6 +37,8 @@ def doctor_lines(report: DoctorReport, state_root: object) -> list[Line]:
         lines.append(line("         next: `reprise doctor --clean` removes those older than 10 minutes", style="dim"))
     lines += [line(f"removed  {safe_line(temp)}") for temp in report.cleaned]
     lines += [line(f"note     {safe_line(note)}") for note in report.notes]
+    if report.search_index is not None:
+        lines.append(line(f"index    {index_phrase(report.search_index)}", style="dim"))
     if report.ok and not report.warnings:
         lines.append(line(f"No problems under {safe_line(state_root)}", style="green"))
     return lines

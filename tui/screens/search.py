@@ -6,15 +6,22 @@ of its conversation. The search runs in a worker through the service, once per p
 The list keeps the session list's habits (`ChoiceList`): what is typed is the query, Esc clears
 it and on an empty one closes, the arrows, ctrl+n / ctrl+p, PgUp / PgDn and Home / End move
 through the hits, and Enter opens the highlighted one (or searches at once while the hits shown
-are not yet those of the words typed)."""
+are not yet those of the words typed).
+
+The dialog is never blank while a search runs: the hits are listed as they are found (newest
+session first) with the count so far and how far the search is ("searching 300/2,500 sessions").
+After a search that met sessions the index does not hold, they are indexed in the background
+("indexing 812/2,500 sessions"), until done or the dialog closes (what was indexed is kept)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
@@ -22,6 +29,8 @@ from textual.worker import get_current_worker
 
 from reprise.core import faults
 from reprise.core.errors import RepriseError
+from reprise.core.progress import Progress
+from reprise.core.search_engine import SearchUpdate
 from reprise.core.search_index import SearchHit
 from reprise.core.service import Service
 
@@ -70,6 +79,23 @@ def hit_text(hit: SearchHit, width: int) -> Text:
     return text
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """How far one search is: its hits so far (their rows' details loaded), sessions searched of all."""
+
+    query: str
+    hits: list[SearchHit]
+    searched: int
+    total: int
+    complete: bool
+    note: str | None = None
+
+
+def progress_phrase(progress: Progress) -> str:
+    """"searching 300/2,500 sessions", "indexing 812/2,500 sessions"."""
+    return f"{progress.doing} {progress.done:,}/{progress.total:,} sessions"
+
+
 class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
     DEFAULT_CSS = """
     SearchScreen > #dialog-frame { width: 110; height: 90%; }
@@ -88,6 +114,25 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         self.query_text = ""           # the query of the hits shown
         self.expanded: set[str] = set()   # the sessions whose every hit is listed
         self.typing: Debouncer[str] = Debouncer(self, TYPING_PAUSE, self._search)
+        self.searching = ""   # the status of the search: its count so far and how far it is
+        self.indexing = ""    # the status of the index built in the background
+        self.index_started = False
+
+    class Searched(Message):
+        """A search's hits so far, from its worker (each replaces the one before)."""
+
+        def __init__(self, found: Found, generation: int) -> None:
+            super().__init__()
+            self.found = found
+            self.generation = generation
+
+    class Indexed(Message):
+        """How far the background indexing is."""
+
+        def __init__(self, progress: Progress | None, text: str | None = None) -> None:
+            super().__init__()
+            self.progress = progress
+            self.text = text
 
     def body(self) -> Iterable[Widget]:
         yield ChoiceList("words to find (titles, messages, replies, errors, files, commands) · Esc clears",
@@ -114,9 +159,9 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
             return
         self.typing.cancel()
         if not query:   # cleared (Esc): the hits go too, and the next Esc closes
-            self.hits, self.query_text = [], ""
+            self.hits, self.query_text, self.searching = [], "", ""
             self._list_hits()
-            self.query_one("#search-status", Label).update("")
+            self._show_status()
 
     @on(ChoiceList.Chosen)
     def on_chosen(self, message: ChoiceList.Chosen) -> None:
@@ -134,8 +179,8 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         the highlighted hit, or list every hit of its session ("… N more")."""
         query = self.choice_list.text.strip()
         if query and (query != self.query_text or self.typing.pending):
-            self.query_one("#search-status", Label).update(
-                Text(f"Searching for {safe_line(query)}… (first search indexes)"))
+            self.searching = f"Searching for {safe_line(query)}…"
+            self._show_status()
             self.typing.now(query)
             return
         if option_id is None or self.too_soon():
@@ -150,33 +195,101 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         self.dismiss(self.hits[int(option_id)])
 
     def _search(self, query: str, generation: int) -> None:
+        self.searching = f"Searching for {safe_line(query)}…"
+        self._show_status()
         self.run_search(query, generation)
+
+    def _take_hits(self, query: str, hits: list[SearchHit]) -> None:
+        """List these hits: more of the same search keep the highlight where it is (the hits before
+        keep their place), another search's start at the top."""
+        same = query == self.query_text
+        if same and hits == self.hits:
+            return
+        highlighted = self.results.highlighted_option if same else None
+        if not same:
+            self.expanded = set()
+        self.hits, self.query_text = hits, query
+        self._list_hits(keep=highlighted.id if highlighted is not None else None)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, query: str, generation: int) -> None:
         worker = get_current_worker()
         faults.point("tui_search")
+
+        def heard(update: SearchUpdate) -> None:
+            if worker.is_cancelled or not self.typing.is_current(generation):
+                return
+            hits = list(update.hits)
+            self.service.load_details([hit.row for hit in hits])   # shown with their session's title
+            self.post_message(self.Searched(Found(query, hits, update.searched, update.total, update.complete,
+                                                  update.cut_note), generation))
+
         try:
             hits = self.service.search(query, all_workspaces=self.all_workspaces, key=self.key,
-                                       should_stop=lambda: worker.is_cancelled)
-            self.service.load_details([hit.row for hit in hits])   # shown with their session's title
+                                       should_stop=lambda: worker.is_cancelled, on_update=heard)
+            self.service.load_details([hit.row for hit in hits])
         except RepriseError as exc:
             self.app.call_from_thread(self._show_error, str(exc), generation)
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_hits, query, hits, generation)
+            self.app.call_from_thread(self._searched, query, hits, generation)
 
     def _show_error(self, message: str, generation: int) -> None:
         if self.typing.is_current(generation):
             self.query_one("#search-status", Label).update(Text(safe_line(message), style="red"))
 
-    def _show_hits(self, query: str, hits: list[SearchHit], generation: int) -> None:
+    @on(Searched)
+    def on_searched(self, message: Searched) -> None:
+        """The hits so far, listed at once (never a blank dialog), with how far the search is."""
+        found = message.found
+        if not self.typing.is_current(message.generation):
+            return
+        self._take_hits(found.query, found.hits)
+        counted = f"{sessions_phrase(found.hits)} for {safe_line(found.query)}"
+        if found.complete:
+            self.searching = counted + (" (first 200)" if len(found.hits) >= 200 else "") \
+                + (f" · {safe_line(found.note)}" if found.note else "")
+        else:
+            self.searching = f"{counted} so far · {progress_phrase(Progress('searching', found.searched, found.total))}"
+        self._show_status()
+
+    def _searched(self, query: str, hits: list[SearchHit], generation: int) -> None:
+        """The search is done: its final hits, then the sessions it met unindexed are indexed."""
         if not self.typing.is_current(generation):
             return
-        self.hits, self.query_text, self.expanded = hits, query, set()
-        self._list_hits()
-        self.query_one("#search-status", Label).update(
-            Text(f"{sessions_phrase(hits)} for {safe_line(query)}" + (" (first 200)" if len(hits) >= 200 else "")))
+        self._take_hits(query, hits)
+        if not self.index_started:
+            self.index_started = True
+            self.build_index()
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def build_index(self) -> None:
+        """Index what the search scope holds and the index does not, a batch at a time, until done or
+        this dialog closes (the worker is cancelled: what was indexed stays)."""
+        worker = get_current_worker()
+        try:
+            built = self.service.build_index(all_workspaces=self.all_workspaces, key=self.key,
+                                             should_stop=lambda: worker.is_cancelled,
+                                             progress=lambda progress: self.post_message(self.Indexed(progress)))
+        except RepriseError as exc:
+            self.post_message(self.Indexed(None, f"indexing stopped: {exc}"))
+            return
+        if built.total:
+            capped = " (at its [search] max_mb cap)" if built.capped else ""
+            self.post_message(self.Indexed(None, f"indexed {built.added:,} of {built.total:,} sessions{capped}"))
+
+    @on(Indexed)
+    def on_indexed(self, message: Indexed) -> None:
+        progress = message.progress
+        if progress is None:
+            self.indexing = message.text or ""
+        elif not progress.finished:
+            self.indexing = progress_phrase(progress)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        parts = [part for part in (self.searching, self.indexing) if part]
+        self.query_one("#search-status", Label).update(Text(" · ".join(parts)))
 
     def _list_hits(self, keep: str | None = None) -> None:
         """A heading per session, its best hits, and "… N more" (Enter lists them all)."""

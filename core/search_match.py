@@ -1,0 +1,71 @@
+"""Whether a text matches a query, by the index's token rules (FTS5 `unicode61`, diacritics
+removed: `search_snippet.tokens`).
+
+A record matches when every word of the query (split at whitespace) is found in it as a phrase of
+its tokens: whole tokens in a row, folded. The index only preselects records holding every token;
+this rule confirms them, and confirms the records of the files the first search parses after
+scanning their bytes, so the two paths give the same hits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .search_snippet import tokens
+
+
+def _phrase_pattern(phrase: tuple[str, ...]) -> re.Pattern[str]:
+    """The phrase in an ASCII text: there a token is a run of letters and digits, folding is lower case."""
+    return re.compile("(?<![A-Za-z0-9])" + "[^A-Za-z0-9]+".join(map(re.escape, phrase)) + "(?![A-Za-z0-9])",
+                      re.IGNORECASE | re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query as the index's rules read it: each word's folded tokens (a phrase)."""
+
+    text: str
+    phrases: tuple[tuple[str, ...], ...]
+    _patterns: tuple[re.Pattern[str], ...] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, text: str) -> Query:
+        phrases = tuple(phrase for phrase in (tuple(token for _, _, token in tokens(word)) for word in text.split())
+                        if phrase)
+        ascii_only = all(token.isascii() for phrase in phrases for token in phrase)
+        return cls(text, phrases, tuple(map(_phrase_pattern, phrases)) if ascii_only else None)
+
+    def __bool__(self) -> bool:
+        return bool(self.phrases)
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """Every token of the query, each once, in order."""
+        return tuple(dict.fromkeys(token for phrase in self.phrases for token in phrase))
+
+    def fts_match(self) -> str:
+        """An FTS5 query for the records holding every token (any order, any place): the preselection."""
+        return " AND ".join('"' + term.replace('"', '""') + '"' for term in self.terms)
+
+    def matches(self, text: str) -> bool:
+        """Whether every word of the query is found in the text as a phrase of whole tokens."""
+        if not self.phrases:
+            return False
+        if self._patterns is not None and text.isascii():
+            return all(pattern.search(text) for pattern in self._patterns)
+        found = [token for _, _, token in tokens(text)]
+        starts: dict[str, list[int]] = {}
+        for index, token in enumerate(found):
+            starts.setdefault(token, []).append(index)
+        return all(any(tuple(found[index:index + len(phrase)]) == phrase for index in starts.get(phrase[0], ()))
+                   for phrase in self.phrases)
+
+    def needles(self) -> tuple[bytes, ...] | None:
+        """The tokens as a file's lowered bytes hold them when they hold them literally; None when a
+        token is not ASCII (its bytes in the file can differ in case: every file is then parsed)."""
+        terms = self.terms
+        if not all(term.isascii() for term in terms):
+            return None
+        return tuple(term.encode("ascii") for term in terms)
+

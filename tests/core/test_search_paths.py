@@ -1,0 +1,180 @@
+"""Both ways of searching give the same hits: the first search's byte scan (files the index does not
+hold, parsed only when their bytes can match) and the index (contentless FTS5, confirmed by the same
+rule), on the fixture stores of all three agents (tests/fixtures/claude-store and codex-store, made
+by the real clients, and Fractal sessions from tests/factories.py), apart from words only in the
+part of a long output cut for the index, which both report."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reprise.core.search_engine import SearchUpdate, session_file
+from reprise.core.search_snippet import tokens
+from reprise.core.service import Service
+from reprise.core.sources.transcript_search import TOOL_CHARS
+
+from .. import factories
+from .claude.builder import ClaudeFile
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.fixture
+def service(tmp_path: Path, isolated_paths: Path) -> Service:
+    """The Claude Code and Codex fixture stores, a few Fractal sessions (one in several scripts), and
+    a Claude Code session whose long tool output holds a word past the index's bound."""
+    claude_root = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    shutil.copytree(FIXTURES / "claude-store", claude_root)
+    shutil.copytree(FIXTURES / "codex-store", Path(os.environ["CODEX_HOME"]))
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("one_turn", "unicode", "twenty_five_turns", "all_failed"):
+        _, data = factories.corpus()[name]
+        factories.write_session(isolated_paths, work, data)
+    long = ClaudeFile("5e551011-0000-4000-8000-0000000000cc", cwd=str(work))
+    long.prompt("Run the Café build and show the Ürün log")
+    long.assistant("Running it.", tools=(("toolu_long", "Bash", {"command": "make naïve-target"}),))
+    long.tool_result("toolu_long", "zzheadword " + "x" * TOOL_CHARS + " zzcutword end")
+    long.assistant("The build passed; KELVIN \u212aelvin noted.")
+    long.write(claude_root / "projects" / "-work-proj" / f"{long.session_id}.jsonl")
+    return Service.from_environment(workspace=str(work))
+
+
+def _queries(service: Service) -> list[str]:
+    """Words of every session's texts (every few, sorted), two-word queries, tokens joined by
+    punctuation (a phrase), case and accents changed, and a token's prefix (never a whole token)."""
+    found: set[str] = set()
+    phrases: list[str] = []
+    for row in service.catalog.refresh(None):
+        records = service.catalog._by_name[row.source].read_search_records(session_file(row)) or []
+        for record in records:
+            words = [record.text[start:end] for start, end, _ in tokens(record.text)]
+            found.update(words)
+            if len(words) > 3:
+                phrases.append(f"{words[1]}-{words[2]}")
+    words = sorted(found)
+    picked = words[::max(1, len(words) // 80)]
+    pairs = [f"{a} {b}" for a, b in zip(picked[::7], picked[3::7], strict=False)]
+    shapes = [word.upper() for word in picked[::9]] + [word[:-1] for word in picked[::11] if len(word) > 3]
+    return [*picked, *pairs, *phrases[::max(1, len(phrases) // 20)], *shapes,
+            "cafe", "CAFÉ", "urun", "naive", "kelvin", "zzcutword"]
+
+
+def _hits(service: Service, query: str, *, index: bool) -> tuple[list[tuple[str, int, str, str]], SearchUpdate]:
+    heard: list[SearchUpdate] = []
+    hits = service.search(query, all_workspaces=True, limit=10_000, index=index, on_update=heard.append)
+    return [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in hits], heard[-1]
+
+
+def test_the_scan_and_the_index_find_the_same_hits_in_every_agents_store(service: Service) -> None:
+    queries = _queries(service)
+    scanned = {query: _hits(service, query, index=False) for query in queries}
+    assert service.catalog.index_files() == 0   # --no-index writes nothing
+    built = service.build_index(all_workspaces=True)
+    assert built.added == built.total > 0 and not built.problems
+    indexed = {query: _hits(service, query, index=True) for query in queries}
+    assert all(update.unindexed == 0 for _, update in indexed.values())   # every hit came through the index
+    for query in queries:
+        assert indexed[query][0] == scanned[query][0], query
+    found = [query for query in queries if scanned[query][0]]
+    assert len(found) > len(queries) // 2
+    assert {source for query in found for source in _sources(service, scanned[query][0])} == \
+        {"claude", "codex", "fractal"}
+
+
+def _sources(service: Service, hits: list[tuple[str, int, str, str]]) -> set[str]:
+    ids = {file_id for file_id, *_ in hits}
+    return {row.source for row in service.catalog.refresh(None) if row.file_id in ids}
+
+
+def test_accents_case_and_the_kelvin_sign_fold_on_both_paths(service: Service) -> None:
+    for index in (False, True):
+        assert {hit.field for hit in service.search("cafe urun", all_workspaces=True, index=index)} == {"user"}
+        assert [hit.field for hit in service.search("NAIVE target", all_workspaces=True, index=index)] == ["tool"]
+        assert len(service.search("kelvin", all_workspaces=True, index=index)) == 1
+
+
+def test_a_word_only_in_the_cut_part_is_not_found_and_both_paths_say_outputs_were_cut(service: Service) -> None:
+    scanned, scan_update = _hits(service, "zzcutword", index=False)
+    service.build_index(all_workspaces=True)
+    indexed, index_update = _hits(service, "zzcutword", index=True)
+    assert scanned == indexed == []
+    assert scan_update.cut >= 1 and index_update.cut >= 1
+    assert "cut for the index" in (index_update.cut_note or "")
+    # The start of the same output is indexed: found both ways.
+    assert [hit[2] for hit in _hits(service, "zzheadword", index=False)[0]] == ["tool"]
+    assert [hit[2] for hit in _hits(service, "zzheadword", index=True)[0]] == ["tool"]
+
+
+def test_hits_come_newest_session_first_then_by_turn(service: Service) -> None:
+    hits = service.search("the", all_workspaces=True, limit=10_000)
+    order = [(-hit.row.activity_ts, hit.row.path, hit.turn) for hit in hits]
+    assert order == sorted(order) and len({hit.row.path for hit in hits}) > 2
+
+
+def test_the_older_files_scanned_in_worker_processes_give_the_same_hits(service: Service,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from reprise.core import search_engine
+
+    queries = ["the", "REPLYbeta", "cafe urun", "session", "zzheadword"]
+    serial = {query: _hits(service, query, index=False)[0] for query in queries}
+    monkeypatch.setattr(search_engine, "SERIAL_BYTES", 1)   # the newest file here, every other one in workers
+    monkeypatch.setattr(search_engine, "PARALLEL_MIN", 1)
+    service.catalog.parallel = True
+    heard: list[SearchUpdate] = []
+    for query in queries:
+        assert _hits(service, query, index=False)[0] == serial[query], query
+    service.search("zzheadword", all_workspaces=True, index=False, on_update=heard.append)
+    assert heard[-1].complete and heard[-1].searched == heard[-1].total
+    from reprise.core import search_build
+
+    monkeypatch.setattr(search_build, "PARALLEL_MIN", 1)   # the index built in worker processes too
+    monkeypatch.setattr(search_build, "PARALLEL_BATCH_FILES", 7)
+    monkeypatch.setattr(search_build, "BATCH_FILES", 7)
+    seen: list[int] = []
+    built = service.build_index(all_workspaces=True, progress=lambda progress: seen.append(progress.done))
+    assert built.added == built.total == service.catalog.index_files() and seen[-1] == built.total
+    for query in queries:
+        assert _hits(service, query, index=True)[0] == serial[query], query
+
+
+def test_the_same_turns_as_the_full_text_index_before_apart_from_words_in_cut_outputs(
+        service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index before issue 27 held every text whole (a tool output up to 100,000 characters) in
+    an FTS5 table with content, and matched each word as a phrase: the same turns are found, apart
+    from words only in the part of a tool output now left out (or a word the cut ends inside), in a
+    record that says it was cut."""
+    import sqlite3
+
+    from reprise.core.search_index import TOKENIZER
+    from reprise.core.sources import transcript_search
+
+    rows = {row.path: row for row in service.catalog.refresh(None) if not row.problem_code}
+    now = {path: service.catalog._by_name[row.source].read_search_records(session_file(row)) or []
+           for path, row in rows.items()}
+    monkeypatch.setattr(transcript_search, "TOOL_CHARS", transcript_search.SEARCH_CHARS)
+    before = sqlite3.connect(":memory:")
+    before.execute(f"CREATE VIRTUAL TABLE search USING fts5(text, path UNINDEXED, turn UNINDEXED, field UNINDEXED, "
+                   f"tokenize = '{TOKENIZER}')")
+    for path, row in rows.items():
+        for record in service.catalog._by_name[row.source].read_search_records(session_file(row)) or []:
+            before.execute("INSERT INTO search VALUES (?, ?, ?, ?)", (record.text, path, record.turn, record.field))
+    monkeypatch.undo()
+    cut = {(path, record.turn, record.field) for path, records in now.items() for record in records if record.cut}
+    differed = 0
+    for query in _queries(service):
+        words = [word for word in query.split() if tokens(word)]
+        if not words:
+            continue
+        match = " ".join('"' + word.replace('"', '""') + '"' for word in words)
+        old = {(path, int(turn), field) for path, turn, field in
+               before.execute("SELECT path, turn, field FROM search WHERE search MATCH ?", (match,))}
+        new = {(hit.row.path, hit.turn, hit.field) for hit in
+               service.search(query, all_workspaces=True, limit=100_000, index=False) if hit.field != "title"}
+        assert old ^ new <= cut, query   # a cut output may also end inside a word: its start is a token then
+        differed += bool(old - new)
+    assert differed >= 1   # zzcutword

@@ -1,0 +1,103 @@
+"""The search dialog is never blank while a search runs: it says what it searches for at once, lists
+the hits as they are found with how far the search is ("searching 1/10 sessions"), then shows the
+background indexing ("indexing 3/10 sessions") until it is done. The service is driven step by step
+by the test (each step waits for an event the test sets), never by time."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from reprise.core.progress import Progress
+from reprise.core.search_build import BuildResult
+from reprise.core.search_engine import SearchUpdate
+from reprise.core.search_index import SearchHit
+from reprise.core.service import Service
+from reprise.tui.screens.search import SearchScreen
+
+from .conftest import build_app, settle, until
+
+GUARD_S = 30.0   # an event never set is a deadlock in the test, not a slow machine
+
+
+class Stepped:
+    """The service's search and indexing, each update held until the test lets it go."""
+
+    def __init__(self, service: Service) -> None:
+        self.search_for = service.search
+        self.first, self.rest, self.indexed = threading.Event(), threading.Event(), threading.Event()
+        self.index_started = threading.Event()
+        service.search = self.search   # type: ignore[method-assign]
+        service.build_index = self.build_index   # type: ignore[method-assign]
+
+    def search(self, query: str, *, on_update: Callable[[SearchUpdate], object] | None = None,
+               **options: object) -> list[SearchHit]:
+        hits = self.search_for(query, **options)   # type: ignore[arg-type]
+        assert on_update is not None and len(hits) > 1
+        assert self.first.wait(GUARD_S)
+        on_update(SearchUpdate(query, hits[:2], searched=1, total=10))
+        assert self.rest.wait(GUARD_S)
+        on_update(SearchUpdate(query, hits, searched=10, total=10, complete=True))
+        return hits
+
+    def build_index(self, *, progress: Callable[[Progress], object], **options: object) -> BuildResult:
+        progress(Progress("indexing", 3, 10))
+        self.index_started.set()
+        assert self.indexed.wait(GUARD_S)
+        progress(Progress("indexing", 10, 10))
+        return BuildResult(added=10, total=10)
+
+
+def status(app) -> str:
+    return str(app.screen.query_one("#search-status").render())
+
+
+def listed(app) -> int:
+    return sum(1 for option in app.screen.results.options if option.id and option.id.isdigit())
+
+
+async def test_the_dialog_shows_hits_as_they_come_and_how_far_the_search_and_the_indexing_are(service):
+    stepped = Stepped(service)
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"jitter", "enter")
+        await until(pilot, lambda: "Searching for jitter…" in status(app))   # at once: never a blank dialog
+        assert listed(app) == 0
+        stepped.first.set()
+        await until(pilot, lambda: "searching 1/10 sessions" in status(app))
+        assert "2 matching turns in 2 sessions for jitter so far" in status(app)
+        assert listed(app) == 2 and app.screen.hits[0].field == "response"
+        stepped.rest.set()
+        await until(pilot, lambda: "searching" not in status(app) and len(app.screen.hits) == 8)
+        assert "8 matching turns in 2 sessions for jitter" in status(app)
+        await until(pilot, lambda: "indexing 3/10 sessions" in status(app))
+        assert stepped.index_started.is_set() and len(app.screen.hits) == 8   # the hits stay while it indexes
+        assert listed(app) == 4   # a session's first three hits and "… N more"
+        stepped.indexed.set()
+        await until(pilot, lambda: "indexed 10 of 10 sessions" in status(app))
+        await settle(pilot)
+
+
+async def test_more_hits_of_the_same_search_keep_the_highlight_where_it_is(service):
+    stepped = Stepped(service)
+    stepped.indexed.set()
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        await pilot.press(*"jitter", "enter")
+        stepped.first.set()
+        await until(pilot, lambda: listed(app) == 2)
+        await pilot.press("down")
+        highlighted = app.screen.results.highlighted_option
+        assert highlighted is not None and highlighted.id == "1"
+        stepped.rest.set()
+        await until(pilot, lambda: len(app.screen.hits) == 8)
+        highlighted = app.screen.results.highlighted_option
+        assert highlighted is not None and highlighted.id == "1"
+        await settle(pilot)
