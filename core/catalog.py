@@ -358,6 +358,10 @@ class Catalog:
                 # grouped by workspace is scanned a folder at a time, holding one folder's stats.
                 on_disk = list(on_disk)
             touched = self._compare(source, on_disk, known, cached, changed, deleted)
+            if keys is not None and not source.groups_are_workspaces and source.name in changed:
+                # Only the files that can hold these workspaces are read; the others stay new (no row)
+                # until a listing wants them.
+                changed[source.name] = source.files_of_workspaces(changed[source.name], keys)
             if groups is None:
                 whole.append((source, known, touched))
         read = self._read(self._with_carries(changed, cached), now_ns)

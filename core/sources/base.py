@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, NamedTuple
@@ -202,6 +202,12 @@ class ListingSource(ABC):
     @abstractmethod
     def workspace_path(self, key: str) -> str | None:
         """The folder a workspace key stands for, when the store knows it apart from its files."""
+
+    def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str]) -> list[SessionFile]:
+        """Of these new or changed files of a store that records the folder in each file, those that can
+        hold a session of these workspaces (the rest are not read for a listing of these); all of them
+        unless the source can tell from less than a read of each."""
+        return files
 
     @property
     @abstractmethod
