@@ -44,8 +44,11 @@ def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
+COUNTED = frozenset({"assistant", "system", "cost-state"})   # the records whose integers the fold uses
+
+
 def _parse(data: bytes, start: int, first: int) -> Parsed:
-    return parse_lines(data, start, first_line=first, skim_results=True)
+    return parse_lines(data, start, first_line=first, skim_results=True, counted=COUNTED)
 
 
 def read_session_file(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:

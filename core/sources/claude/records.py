@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent_json import may_hold_surrogates, without_surrogates
+from ..agent_json import loads_line, may_hold_surrogates, without_surrogates
 
 Record = dict[str, Any]
 
@@ -52,10 +53,12 @@ class Parsed:
 
 
 def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bool = True,
-                skim_results: bool = False) -> Parsed:
+                skim_results: bool = False, counted: Collection[str] | None = None) -> Parsed:
     """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
     whose first line is line `first_line`. Never raises for the bytes. `skim_results` (the listing's
-    read: it needs the chain, not the tools' output) also skims large tool results to stubs."""
+    read: it needs the chain, not the tools' output) also skims large tool results to stubs.
+    `counted` (a listing's read): decode with orjson (`agent_json.loads_line`), these being the record
+    types whose integers the reader uses."""
     parsed = Parsed(end=base_offset)
     complete = chunk.rfind(b"\n") + 1
     if complete == 0:
@@ -76,13 +79,16 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
                 if stub is not None:
                     records.append(stub)
                     continue
-            try:   # decoded here: json's own guess takes some bytes for UTF-16
-                record = json.loads(str(view[begin:end], "utf-8"))
+            try:
+                if counted is not None:
+                    record = loads_line(chunk, view, begin, end, counted)
+                else:   # decoded here: json's own guess takes some bytes for UTF-16
+                    record = json.loads(str(view[begin:end], "utf-8"))
+                    if may_hold_surrogates(chunk, begin, end):   # a byte search of the parsed lines only
+                        record = without_surrogates(record)   # half an emoji as U+FFFD, never unencodable text
             except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
                 parsed.warnings.append(f"line {number}: not JSON ({_reason(exc)})")
                 continue
-            if may_hold_surrogates(chunk, begin, end):   # a byte search of the parsed lines only
-                record = without_surrogates(record)   # half an emoji shown as U+FFFD, never unencodable text
             if not isinstance(record, dict):
                 parsed.warnings.append(f"line {number}: not a JSON object")
             elif not isinstance(record.get("type"), str):

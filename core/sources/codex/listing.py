@@ -49,8 +49,11 @@ def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
+COUNTED = frozenset({"event_msg", "session_meta"})   # the records whose integers the fold uses
+
+
 def _parse(data: bytes, start: int, first: int) -> Parsed:
-    return parse_rollout(data, start, first_line=first)
+    return parse_rollout(data, start, first_line=first, counted=COUNTED)
 
 
 def read_rollout(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:

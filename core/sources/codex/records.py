@@ -8,6 +8,7 @@ reader of a record needs: its kind (`type`, and `payload.type` for `response_ite
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from ..claude.records import Parsed, Record, parse_lines
@@ -24,9 +25,11 @@ __all__ = ["COMPACTED", "EVENT", "KNOWN_TYPES", "RESPONSE_ITEM", "SESSION_META",
            "Record", "event_item", "integer", "kind_of", "parse_rollout", "payload_of", "prompt_of", "text_of"]
 
 
-def parse_rollout(chunk: bytes, base_offset: int = 0, *, first_line: int = 1) -> Parsed:
-    """The records of the complete lines of `chunk` (which starts at `base_offset` in the file)."""
-    return parse_lines(chunk, base_offset, first_line=first_line, skim=False)
+def parse_rollout(chunk: bytes, base_offset: int = 0, *, first_line: int = 1,
+                  counted: Collection[str] | None = None) -> Parsed:
+    """The records of the complete lines of `chunk` (which starts at `base_offset` in the file);
+    `counted`: as `parse_lines` takes it (a listing's read)."""
+    return parse_lines(chunk, base_offset, first_line=first_line, skim=False, counted=counted)
 
 
 def payload_of(record: Record) -> dict[str, Any]:
