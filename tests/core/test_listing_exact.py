@@ -120,6 +120,15 @@ def hostile_codex(root: Path) -> Iterator[Path]:
     rollout.raw(b'{"timestamp":"2026-11-20T10:00:01.000Z","type":"response_item","payload":{"type":"message",'
                 b'"content":"\\udc00 lone"}}\n')
     rollout.raw(b'{"timestamp":"2026-11-20T10:00:02.000Z","type":["event_msg"]}\n{"type":"event_msg","payload":NaN}\n')
+    # events whose type is not where Codex writes it (read whole), one cut short and joined to the next line
+    rollout.raw(b'{"timestamp":"2026-11-20T10:00:03.000Z","type":"event_msg","payload":{"turn_id":"t9",'
+                b'"type":"task_started","model_context_window":999}}\n')
+    rollout.raw(b'{"timestamp":"2026-11-20T10:00:04.000Z","type":"event_msg","payload":{"type":"item_completed",'
+                b'"item":{"type":"UserMessage","content":[{"type":"text","text":"reordered prompt"}]}}}\n')
+    rollout.raw(b'{"timestamp":"2026-11-20T10:00:05.000Z","type":"response_item","payload":{"type":"mess'
+                b'{"timestamp":"2026-11-20T10:00:06.000Z","type":"event_msg","payload":{"type":"task_complete"}}\n')
+    rollout.raw(b'{"timestamp":"2026-11-20T10:00:07.000Z","type":"event_msg","payload":{"type":"item_completed",'
+                b'"thread_id":"x","turn_id":"y","item":{"type":"AgentMessage","content":[]}}}\n')
     rollout.raw(b'{"timestamp":"2026-11-20T10:00:09.000Z","type":"event_msg"')   # being written
     yield rollout.write(root)
 
@@ -151,6 +160,9 @@ def test_codex_rows_equal_a_full_parse_on_the_client_store_generated_and_hostile
     compared(listing, codex_listing, full_codex_parse, files, monkeypatch)
     row = listed(listing, files[-1]).fields
     assert row.usage.output_tokens == 1 and row.usage.input_tokens == int("7" * 25)   # json's integer, not a float
+    assert (row.turns, row.last_message, row.last_status, row.context_window) == (3, "reordered prompt",
+                                                                                   "interrupted", 999)
+    assert "not JSON" in (row.warning or "")   # the joined lines, as a full parse finds them
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])

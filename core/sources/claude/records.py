@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,13 +52,17 @@ class Parsed:
     lines: int = 0
 
 
+Skimmer = Callable[[bytes, int, int], "Record | None"]   # a stub for chunk[start:end], or None to parse it
+
+
 def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bool = True,
-                skim_results: bool = False, counted: Collection[str] | None = None) -> Parsed:
+                skim_results: bool = False, counted: Collection[str] | None = None,
+                skimmer: Skimmer | None = None) -> Parsed:
     """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
     whose first line is line `first_line`. Never raises for the bytes. `skim_results` (the listing's
     read: it needs the chain, not the tools' output) also skims large tool results to stubs.
     `counted` (a listing's read): decode with orjson (`agent_json.loads_line`), these being the record
-    types whose integers the reader uses."""
+    types whose integers the reader uses. `skimmer`: another store's stubs, tried on every line first."""
     parsed = Parsed(end=base_offset)
     complete = chunk.rfind(b"\n") + 1
     if complete == 0:
@@ -73,6 +77,9 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
             end = chunk.find(b"\n", start)
             number, begin, start = number + 1, start, end + 1
             if end == begin or chunk[begin:begin + 1].isspace() and chunk[begin:end].isspace():
+                continue
+            if skimmer is not None and (stub := skimmer(chunk, begin, end)) is not None:
+                records.append(stub)
                 continue
             if skim and end - begin >= SKIM_OVER:
                 stub = _skimmed(chunk, begin, end) or (_skimmed_result(chunk, begin, end) if skim_results else None)

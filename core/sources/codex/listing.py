@@ -53,7 +53,7 @@ COUNTED = frozenset({"event_msg", "session_meta"})   # the records whose integer
 
 
 def _parse(data: bytes, start: int, first: int) -> Parsed:
-    return parse_rollout(data, start, first_line=first, counted=COUNTED)
+    return parse_rollout(data, start, first_line=first, counted=COUNTED, skim=True)
 
 
 def read_rollout(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
