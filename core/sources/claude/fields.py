@@ -18,7 +18,7 @@ from .messages import ASSISTANT, BOUNDARY, ERROR, INTERRUPT, PROMPT, count, turn
 from .records import Record
 
 HIDDEN_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})   # `claude -p` and the SDKs: its picker hides them
-_FORMAT = 1
+_FORMAT = 2   # 2: packed by marshal
 _ENDINGS: dict[str, Status] = {ASSISTANT: "succeeded", ERROR: "failed", INTERRUPT: "interrupted"}   # how a turn ended
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 _SCALARS = ("session_id", "cwd", "custom_title", "ai_title", "summary", "last_activity", "branch", "version",

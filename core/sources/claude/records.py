@@ -38,6 +38,7 @@ _RESULT_HEAD = re.compile(
     rb'\{"parentUuid":(?:null|"([0-9A-Za-z-]{1,64})"),"isSidechain":(true|false),(?:"promptId":"[0-9A-Za-z-]{1,64}",)?'
     rb'"type":"user","message":\{"role":"user","content":\[\{"tool_use_id":"[0-9A-Za-z_-]{1,128}","type":"tool_result"')
 _RESULT_TAIL = re.compile(rb'\]\},"uuid":"([0-9A-Za-z-]{1,64})","timestamp":"([0-9T:.Z+-]{1,40})"')
+_RESULT_TAIL_MARK = b']},"uuid":"'
 _INTERRUPTED = b"[Request interrupted"
 
 
@@ -81,7 +82,7 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
             if skimmer is not None and (stub := skimmer(chunk, begin, end)) is not None:
                 records.append(stub)
                 continue
-            if skim and end - begin >= SKIM_OVER:
+            if skim and (skim_results or end - begin >= SKIM_OVER):
                 stub = _skimmed(chunk, begin, end) or (_skimmed_result(chunk, begin, end) if skim_results else None)
                 if stub is not None:
                     records.append(stub)
@@ -147,7 +148,8 @@ def _skimmed_result(chunk: bytes, start: int, end: int) -> Record | None:
         return None
     # Inside a JSON string every quote is escaped, so the first `]},"uuid":"` after the head is the
     # record's own key, right after its message.
-    tail = _RESULT_TAIL.search(chunk, head.end(), end)
+    at = chunk.find(_RESULT_TAIL_MARK, head.end(), end)   # a byte search: the regex's own scan of the output cost more
+    tail = _RESULT_TAIL.match(chunk, at, end) if at != -1 else None
     if tail is None:
         return None
     parent = head.group(1)
