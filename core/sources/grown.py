@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from ..session_files import chunks_of, opened_regular_file
+from ..session_files import MAX_SESSION_BYTES, opened_regular_file, read_all
 from .base import SessionFile
 
 EDGE = 4096                      # the bytes hashed at the start of a file and before the offset read to
@@ -167,7 +167,7 @@ def read_grown(path: Path, root: Path, previous: bytes | None, *, parse: Callabl
             os.lseek(fd, start, os.SEEK_SET)
         else:
             fold, start, lines, warnings = new_fold(), 0, 0, []
-        data = b"".join(chunks_of(fd))
+        data = read_all(fd, info.st_size - start, MAX_SESSION_BYTES)   # one read of the size: no chunks joined
         mtime_ns = os.fstat(fd).st_mtime_ns
         parsed = parse(data, start, lines + 1)
         end = parsed.end   # a truncated last line is read again next time
