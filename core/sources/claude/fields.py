@@ -53,6 +53,22 @@ class ClaudeFields:
     warning: str | None               # the lines that could not be read, for the listing's warning
 
 
+def orjson_exact(record: Record) -> bool:
+    """Whether orjson's value of a record is json's for every number the fold reads: no float where a
+    usage count, a compaction's tokens or a cost is (orjson reads an integer beyond 64 bits as one)."""
+    kind = record.get("type")
+    if kind == "assistant":
+        _, usage = usage_of(record)
+        return usage is None or not any(isinstance(usage.get(key), float) for key in _USAGE_KEYS)
+    if kind == "system":
+        metadata = record.get("compactMetadata")
+        return not isinstance(metadata, dict) or not isinstance(metadata.get("postTokens"), float)
+    if kind == "cost-state":
+        cost = record.get("totalCostUSD")
+        return not isinstance(cost, float) or abs(cost) < 2**63
+    return True
+
+
 class ListingFold:
     """The listing fields of a session, fed its records chunk by chunk."""
 

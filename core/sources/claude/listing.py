@@ -26,7 +26,7 @@ from ...session_files import ReadProblem, chunks_of, opened_regular_file
 from ..agent_store import odd_folder_note, recorded_folder
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from ..grown import GrownRead, HeadKeys, files_of_workspaces, first_record, read_grown
-from .fields import ClaudeFields, ListingFold
+from .fields import ClaudeFields, ListingFold, orjson_exact
 from .keep import kept_path, kept_sessions
 from .layout import SUFFIX, ClaudeRoot, is_session_id
 from .records import Parsed, parse_lines
@@ -44,11 +44,8 @@ def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
-COUNTED = frozenset({"assistant", "system", "cost-state"})   # the records whose integers the fold uses
-
-
 def _parse(data: bytes, start: int, first: int) -> Parsed:
-    return parse_lines(data, start, first_line=first, skim_results=True, counted=COUNTED)
+    return parse_lines(data, start, first_line=first, skim_results=True, exact=orjson_exact)
 
 
 def read_session_file(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:

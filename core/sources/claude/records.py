@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent_json import loads_line, may_hold_surrogates, without_surrogates
+from ..agent_json import Exact, loads_line, may_hold_surrogates, without_surrogates
 
 Record = dict[str, Any]
 
@@ -57,13 +57,13 @@ Skimmer = Callable[[bytes, int, int], "Record | None"]   # a stub for chunk[star
 
 
 def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bool = True,
-                skim_results: bool = False, counted: Collection[str] | None = None,
+                skim_results: bool = False, exact: Exact | None = None,
                 skimmer: Skimmer | None = None) -> Parsed:
     """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
     whose first line is line `first_line`. Never raises for the bytes. `skim_results` (the listing's
     read: it needs the chain, not the tools' output) also skims large tool results to stubs.
-    `counted` (a listing's read): decode with orjson (`agent_json.loads_line`), these being the record
-    types whose integers the reader uses. `skimmer`: another store's stubs, tried on every line first."""
+    `exact` (a listing's read): decode with orjson where it tells that orjson's record is json's for
+    what the reader uses (`agent_json.loads_line`). `skimmer`: another store's stubs, tried on every line first."""
     parsed = Parsed(end=base_offset)
     complete = chunk.rfind(b"\n") + 1
     if complete == 0:
@@ -88,8 +88,8 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
                     records.append(stub)
                     continue
             try:
-                if counted is not None:
-                    record = loads_line(chunk, view, begin, end, counted)
+                if exact is not None:
+                    record = loads_line(chunk, view, begin, end, exact)
                 else:   # decoded here: json's own guess takes some bytes for UTF-16
                     record = json.loads(str(view[begin:end], "utf-8"))
                     if may_hold_surrogates(chunk, begin, end):   # a byte search of the parsed lines only

@@ -31,7 +31,7 @@ from ..agent_store import odd_folder_note, recorded_folder
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from ..grown import GrownRead, HeadKeys, files_of_workspaces, first_record, read_grown
 from ..transcript_search import search_records
-from .fields import CodexFields, ListingFold
+from .fields import CodexFields, ListingFold, orjson_exact
 from .layout import ARCHIVED, CodexRoot, session_id_of
 from .lineage import Lineage, inherited, inherited_by
 from .records import SESSION_META, Parsed, Record, kind_of, parse_rollout
@@ -49,11 +49,8 @@ def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
-COUNTED = frozenset({"event_msg", "session_meta"})   # the records whose integers the fold uses
-
-
 def _parse(data: bytes, start: int, first: int) -> Parsed:
-    return parse_rollout(data, start, first_line=first, counted=COUNTED, skim=True)
+    return parse_rollout(data, start, first_line=first, exact=orjson_exact, skim=True)
 
 
 def read_rollout(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:

@@ -9,9 +9,9 @@ reader of a record needs: its kind (`type`, and `payload.type` for `response_ite
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
 from typing import Any
 
+from ..agent_json import Exact
 from ..claude.records import Parsed, Record, parse_lines
 
 SESSION_META = "session_meta"
@@ -37,11 +37,11 @@ __all__ = ["COMPACTED", "EVENT", "KNOWN_TYPES", "RESPONSE_ITEM", "SESSION_META",
 
 
 def parse_rollout(chunk: bytes, base_offset: int = 0, *, first_line: int = 1,
-                  counted: Collection[str] | None = None, skim: bool = False) -> Parsed:
+                  exact: Exact | None = None, skim: bool = False) -> Parsed:
     """The records of the complete lines of `chunk` (which starts at `base_offset` in the file);
-    `counted`: as `parse_lines` takes it, and `skim`: the lines a listing never looks into are stubs
+    `exact`: as `parse_lines` takes it, and `skim`: the lines a listing never looks into are stubs
     (`skimmed`), both for a listing's read."""
-    return parse_lines(chunk, base_offset, first_line=first_line, skim=False, counted=counted,
+    return parse_lines(chunk, base_offset, first_line=first_line, skim=False, exact=exact,
                        skimmer=skimmed if skim else None)
 
 
