@@ -97,8 +97,13 @@ class ChainTable:
             synthetic = model == SYNTHETIC_MODEL   # Claude Code's own placeholder reply: no model, no usage
             extra = [model if isinstance(model, str) and model and not synthetic else None,
                      context_of(usage) if usage is not None and not synthetic else None]
-        row = [uuid, parent if isinstance(parent, str) else None, kind, 1 if record.get("isSidechain") is True else 0,
-               extra]
+        if isinstance(parent, str):
+            known_parent = self.index.get(parent)
+            if known_parent is not None:   # its row's own string: `pack` stores it once (marshal's references)
+                parent = self.rows[known_parent][UUID]
+        else:
+            parent = None
+        row = [uuid, parent, kind, 1 if record.get("isSidechain") is True else 0, extra]
         known = self.index.get(uuid)
         if known is not None:   # a uuid written twice (a re-sent record): the newer line wins, in its old place
             self.rows[known] = row

@@ -144,13 +144,13 @@ def _skimmed_result(chunk: bytes, start: int, end: int) -> Record | None:
     (a tool result), and the size of the line; None to parse it whole (another form, or a result
     that also carries the interruption marker, which makes it an interruption)."""
     head = _RESULT_HEAD.match(chunk, start, end)
-    if head is None or chunk.find(_INTERRUPTED, start, end) != -1:
+    if head is None:
         return None
     # Inside a JSON string every quote is escaped, so the first `]},"uuid":"` after the head is the
-    # record's own key, right after its message.
-    at = chunk.find(_RESULT_TAIL_MARK, head.end(), end)   # a byte search: the regex's own scan of the output cost more
+    # record's own key, right after its message (a byte search: the regex's own scan cost more).
+    at = chunk.find(_RESULT_TAIL_MARK, head.end(), end)
     tail = _RESULT_TAIL.match(chunk, at, end) if at != -1 else None
-    if tail is None:
+    if tail is None or chunk.find(_INTERRUPTED, head.end(), at) != -1:   # the message only, not what follows it
         return None
     parent = head.group(1)
     return {
