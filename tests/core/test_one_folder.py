@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from reprise.core.catalog import Catalog
 from reprise.core.paths import OwnPaths, workspace_key
 from reprise.core.sources.base import ListedFile, ListingSource, SessionFile
@@ -38,6 +40,8 @@ class CountingClaude(ClaudeListing):
 
 
 class CountingCodex(CodexListing):
+    """The Codex listing, counting the files it reads."""
+
     def __init__(self, root: Path, data: Path):
         super().__init__([root], OwnPaths(data, "codex"))
         self.read: list[str] = []
@@ -80,18 +84,21 @@ def rows_by_id(catalog: Catalog, keys: list[str] | None) -> dict[str, tuple[str,
     return {row.file_id: (row.workspace_key, row.fields) for row in rows}
 
 
-def test_one_claude_folder_cold_reads_only_the_files_that_record_it(tmp_path):
-    root = tmp_path / "claude"
-    placed = write_claude(root)
-    listing = CountingClaude(root, tmp_path / "data")
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_one_folder_cold_reads_only_the_files_that_record_it(agent, tmp_path):
+    # Claude Code: beta's own two files and the one in alpha's project folder that records beta, not
+    # the one in beta's project folder that records no folder (its folder is guessed from the slug)
+    root = tmp_path / agent
+    placed = write_claude(root) if agent == "claude" else write_codex(root)
+    counting, plain, name = (CountingClaude, ClaudeListing, "claude") if agent == "claude" else (
+        CountingCodex, CodexListing, "codex")
+    listing = counting(root, tmp_path / "data")
     catalog = Catalog([listing], tmp_path / "cache")
     beta = rows_by_id(catalog, [workspace_key(B)])
-    of_beta = sorted(name for name, folder in placed.items() if workspace_key(folder) == workspace_key(B))
-    assert sorted(listing.read) == of_beta
-    assert len(of_beta) == 3   # its own two and the one in alpha's project folder; not the one without a folder
+    of_beta = sorted(file for file, folder in placed.items() if workspace_key(folder) == workspace_key(B))
+    assert sorted(listing.read) == of_beta and len(of_beta) == 3
     assert {key for key, _ in beta.values()} == {workspace_key(B)}
-    whole = rows_by_id(Catalog([ClaudeListing([root], OwnPaths(tmp_path / "data2", "claude"))],
-                               tmp_path / "cache2"), None)
+    whole = rows_by_id(Catalog([plain([root], OwnPaths(tmp_path / "data2", name))], tmp_path / "cache2"), None)
     assert beta == {file_id: row for file_id, row in whole.items() if row[0] == workspace_key(B)}
     # The next listing of everything reads the rest, once; the one after reads nothing.
     listing.read.clear()
@@ -153,21 +160,6 @@ def write_codex(root: Path) -> dict[str, str]:
     settled(path)
     placed[path.name] = str(root)
     return placed
-
-
-def test_one_codex_folder_cold_reads_only_its_rollouts(tmp_path):
-    root = tmp_path / "codex"
-    placed = write_codex(root)
-    listing = CountingCodex(root, tmp_path / "data")
-    catalog = Catalog([listing], tmp_path / "cache")
-    beta = rows_by_id(catalog, [workspace_key(B)])
-    assert sorted(listing.read) == sorted(name for name, folder in placed.items() if folder == B)
-    whole = rows_by_id(Catalog([CodexListing([root], OwnPaths(tmp_path / "data2", "codex"))],
-                               tmp_path / "cache2"), None)
-    assert beta == {file_id: row for file_id, row in whole.items() if row[0] == workspace_key(B)}
-    listing.read.clear()
-    assert rows_by_id(catalog, None) == whole
-    assert sorted(listing.read) == sorted(name for name, folder in placed.items() if folder != B)
 
 
 def test_a_rollout_whose_first_session_meta_has_no_id_is_read_whole(tmp_path):

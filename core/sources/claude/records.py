@@ -8,7 +8,9 @@ U+FFFD (`agent_json`). With `skim` (the default) the large lines the readers
 need nothing from are not parsed: the request log (`api-request*`: the request snapshots that
 make even a one-turn file 140 KB) becomes a stub naming its type, and a large `attachment` a
 stub with only its chain fields (uuid, parent, sidechain, timestamp), read from the line's
-compact form; a line whose form does not match is parsed whole.
+compact form; a line whose form does not match is parsed whole. The listing's read
+(`skim_results`) also stubs tool results, and stubs these lines at any size; it decodes the rest
+with orjson (`exact`, `agent_json.loads_line`).
 """
 
 from __future__ import annotations
