@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from ..session_files import MAX_SESSION_BYTES, opened_regular_file, read_all
-from .base import SessionFile
+from .base import HeadKeys, SessionFile
 
 EDGE = 4096                      # the bytes hashed at the start of a file and before the offset read to
 MAX_WARNINGS = 5
@@ -209,9 +209,6 @@ def first_record(path: Path, root: Path, parse: Callable[[bytes, int, int], Pars
             if len(data) < cap:   # the whole file (a cut last line is not read whole either)
                 return None, True
     return None, False
-
-
-HeadKeys = dict[str, tuple[int, int, str | None]]   # {path: (size, mtime_ns, the workspace its head names)}
 
 
 def files_of_workspaces(files: Iterable[SessionFile], keys: Collection[str], known: HeadKeys,

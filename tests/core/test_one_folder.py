@@ -120,6 +120,10 @@ def test_one_folder_looks_at_each_unread_head_once_until_the_file_changes(tmp_pa
     listing.read.clear()
     catalog.refresh([workspace_key(A)])
     assert listing.heads == [] and listing.read == []
+    # nor does another process's listing of it: the catalog keeps what the heads told
+    again = CountingClaude(root, tmp_path / "data")
+    Catalog([again], tmp_path / "cache").refresh([workspace_key(A)])
+    assert again.heads == [] and again.read == []
     # A file of beta rewritten to record alpha is looked at again, and read for alpha.
     moved = next(name for name, folder in placed.items() if folder == B)
     path = next(root.glob(f"projects/*/{moved}"))
@@ -176,4 +180,4 @@ def test_a_rollout_whose_first_session_meta_has_no_id_is_read_whole(tmp_path):
 
 def test_every_source_may_offer_all_its_changed_files_by_default(tmp_path):
     files = [SessionFile(None, "x", "/nowhere/x.json", 1, 1)]
-    assert ListingSource.files_of_workspaces(object(), files, ["k"]) is files  # type: ignore[arg-type]
+    assert ListingSource.files_of_workspaces(object(), files, ["k"], {}) is files  # type: ignore[arg-type]

@@ -24,8 +24,8 @@ from ...problems import Problem
 from ...rooted import Root
 from ...session_files import ReadProblem, chunks_of, opened_regular_file
 from ..agent_store import odd_folder_note, recorded_folder
-from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
-from ..grown import GrownRead, HeadKeys, files_of_workspaces, first_record, read_grown
+from ..base import HeadKeys, ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from ..grown import GrownRead, files_of_workspaces, first_record, read_grown
 from .fields import ClaudeFields, ListingFold, orjson_exact
 from .keep import kept_path, kept_sessions
 from .layout import SUFFIX, ClaudeRoot, is_session_id
@@ -104,7 +104,6 @@ class ClaudeListing(ListingSource):
         self.archive = Archive(own_paths)
         self.bytes_read = 0   # what read_listing took from the disk, past the edges it checks (for the benchmarks)
         self._kept: dict[str, str] | None = None   # {session id: kept copy} of the sessions only kept copies hold
-        self._heads: HeadKeys = {}   # the workspace each file's head names (`files_of_workspaces`)
         self.kept_problems: list[Problem] = []
 
     def __reduce__(self) -> tuple[Callable[[list[str], str], ClaudeListing], tuple[list[str], str]]:
@@ -171,11 +170,12 @@ class ClaudeListing(ListingSource):
             return kept.get(file_id, f"{self._own_paths.root}/{KEPT}/{file_id}")
         return f"{group}/{file_id}{SUFFIX}"
 
-    def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str]) -> list[SessionFile]:
+    def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str], known: HeadKeys
+                            ) -> list[SessionFile]:
         """The files whose first record naming a folder (`cwd`, in their head) names one of these
         workspaces, or whose head names none: the project folder's slug is lossy, and a file may
         record another folder than the one its project folder is named after."""
-        return files_of_workspaces(files, keys, self._heads, self._head_key)
+        return files_of_workspaces(files, keys, known, self._head_key)
 
     def _head_key(self, file: SessionFile) -> str | None:
         """The workspace key `read_listing` will give the file, from its head; None when the head does not tell."""

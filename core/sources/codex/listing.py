@@ -28,8 +28,8 @@ from ...problems import Problem
 from ...rooted import Root
 from ...session_files import ReadProblem, read_regular_file
 from ..agent_store import odd_folder_note, recorded_folder
-from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
-from ..grown import GrownRead, HeadKeys, files_of_workspaces, first_record, read_grown
+from ..base import HeadKeys, ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from ..grown import GrownRead, files_of_workspaces, first_record, read_grown
 from ..transcript_search import search_records
 from .fields import CodexFields, ListingFold, orjson_exact
 from .layout import ARCHIVED, CodexRoot, session_id_of
@@ -106,7 +106,6 @@ class CodexListing(ListingSource):
         self.bytes_read = 0   # what read_listing took from the disk (for the benchmarks)
         self._names: dict[str, dict[str, str]] = {}   # {group: {session id: file name}}
         self._named: dict[Path, tuple[dict[str, str], int]] = {}   # each root's names as the last listing began
-        self._heads: HeadKeys = {}   # the workspace each rollout's head names (`files_of_workspaces`)
 
     def __reduce__(self) -> tuple[Callable[[list[str], str], CodexListing], tuple[list[str], str]]:
         return _listing_at, ([str(root.path) for root in self.roots], str(self._own_paths.root))
@@ -198,10 +197,11 @@ class CodexListing(ListingSource):
         except (RepriseError, KeyError):
             return None
 
-    def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str]) -> list[SessionFile]:
+    def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str], known: HeadKeys
+                            ) -> list[SessionFile]:
         """The rollouts whose first `session_meta` (its first line, as Codex writes it) names one of
         these workspaces, or whose head does not tell."""
-        return files_of_workspaces(files, keys, self._heads, self._head_key)
+        return files_of_workspaces(files, keys, known, self._head_key)
 
     def _head_key(self, file: SessionFile) -> str | None:
         """The workspace key `read_listing` will give the rollout, from its head; None when the head
