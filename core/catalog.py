@@ -46,10 +46,10 @@ from .search_index import TABLES as SEARCH_TABLES
 from .search_index import FileState, IndexedFile, Record, SearchHit, SearchIndex
 from .search_match import Query
 from .search_snippet import Excerpt
-from .sources.base import ListedFile, ListingFields, ListingSource, SessionFile
+from .sources.base import HeadKeys, ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
-SCHEMA = 14   # 14: a Claude Code row records the window of its model (issue 25)
+SCHEMA = 15   # 15: the heads of files a one-folder listing did not read (issue 27)
 PARALLEL_MIN = 400
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
@@ -274,6 +274,7 @@ class Catalog:
         self._search_ready: sqlite3.Connection | None = None   # the connection whose search tables are checked
         self._search_notices: list[str] = []
         self.scan_problems: list[Problem] = []
+        self._heads: dict[str, HeadKeys] = {}   # by source: what each unread file's head told (`_of_workspaces`)
 
     # --- database ------------------------------------------------------------------------
 
@@ -294,6 +295,7 @@ class Catalog:
             "DROP TABLE IF EXISTS files",
             "DROP TABLE IF EXISTS file_data",
             "DROP TABLE IF EXISTS meta",
+            "DROP TABLE IF EXISTS heads",
             *(f"DROP TABLE IF EXISTS {name}" for name in row_snapshot.TABLE_NAMES),
             *(f"DROP TABLE IF EXISTS {name}" for name in (*OLD_SEARCH_TABLE_NAMES, *SEARCH_TABLE_NAMES)),
             """CREATE TABLE files (
@@ -306,6 +308,11 @@ class Catalog:
             """CREATE TABLE file_data (
                 source TEXT NOT NULL, grp TEXT NOT NULL, file_id TEXT NOT NULL, details TEXT NOT NULL, carry BLOB,
                 PRIMARY KEY (source, grp, file_id)) WITHOUT ROWID""",
+            # What the head of a file not read yet names (a one-folder listing of a store that records the
+            # folder in each file reads only that folder's files).
+            """CREATE TABLE heads (
+                source TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                workspace_key TEXT, PRIMARY KEY (source, path)) WITHOUT ROWID""",
             "CREATE INDEX workspace_files ON files (workspace_key)",
             # `workspace_folder`, asked for each workspace a listing shows whose folder is not recorded:
             # with the index above it looked at every file of the workspace.
@@ -386,6 +393,10 @@ class Catalog:
                 # grouped by workspace is scanned a folder at a time, holding one folder's stats.
                 on_disk = list(on_disk)
             touched = self._compare(source, on_disk, known, cached, changed, deleted)
+            if keys is not None and not source.groups_are_workspaces and source.name in changed:
+                # Only the files that can hold these workspaces are read; the others stay new (no row)
+                # until a listing wants them.
+                changed[source.name] = self._of_workspaces(source, changed[source.name], keys)
             if groups is None:
                 whole.append((source, known, touched))
         read = self._read(self._with_carries(changed, cached), now_ns)
@@ -405,6 +416,10 @@ class Catalog:
                 db.executemany("DELETE FROM file_data WHERE source = ? AND grp = ? AND file_id = ?", deleted)
                 db.executemany(_INSERT, [_record_of(item) for item in read])
                 db.executemany(_INSERT_DATA, [_data_of(item) for item in read])
+                for source, _, _ in whole if keys is None else []:   # every file read now: no head to remember
+                    if not source.groups_are_workspaces and self._heads_of(source):
+                        db.execute("DELETE FROM heads WHERE source = ?", (source.name,))
+                        self._heads[source.name] = {}
                 racy = {(item.row.source, item.row.group, item.row.file_id) for item in read if item.racy}
                 for source, known, touched in current:
                     row_snapshot.store(db, source.name, _folders_after(source, known, touched, cached, racy))
@@ -455,6 +470,29 @@ class Catalog:
                 touched[group] = None
                 deleted.extend((name, group, file_id) for file_id in folder.stats)
         return touched
+
+    def _of_workspaces(self, source: ListingSource, files: list[SessionFile], keys: list[str]) -> list[SessionFile]:
+        """The source's files that can hold these workspaces (`files_of_workspaces`), with what their
+        heads told before kept in the catalog (`heads`), so that a new process listing one folder does
+        not look at the other folders' heads again."""
+        known = self._heads_of(source)
+        before = {file.path: known.get(file.path) for file in files}
+        chosen = source.files_of_workspaces(files, keys, known)
+        told = [(source.name, path, *known[path]) for path, was in before.items()
+                if path in known and known[path] != was]
+        if told:
+            with self._transaction() as db:
+                db.executemany("INSERT OR REPLACE INTO heads (source, path, size, mtime_ns, workspace_key) "
+                               "VALUES (?, ?, ?, ?, ?)", told)
+        return chosen
+
+    def _heads_of(self, source: ListingSource) -> HeadKeys:
+        known = self._heads.get(source.name)
+        if known is None:
+            known = self._heads[source.name] = {
+                str(path): (int(size), int(mtime_ns), key) for path, size, mtime_ns, key in self.db.execute(
+                    "SELECT path, size, mtime_ns, workspace_key FROM heads WHERE source = ?", (source.name,))}
+        return known
 
     def _scan(self, source: ListingSource, groups: list[str] | None, known: SourceRows
               ) -> Iterator[tuple[str, FolderStats]]:

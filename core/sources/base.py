@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, NamedTuple
@@ -66,6 +66,10 @@ class SessionFile:
     mtime_ns: int
     carry: bytes | None = None
     group: str = ""   # the group `file_stats` named it in
+
+
+# {path: (size, mtime_ns, the workspace key its head names, or None when it does not tell)}
+HeadKeys = dict[str, tuple[int, int, str | None]]
 
 
 @dataclass(slots=True)
@@ -203,6 +207,14 @@ class ListingSource(ABC):
     @abstractmethod
     def workspace_path(self, key: str) -> str | None:
         """The folder a workspace key stands for, when the store knows it apart from its files."""
+
+    def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str], known: HeadKeys
+                            ) -> list[SessionFile]:
+        """Of these new or changed files of a store that records the folder in each file, those that can
+        hold a session of these workspaces (the rest are not read for a listing of these); all of them
+        unless the source can tell from less than a read of each. `known`: what it told of each file
+        before, by path, which it keeps up to date (the catalog stores it)."""
+        return files
 
     @property
     @abstractmethod

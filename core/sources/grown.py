@@ -18,15 +18,17 @@ import hashlib
 import json
 import os
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from ..session_files import chunks_of, opened_regular_file
+from ..session_files import MAX_SESSION_BYTES, opened_regular_file, read_all
+from .base import HeadKeys, SessionFile
 
 EDGE = 4096                      # the bytes hashed at the start of a file and before the offset read to
 MAX_WARNINGS = 5
+HEADS = (16 << 10, 256 << 10, 4 << 20)   # the heads `first_record` reads, each only when the one before ended mid-line
 # magic, offset, lines, inode, device, size, mtime, ctime, head length, edge length
 _CARRY = struct.Struct("<4sQQQQQqqII")
 _MAGIC = b"RCL2"
@@ -165,7 +167,7 @@ def read_grown(path: Path, root: Path, previous: bytes | None, *, parse: Callabl
             os.lseek(fd, start, os.SEEK_SET)
         else:
             fold, start, lines, warnings = new_fold(), 0, 0, []
-        data = b"".join(chunks_of(fd))
+        data = read_all(fd, info.st_size - start, MAX_SESSION_BYTES)   # one read of the size: no chunks joined
         mtime_ns = os.fstat(fd).st_mtime_ns
         parsed = parse(data, start, lines + 1)
         end = parsed.end   # a truncated last line is read again next time
@@ -186,3 +188,42 @@ def read_grown(path: Path, root: Path, previous: bytes | None, *, parse: Callabl
                       info.st_ctime_ns, head_digest, head_length, edge_digest(edge), edge_length, warnings,
                       fold.to_bytes())
     return GrownRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)
+
+
+def first_record(path: Path, root: Path, parse: Callable[[bytes, int, int], Parsed],
+                 wanted: Callable[[dict[str, object]], bool]) -> tuple[dict[str, object] | None, bool]:
+    """The first record of the file that `wanted` takes, found in its head, line by line (a longer head
+    only when the shorter one ended before such a record): (the record, True); (None, True) when the
+    whole file holds none; (None, False) when its first 4 MB do not tell. The records are those `parse`
+    gives, as a whole read would feed them. Raises ReadProblem or FileNotFoundError as `read_grown` does."""
+    with opened_regular_file(path, root) as (fd, _):
+        start = 0   # the lines before it are read and hold none
+        for cap in HEADS:
+            data = pread_all(fd, cap, 0)
+            while (end := data.find(b"\n", start)) >= 0:
+                found = next((record for record in parse(data[start:end + 1], start, 1).records if wanted(record)),
+                             None)
+                if found is not None:
+                    return found, True
+                start = end + 1
+            if len(data) < cap:   # the whole file (a cut last line is not read whole either)
+                return None, True
+    return None, False
+
+
+def files_of_workspaces(files: Iterable[SessionFile], keys: Collection[str], known: HeadKeys,
+                        key_of: Callable[[SessionFile], str | None]) -> list[SessionFile]:
+    """Those of `files` whose head names one of these workspaces, or cannot tell (`key_of` gives None:
+    read it whole). `known` keeps each path's key with the (size, mtime) it was found at, so the head of
+    a file is read again only once the file changed."""
+    chosen = []
+    for file in files:
+        kept = known.get(file.path)
+        if kept is not None and kept[:2] == (file.size, file.mtime_ns):
+            key = kept[2]
+        else:
+            key = key_of(file)
+            known[file.path] = (file.size, file.mtime_ns, key)
+        if key is None or key in keys:
+            chosen.append(file)
+    return chosen

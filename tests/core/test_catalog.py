@@ -345,7 +345,7 @@ def test_the_details_layout_is_pinned_to_the_schema_version():
     must come with a SCHEMA bump, or an older cache would be read into the wrong fields."""
     from reprise.core import catalog as catalog_module
 
-    assert (catalog_module.SCHEMA, catalog_module.DETAILS_LAYOUT, catalog_module.USAGE_LAYOUT) == (14, (
+    assert (catalog_module.SCHEMA, catalog_module.DETAILS_LAYOUT, catalog_module.USAGE_LAYOUT) == (15, (
         "session_id", "workspace_key", "turns", "first_message", "last_message", "last_status", "pending",
         "last_activity", "activity_source", "context_tokens", "usage", "history_count", "branch", "model",
         "hidden_by_agent", "workspace_path", "warning", "agent_title", "context_window"), (

@@ -17,7 +17,7 @@ bytes (`to_bytes`/`from_bytes`), so a grown file never has to be read again from
 
 from __future__ import annotations
 
-import json
+import marshal
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,7 +39,7 @@ from .messages import (
 from .records import Record
 
 PREVIEW_CHARS = 400
-_FORMAT = 1
+_FORMAT = 2   # 2: marshalled
 
 # One row per record with a uuid: [uuid, parent uuid or None, kind, sidechain 0/1, extra]; extra is a
 # prompt's preview, [model, context] for an assistant message, a boundary's postTokens, else None.
@@ -97,8 +97,13 @@ class ChainTable:
             synthetic = model == SYNTHETIC_MODEL   # Claude Code's own placeholder reply: no model, no usage
             extra = [model if isinstance(model, str) and model and not synthetic else None,
                      context_of(usage) if usage is not None and not synthetic else None]
-        row = [uuid, parent if isinstance(parent, str) else None, kind, 1 if record.get("isSidechain") is True else 0,
-               extra]
+        if isinstance(parent, str):
+            known_parent = self.index.get(parent)
+            if known_parent is not None:   # its row's own string: `pack` stores it once (marshal's references)
+                parent = self.rows[known_parent][UUID]
+        else:
+            parent = None
+        row = [uuid, parent, kind, 1 if record.get("isSidechain") is True else 0, extra]
         known = self.index.get(uuid)
         if known is not None:   # a uuid written twice (a re-sent record): the newer line wins, in its old place
             self.rows[known] = row
@@ -195,14 +200,16 @@ class ChainTable:
 
 
 def pack(document: Any) -> bytes:
-    """A stored document: compact JSON, compressed (uuids are most of it)."""
-    return zlib.compress(json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode(), 1)
+    """A stored document: marshalled (its lists, strings and numbers only: json's encoder, in pure Python
+    for non-ASCII text, took a tenth of a cold listing), compressed (uuids are most of it). Reprise's
+    own cache keeps it, as it keeps its row snapshots (`row_snapshot`)."""
+    return zlib.compress(marshal.dumps(document), 1)
 
 
 def unpack(data: bytes) -> Any:
     try:
-        return json.loads(zlib.decompress(data))
-    except (zlib.error, ValueError) as exc:
+        return marshal.loads(zlib.decompress(data))
+    except (zlib.error, ValueError, EOFError, TypeError) as exc:
         raise ValueError(f"not a stored document ({exc})") from exc
 
 

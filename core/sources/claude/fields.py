@@ -18,7 +18,7 @@ from .messages import ASSISTANT, BOUNDARY, ERROR, INTERRUPT, PROMPT, count, turn
 from .records import Record
 
 HIDDEN_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})   # `claude -p` and the SDKs: its picker hides them
-_FORMAT = 1
+_FORMAT = 2   # 2: packed by marshal
 _ENDINGS: dict[str, Status] = {ASSISTANT: "succeeded", ERROR: "failed", INTERRUPT: "interrupted"}   # how a turn ended
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 _SCALARS = ("session_id", "cwd", "custom_title", "ai_title", "summary", "last_activity", "branch", "version",
@@ -51,6 +51,22 @@ class ClaudeFields:
     branches: int                     # conversations off the main chain (rewound turns, forks in the file)
     chain_cut_at: str | None          # the parent uuid the main chain stops at because the file lacks it
     warning: str | None               # the lines that could not be read, for the listing's warning
+
+
+def orjson_exact(record: Record) -> bool:
+    """Whether orjson's value of a record is json's for every number the fold reads: no float where a
+    usage count, a compaction's tokens or a cost is (orjson reads an integer beyond 64 bits as one)."""
+    kind = record.get("type")
+    if kind == "assistant":
+        _, usage = usage_of(record)
+        return usage is None or not any(isinstance(usage.get(key), float) for key in _USAGE_KEYS)
+    if kind == "system":
+        metadata = record.get("compactMetadata")
+        return not isinstance(metadata, dict) or not isinstance(metadata.get("postTokens"), float)
+    if kind == "cost-state":
+        cost = record.get("totalCostUSD")
+        return not isinstance(cost, float) or abs(cost) < 2**63
+    return True
 
 
 class ListingFold:

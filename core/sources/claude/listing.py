@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from ...archive import Archive
@@ -24,12 +24,12 @@ from ...problems import Problem
 from ...rooted import Root
 from ...session_files import ReadProblem, chunks_of, opened_regular_file
 from ..agent_store import odd_folder_note, recorded_folder
-from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
-from ..grown import GrownRead, read_grown
-from .fields import ClaudeFields, ListingFold
+from ..base import HeadKeys, ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from ..grown import GrownRead, files_of_workspaces, first_record, read_grown
+from .fields import ClaudeFields, ListingFold, orjson_exact
 from .keep import kept_path, kept_sessions
 from .layout import SUFFIX, ClaudeRoot, is_session_id
-from .records import parse_lines
+from .records import Parsed, parse_lines
 from .search import search_records
 from .windows import claude_window
 
@@ -44,11 +44,18 @@ def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
+def _parse(data: bytes, start: int, first: int) -> Parsed:
+    return parse_lines(data, start, first_line=first, skim_results=True, exact=orjson_exact)
+
+
 def read_session_file(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
     """Fold the file's records, from the previous read's offset when the file only grew since
     (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
-    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes,
-                      parse=lambda data, start, first: parse_lines(data, start, first_line=first, skim_results=True))
+    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes, parse=_parse)
+
+
+def _names_folder(record: dict[str, object]) -> bool:
+    return isinstance(record.get("cwd"), str)   # the fold keeps the first such record's (`ListingFold.feed`)
 
 
 def listing_fields(found: ClaudeFields, file_id: str, key: str, folder: str | None,
@@ -163,9 +170,32 @@ class ClaudeListing(ListingSource):
             return kept.get(file_id, f"{self._own_paths.root}/{KEPT}/{file_id}")
         return f"{group}/{file_id}{SUFFIX}"
 
+    def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str], known: HeadKeys
+                            ) -> list[SessionFile]:
+        """The files whose first record naming a folder (`cwd`, in their head) names one of these
+        workspaces, or whose head names none: the project folder's slug is lossy, and a file may
+        record another folder than the one its project folder is named after."""
+        return files_of_workspaces(files, keys, known, self._head_key)
+
+    def _head_key(self, file: SessionFile) -> str | None:
+        """The workspace key `read_listing` will give the file, from its head; None when the head does not tell."""
+        path = Path(file.path)
+        try:
+            record, whole = first_record(path, self.root_of(path), _parse, _names_folder)
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return None   # read whole: the read gives its problem
+        if record is None and not whole:
+            return None
+        cwd = record.get("cwd") if record is not None else None
+        folder = recorded_folder(cwd) if isinstance(cwd, str) else None
+        return workspace_key(folder if folder is not None else self._guessed(file))
+
+    def _guessed(self, file: SessionFile) -> str:
+        return folder_guess(file.group if file.group and file.group != KEPT else str(Path(file.path).parent))
+
     def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
         path = Path(file.path)
-        guessed = folder_guess(file.group if file.group and file.group != KEPT else str(path.parent))
+        guessed = self._guessed(file)
         try:
             read = read_session_file(path, self.root_of(path), file.carry)
         except FileNotFoundError:

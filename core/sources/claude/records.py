@@ -8,17 +8,20 @@ U+FFFD (`agent_json`). With `skim` (the default) the large lines the readers
 need nothing from are not parsed: the request log (`api-request*`: the request snapshots that
 make even a one-turn file 140 KB) becomes a stub naming its type, and a large `attachment` a
 stub with only its chain fields (uuid, parent, sidechain, timestamp), read from the line's
-compact form; a line whose form does not match is parsed whole.
+compact form; a line whose form does not match is parsed whole. The listing's read
+(`skim_results`) also stubs tool results, and stubs these lines at any size; it decodes the rest
+with orjson (`exact`, `agent_json.loads_line`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent_json import may_hold_surrogates, without_surrogates
+from ..agent_json import Exact, loads_line, may_hold_surrogates, without_surrogates
 
 Record = dict[str, Any]
 
@@ -37,6 +40,7 @@ _RESULT_HEAD = re.compile(
     rb'\{"parentUuid":(?:null|"([0-9A-Za-z-]{1,64})"),"isSidechain":(true|false),(?:"promptId":"[0-9A-Za-z-]{1,64}",)?'
     rb'"type":"user","message":\{"role":"user","content":\[\{"tool_use_id":"[0-9A-Za-z_-]{1,128}","type":"tool_result"')
 _RESULT_TAIL = re.compile(rb'\]\},"uuid":"([0-9A-Za-z-]{1,64})","timestamp":"([0-9T:.Z+-]{1,40})"')
+_RESULT_TAIL_MARK = b']},"uuid":"'
 _INTERRUPTED = b"[Request interrupted"
 
 
@@ -51,11 +55,17 @@ class Parsed:
     lines: int = 0
 
 
+Skimmer = Callable[[bytes, int, int], "Record | None"]   # a stub for chunk[start:end], or None to parse it
+
+
 def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bool = True,
-                skim_results: bool = False) -> Parsed:
+                skim_results: bool = False, exact: Exact | None = None,
+                skimmer: Skimmer | None = None) -> Parsed:
     """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
     whose first line is line `first_line`. Never raises for the bytes. `skim_results` (the listing's
-    read: it needs the chain, not the tools' output) also skims large tool results to stubs."""
+    read: it needs the chain, not the tools' output) also skims large tool results to stubs.
+    `exact` (a listing's read): decode with orjson where it tells that orjson's record is json's for
+    what the reader uses (`agent_json.loads_line`). `skimmer`: another store's stubs, tried on every line first."""
     parsed = Parsed(end=base_offset)
     complete = chunk.rfind(b"\n") + 1
     if complete == 0:
@@ -71,18 +81,24 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
             number, begin, start = number + 1, start, end + 1
             if end == begin or chunk[begin:begin + 1].isspace() and chunk[begin:end].isspace():
                 continue
-            if skim and end - begin >= SKIM_OVER:
+            if skimmer is not None and (stub := skimmer(chunk, begin, end)) is not None:
+                records.append(stub)
+                continue
+            if skim and (skim_results or end - begin >= SKIM_OVER):
                 stub = _skimmed(chunk, begin, end) or (_skimmed_result(chunk, begin, end) if skim_results else None)
                 if stub is not None:
                     records.append(stub)
                     continue
-            try:   # decoded here: json's own guess takes some bytes for UTF-16
-                record = json.loads(str(view[begin:end], "utf-8"))
+            try:
+                if exact is not None:
+                    record = loads_line(chunk, view, begin, end, exact)
+                else:   # decoded here: json's own guess takes some bytes for UTF-16
+                    record = json.loads(str(view[begin:end], "utf-8"))
+                    if may_hold_surrogates(chunk, begin, end):   # a byte search of the parsed lines only
+                        record = without_surrogates(record)   # half an emoji as U+FFFD, never unencodable text
             except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
                 parsed.warnings.append(f"line {number}: not JSON ({_reason(exc)})")
                 continue
-            if may_hold_surrogates(chunk, begin, end):   # a byte search of the parsed lines only
-                record = without_surrogates(record)   # half an emoji shown as U+FFFD, never unencodable text
             if not isinstance(record, dict):
                 parsed.warnings.append(f"line {number}: not a JSON object")
             elif not isinstance(record.get("type"), str):
@@ -130,12 +146,13 @@ def _skimmed_result(chunk: bytes, start: int, end: int) -> Record | None:
     (a tool result), and the size of the line; None to parse it whole (another form, or a result
     that also carries the interruption marker, which makes it an interruption)."""
     head = _RESULT_HEAD.match(chunk, start, end)
-    if head is None or chunk.find(_INTERRUPTED, start, end) != -1:
+    if head is None:
         return None
     # Inside a JSON string every quote is escaped, so the first `]},"uuid":"` after the head is the
-    # record's own key, right after its message.
-    tail = _RESULT_TAIL.search(chunk, head.end(), end)
-    if tail is None:
+    # record's own key, right after its message (a byte search: the regex's own scan cost more).
+    at = chunk.find(_RESULT_TAIL_MARK, head.end(), end)
+    tail = _RESULT_TAIL.match(chunk, at, end) if at != -1 else None
+    if tail is None or chunk.find(_INTERRUPTED, head.end(), at) != -1:   # the message only, not what follows it
         return None
     parent = head.group(1)
     return {

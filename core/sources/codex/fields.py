@@ -62,6 +62,28 @@ def session_source(payload: dict[str, Any]) -> str | None:
     return None
 
 
+def orjson_exact(record: Record) -> bool:
+    """Whether orjson's value of a record is json's for every number the fold reads: no float where a
+    token count, a window or a fork's ordinal is (orjson reads an integer beyond 64 bits as one)."""
+    payload = record.get("payload")
+    if not isinstance(payload, dict):
+        return True
+    kind = record.get("type")
+    if kind == SESSION_META:
+        return not isinstance(payload.get("forked_from_ordinal_exclusive"), float)
+    if kind != EVENT:
+        return True
+    info = payload.get("info")
+    numbers = [payload.get("model_context_window")]
+    if isinstance(info, dict):
+        numbers.append(info.get("model_context_window"))
+        for name in ("last_token_usage", "total_token_usage"):
+            usage = info.get(name)
+            if isinstance(usage, dict):
+                numbers.extend(usage.values())
+    return not any(isinstance(number, float) for number in numbers)
+
+
 @dataclass(slots=True)
 class CodexFields:
     """What a listing shows of one Codex session."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from ...archive import Archive
@@ -28,13 +28,13 @@ from ...problems import Problem
 from ...rooted import Root
 from ...session_files import ReadProblem, read_regular_file
 from ..agent_store import odd_folder_note, recorded_folder
-from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
-from ..grown import GrownRead, read_grown
+from ..base import HeadKeys, ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from ..grown import GrownRead, files_of_workspaces, first_record, read_grown
 from ..transcript_search import search_records
-from .fields import CodexFields, ListingFold
+from .fields import CodexFields, ListingFold, orjson_exact
 from .layout import ARCHIVED, CodexRoot, session_id_of
 from .lineage import Lineage, inherited, inherited_by
-from .records import Record, parse_rollout
+from .records import SESSION_META, Parsed, Record, kind_of, parse_rollout
 from .retention import ARCHIVED_NOTE
 from .titles import SessionIndex
 from .transcript import read_transcript
@@ -49,11 +49,18 @@ def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
+def _parse(data: bytes, start: int, first: int) -> Parsed:
+    return parse_rollout(data, start, first_line=first, exact=orjson_exact, skim=True)
+
+
 def read_rollout(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
     """Fold the rollout's records, from the previous read's offset when it only grew since
     (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
-    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes,
-                      parse=lambda data, start, first: parse_rollout(data, start, first_line=first))
+    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes, parse=_parse)
+
+
+def _is_meta(record: dict[str, object]) -> bool:
+    return kind_of(record)[0] == SESSION_META
 
 
 def listing_fields(found: CodexFields, file_id: str, key: str, title: str | None, warnings: Sequence[str], *,
@@ -189,6 +196,31 @@ class CodexListing(ListingSource):
             return self.indexes[self.root_of(path).path].name_of(session_id)
         except (RepriseError, KeyError):
             return None
+
+    def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str], known: HeadKeys
+                            ) -> list[SessionFile]:
+        """The rollouts whose first `session_meta` (its first line, as Codex writes it) names one of
+        these workspaces, or whose head does not tell."""
+        return files_of_workspaces(files, keys, known, self._head_key)
+
+    def _head_key(self, file: SessionFile) -> str | None:
+        """The workspace key `read_listing` will give the rollout, from its head; None when the head
+        does not tell (no session_meta there, or one without an id: the fold takes a later one's folder)."""
+        path = Path(file.path)
+        try:
+            record, whole = first_record(path, self.root_of(path).path, _parse, _is_meta)
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return None
+        if record is None:
+            return self._fallback_key(path) if whole else None   # the rollout has no session_meta: a problem row
+        payload = record.get("payload")
+        if not isinstance(payload, dict) or not isinstance(payload.get("id"), str):
+            return None
+        cwd = payload.get("cwd")
+        if not isinstance(cwd, str):
+            return self._fallback_key(path)
+        folder = recorded_folder(cwd)
+        return workspace_key(folder) if folder is not None else UNKNOWN_FOLDER_KEY
 
     def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
         path = Path(file.path)

@@ -8,8 +8,10 @@ reader of a record needs: its kind (`type`, and `payload.type` for `response_ite
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ..agent_json import Exact
 from ..claude.records import Parsed, Record, parse_lines
 
 SESSION_META = "session_meta"
@@ -20,13 +22,48 @@ COMPACTED = "compacted"
 KNOWN_TYPES = frozenset({SESSION_META, TURN_CONTEXT, RESPONSE_ITEM, EVENT, COMPACTED, "token_usage_record",
                          "world_state"})
 
+# The events the listing fold reads (`fields.ListingFold._event`); an item_completed only when it is a UserMessage.
+LISTED_EVENTS = frozenset({b"task_started", b"user_message", b"item_completed", b"task_complete", b"turn_aborted",
+                           b"aborted", b"error", b"token_count"})
+_SKIMMED_HEAD = re.compile(
+    rb'\{"timestamp":"([0-9T:.Z+-]{1,40})",(?:"ordinal":[0-9]{1,18},)?'
+    rb'"type":"(response_item|token_usage_record|world_state|event_msg)","payload":\{'
+    rb'(?:"type":"([A-Za-z0-9_]{1,64})"(?:,"thread_id":"[0-9A-Za-z-]{0,64}","turn_id":"[0-9A-Za-z-]{0,64}",'
+    rb'"item":\{"type":"([A-Za-z0-9_]{1,64})")?)?')
+_RECORD_HEAD = b'{"timestamp":"'
+
 __all__ = ["COMPACTED", "EVENT", "KNOWN_TYPES", "RESPONSE_ITEM", "SESSION_META", "TURN_CONTEXT", "Parsed",
            "Record", "event_item", "integer", "kind_of", "parse_rollout", "payload_of", "prompt_of", "text_of"]
 
 
-def parse_rollout(chunk: bytes, base_offset: int = 0, *, first_line: int = 1) -> Parsed:
-    """The records of the complete lines of `chunk` (which starts at `base_offset` in the file)."""
-    return parse_lines(chunk, base_offset, first_line=first_line, skim=False)
+def parse_rollout(chunk: bytes, base_offset: int = 0, *, first_line: int = 1,
+                  exact: Exact | None = None, skim: bool = False) -> Parsed:
+    """The records of the complete lines of `chunk` (which starts at `base_offset` in the file);
+    `exact`: as `parse_lines` takes it, and `skim`: the lines a listing never looks into are stubs
+    (`skimmed`), both for a listing's read."""
+    return parse_lines(chunk, base_offset, first_line=first_line, skim=False, exact=exact,
+                       skimmer=skimmed if skim else None)
+
+
+def skimmed(chunk: bytes, start: int, end: int) -> Record | None:
+    """A stub (its timestamp, type and event type) for a line the listing fold never looks into (the
+    model's items, usage records, world state, the events it does not count: most of a rollout's
+    bytes), told from its head as Codex writes it; None to parse the line whole. The line must also
+    end as such a record ends and hold no other record's head (two lines joined by a cut write are
+    parsed, and refused, whole)."""
+    head = _SKIMMED_HEAD.match(chunk, start, end)
+    if head is None:
+        return None
+    stamp, kind, inner, item = head.groups()
+    if kind == b"event_msg" and (inner is None or inner in LISTED_EVENTS and (
+            inner != b"item_completed" or item in (None, b"UserMessage"))):
+        return None   # an event the fold reads, or one whose type is not where Codex writes it
+    if not chunk.endswith(b"}}", start, end) or chunk.find(_RECORD_HEAD, head.end(), end) != -1:
+        return None
+    stub: Record = {"timestamp": stamp.decode(), "type": kind.decode()}
+    if inner is not None:
+        stub["payload"] = {"type": inner.decode()}
+    return stub
 
 
 def payload_of(record: Record) -> dict[str, Any]:
