@@ -36,7 +36,7 @@ from .progress import Progress, ProgressSink, no_progress
 from .resume_costs import carry_resume_cost, store_resume_costs
 from .row_snapshot import SourceRows
 from .rows import SessionRow
-from .scan_pool import map_in_processes
+from .scan_pool import iter_in_processes
 from .search_index import TABLE_NAMES as SEARCH_TABLE_NAMES
 from .search_index import TABLES as SEARCH_TABLES
 from .search_index import SearchHit, SearchIndex
@@ -46,6 +46,7 @@ from .transcript import Usage
 
 SCHEMA = 14   # 14: a Claude Code row records the window of its model (issue 25)
 PARALLEL_MIN = 400
+SERIAL_BATCH = 16   # files read between two reports of a cold read in this process
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
 
@@ -146,8 +147,10 @@ def _read_file(source: ListingSource, file: SessionFile, now_ns: int) -> _Read:
     return _Read(row, not listed.settled, _details_text(listing), folder, listed.carry)
 
 
-def _read_batch(source: ListingSource, now_ns: int, files: Sequence[SessionFile]) -> list[_Read]:
-    return [_read_file(source, file, now_ns) for file in files]
+def _read_batch(sources: dict[str, ListingSource], now_ns: int, files: Sequence[tuple[str, SessionFile]]
+                ) -> list[_Read]:
+    """Read each (source's name, file); in a worker process, or here."""
+    return [_read_file(sources[name], file, now_ns) for name, file in files]
 
 
 def _rows_of(source: ListingSource, group: str, columns: list[row_snapshot.Columns],
@@ -210,6 +213,7 @@ def _guarded(method: Callable[Concatenate[Catalog, P], R]) -> Callable[Concatena
 
 
 Ident = tuple[str, str, str]   # (source, group, file id)
+RowsSink = Callable[[list[SessionRow]], object]   # hears rows as a refresh reads them
 
 
 def _title_hits(query: str, rows: Iterable[SessionRow]) -> list[SearchHit]:
@@ -247,6 +251,7 @@ class Catalog:
         self._lock = threading.RLock()
         self._index = SearchIndex(lambda: self.db, self._transaction)
         self.scan_problems: list[Problem] = []
+        self._rows_read: tuple[RowsSink | None, set[str] | None] = (None, None)   # the running refresh's
 
     # --- database ------------------------------------------------------------------------
 
@@ -327,11 +332,17 @@ class Catalog:
     # --- refresh ---------------------------------------------------------------------------
 
     @_guarded
-    def refresh(self, keys: Iterable[str] | None = None) -> list[SessionRow]:
+    def refresh(self, keys: Iterable[str] | None = None, *, rows_read: RowsSink | None = None) -> list[SessionRow]:
         """Bring the cache up to date with the disk for these workspaces (all when None); return their
-        rows, without their details (`load_details`)."""
-        with no_gc_pauses():
-            return self._refresh(None if keys is None else list(dict.fromkeys(keys)))
+        rows, without their details (`load_details`). `rows_read` hears the rows of the new or changed
+        files as they are read (newest first, their details attached), before the refresh ends."""
+        wanted = None if keys is None else list(dict.fromkeys(keys))
+        self._rows_read = (rows_read, None if wanted is None else set(wanted))
+        try:
+            with no_gc_pauses():
+                return self._refresh(wanted)
+        finally:
+            self._rows_read = (None, None)
 
     def _refresh(self, keys: list[str] | None) -> list[SessionRow]:
         now_ns = time.time_ns()
@@ -491,21 +502,45 @@ class Catalog:
                     row.title, row.pinned = found
 
     def _read(self, changed: dict[str, list[SessionFile]], now_ns: int) -> list[_Read]:
+        """Read the new or changed files, newest first by file time, in batches: each batch heard by
+        `progress` and by the refresh's `rows_read` (its rows in scope, details attached); returned
+        in the catalog's order (a search ranks equal hits in the order indexed)."""
+        in_order = [(name, file) for name, files in changed.items() for file in files]
+        total = len(in_order)
+        if not total:
+            return []
+        newest_first = sorted(range(total), key=lambda i: in_order[i][1].mtime_ns, reverse=True)
+        items = [in_order[i] for i in newest_first]
+        work = functools.partial(_read_batch, {name: self._by_name[name] for name in changed}, now_ns)
+        batches: Iterable[list[_Read]]
+        if self.parallel and total >= PARALLEL_MIN:
+            batches = iter_in_processes(work, items)
+        else:
+            batches = (work(items[start:start + SERIAL_BATCH]) for start in range(0, total, SERIAL_BATCH))
         read: list[_Read] = []
-        total = sum(len(files) for files in changed.values())
-        for name, files in changed.items():
-            source = self._by_name[name]
-            before = len(read)
-            if self.parallel and len(files) >= PARALLEL_MIN:
-                def done(count: int, before: int = before) -> None:
-                    self.progress(Progress("reading", before + count, total))
+        for batch in batches:
+            read.extend(batch)
+            self.progress(Progress("reading", len(read), total))
+            self._stream(batch)
+        in_catalog_order: list[_Read] = [read[0]] * total
+        for position, index in enumerate(newest_first):
+            in_catalog_order[index] = read[position]
+        return in_catalog_order
 
-                read.extend(map_in_processes(functools.partial(_read_batch, source, now_ns), files, done=done))
-            else:
-                for file in files:
-                    read.append(_read_file(source, file, now_ns))
-                    self.progress(Progress("reading", len(read), total))
-        return read
+    def _stream(self, batch: list[_Read]) -> None:
+        """Hand a batch just read to the refresh's `rows_read`: its rows in the refresh's scope, their
+        details attached (a later `load_details` passes over them)."""
+        rows_read, wanted = self._rows_read
+        if rows_read is None:
+            return
+        rows = []
+        for item in batch:
+            row = item.row
+            if wanted is None or row.workspace_key in wanted:
+                row.details = _fields_of(item.details)
+                rows.append(row)
+        if rows:
+            rows_read(rows)
 
     @staticmethod
     def _folder_names(directory: str) -> set[str] | None:

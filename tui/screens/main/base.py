@@ -100,6 +100,7 @@ class ScreenBase(ReportsWorkerErrors, Screen[None]):
         self.problem_count = 0       # ...and those that cannot be read
         self._progress_posted = 0.0
         self.rows_signature: tuple[object, ...] = ()
+        self.rows_streamed = False   # rows read during the listing going on were shown (RowsRead)
         self.scope_where = f"workspace {service.workspace}"
         choices = service.ui_choices()   # remembered across runs (core/ui_state.py)
         self.preview_when_narrow = choices.preview_when_narrow
