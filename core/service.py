@@ -311,6 +311,15 @@ class Service:
         return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces,
                        kept)
 
+    def stored_rows(self, *, all_workspaces: bool = False, key: str | None = None) -> list[SessionRow]:
+        """The rows of the workspace (or all) as the catalog last stored them, no file looked at,
+        their details loaded and their folders and windows marked: a first frame to show while
+        `list_sessions` looks at the disk (an empty list before the first listing)."""
+        rows = self.catalog.stored_rows(None if all_workspaces else [key or self.workspace_key])
+        self.catalog.load_details(rows)
+        self.mark_folders_and_limits(rows)
+        return rows
+
     def mark_folders_and_limits(self, rows: list[SessionRow]) -> None:
         """Each row's project folder for people (the path, never the workspace key) and the window its
         next turn is measured against: the one the agent recorded for the session (its meter uses it

@@ -117,3 +117,29 @@ async def test_a_filter_typed_while_rows_come_in_applies_to_the_later_rows(store
         gate.opened.set()
         await settle(pilot)
         assert [row.file_id for row in session_list.rows] == [oldest]
+
+
+async def test_the_first_frame_shows_the_stored_rows_before_the_disk_is_looked_at(store, monkeypatch):
+    state, workspace = store
+    Service(config.load(state_dir=str(state)), workspace=workspace).list_sessions()   # a warm catalog
+    reached, opened = threading.Event(), threading.Event()
+    listed = Service.list_sessions
+
+    def gated(self, **options):
+        reached.set()
+        opened.wait(30)
+        return listed(self, **options)
+
+    monkeypatch.setattr(Service, "list_sessions", gated)
+    app = build_app(Service(config.load(state_dir=str(state)), workspace=workspace))
+    async with app.run_test(size=(120, 30)) as pilot:
+        assert await asyncio.to_thread(reached.wait, 30), "the listing never started"
+        screen = app.main_screen
+        session_list = screen.query_one(SessionList)
+        await until(pilot, lambda: len(session_list.rows) == SESSIONS)
+        assert screen.rows_loading   # drawn from the stored rows: the listing has not looked yet
+        assert session_list.rows[0].file_id == session_id_for(f"session-{SESSIONS - 1}")
+        assert session_list.rows[0].fields.first_message
+        opened.set()
+        await settle(pilot)
+        assert not screen.rows_loading and len(session_list.rows) == SESSIONS

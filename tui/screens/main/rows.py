@@ -84,7 +84,12 @@ class RowsPart(ScreenBase):
     def _load_rows(self, select: str | None) -> None:
         scope_all, scope_key = self.scope_all, self.scope_key
         faults.point("tui_load_rows")
+        first_frame: list[SessionRow] = []
         try:
+            if not self.loaded_once:   # the rows as stored, shown while the disk is looked at
+                first_frame = self.service.stored_rows(all_workspaces=scope_all, key=scope_key)
+                if first_frame:
+                    self.post_message(RowsRead(first_frame, (scope_all, scope_key)))
             listing = self.service.list_sessions(all_workspaces=scope_all, key=scope_key,
                                                  rows_read=self._rows_reader((scope_all, scope_key)))
             key = scope_key or self.service.workspace_key
@@ -99,6 +104,10 @@ class RowsPart(ScreenBase):
         signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned)
                                                  for row in listing.rows))
         if signature != self.rows_signature or select is not None:
+            if first_frame:   # the details of the files as they were stored are known already
+                known = {(row.path, row.size, row.mtime_ns): row.details for row in first_frame}
+                for row in listing.rows:
+                    row.details = known.get((row.path, row.size, row.mtime_ns), row.details)
             self.service.load_details(listing.rows)
         else:  # the same rows: take the figures another process (`reprise list --sort cost`) stored
             stored = {row.path: row for row in listing.rows if row.resume_cost is not None}
