@@ -535,17 +535,19 @@ class Catalog:
             return []
         newest_first = sorted(range(total), key=lambda i: in_order[i][1].mtime_ns, reverse=True)
         items = [in_order[i] for i in newest_first]
-        work = functools.partial(_read_batch, {name: self._by_name[name] for name in changed}, now_ns)
-        batches: Iterable[list[_Read]]
-        if self.parallel and total >= PARALLEL_MIN:
-            batches = iter_in_processes(work, items)
-        else:
-            batches = (work(items[start:start + SERIAL_BATCH]) for start in range(0, total, SERIAL_BATCH))
+        sources = {name: self._by_name[name] for name in changed}
         read: list[_Read] = []
-        for batch in batches:
-            read.extend(batch)
-            self.progress(Progress("reading", len(read), total))
-            self._stream(batch)
+        if self.parallel and total >= PARALLEL_MIN:
+            for batch in iter_in_processes(functools.partial(_read_batch, sources, now_ns), items):
+                read.extend(batch)
+                self.progress(Progress("reading", len(read), total))
+                self._stream(batch)
+        else:   # each file reported as it is read, the rows every SERIAL_BATCH files
+            for start in range(0, total, SERIAL_BATCH):
+                for name, file in items[start:start + SERIAL_BATCH]:
+                    read.append(_read_file(sources[name], file, now_ns))
+                    self.progress(Progress("reading", len(read), total))
+                self._stream(read[start:])
         in_catalog_order: list[_Read] = [read[0]] * total
         for position, index in enumerate(newest_first):
             in_catalog_order[index] = read[position]

@@ -34,6 +34,7 @@ class RowsRead(Message):
 
     rows: list[SessionRow]
     scope: tuple[bool, str | None]   # (all workspaces, workspace key) the listing was of
+    progress: Progress | None = None   # how far the read was when these rows were heard
 
 
 @dataclass

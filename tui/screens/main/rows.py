@@ -133,7 +133,7 @@ class RowsPart(ScreenBase):
                 return
             posted[0] = now
             self.service.mark_folders_and_limits(pending)
-            self.post_message(RowsRead(list(pending), scope))
+            self.post_message(RowsRead(list(pending), scope, self._read_so_far))
             pending.clear()
 
         return heard
@@ -152,6 +152,8 @@ class RowsPart(ScreenBase):
         self.hidden_count = sum(1 for row in self.all_rows if row.hidden_by_agent)
         self.problem_count = sum(1 for row in self.all_rows if row.problem_code)
         self.rows_streamed = True
+        if message.progress is not None:   # how far the read is, as of these rows
+            self.read_progress = FilesRead(message.progress).label
         self.apply_view()
         if at_top:
             session_list.move_to(0)
@@ -159,7 +161,9 @@ class RowsPart(ScreenBase):
             self.hide_empty_state()
 
     def _files_read(self, progress: Progress) -> None:
-        """The catalog's progress, heard in the worker that reads: posted at most ten times a second."""
+        """The catalog's progress, heard in the worker that reads: posted at most ten times a second
+        (the rows read come with the newest)."""
+        self._read_so_far = progress
         now = time.monotonic()
         if progress.finished or now - self._progress_posted >= 0.1:
             self._progress_posted = now
