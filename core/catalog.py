@@ -36,7 +36,7 @@ from .progress import Progress, ProgressSink, no_progress
 from .resume_costs import carry_resume_cost, store_resume_costs
 from .row_snapshot import SourceRows
 from .rows import SessionRow
-from .scan_pool import map_in_processes
+from .scan_pool import iter_in_processes, map_in_processes
 from .search_build import BuildResult, build, within_cap
 from .search_engine import SearchRun, UpdateSink, session_file
 from .search_engine import no_update as _no_update
@@ -51,6 +51,7 @@ from .transcript import Usage
 
 SCHEMA = 15   # 15: the heads of files a one-folder listing did not read (issue 27)
 PARALLEL_MIN = 400
+SERIAL_BATCH = 16   # files read between two reports of a cold read in this process
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
 
@@ -151,8 +152,10 @@ def _read_file(source: ListingSource, file: SessionFile, now_ns: int) -> _Read:
     return _Read(row, not listed.settled, _details_text(listing), folder, listed.carry)
 
 
-def _read_batch(source: ListingSource, now_ns: int, files: Sequence[SessionFile]) -> list[_Read]:
-    return [_read_file(source, file, now_ns) for file in files]
+def _read_batch(sources: dict[str, ListingSource], now_ns: int, files: Sequence[tuple[str, SessionFile]]
+                ) -> list[_Read]:
+    """Read each (source's name, file); in a worker process, or here."""
+    return [_read_file(sources[name], file, now_ns) for name, file in files]
 
 
 def _rows_of(source: ListingSource, group: str, columns: list[row_snapshot.Columns],
@@ -215,6 +218,7 @@ def _guarded(method: Callable[Concatenate[Catalog, P], R]) -> Callable[Concatena
 
 
 Ident = tuple[str, str, str]   # (source, group, file id)
+RowsSink = Callable[[list[SessionRow]], object]   # hears rows as a refresh reads them
 
 
 def _held(state: FileState | None, row: SessionRow) -> bool:
@@ -254,8 +258,9 @@ class Catalog:
 
     def __init__(self, sources: Sequence[ListingSource], cache_dir: Path, *, parallel: bool = False,
                  progress: ProgressSink = no_progress):
-        """`parallel` lets a large refresh decode files in spawned processes; only programs whose
-        main module is safe to re-import (an `if __name__ == "__main__"` guard) may turn it on.
+        """`parallel` lets a large refresh decode files in the process's pool of workers (`scan_pool`);
+        only programs whose main module is safe to re-import (an `if __name__ == "__main__"` guard)
+        may turn it on.
         `progress` hears how far the reading of new or changed files and the indexing are."""
         if not sources or len({source.name for source in sources}) != len(sources):
             raise ValueError("a catalog lists one or more sources, each once")
@@ -275,6 +280,7 @@ class Catalog:
         self._search_notices: list[str] = []
         self.scan_problems: list[Problem] = []
         self._heads: dict[str, HeadKeys] = {}   # by source: what each unread file's head told (`_of_workspaces`)
+        self._rows_read: tuple[RowsSink | None, set[str] | None] = (None, None)   # the running refresh's
 
     # --- database ------------------------------------------------------------------------
 
@@ -362,11 +368,17 @@ class Catalog:
     # --- refresh ---------------------------------------------------------------------------
 
     @_guarded
-    def refresh(self, keys: Iterable[str] | None = None) -> list[SessionRow]:
+    def refresh(self, keys: Iterable[str] | None = None, *, rows_read: RowsSink | None = None) -> list[SessionRow]:
         """Bring the cache up to date with the disk for these workspaces (all when None); return their
-        rows, without their details (`load_details`)."""
-        with no_gc_pauses():
-            return self._refresh(None if keys is None else list(dict.fromkeys(keys)))
+        rows, without their details (`load_details`). `rows_read` hears the rows of the new or changed
+        files as they are read (newest first, their details attached), before the refresh ends."""
+        wanted = None if keys is None else list(dict.fromkeys(keys))
+        self._rows_read = (rows_read, None if wanted is None else set(wanted))
+        try:
+            with no_gc_pauses():
+                return self._refresh(wanted)
+        finally:
+            self._rows_read = (None, None)
 
     def _refresh(self, keys: list[str] | None) -> list[SessionRow]:
         now_ns = time.time_ns()
@@ -428,6 +440,29 @@ class Catalog:
             wanted = set(keys)
             rows = [row for row in rows if row.workspace_key in wanted]
         self._attach_workspaces_and_meta(rows, keys)
+        return rows
+
+    @_guarded
+    def stored_rows(self, keys: Iterable[str] | None = None) -> list[SessionRow]:
+        """The rows of these workspaces (all when None) as the last refresh stored them, without
+        looking at any file (no stat, no read): what a screen can show at once, before `refresh`
+        says what changed. Their details are not loaded (`load_details`)."""
+        wanted = None if keys is None else list(dict.fromkeys(keys))
+        rows: list[SessionRow] = []
+        with no_gc_pauses():
+            for source in self.sources:
+                if wanted is not None and source.groups_are_workspaces:
+                    scope, arguments = self._scope(wanted)
+                    folders = row_snapshot.folders_of(self.db.execute(f"{_SELECT_SOURCE} AND {scope}",
+                                                                      [source.name, *arguments]))
+                else:
+                    folders = row_snapshot.load(self.db, source.name, _SELECT_SOURCE).folders
+                for group, folder in folders.items():
+                    rows.extend(_rows_of(source, group, folder.columns).values())
+            if wanted is not None:
+                keep = set(wanted)
+                rows = [row for row in rows if row.workspace_key in keep]
+            self._attach_workspaces_and_meta(rows, wanted)
         return rows
 
     @staticmethod
@@ -557,21 +592,47 @@ class Catalog:
                     row.title, row.pinned = found
 
     def _read(self, changed: dict[str, list[SessionFile]], now_ns: int) -> list[_Read]:
+        """Read the new or changed files, newest first by file time, in batches: each batch heard by
+        `progress` and by the refresh's `rows_read` (its rows in scope, details attached); returned
+        in the catalog's order (a search ranks equal hits in the order indexed)."""
+        in_order = [(name, file) for name, files in changed.items() for file in files]
+        total = len(in_order)
+        if not total:
+            return []
+        newest_first = sorted(range(total), key=lambda i: in_order[i][1].mtime_ns, reverse=True)
+        items = [in_order[i] for i in newest_first]
+        sources = {name: self._by_name[name] for name in changed}
         read: list[_Read] = []
-        total = sum(len(files) for files in changed.values())
-        for name, files in changed.items():
-            source = self._by_name[name]
-            before = len(read)
-            if self.parallel and len(files) >= PARALLEL_MIN:
-                def done(count: int, before: int = before) -> None:
-                    self.progress(Progress("reading", before + count, total))
-
-                read.extend(map_in_processes(functools.partial(_read_batch, source, now_ns), files, done=done))
-            else:
-                for file in files:
-                    read.append(_read_file(source, file, now_ns))
+        if self.parallel and total >= PARALLEL_MIN:
+            for batch in iter_in_processes(functools.partial(_read_batch, sources, now_ns), items):
+                read.extend(batch)
+                self.progress(Progress("reading", len(read), total))
+                self._stream(batch)
+        else:   # each file reported as it is read, the rows every SERIAL_BATCH files
+            for start in range(0, total, SERIAL_BATCH):
+                for name, file in items[start:start + SERIAL_BATCH]:
+                    read.append(_read_file(sources[name], file, now_ns))
                     self.progress(Progress("reading", len(read), total))
-        return read
+                self._stream(read[start:])
+        in_catalog_order: list[_Read] = [read[0]] * total
+        for position, index in enumerate(newest_first):
+            in_catalog_order[index] = read[position]
+        return in_catalog_order
+
+    def _stream(self, batch: list[_Read]) -> None:
+        """Hand a batch just read to the refresh's `rows_read`: its rows in the refresh's scope, their
+        details attached (a later `load_details` passes over them)."""
+        rows_read, wanted = self._rows_read
+        if rows_read is None:
+            return
+        rows = []
+        for item in batch:
+            row = item.row
+            if wanted is None or row.workspace_key in wanted:
+                row.details = _fields_of(item.details)
+                rows.append(row)
+        if rows:
+            rows_read(rows)
 
     @staticmethod
     def _folder_names(directory: str) -> set[str] | None:
@@ -669,15 +730,32 @@ class Catalog:
                     (row.source, row.group, row.file_id))))
         else:
             keys = sorted({row.workspace_key for row in wanted})
-            scope, arguments = self._scope(None if set(keys) == set(self._workspace_keys()) else keys,
-                                           "workspace_key")
-            found = self._details_by_ident(self.db.execute(f"{select} WHERE {scope}", arguments))
+            if set(keys) == set(self._workspace_keys()):
+                found = self._every_details()
+            else:
+                scope, arguments = self._scope(keys, "workspace_key")
+                found = self._details_by_ident(self.db.execute(f"{select} WHERE {scope}", arguments))
         for row in wanted:
             stored = found.get((row.source, row.group, row.file_id))
             if stored is not None and stored[0] == (row.size, row.mtime_ns):
                 row.details = _fields_of(stored[1])
             else:
                 row.details = _no_fields(row.workspace_key, CHANGED_WARNING)
+
+    def _every_details(self) -> dict[Ident, tuple[tuple[int, int], str]]:
+        """Every file's details with the stat they were read at: each table read whole in its order,
+        in one read transaction (joined row by row, the same took three times as long)."""
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            stats = {(source, key, file_id): (size, mtime_ns) for source, key, file_id, size, mtime_ns
+                     in db.execute("SELECT source, grp, file_id, size, mtime_ns FROM files")}
+            texts = db.execute("SELECT source, grp, file_id, details FROM file_data").fetchall()
+        finally:
+            rollback(db)   # ends the read
+        missing = (-1, -1)
+        return {(source, key, file_id): (stats.get((source, key, file_id), missing), text)
+                for source, key, file_id, text in texts}
 
     @staticmethod
     def _details_by_ident(cursor: Iterable[tuple[str, str, str, int, int, str]]

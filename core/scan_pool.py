@@ -1,44 +1,210 @@
-"""Running one function over many items on every core, in spawned processes.
+"""Running one function over many items on every core, in one pool of worker processes per process.
 
-A cold catalog is bound by decoding session files (JSON parsing holds the GIL), so a large
-scan reads its files in worker processes. Only programs whose main module is safe to
-re-import (an `if __name__ == "__main__"` guard) may use it: spawn re-imports it.
+A cold catalog is bound by decoding session files (JSON parsing holds the GIL), so a large scan
+reads its files in worker processes, and so does the search index's background build. The pool is
+made on first need and kept: its workers are forked from a forkserver that imported the modules the
+work needs once (`PRELOAD`), never from this process (the TUI has threads: a fork of it could copy a
+held lock), and a later scan reuses them (spawning a pool per scan made each worker import Reprise
+again: 11.5% of a cold listing). A UI's workers run at a lower priority (`lower_priority`), so the
+UI keeps a core.
+
+The pool ends with the process: at exit (`shutdown`), before a handoff replaces the process with an
+agent, and whatever way the process ends (a signal, `os._exit`): each worker watches this process's
+pid and exits when it is gone, and the forkserver ends when its pipe from this process closes.
+
+Only programs whose main module is safe to re-import (an `if __name__ == "__main__"` guard) may use
+it: the forkserver imports it (as `__mp_main__`) so the workers need not.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import select
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 MAX_WORKERS = 8
+UI_NICENESS = 5   # a UI's workers: below it, yet not starved by whatever else the machine runs
+FIRST_BATCH = 8        # the first batches are small so the first results (the newest sessions) come soon,
+LARGEST_BATCH = 256    # and grow to this
+# What the workers' work needs, imported once by the forkserver (a module missing here is imported by
+# each worker on its first batch).
+PRELOAD = ("__main__", "reprise.core.catalog", "reprise.core.sources.claude.listing",
+           "reprise.core.sources.codex.listing", "reprise.core.sources.fractal.listing")
+
+_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+_exit_hooked = False
+_niceness = 0
+
+
+def lower_priority(niceness: int = UI_NICENESS) -> None:
+    """Start the workers made from now on this much lower in priority (`os.nice`): a UI's process
+    asks it, so the UI keeps a core while they read."""
+    global _niceness
+    _niceness = niceness
+
+
+def worker_count() -> int:
+    """How many workers the pool has: one a core, up to MAX_WORKERS."""
+    return min(os.cpu_count() or 1, MAX_WORKERS)
 
 
 def map_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Sequence[Item], *,
                      done: Callable[[int], object] = lambda _: None) -> list[Result]:
     """`work` over batches of `items`, in order; in this process when there is one core. `done`
     hears how many items are finished after each batch. `work` and the items are pickled to the
-    workers: a module-level function or a partial of one."""
-    workers = min(os.cpu_count() or 1, MAX_WORKERS)
-    if workers < 2:
-        return work(items)
-    import multiprocessing  # only a large cold scan starts processes: a listing never pays the import
-    from concurrent.futures import ProcessPoolExecutor
-
-    size = max(16, min(256, len(items) // (workers * 4)))
-    batches = [items[start:start + size] for start in range(0, len(items), size)]
-    context = multiprocessing.get_context("spawn")
+    workers: a module-level function or a partial of one. An exception of `work` is raised here."""
     results: list[Result] = []
-    with _real_stderr(), ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        for batch in pool.map(work, batches):
-            results.extend(batch)
-            done(len(results))
+    for batch in iter_in_processes(work, items):
+        results.extend(batch)
+        done(len(results))
     return results
+
+
+def iter_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Sequence[Item]
+                      ) -> Iterator[list[Result]]:
+    """`work`'s result for each batch of `items`, in the items' order, each as soon as it and the
+    ones before it are finished: the first batches small, later ones larger. With one core, the
+    batches are worked here. An exception of `work` is raised here when its batch's turn comes;
+    closing the iterator early cancels the batches not started."""
+    batches = _batches(items, worker_count())
+    if worker_count() < 2:
+        for batch in batches:
+            yield work(batch)
+        return
+    pool = _shared_pool()
+    with _real_stderr():   # a worker's start may start the forkserver and its resource tracker
+        futures = [pool.submit(work, batch) for batch in batches]
+    try:
+        for future in futures:
+            yield future.result()
+    except BaseException as exc:
+        from concurrent.futures.process import BrokenProcessPool
+
+        if isinstance(exc, BrokenProcessPool):   # a worker died (killed, out of memory): the next call makes a new pool
+            _forget(pool)
+        raise
+    finally:
+        for future in futures:
+            future.cancel()
+
+
+def _batches(items: Sequence[Item], workers: int) -> list[Sequence[Item]]:
+    """The items cut into batches: FIRST_BATCH at first, each round of `workers` batches twice the
+    size of the one before, up to LARGEST_BATCH or a quarter of an even share of the items."""
+    largest = max(FIRST_BATCH, min(LARGEST_BATCH, len(items) // (workers * 4)))
+    size, start, batches = FIRST_BATCH, 0, []
+    while start < len(items):
+        for _ in range(workers):
+            if start >= len(items):
+                break
+            batches.append(items[start:start + size])
+            start += size
+        size = min(size * 2, largest)
+    return batches
+
+
+def _shared_pool() -> ProcessPoolExecutor:
+    """This process's pool, made on first need."""
+    global _pool, _exit_hooked
+    with _lock:
+        if _pool is not None:
+            return _pool
+        import multiprocessing  # only a large scan starts processes: a listing never pays the import
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([name for name in PRELOAD if name != "__main__" or _main_is_a_file()])
+        with _real_stderr():   # its queues' locks start the resource tracker
+            _pool = ProcessPoolExecutor(max_workers=worker_count(), mp_context=context,
+                                        initializer=_start_worker, initargs=(os.getpid(), _niceness))
+        if not _exit_hooked:
+            _exit_hooked = True
+            atexit.register(shutdown)
+            # Before the interpreter's own exit waits for the workers' running batches (threading's
+            # exit hooks run before atexit's): a scan cut short by quitting is not finished first.
+            with contextlib.suppress(AttributeError):
+                threading._register_atexit(shutdown)  # type: ignore[attr-defined]
+        return _pool
+
+
+def _main_is_a_file() -> bool:
+    """The main module is a script file (the `reprise` command): the forkserver imports it once."""
+    main = sys.modules.get("__main__")
+    return getattr(main, "__file__", None) is not None and getattr(main, "__spec__", None) is None
+
+
+def shutdown() -> None:
+    """End the pool's workers now (their running batches are dropped); a later call makes a new pool."""
+    with _lock:
+        pool = _pool
+    if pool is not None:
+        _forget(pool)
+
+
+def worker_pids() -> list[int]:
+    """The pids of the pool's workers now (none before the first use or after `shutdown`)."""
+    with _lock:
+        pool = _pool
+    processes = getattr(pool, "_processes", None) or {}
+    return sorted(processes)
+
+
+def _forget(pool: ProcessPoolExecutor) -> None:
+    global _pool
+    with _lock:
+        if _pool is pool:
+            _pool = None
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            process.terminate()
+    # Its manager thread sees the workers gone and lets go of the queues (else their semaphores
+    # are reported leaked at exit).
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_worker(parent: int, niceness: int) -> None:
+    """In each worker: its priority, and an end as soon as the process that made the pool is gone."""
+    if niceness:
+        with contextlib.suppress(OSError):
+            os.nice(niceness)
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True, name="reprise-parent-watch").start()
+
+
+def _exit_with(parent: int) -> None:
+    """Wait for the process `parent` to end, then end this one (its pid file descriptor becomes
+    readable when it exits; where there is none, its pid is looked at every second)."""
+    try:
+        watched = os.pidfd_open(parent)
+    except ProcessLookupError:
+        os._exit(0)
+    except (AttributeError, OSError):
+        while _alive(parent):
+            threading.Event().wait(1.0)
+        os._exit(0)
+    select.select([watched], [], [])
+    os._exit(0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.contextmanager

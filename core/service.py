@@ -293,10 +293,13 @@ class Service:
 
     def list_sessions(self, *, all_workspaces: bool = False, sort: str = "updated", limit: int | None = None,
                       key: str | None = None, sources: list[str] | None = None,
-                      hide_agent_hidden: bool = False, reverse: bool = False, for_people: bool = True) -> Listing:
+                      hide_agent_hidden: bool = False, reverse: bool = False, for_people: bool = True,
+                      rows_read: Callable[[list[SessionRow]], object] | None = None) -> Listing:
         """The sessions of a workspace (or all), of these sources (all that are on when None), without
         the ones the agent's own picker hides when asked (`claude -p` runs can flood a list). Rows
-        `for_people` carry their folder and their window (`mark_folders_and_limits`); JSON needs neither."""
+        `for_people` carry their folder and their window (`mark_folders_and_limits`); JSON needs neither.
+        `rows_read` hears the rows of new or changed files in scope as they are read, newest first,
+        their details loaded (a first start shows them before the listing ends)."""
         figure = sort_key(sort)
         if limit is not None and limit < 1:
             raise UsageError("--limit must be at least 1.")
@@ -304,8 +307,9 @@ class Service:
         keys = None if all_workspaces else [key or self.workspace_key]
         self._remember_current_workspace()
         kept = self._keep_before_sweeps()   # before the marks: a session kept now is marked kept
+        heard = None if rows_read is None else functools.partial(_rows_of_sources, rows_read, set(chosen))
         with no_gc_pauses() as pause:   # the rows, their marks, their order: no collections in between
-            rows = self.catalog.refresh(keys)
+            rows = self.catalog.refresh(keys, rows_read=heard)
             if len(chosen) < len(self.sources):
                 rows = [row for row in rows if row.source in chosen]
             self._mark_agent_deletions(rows)
@@ -322,6 +326,15 @@ class Service:
                 self.mark_folders_and_limits(shown)
         return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces,
                        kept)
+
+    def stored_rows(self, *, all_workspaces: bool = False, key: str | None = None) -> list[SessionRow]:
+        """The rows of the workspace (or all) as the catalog last stored them, no file looked at,
+        their details loaded and their folders and windows marked: a first frame to show while
+        `list_sessions` looks at the disk (an empty list before the first listing)."""
+        rows = self.catalog.stored_rows(None if all_workspaces else [key or self.workspace_key])
+        self.catalog.load_details(rows)
+        self.mark_folders_and_limits(rows)
+        return rows
 
     def mark_folders_and_limits(self, rows: list[SessionRow]) -> None:
         """Each row's project folder for people (the path, never the workspace key) and the window its
@@ -1104,6 +1117,14 @@ def _merged_purges(results: list[PurgeResult]) -> PurgeResult:
         for name in ("purged", "kept", "archives_deleted", "failed", "leftovers", "finished", "notes"):
             getattr(merged, name).extend(getattr(result, name))
     return merged
+
+
+def _rows_of_sources(rows_read: Callable[[list[SessionRow]], object], sources: set[str],
+                     rows: list[SessionRow]) -> None:
+    """Pass on the rows of these sources, if any."""
+    rows = [row for row in rows if row.source in sources]
+    if rows:
+        rows_read(rows)
 
 
 def clean_title(title: str | None) -> str | None:

@@ -28,6 +28,16 @@ class RowsLoaded(Message):
 
 
 @dataclass
+class RowsRead(Message):
+    """Rows of new or changed files, read while a listing of the scope is still going (a first start:
+    newest first, their details loaded); the listing's RowsLoaded replaces them."""
+
+    rows: list[SessionRow]
+    scope: tuple[bool, str | None]   # (all workspaces, workspace key) the listing was of
+    progress: Progress | None = None   # how far the read was when these rows were heard
+
+
+@dataclass
 class DetailLoaded(Message):
     """One session read for the preview, or why it could not be."""
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+from reprise.core import scan_pool
+
 from .output import is_terminal, note
 
 PROMPT = "Press Enter to start {program} (ctrl+d or ctrl+c: not now) "
@@ -38,6 +40,8 @@ def read_before_start(notes: list[str], program: str) -> bool:
 
 
 def exec_handoff(argv: list[str], cwd: str) -> None:
-    """Replace this process with the agent, in the session's workspace."""
+    """Replace this process with the agent, in the session's workspace: the scan's worker processes
+    end first (the agent keeps this pid, so they would not see their parent go)."""
+    scan_pool.shutdown()
     os.chdir(cwd)
     os.execvp(argv[0], argv)

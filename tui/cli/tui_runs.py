@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from reprise.core import scan_pool
 from reprise.core.gc_pauses import no_gc_pauses
 
 from ..lazy import lazy_module
@@ -42,6 +43,7 @@ def no_collection() -> Iterator[None]:
 
 def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) -> int:
     """The browse screen; a resume chosen there replaces this process with the agent, its notes shown first."""
+    scan_pool.lower_priority()   # the UI keeps a core while a cold listing reads in worker processes
     with no_collection():
         from ..app import make_app
         from ..ending import Ending
@@ -77,6 +79,7 @@ def pick(service: Service, command: str) -> Picked | None:
         from ..ending import Ending
         from ..screens.main import Picked
 
+    scan_pool.lower_priority()
     ending = Ending(last_resort=True)
     with on_terminal(command):  # what is printed after goes to the original stdout: `$(reprise pick)`
         ending.save_terminal()

@@ -8,6 +8,7 @@ system reminders. Only what is left of a prompt once those are set aside is a re
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -38,11 +39,15 @@ KNOWN_TYPES = frozenset({
 SYNTHETIC_MODEL = "<synthetic>"
 INTERRUPTED_PREFIX = "[Request interrupted"
 
-_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
-_WRAPPERS = re.compile(
-    r"<(system-reminder|command-name|command-message|command-args|local-command-stdout|local-command-stderr"
-    r"|local-command-caveat)>.*?</\1>", re.DOTALL)
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The command's name, its arguments, and the wrappers around a prompt's text: compiled on first
+    use, not at every command's start (a warm listing reads no record)."""
+    return (re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL),
+            re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL),
+            re.compile(r"<(system-reminder|command-name|command-message|command-args|local-command-stdout"
+                       r"|local-command-stderr|local-command-caveat)>.*?</\1>", re.DOTALL))
 
 
 def kind_of(record: Record) -> str:
@@ -83,7 +88,7 @@ def prompt_text(record: Record) -> str:
     else:
         return ""
     if "<" in text:
-        text = _WRAPPERS.sub("", text)
+        text = _patterns()[2].sub("", text)
     text = text.strip()
     if not text and isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "image"
                                                       for b in content):
@@ -95,10 +100,11 @@ def command_text(record: Record) -> str:
     """The slash command a `user` record wraps ("/review the parser"), or ""."""
     content = _content(record)
     text = content if isinstance(content, str) else _texts(content) if isinstance(content, list) else ""
-    name = _COMMAND_NAME.search(text) if "<command-name>" in text else None
+    command_name, command_args, _ = _patterns()
+    name = command_name.search(text) if "<command-name>" in text else None
     if name is None:
         return ""
-    args = _COMMAND_ARGS.search(text)
+    args = command_args.search(text)
     return f"{name.group(1).strip()} {args.group(1).strip() if args else ''}".strip()
 
 

@@ -12,7 +12,6 @@ call totalled 12,926 tokens compacted first, with 14,400 it did not).
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,8 @@ WINDOW_KEY = "model_context_window"
 
 def read_config(codex_home: Path) -> dict[str, Any]:
     """Codex's config.toml under `codex_home`, or {} when there is none or it does not parse."""
+    import tomllib  # here, not at every command's start (its regexes are compiled on import)
+
     try:
         data, _ = read_regular_file(codex_home / "config.toml", codex_home)   # never a FIFO, never outside
         return tomllib.loads(data.decode())

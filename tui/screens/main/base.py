@@ -25,6 +25,7 @@ from ...widgets.session_list import SessionList
 from ...workers import ReportsWorkerErrors
 
 if TYPE_CHECKING:
+    from reprise.core.progress import Progress
     from reprise.core.service import Service
 
     from ...app import RepriseApp
@@ -99,7 +100,9 @@ class ScreenBase(ReportsWorkerErrors, Screen[None]):
         self.hidden_count = 0        # of the rows in scope: those the agents' own pickers hide
         self.problem_count = 0       # ...and those that cannot be read
         self._progress_posted = 0.0
+        self._read_so_far: Progress | None = None   # the newest progress the listing's worker heard
         self.rows_signature: tuple[object, ...] = ()
+        self.rows_streamed = False   # rows read during the listing going on were shown (RowsRead)
         self.scope_where = f"workspace {service.workspace}"
         choices = service.ui_choices()   # remembered across runs (core/ui_state.py)
         self.preview_when_narrow = choices.preview_when_narrow

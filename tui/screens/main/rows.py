@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import re
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -20,7 +21,7 @@ from reprise.core.rows import SessionRow
 from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, WorkspaceInfo, sort_key, sort_rows
 
-from ...messages import CostsFilled, FilesRead, RowsLoaded
+from ...messages import CostsFilled, FilesRead, RowsLoaded, RowsRead
 from ...text import safe_line, safe_text
 from ...widgets.detail import DetailPane, Landing
 from ...widgets.filter_prompt import FilterPrompt
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from reprise.core.progress import Progress
 
 REFRESH_SECONDS = 1.0
+ROWS_READ_SECONDS = 0.2   # rows read while a listing goes on are shown at most this often
 
 
 def matches(row: SessionRow, needle: str) -> bool:
@@ -82,8 +84,14 @@ class RowsPart(ScreenBase):
     def _load_rows(self, select: str | None) -> None:
         scope_all, scope_key = self.scope_all, self.scope_key
         faults.point("tui_load_rows")
+        first_frame: list[SessionRow] = []
         try:
-            listing = self.service.list_sessions(all_workspaces=scope_all, key=scope_key)
+            if not self.loaded_once:   # the rows as stored, shown while the disk is looked at
+                first_frame = self.service.stored_rows(all_workspaces=scope_all, key=scope_key)
+                if first_frame:
+                    self.post_message(RowsRead(first_frame, (scope_all, scope_key)))
+            listing = self.service.list_sessions(all_workspaces=scope_all, key=scope_key,
+                                                 rows_read=self._rows_reader((scope_all, scope_key)))
             key = scope_key or self.service.workspace_key
             where = "all workspaces" if scope_all else f"workspace {self.service.workspace_path_of(key)[0] or key}"
         except RepriseError as exc:
@@ -96,6 +104,10 @@ class RowsPart(ScreenBase):
         signature = (scope_all, scope_key, tuple((row.path, row.size, row.mtime_ns, row.title, row.pinned)
                                                  for row in listing.rows))
         if signature != self.rows_signature or select is not None:
+            if first_frame:   # the details of the files as they were stored are known already
+                known = {(row.path, row.size, row.mtime_ns): row.details for row in first_frame}
+                for row in listing.rows:
+                    row.details = known.get((row.path, row.size, row.mtime_ns), row.details)
             self.service.load_details(listing.rows)
         else:  # the same rows: take the figures another process (`reprise list --sort cost`) stored
             stored = {row.path: row for row in listing.rows if row.resume_cost is not None}
@@ -106,8 +118,52 @@ class RowsPart(ScreenBase):
         swept = listing.kept_before_sweep
         self.post_message(RowsLoaded(listing.rows, where, signature, select, len(swept.kept) if swept else 0))
 
+    def _rows_reader(self, scope: tuple[bool, str | None]) -> Callable[[list[SessionRow]], None]:
+        """What hears the rows a listing reads, in the worker that lists: their folders and windows
+        marked there, posted at once the first time, then at most every ROWS_READ_SECONDS (what is
+        left when the listing ends comes with it)."""
+        worker = get_current_worker()
+        pending: list[SessionRow] = []
+        posted = [0.0]
+
+        def heard(rows: list[SessionRow]) -> None:
+            pending.extend(rows)
+            now = time.monotonic()
+            if worker.is_cancelled or (posted[0] and now - posted[0] < ROWS_READ_SECONDS):
+                return
+            posted[0] = now
+            self.service.mark_folders_and_limits(pending)
+            self.post_message(RowsRead(list(pending), scope, self._read_so_far))
+            pending.clear()
+
+        return heard
+
+    def on_rows_read(self, message: RowsRead) -> None:
+        """Rows read while the listing goes on: added to those shown (the same session's row replaced),
+        the filter and sort kept, and the cursor: on the first row it stays on the first row (newer
+        sessions come in above), elsewhere it stays on its session."""
+        if not self.rows_loading or message.scope != (self.scope_all, self.scope_key):
+            return   # the listing has ended, or the scope changed since
+        session_list = self.query_one(SessionList)
+        at_top = session_list.cursor == 0
+        by_path = {row.path: row for row in self.all_rows}
+        by_path.update((row.path, row) for row in message.rows)
+        self.all_rows = list(by_path.values())
+        self.hidden_count = sum(1 for row in self.all_rows if row.hidden_by_agent)
+        self.problem_count = sum(1 for row in self.all_rows if row.problem_code)
+        self.rows_streamed = True
+        if message.progress is not None:   # how far the read is, as of these rows
+            self.read_progress = FilesRead(message.progress).label
+        self.apply_view()
+        if at_top:
+            session_list.move_to(0)
+        if self.all_rows:
+            self.hide_empty_state()
+
     def _files_read(self, progress: Progress) -> None:
-        """The catalog's progress, heard in the worker that reads: posted at most ten times a second."""
+        """The catalog's progress, heard in the worker that reads: posted at most ten times a second
+        (the rows read come with the newest)."""
+        self._read_so_far = progress
         now = time.monotonic()
         if progress.finished or now - self._progress_posted >= 0.1:
             self._progress_posted = now
@@ -122,7 +178,8 @@ class RowsPart(ScreenBase):
         self.read_progress = None
         self.kept_before_sweep += message.kept
         self.scope_where = message.where
-        if message.signature == self.rows_signature and message.select is None:
+        streamed, self.rows_streamed = self.rows_streamed, False
+        if message.signature == self.rows_signature and message.select is None and not streamed:
             self.update_header()
             return  # nothing changed on disk: keep the rows already drawn
         self.rows_signature = message.signature
@@ -141,7 +198,10 @@ class RowsPart(ScreenBase):
             if (old is not None and row.resume_cost is None and old.resume_cost is not None
                     and (old.size, old.mtime_ns) == (row.size, row.mtime_ns)):
                 row.resume_cost, row.resume_cost_key = old.resume_cost, old.resume_cost_key
+        at_top = streamed and message.select is None and session_list.cursor == 0
         self.apply_view(select=message.select)
+        if at_top:   # as while the rows were read: the first row stays selected
+            session_list.move_to(0)
         if changed_current and session_list.current is not None:
             self.load_detail(session_list.current)
         if not self.all_rows:

@@ -1,0 +1,60 @@
+"""A listing or a search from the command line imports what it needs and no more: no Textual or
+Rich (the TUI's), no tokenizer, and no process pool when nothing is read cold. Each check runs the
+command in a fresh interpreter and looks at `sys.modules`; no timing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.factories import session_bytes, session_id_for, write_session
+
+# The table for people measures titles with `rich.cells`, and only that of Rich.
+NOT_FOR_A_LISTING = {"textual", "tiktoken", "multiprocessing", "concurrent", "rich.console", "rich.text"}
+
+
+def _imported_by_command(argv: list[str], cwd: str, statuses: tuple[str, ...] = ("0",)) -> set[str]:
+    code = ("import contextlib, io, sys\nfrom reprise.tui.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    status = main({argv!r})\n"
+            "print(status, ','.join(sorted(sys.modules)))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=cwd)
+    status, modules = result.stdout.split()
+    assert status in statuses, result.stderr
+    return {name.split(".")[0] for name in modules.split(",")} | set(modules.split(","))
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    """A folder with two sessions in the state root the tests point at."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    for name in ("one", "two"):
+        session_id = session_id_for(name)
+        write_session(tmp_path / "state", folder, session_bytes(session_id, turns=2, seed=len(name)))
+    return folder
+
+
+@pytest.mark.parametrize("argv", [["list", "--all", "--json"], ["list"], ["list", "--all"]])
+def test_a_listing_imports_neither_the_tui_nor_the_tokenizer_nor_a_pool(workspace, argv):
+    imported = _imported_by_command(argv, str(workspace))
+    assert not imported & NOT_FOR_A_LISTING
+    assert "reprise.tui.app" not in imported and "reprise.core.catalog" in imported
+    if "--json" in argv:
+        assert "rich" not in imported
+
+
+def test_a_search_imports_neither_the_tui_nor_the_tokenizer(workspace):
+    imported = _imported_by_command(["search", "--json", "anything"], str(workspace), ("0", "1"))   # 1: no hit
+    assert not imported & {"textual", "rich", "tiktoken"}
+
+
+def test_the_check_sees_the_tui_when_a_command_imports_it(workspace):
+    """The check itself: a command that builds the TUI's app is seen doing so."""
+    code_argv = ["list", "--json"]
+    imported = _imported_by_command(code_argv, str(workspace))
+    assert "reprise.tui.cli.listing" in imported   # the command ran
+    imported_app = subprocess.run([sys.executable, "-c", "import sys, reprise.tui.app; print(','.join(sys.modules))"],
+                                  capture_output=True, text=True, check=True).stdout
+    assert "textual" in imported_app.split(",")
