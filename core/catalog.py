@@ -36,7 +36,7 @@ from .progress import Progress, ProgressSink, no_progress
 from .resume_costs import carry_resume_cost, store_resume_costs
 from .row_snapshot import SourceRows
 from .rows import SessionRow
-from .scan_pool import iter_in_processes, map_in_processes
+from .scan_pool import iter_in_processes
 from .search_build import BuildResult, build, within_cap
 from .search_engine import SearchRun, UpdateSink, session_file
 from .search_engine import no_update as _no_update
