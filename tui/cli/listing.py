@@ -212,9 +212,11 @@ def search(service: Service, args: SearchArguments, as_json: bool) -> int:
     with how far on stderr; ctrl+c stops that and keeps what was indexed."""
     if args.limit < 1:
         raise UsageError("--limit must be at least 1.")
-    from ..reports.search import HitPrinter  # it needs the search index's types: not for every command
+    printer = None
+    if not as_json:   # the printer needs the search index's types and Rich's cells: not for --json
+        from ..reports.search import HitPrinter
 
-    printer = None if as_json else HitPrinter(service, limit=args.limit, width=_list_width(), now=service.clock())
+        printer = HitPrinter(service, limit=args.limit, width=_list_width(), now=service.clock())
     line = _progress_line() if printer is not None else None
     final: list[SearchUpdate] = []
 
