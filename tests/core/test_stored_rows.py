@@ -13,13 +13,10 @@ from .test_catalog import KEY_A, KEY_B, age, put
 
 
 @pytest.fixture
-def store(tmp_path):
-    return Store(tmp_path / "state")
-
-
-@pytest.fixture
-def catalog(store, tmp_path):
-    return Catalog([FractalListing(store)], tmp_path / "cache")
+def listed(tmp_path) -> tuple[Store, Catalog]:
+    """A Fractal store and its catalog."""
+    store = Store(tmp_path / "state")
+    return store, Catalog([FractalListing(store)], tmp_path / "cache")
 
 
 def _view(rows):
@@ -28,7 +25,8 @@ def _view(rows):
 
 
 @pytest.mark.parametrize("keys", [None, [KEY_A]], ids=["all", "one workspace"])
-def test_stored_rows_are_the_last_refreshs_rows(store, catalog, keys):
+def test_stored_rows_are_the_last_refreshs_rows(listed, keys):
+    store, catalog = listed
     for index in range(6):
         ref = put(store, KEY_A if index % 2 else KEY_B, f"{index:032x}", index)
         age(store.paths.session_file(ref))
@@ -39,7 +37,8 @@ def test_stored_rows_are_the_last_refreshs_rows(store, catalog, keys):
     assert len(stored) == (6 if keys is None else 3) and _view(stored) == _view(refreshed)
 
 
-def test_stored_rows_look_at_no_file(store, catalog):
+def test_stored_rows_look_at_no_file(listed):
+    store, catalog = listed
     refs = [put(store, KEY_A, f"{index:032x}", 2) for index in range(3)]
     for ref in refs:
         age(store.paths.session_file(ref))
@@ -49,6 +48,7 @@ def test_stored_rows_look_at_no_file(store, catalog):
     assert {row.file_id for row in catalog.refresh(None)} == {ref.session_id for ref in refs[1:]}
 
 
-def test_a_catalog_never_refreshed_has_no_stored_rows(store, catalog):
+def test_a_catalog_never_refreshed_has_no_stored_rows(listed):
+    store, catalog = listed
     put(store, KEY_A, "a" * 32, 1)
     assert catalog.stored_rows(None) == [] and catalog.stored_rows([KEY_A]) == []

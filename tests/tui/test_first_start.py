@@ -58,8 +58,14 @@ async def _gated_start(store, monkeypatch, gate: Gate):
     return build_app(service)
 
 
-async def _until_gate(gate: Gate) -> None:
+async def _first_batch_shown(pilot, gate: Gate):
+    """Once the read waits at the gate, until the rows read before it are on the list: the main
+    screen and its list."""
     assert await asyncio.to_thread(gate.reached.wait, 30), "the read never reached the gate"
+    screen = pilot.app.main_screen
+    session_list = screen.query_one(SessionList)
+    await until(pilot, lambda: len(session_list.rows) == catalog_module.SERIAL_BATCH)
+    return screen, session_list
 
 
 @pytest.mark.parametrize("size", [(120, 30)])
@@ -67,10 +73,7 @@ async def test_rows_appear_while_a_cold_listing_reads_newest_first(store, monkey
     gate = Gate(before=catalog_module.SERIAL_BATCH)
     app = await _gated_start(store, monkeypatch, gate)
     async with app.run_test(size=size) as pilot:
-        await _until_gate(gate)
-        screen = app.main_screen
-        session_list = screen.query_one(SessionList)
-        await until(pilot, lambda: len(session_list.rows) == catalog_module.SERIAL_BATCH)
+        screen, session_list = await _first_batch_shown(pilot, gate)
         assert screen.rows_loading   # the listing has not ended: these rows came while it read
         shown = {row.file_id for row in session_list.rows}
         newest = {session_id_for(f"session-{index}") for index in range(SESSIONS - catalog_module.SERIAL_BATCH,
@@ -89,10 +92,7 @@ async def test_the_cursor_stays_on_the_session_the_user_moved_to_while_rows_come
     gate = Gate(before=catalog_module.SERIAL_BATCH)
     app = await _gated_start(store, monkeypatch, gate)
     async with app.run_test(size=(120, 30)) as pilot:
-        await _until_gate(gate)
-        screen = app.main_screen
-        session_list = screen.query_one(SessionList)
-        await until(pilot, lambda: len(session_list.rows) == catalog_module.SERIAL_BATCH)
+        screen, session_list = await _first_batch_shown(pilot, gate)
         await pilot.press("down", "down")
         chosen = session_list.current
         assert chosen is not None and session_list.cursor == 2
@@ -106,10 +106,7 @@ async def test_a_filter_typed_while_rows_come_in_applies_to_the_later_rows(store
     gate = Gate(before=catalog_module.SERIAL_BATCH)
     app = await _gated_start(store, monkeypatch, gate)
     async with app.run_test(size=(120, 30)) as pilot:
-        await _until_gate(gate)
-        screen = app.main_screen
-        session_list = screen.query_one(SessionList)
-        await until(pilot, lambda: len(session_list.rows) == catalog_module.SERIAL_BATCH)
+        screen, session_list = await _first_batch_shown(pilot, gate)
         oldest = session_id_for("session-0")   # not read yet: behind the gate
         screen.type_into_filter(oldest[:12])
         await pilot.pause()

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...agents import Backend, substitute
 from ...audit import AuditLog
@@ -42,20 +43,21 @@ from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ...trimming import RestoreResult, TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession
-from ..fork_files import undo_fork, write_fork
 from .fields import ClaudeFields, ListingFold
-from .fork import ForkState, new_fork_id, plan_fork, rewrite_subagent, write_new
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
 from .listing import KEPT, NAME, ClaudeListing, folder_guess
 from .liveness import scan_processes, writer_of
-from .meter import ClaudeMeter, ContextNow, MeterInputs, meter_inputs
 from .records import Record, parse_lines
 from .retention import RetentionPolicy
 from .transcript import read_transcript
 from .trash import ClaudeTrash
-from .turns import ClaudeSendBackend, new_argv
 from .windows import MODEL_WINDOWS
+
+# What only metering, forking or sending needs is imported there: a listing never loads it.
+if TYPE_CHECKING:
+    from .fork import ForkState
+    from .meter import ContextNow, MeterInputs
 
 METER_VERSION = "claude-2"
 MAX_SIDECAR_BYTES = 1 << 30
@@ -149,6 +151,8 @@ class ClaudeSource(AgentStoreSource):
 
     def _open_at(self, ref: SessionRef, path: Path | None) -> OpenedSession:
         """The session read from its file at `path` (as `_locate` found it), or from its kept copy."""
+        from .meter import ContextNow, meter_inputs
+
         kept_note: list[Problem] = []
         if path is None:
             kept = kept_session(self.archive, ref)
@@ -324,6 +328,8 @@ class ClaudeSource(AgentStoreSource):
 
     def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
                       via: str = SEND) -> LiveMeter:
+        from .meter import ClaudeMeter
+
         session = self._session(opened)
         return ClaudeMeter(self.settings.meter, self.counter, session.context, session.meter, model=model, via=via)
 
@@ -332,6 +338,8 @@ class ClaudeSource(AgentStoreSource):
         return self.prepare_meter(self.open(ref), workspace, model=model, via=via).with_message(message)
 
     def context_window(self, workspace: Path, model: str | None = None) -> int | None:
+        from .meter import ClaudeMeter, ContextNow
+
         return ClaudeMeter(self.settings.meter, self.counter, ContextNow(None, 0, "reply", None),
                            model=model).with_message("").window
 
@@ -398,6 +406,8 @@ class ClaudeSource(AgentStoreSource):
 
     def turn_backend(self, ref: SessionRef) -> Backend | None:
         """Every turn of a Claude Code session runs `[sources.claude] send`, whatever `--agent` says."""
+        from .turns import ClaudeSendBackend
+
         path = self._locate(ref)
         root = self.claude_listing.root_of(path) if path is not None else self.roots[0].path
         return ClaudeSendBackend(self.settings.sources.claude.send, root)
@@ -460,6 +470,8 @@ class ClaudeSource(AgentStoreSource):
         return ref
 
     def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
+        from .turns import new_argv
+
         return new_argv(self.settings.sources.claude.new, ref.session_id, folder)
 
     # --- trim as a fork (issue 14) -------------------------------------------------------------
@@ -470,6 +482,9 @@ class ClaudeSource(AgentStoreSource):
         Claude Code's own file is never rewritten), archived (op `fork`; the original's bytes, which
         capped text points at, in the original's archive, op `fork-original`), titled "<title> (trimmed)"
         with lineage."""
+        from ..fork_files import write_fork
+        from .fork import ForkState, new_fork_id, plan_fork
+
         if not fork:
             raise ForkOnlyError("Claude Code's own files are never rewritten: use --fork.",
                                 hint=f"reprise trim {ref.session_id} --fork ...")
@@ -506,6 +521,8 @@ class ClaudeSource(AgentStoreSource):
     def _copy_sidecars(root: Root, path: Path, fork_path: Path, state: ForkState) -> list[str]:
         """The kept turns' subagent transcripts (with the fork's sessionId) and `tool-results/` files,
         copied into the fork's own sidecar folder; what could not be copied, as notes."""
+        from .fork import rewrite_subagent, write_new
+
         old, new = path.with_suffix(""), fork_path.with_suffix("")
         wanted: list[tuple[Path, Path, bool]] = []
         for agent_id in state.agent_ids:
@@ -545,6 +562,8 @@ class ClaudeSource(AgentStoreSource):
     def _fork_context(self, ref: SessionRef, sha256: str, context: ContextNow) -> ContextNow:
         """A fork unchanged since Reprise wrote it: its copied usage records describe the untrimmed
         session, so its context is the estimate made when it was written."""
+        from .meter import ContextNow
+
         known = self._fork_estimate(ref)
         if known is None or known[0] != sha256:
             return context
@@ -563,6 +582,8 @@ class ClaudeSource(AgentStoreSource):
         """Undo a fork: move the fork's file and sidecar folder to Reprise's trash, when the file is as
         Reprise wrote it (a fork Claude Code has added turns to needs `force`). The fork's bytes stay
         in the archive; the original was never touched."""
+        from ..fork_files import undo_fork
+
         meta = self._fork_meta(ref)
         path = self._locate(ref)
         if meta is None or path is None:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...agents import Backend, substitute
 from ...audit import AuditLog
@@ -41,21 +42,21 @@ from ...trimming import RestoreResult, TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import Capabilities, Handoff, OpenedSession
 from ..claude.liveness import process_writing
-from ..fork_files import undo_fork, write_fork
 from .fields import CodexFields, ListingFold
-from .fork import ForkState, fork_name, new_thread_id, plan_fork
 from .layout import CodexRoot, check_session_id
 from .listing import NAME, CodexListing
 from .liveness import writer_of
-from .meter import DEFAULT_MODEL, CodexLimits, CodexMeter, ContextNow
-from .new import start_rollout
-from .next_request import NextRequest, next_request
 from .records import Record
 from .retention import NO_SWEEP
 from .transcript import read_transcript
 from .trash import AFTER_TRASH, CodexTrash
-from .turns import CodexSendBackend
 from .windows import Configs, catalog_window
+
+# What only metering, forking, sending or starting a session needs is imported there: a listing never
+# loads it.
+if TYPE_CHECKING:
+    from .meter import CodexLimits, ContextNow
+    from .next_request import NextRequest
 
 METER_VERSION = "codex-2"
 
@@ -110,6 +111,9 @@ class CodexSource(AgentStoreSource):
         return path
 
     def open(self, ref: SessionRef) -> OpenedSession:
+        from .meter import ContextNow
+        from .next_request import next_request
+
         path = self._locate(ref)
         if path is None:
             raise NotFoundError(f"No Codex session {ref.session_id} in any root "
@@ -190,12 +194,16 @@ class CodexSource(AgentStoreSource):
 
     def _limits(self, opened: OpenedSession, via: str) -> CodexLimits:
         """Codex's config.toml of the session's root and the command line the turn goes through."""
+        from .meter import CodexLimits
+
         root = self.codex_listing.root_of(opened.path).path
         codex = self.settings.sources.codex
         return CodexLimits(self.configs.of(root), tuple(codex.send if via == SEND else codex.resume))
 
     def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
                       via: str = SEND) -> LiveMeter:
+        from .meter import CodexMeter
+
         session = self._session(opened)
         return CodexMeter(self.settings.meter, self.counter, session.context, session.request, model=model, via=via,
                           limits=self._limits(opened, via))
@@ -206,6 +214,8 @@ class CodexSource(AgentStoreSource):
 
     def context_window(self, workspace: Path, model: str | None = None) -> int | None:
         """A user's `[[meter.models]]` window, else Codex's catalog's (95% of it), else unknown."""
+        from .meter import DEFAULT_MODEL
+
         chosen = model or self.settings.meter.model or DEFAULT_MODEL
         spec = user_spec(chosen, self.settings.meter.models)
         return spec.input_budget if spec is not None else catalog_window(chosen)
@@ -268,6 +278,8 @@ class CodexSource(AgentStoreSource):
 
     def turn_backend(self, ref: SessionRef) -> Backend | None:
         """Every turn of a Codex session runs `[sources.codex] send`, whatever `--agent` says."""
+        from .turns import CodexSendBackend
+
         path = self._locate(ref)
         root = self.codex_listing.root_of(path).path if path is not None else self.roots[0].path
         return CodexSendBackend(self.settings.sources.codex.send, root)
@@ -326,6 +338,10 @@ class CodexSource(AgentStoreSource):
         only: Codex's own rollout is never rewritten), archived (op `fork`; the original's bytes in the
         original's archive, op `fork-original`), titled "<title> (trimmed)" with lineage. A fork Codex
         made is written self-contained (fork.py)."""
+        from ..fork_files import write_fork
+        from .fork import ForkState, fork_name, new_thread_id, plan_fork
+        from .meter import DEFAULT_MODEL
+
         if not fork:
             raise ForkOnlyError("Codex's own rollouts are never rewritten: use --fork.",
                                 hint=f"reprise trim {ref.session_id} --fork ...")
@@ -385,6 +401,8 @@ class CodexSource(AgentStoreSource):
         """Undo a fork: move the fork's rollout to Reprise's trash, when it is as Reprise wrote it (a
         fork Codex has added turns to needs `force`). Its bytes stay in the archive; the original was
         never touched."""
+        from ..fork_files import undo_fork
+
         extra = self._fork_meta(ref)
         path = self._locate(ref)
         if extra is None or path is None:
@@ -397,6 +415,9 @@ class CodexSource(AgentStoreSource):
     def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
         """A new thread on an id Reprise chose (new.py: its first line written in the first root), with
         Reprise's title of it; `new_argv` starts Codex on it."""
+        from .fork import new_thread_id
+        from .new import start_rollout
+
         if not self.roots:
             raise NotFoundError("No Codex root to start a session in.", hint="set [sources.codex] roots")
         ref = SessionRef(key, new_thread_id(), NAME)
