@@ -49,7 +49,7 @@ def index_batch(sources: dict[str, ListingSource], files: Sequence[tuple[str, Se
 
 def batch_size(total: int, parallel: bool) -> int:
     """Files between two writes: `BATCH_FILES`; in worker processes more (up to `PARALLEL_BATCH_FILES`),
-    each batch starting a pool of its own until the pool is kept across calls."""
+    every batch on the process's one pool (`scan_pool`)."""
     return min(PARALLEL_BATCH_FILES, max(BATCH_FILES, total // 8)) if parallel else BATCH_FILES
 
 
