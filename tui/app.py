@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import cast
 
-from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
@@ -26,6 +25,7 @@ from reprise.core.trash_results import TrashEntry
 from .actions import PALETTE_KEY, bindings, key_text, palette_commands
 from .driver import TerminalDriver
 from .ending import TURN_STOP_BUDGET, Ending
+from .indexing import IndexesInBackground
 from .messages import TurnFinished
 from .reports import line
 from .reports.audit import audit_lines, audit_problem_lines
@@ -69,7 +69,7 @@ class RepriseCommands(Provider):
                 yield Hit(score, matcher.highlight(title), callback, help=help_text)
 
 
-class RepriseApp(ReportsWorkerErrors, App[object]):
+class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
     CSS_PATH = "app.tcss"
     TITLE = "Reprise"
     COMMANDS = {RepriseCommands}   # it lists Textual's own commands after Reprise's

@@ -40,16 +40,27 @@ class Stepped:
         on_update(SearchUpdate(query, hits, searched=10, total=10, complete=True))
         return hits
 
-    def build_index(self, *, progress: Callable[[Progress], object], **options: object) -> BuildResult:
+    def build_index(self, *, progress: Callable[[Progress], object], should_stop: Callable[[], bool],
+                    **options: object) -> BuildResult:
         progress(Progress("indexing", 3, 10))
         self.index_started.set()
         assert self.indexed.wait(GUARD_S)
+        if should_stop():   # cancelled between two batches, as the catalog's build stops
+            return BuildResult(added=3, total=10, stopped=True)
         progress(Progress("indexing", 10, 10))
         return BuildResult(added=10, total=10)
 
 
 def status(app) -> str:
     return str(app.screen.query_one("#search-status").render())
+
+
+async def search_for_jitter(pilot) -> None:
+    """The main screen settled, the search dialog opened and "jitter" searched at once."""
+    await settle(pilot)
+    await pilot.press("ctrl+f")
+    await pilot.pause()
+    await pilot.press(*"jitter", "enter")
 
 
 def listed(app) -> int:
@@ -87,10 +98,7 @@ async def test_more_hits_of_the_same_search_keep_the_highlight_where_it_is(servi
     stepped.indexed.set()
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+f")
-        await pilot.pause()
-        await pilot.press(*"jitter", "enter")
+        await search_for_jitter(pilot)
         stepped.first.set()
         await until(pilot, lambda: listed(app) == 2)
         await pilot.press("down")
@@ -100,4 +108,22 @@ async def test_more_hits_of_the_same_search_keep_the_highlight_where_it_is(servi
         await until(pilot, lambda: len(app.screen.hits) == 8)
         highlighted = app.screen.results.highlighted_option
         assert highlighted is not None and highlighted.id == "1"
+        await settle(pilot)
+
+
+async def test_the_indexing_goes_on_after_the_dialog_closes_and_a_new_dialog_shows_it(service):
+    stepped = Stepped(service)
+    stepped.first.set()
+    stepped.rest.set()
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await search_for_jitter(pilot)
+        await until(pilot, lambda: "indexing 3/10 sessions" in status(app))
+        await pilot.press("escape", "escape")   # the first clears the query, the second closes
+        await until(pilot, lambda: not isinstance(app.screen, SearchScreen))
+        stepped.indexed.set()   # the build was not cancelled by the close: it finishes
+        await until(pilot, lambda: app.index_status == "indexed 10 of 10 sessions")
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        assert "indexed 10 of 10 sessions" in status(app)
         await settle(pilot)

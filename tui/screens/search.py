@@ -10,8 +10,9 @@ are not yet those of the words typed).
 
 The dialog is never blank while a search runs: the hits are listed as they are found (newest
 session first) with the count so far and how far the search is ("searching 300/2,500 sessions").
-After a search that met sessions the index does not hold, they are indexed in the background
-("indexing 812/2,500 sessions"), until done or the dialog closes (what was indexed is kept)."""
+After a search that met sessions the index does not hold, the app indexes them in the background
+(`tui/indexing.py`: "indexing 812/2,500 sessions", shown here while the dialog is open), and goes on
+after the dialog closes."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from reprise.core.search_index import SearchHit
 from reprise.core.service import Service
 
 from ..debounce import Debouncer
+from ..indexing import IndexesInBackground, IndexStatus, progress_phrase
 from ..reports.search import (
     HITS_PER_SESSION,
     HitGroup,
@@ -91,11 +93,6 @@ class Found:
     note: str | None = None
 
 
-def progress_phrase(progress: Progress) -> str:
-    """"searching 300/2,500 sessions", "indexing 812/2,500 sessions"."""
-    return f"{progress.doing} {progress.done:,}/{progress.total:,} sessions"
-
-
 class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
     DEFAULT_CSS = """
     SearchScreen > #dialog-frame { width: 110; height: 90%; }
@@ -115,7 +112,7 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         self.expanded: set[str] = set()   # the sessions whose every hit is listed
         self.typing: Debouncer[str] = Debouncer(self, TYPING_PAUSE, self._search)
         self.searching = ""   # the status of the search: its count so far and how far it is
-        self.indexing = ""    # the status of the index built in the background
+        self.indexing = ""    # the status of the index built in the background (`tui/indexing.py`)
         self.index_started = False
 
     class Searched(Message):
@@ -125,14 +122,6 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
             super().__init__()
             self.found = found
             self.generation = generation
-
-    class Indexed(Message):
-        """How far the background indexing is."""
-
-        def __init__(self, progress: Progress | None, text: str | None = None) -> None:
-            super().__init__()
-            self.progress = progress
-            self.text = text
 
     def body(self) -> Iterable[Widget]:
         yield ChoiceList("words to find (titles, messages, replies, errors, files, commands) · Esc clears",
@@ -260,31 +249,21 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         self._take_hits(query, hits)
         if not self.index_started:
             self.index_started = True
-            self.build_index()
+            self._index_in_background()
 
-    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
-    def build_index(self) -> None:
-        """Index what the search scope holds and the index does not, a batch at a time, until done or
-        this dialog closes (the worker is cancelled: what was indexed stays)."""
-        worker = get_current_worker()
-        try:
-            built = self.service.build_index(all_workspaces=self.all_workspaces, key=self.key,
-                                             should_stop=lambda: worker.is_cancelled,
-                                             progress=lambda progress: self.post_message(self.Indexed(progress)))
-        except RepriseError as exc:
-            self.post_message(self.Indexed(None, f"indexing stopped: {exc}"))
-            return
-        if built.total:
-            capped = " (at its [search] max_mb cap)" if built.capped else ""
-            self.post_message(self.Indexed(None, f"indexed {built.added:,} of {built.total:,} sessions{capped}"))
+    def on_mount(self) -> None:
+        if isinstance(self.app, IndexesInBackground):
+            self.indexing = self.app.index_status   # a build a search before this dialog started
+            self._show_status()
 
-    @on(Indexed)
-    def on_indexed(self, message: Indexed) -> None:
-        progress = message.progress
-        if progress is None:
-            self.indexing = message.text or ""
-        elif not progress.finished:
-            self.indexing = progress_phrase(progress)
+    def _index_in_background(self) -> None:
+        """The sessions this search met unindexed, indexed by the app (it goes on once this closes)."""
+        if isinstance(self.app, IndexesInBackground):
+            self.app.index_in_background(all_workspaces=self.all_workspaces, key=self.key)
+
+    @on(IndexStatus)
+    def on_index_status(self, message: IndexStatus) -> None:
+        self.indexing = message.text
         self._show_status()
 
     def _show_status(self) -> None:
