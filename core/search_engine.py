@@ -18,7 +18,7 @@ from .rows import SessionRow
 from .scan_pool import map_in_processes
 from .search_index import FileState, IndexedFile, Record, SearchHit
 from .search_match import Query
-from .search_scan import Verdict, scan_batch, verdict
+from .search_scan import Verdict, verdict
 from .search_snippet import Excerpt
 from .sources.base import ListingSource, SearchRecord, SessionFile
 
@@ -74,6 +74,25 @@ def read_records(source: ListingSource, file: SessionFile) -> Sequence[SearchRec
         return Problem(file.path, "unsearchable", f"its texts could not be read for search ({type(exc).__name__})")
 
 
+Scanned = Verdict | IndexedFile | Problem   # a worker's answer for a file: its verdict, else what it read
+
+
+def scan_and_read_batch(sources: dict[str, ListingSource], needles: tuple[bytes, ...],
+                        files: Sequence[tuple[str, SessionFile]]) -> list[Scanned]:
+    """Each file's verdict (its source's name and the file), and for a file that may match, its records
+    read (their texts compressed, as the index keeps them) or the reader's problem: the work of a
+    worker process, so that the candidates' parse is shared among the cores as the scan is."""
+    found: list[Scanned] = []
+    for name, file in files:
+        seen: Scanned = verdict(sources[name], file.path, needles)
+        if seen is True:
+            records = read_records(sources[name], file)
+            seen = records if records is None or isinstance(records, Problem) else IndexedFile.of(
+                file.path, file.workspace_key or "", file.size, file.mtime_ns, records).without_texts()
+        found.append(seen)
+    return found
+
+
 class SearchRun:
     """One search: the query, the rows in scope and where each one's texts are."""
 
@@ -101,7 +120,7 @@ class SearchRun:
                                    unindexed=sum(row.path not in indexed and not row.problem_code for row in self.rows))
         self.keep = keep
         self.parallel = parallel
-        self.verdicts: dict[str, Verdict] = {}   # the worker processes' scan of the older files
+        self.verdicts: dict[str, Scanned] = {}   # the worker processes' scan (and reads) of the older files
         self._scanned_bytes = 0
         self.parsed: list[IndexedFile] = []   # the files parsed here not yet handed to `keep`
         self._parsed_bytes = 0
@@ -157,20 +176,19 @@ class SearchRun:
         if self.parallel and self._scanned_bytes >= SERIAL_BYTES and needles is not None:
             self.parallel = False   # once: the rest is scanned there, or is too little to be worth it
             self._scan_the_rest(row, needles)
-        found_verdict = self.verdicts.pop(row.path) if row.path in self.verdicts else verdict(source, row.path,
-                                                                                               needles)
+        scanned = self.verdicts.pop(row.path) if row.path in self.verdicts else verdict(source, row.path, needles)
         self._scanned_bytes += row.size
-        if isinstance(found_verdict, tuple):
-            self.update.problems.append(Problem(row.path, *found_verdict))
-        if found_verdict is not True:
+        if isinstance(scanned, tuple):
+            self.update.problems.append(Problem(row.path, *scanned))
+        if scanned is True:   # scanned here: read here
+            found = read_records(source, session_file(row))
+            scanned = found if found is None or isinstance(found, Problem) else IndexedFile.of(
+                row.path, row.workspace_key, row.size, row.mtime_ns, found)
+        if isinstance(scanned, Problem):
+            self.update.problems.append(scanned)
+        if not isinstance(scanned, IndexedFile):
             return
-        found = read_records(source, session_file(row))
-        if isinstance(found, Problem):
-            self.update.problems.append(found)
-            return
-        if found is None:
-            return
-        indexed = IndexedFile.of(row.path, row.workspace_key, row.size, row.mtime_ns, found)
+        indexed = scanned
         if self.keep is not None:
             self.update.unindexed -= 1
             self.parsed.append(indexed)
@@ -178,11 +196,12 @@ class SearchRun:
             if self._parsed_bytes > KEEP_BYTES:
                 self._hand_over()
         self.update.cut += indexed.cut > 0
-        self._confirm(row, indexed.records)
+        self._confirm(row, indexed.texts())
 
     def _scan_the_rest(self, row: SessionRow, needles: tuple[bytes, ...]) -> None:
         """The bytes of the files from this row on that the index does not hold, scanned in worker
-        processes (how far, heard as they finish); their verdicts wait in `verdicts`."""
+        processes, which also read those that may match (how far, heard as they finish); their
+        answers wait in `verdicts`."""
         rest = [each for each in self.rows[self.rows.index(row):]
                 if each.path not in self.indexed and not each.problem_code]
         if len(rest) < PARALLEL_MIN:
@@ -193,9 +212,9 @@ class SearchRun:
             self.update.searched = searched + count
             self.on_update(self.update)
 
-        files = [(each.source, each.path) for each in rest]
-        found = map_in_processes(functools.partial(scan_batch, self.sources, needles), files, done=heard)
-        self.verdicts.update(zip((path for _, path in files), found, strict=True))
+        files = [(each.source, session_file(each)) for each in rest]
+        found = map_in_processes(functools.partial(scan_and_read_batch, self.sources, needles), files, done=heard)
+        self.verdicts.update(zip((file.path for _, file in files), found, strict=True))
         self.update.searched = searched
 
     def _confirm(self, row: SessionRow, records: list[Record]) -> None:

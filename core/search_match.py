@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .search_scan import folded
 from .search_snippet import tokens
 
 
@@ -52,8 +53,14 @@ class Query:
         """Whether every word of the query is found in the text as a phrase of whole tokens."""
         if not self.phrases:
             return False
-        if self._patterns is not None and text.isascii():
-            return all(pattern.search(text) for pattern in self._patterns)
+        if self._patterns is not None:
+            if text.isascii():
+                return all(pattern.search(text) for pattern in self._patterns)
+            # Its bytes folded as the byte scan folds a file's: a text without every token's bytes
+            # cannot match (a millisecond a megabyte), and most texts of a search have none.
+            found_bytes = folded(text.encode("utf-8", "replace").lower(), json=False)
+            if not all(term.encode("ascii") in found_bytes for term in self.terms):
+                return False
         found = [token for _, _, token in tokens(text)]
         starts: dict[str, list[int]] = {}
         for index, token in enumerate(found):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import RepriseError
@@ -76,15 +76,15 @@ def _tables() -> tuple[dict[int, list[bytes]], dict[bytes, bytes], dict[bytes, b
 
 
 
-def folded(lowered: bytes) -> bytes:
+def folded(lowered: bytes, *, json: bool = True) -> bytes:
     """ASCII-lowered bytes with every character the tokenizer folds to ASCII (or drops) written as
     it folds: what an ASCII token of the query is found in. Each step runs only when a memchr finds
-    its first byte. JSON escapes are read in pure ASCII bytes only: a writer that escapes one
-    non-ASCII character escapes them all (Python's `ensure_ascii`), and the search for them is the
-    scan's costliest step (measured: 1.3 ms a MB, as much as the rest together)."""
+    its first byte. JSON escapes (of `json` bytes, not of a text's) are read in pure ASCII bytes only:
+    a writer that escapes one non-ASCII character escapes them all (Python's `ensure_ascii`), and the
+    search for them is the scan's costliest step (measured: 1.3 ms a MB, as much as the rest together)."""
     pairs, longer, escapes = _tables()
     if lowered.isascii():
-        if b"\\u" in lowered:
+        if json and b"\\u" in lowered:
             lowered = _ESCAPE.sub(lambda found: escapes.get(found.group(), found.group()), lowered)
         return lowered
     for lead in _LEADS:
@@ -171,12 +171,6 @@ def verdict(source: ListingSource, path: str, needles: tuple[bytes, ...] | None)
         return exc.code, exc.message
     except OSError as exc:
         return "unreadable", exc.strerror or str(exc)
-
-
-def scan_batch(sources: dict[str, ListingSource], needles: tuple[bytes, ...] | None,
-               files: Sequence[tuple[str, str]]) -> list[Verdict]:
-    """Each file's verdict (its source's name and its path), in order: the work of a worker process."""
-    return [verdict(sources[name], path, needles) for name, path in files]
 
 
 def may_match(source: ListingSource, path: str, needles: tuple[bytes, ...] | None) -> bool:

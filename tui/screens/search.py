@@ -99,7 +99,7 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
     SearchScreen #dialog-body { height: 1fr; }
     SearchScreen ChoiceList { height: 1fr; }
     SearchScreen ChoiceList > OptionList { height: 1fr; max-height: 100%; }
-    SearchScreen #search-status { color: $text-muted; }
+    SearchScreen #search-status { color: $text-muted; width: 100%; height: auto; max-height: 4; }
     """
 
     def __init__(self, service: Service, *, all_workspaces: bool, key: str | None, scope_label: str) -> None:
@@ -113,6 +113,7 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         self.typing: Debouncer[str] = Debouncer(self, TYPING_PAUSE, self._search)
         self.searching = ""   # the status of the search: its count so far and how far it is
         self.indexing = ""    # the status of the index built in the background (`tui/indexing.py`)
+        self.note = ""        # what the search could not look at (outputs cut for the index), on a line of its own
         self.index_started = False
 
     class Searched(Message):
@@ -148,7 +149,7 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
             return
         self.typing.cancel()
         if not query:   # cleared (Esc): the hits go too, and the next Esc closes
-            self.hits, self.query_text, self.searching = [], "", ""
+            self.hits, self.query_text, self.searching, self.note = [], "", "", ""
             self._list_hits()
             self._show_status()
 
@@ -168,7 +169,7 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         the highlighted hit, or list every hit of its session ("… N more")."""
         query = self.choice_list.text.strip()
         if query and (query != self.query_text or self.typing.pending):
-            self.searching = f"Searching for {safe_line(query)}…"
+            self.searching, self.note = f"Searching for {safe_line(query)}…", ""
             self._show_status()
             self.typing.now(query)
             return
@@ -184,7 +185,7 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         self.dismiss(self.hits[int(option_id)])
 
     def _search(self, query: str, generation: int) -> None:
-        self.searching = f"Searching for {safe_line(query)}…"
+        self.searching, self.note = f"Searching for {safe_line(query)}…", ""
         self._show_status()
         self.run_search(query, generation)
 
@@ -236,8 +237,8 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         self._take_hits(found.query, found.hits)
         counted = f"{sessions_phrase(found.hits)} for {safe_line(found.query)}"
         if found.complete:
-            self.searching = counted + (" (first 200)" if len(found.hits) >= 200 else "") \
-                + (f" · {safe_line(found.note)}" if found.note else "")
+            self.searching = counted + (" (first 200)" if len(found.hits) >= 200 else "")
+            self.note = safe_line(found.note) if found.note else ""
         else:
             self.searching = f"{counted} so far · {progress_phrase(Progress('searching', found.searched, found.total))}"
         self._show_status()
@@ -267,8 +268,10 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
         self._show_status()
 
     def _show_status(self) -> None:
-        parts = [part for part in (self.searching, self.indexing) if part]
-        self.query_one("#search-status", Label).update(Text(" · ".join(parts)))
+        """How far the search and the indexing are on one line (wrapped where the width is short),
+        then the search's note on its own."""
+        status = " · ".join(part for part in (self.searching, self.indexing) if part)
+        self.query_one("#search-status", Label).update(Text(status + (f"\n{self.note}" if self.note else "")))
 
     def _list_hits(self, keep: str | None = None) -> None:
         """A heading per session, its best hits, and "… N more" (Enter lists them all)."""
