@@ -143,19 +143,13 @@ def _searched_lines(chunk: bytes, *, whole: bool) -> bytes:
 
 
 def file_root(source: ListingSource, path: str) -> Path | None:
-    """The root the source reads this file within (Claude Code's and Codex's `root_of`, Fractal's
-    store), for the byte scan to read it within the same; None when the source names none (the
-    file is then parsed by the source's reader, which checks it)."""
-    root_of = getattr(source, "root_of", None)
-    if callable(root_of):
-        try:
-            root = root_of(path)
-        except RepriseError:
-            return None
-        found = root if isinstance(root, Path) else getattr(root, "path", None)
-        return found if isinstance(found, Path) else None
-    found = getattr(getattr(source, "store", None), "root", None)
-    return found if isinstance(found, Path) else None
+    """The root the source reads this file within, for the byte scan to read it within the same;
+    None when the source names none or the path is outside its roots (the file is then parsed by
+    the source's reader, which checks it)."""
+    try:
+        return source.file_root(path)
+    except RepriseError:
+        return None
 
 
 Verdict = bool | tuple[str, str] | None   # may match; the problem (code, message); None: the file is gone

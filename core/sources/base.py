@@ -208,6 +208,12 @@ class ListingSource(ABC):
     def workspace_path(self, key: str) -> str | None:
         """The folder a workspace key stands for, when the store knows it apart from its files."""
 
+    def file_root(self, path: str) -> Path | None:
+        """The root this file is read within (a raw read of its bytes, the search's byte scan, is
+        bounded by the same), or None when the source names none: the file is then read by its
+        reader only. Raises RepriseError for a path outside the source's roots."""
+        return None
+
     def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str], known: HeadKeys
                             ) -> list[SessionFile]:
         """Of these new or changed files of a store that records the folder in each file, those that can

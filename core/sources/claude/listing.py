@@ -123,6 +123,9 @@ class ClaudeListing(ListingSource):
             return self._own_paths.root   # a kept copy
         raise RepriseError(f"{text} is not inside a Claude Code root ({', '.join(str(r.path) for r in self.roots)}).")
 
+    def file_root(self, path: str) -> Path:
+        return self.root_of(path)
+
     def groups(self) -> list[str]:
         found = []
         for root in self.roots:

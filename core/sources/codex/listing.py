@@ -122,6 +122,9 @@ class CodexListing(ListingSource):
                 return root
         raise RepriseError(f"{text} is not inside a Codex root ({', '.join(str(r.path) for r in self.roots)}).")
 
+    def file_root(self, path: str) -> Path:
+        return self.root_of(path).path
+
     def groups(self) -> list[str]:
         # A listing asks for the groups first: the names Codex gave are read (or their stat checked)
         # once for it, not once for each of its folders.

@@ -94,6 +94,9 @@ class FractalListing(ListingSource):
     def own_paths(self) -> OwnPaths:
         return self.store.paths
 
+    def file_root(self, path: str) -> Path:
+        return self.store.root
+
     def groups(self) -> list[str]:
         return self.store.workspace_keys()
 
