@@ -22,13 +22,14 @@ import atexit
 import contextlib
 import os
 import select
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -42,6 +43,7 @@ LARGEST_BATCH = 256    # and grow to this
 PRELOAD = ("__main__", "reprise.core.catalog", "reprise.core.sources.claude.listing",
            "reprise.core.sources.codex.listing", "reprise.core.sources.fractal.listing")
 
+_HELD = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)   # what a program's handler ends it on
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 _exit_hooked = False
@@ -83,12 +85,22 @@ def iter_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Seq
         for batch in batches:
             yield work(batch)
         return
+    import queue
+
     pool = _shared_pool()
-    with _real_stderr():   # a worker's start may start the forkserver and its resource tracker
+    finished: queue.SimpleQueue[Future[list[Result]]] = queue.SimpleQueue()
+    with _signals_held(), _real_stderr():   # a worker's start may start the forkserver and its resource tracker
         futures = [pool.submit(work, batch) for batch in batches]
-    try:
         for future in futures:
-            yield future.result()
+            future.add_done_callback(finished.put)
+    try:
+        done: set[Future[list[Result]]] = set()
+        for future in futures:
+            while future not in done:
+                done.add(finished.get())
+            with _signals_held():
+                result = future.result()
+            yield result
     except BaseException as exc:
         from concurrent.futures.process import BrokenProcessPool
 
@@ -96,8 +108,25 @@ def iter_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Seq
             _forget(pool)
         raise
     finally:
-        for future in futures:
-            future.cancel()
+        with _signals_held():
+            for future in futures:
+                future.cancel()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """In the main thread, hold signals back while it is inside the pool's code: a signal whose
+    handler raises (SystemExit on SIGTERM and SIGHUP, KeyboardInterrupt) could otherwise stop it
+    holding a lock the pool's manager thread needs, and the process would hang at its exit. The
+    main thread waits for results on a queue of its own, where a signal may end the wait."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _batches(items: Sequence[Item], workers: int) -> list[Sequence[Item]]:
@@ -175,7 +204,10 @@ def _forget(pool: ProcessPoolExecutor) -> None:
 
 
 def _start_worker(parent: int, niceness: int) -> None:
-    """In each worker: its priority, and an end as soon as the process that made the pool is gone."""
+    """In each worker: its signals as a process's (a forkserver started while the main thread held
+    them back passes the mask on), its priority, and an end as soon as the process that made the pool
+    is gone."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
     if niceness:
         with contextlib.suppress(OSError):
             os.nice(niceness)
