@@ -110,6 +110,25 @@ def _fields_of(text: str) -> ListingFields:
     return ListingFields(*values)
 
 
+# The agent's title in a row's stored fields, read by SQLite's JSON functions; a query's word `n`
+# (`?n`, a LIKE pattern) in the fields and in that title, or the title not ASCII (LIKE folds ASCII
+# only), or fields that are not JSON (left for `load_details` to say so, as before).
+_AGENT_TITLE = f"json_extract(details, '$[{DETAILS_LAYOUT.index('agent_title')}]')"
+_TITLE_MAY_HOLD = (f"details LIKE ?{{n}} ESCAPE '\\' AND (NOT json_valid(details) OR {_AGENT_TITLE} LIKE ?{{n}} "
+                   f"ESCAPE '\\' OR length({_AGENT_TITLE}) != length(CAST({_AGENT_TITLE} AS BLOB)))")
+
+
+@functools.cache
+def _has_json_functions() -> bool:
+    """Whether this SQLite has its JSON functions (built in since 3.38, an option before)."""
+    try:
+        with contextlib.closing(sqlite3.connect(":memory:")) as db:
+            db.execute("SELECT json_extract('[1]', '$[0]')")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
 def _no_fields(key: str, warning: str | None = None) -> ListingFields:
     """The listing fields of a file that has none (a problem file): an empty session's."""
     return ListingFields(session_id="", workspace_key=key, usage=Usage(cost=0.0), warning=warning)
@@ -799,15 +818,19 @@ class Catalog:
         return titled, indexed, self._index.candidates(query) if indexed else {}
 
     def _titled_rows(self, query: str, rows: list[SessionRow]) -> list[SessionRow]:
-        """The rows whose title can hold every word: renamed in Reprise, or whose stored listing fields
-        (the agent's title among them) hold every word, as SQLite's LIKE finds it (ASCII in any
-        case; their fields are loaded, not every row's). A word LIKE cannot find as the fields keep
-        it (not ASCII, a quote or a backslash: JSON escapes them) loads every row's fields."""
+        """The rows whose title can hold every word: renamed in Reprise, or whose agent's title (in
+        their stored listing fields) holds every word as SQLite's LIKE finds it (ASCII in any case),
+        or is not ASCII (its characters may lower to a word's); their fields are loaded, not every
+        row's. A word LIKE cannot find as the fields keep it (not ASCII, a quote or a backslash:
+        JSON escapes them) loads every row's fields."""
         words = query.lower().split()
         if not all(word.isascii() and word.isprintable() and '"' not in word and "\\" not in word for word in words):
             self.load_details([row for row in rows if not row.title])
             return rows
-        likes = " AND ".join("details LIKE ? ESCAPE '\\'" for _ in words)
+        # Each word in the fields at all (a fast LIKE), then in the agent's title (only those rows' JSON
+        # read): a common word's search loaded the fields of the hundreds of rows whose prompts hold it.
+        may_hold = _TITLE_MAY_HOLD if _has_json_functions() else "details LIKE ?{n} ESCAPE '\\'"
+        likes = " AND ".join(may_hold.format(n=number) for number in range(1, len(words) + 1))
         patterns = ["%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
                     for word in words]
         holding = set(self.db.execute(f"SELECT source, grp, file_id FROM file_data WHERE {likes}", patterns))

@@ -42,3 +42,22 @@ def test_a_command_gets_its_typed_arguments_from_the_command_line():
     assert (arguments.id, arguments.fold, arguments.dry_run, arguments.spare) == ("abcd", 3, True, 3)
     with pytest.raises(dataclasses.FrozenInstanceError):
         arguments.fold = 4
+
+
+def test_the_commands_table_names_each_command_of_each_group_module_and_of_the_parser():
+    """`entry`'s table of subcommands (each imported with its group's module on first use) holds
+    exactly the commands the group modules define, each from its own module, and the parser's."""
+    import importlib
+
+    defined = {}
+    for group in ("listing", "resume", "marks", "turns", "trims", "trash", "store"):
+        module = importlib.import_module(f"reprise.tui.cli.{group}")
+        defined.update({name: command for name, command in module.COMMANDS.items()})
+    assert set(cli.COMMANDS) == set(defined) and len(cli.COMMANDS) == len(defined)
+    assert all(cli.COMMANDS[name] is command for name, command in defined.items())
+    parser = cli.build_parser()
+    subcommands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    assert set(subcommands.choices) == set(cli.COMMANDS)
+    assert "nothing" not in cli.COMMANDS
+    with pytest.raises(KeyError):
+        cli.COMMANDS["nothing"]

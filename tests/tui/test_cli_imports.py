@@ -43,6 +43,12 @@ def test_a_listing_imports_neither_the_tui_nor_the_tokenizer_nor_a_pool(workspac
     assert "reprise.tui.app" not in imported and "reprise.core.catalog" in imported
     if "--json" in argv:
         assert "rich" not in imported
+    # Only the module of the command's group: the others (trash, trims, turns...) are not imported.
+    commands = {name for name in imported if name.startswith("reprise.tui.cli.")}
+    assert commands <= {"reprise.tui.cli.listing", "reprise.tui.cli.arguments", "reprise.tui.cli.entry",
+                        "reprise.tui.cli.output", "reprise.tui.cli.parser", "reprise.tui.cli.tui_runs",
+                        "reprise.tui.cli.agent_handoff"}
+    assert "reprise.tui.cli.listing" in commands
 
 
 def test_a_search_imports_neither_the_tui_nor_the_tokenizer(workspace):

@@ -64,7 +64,7 @@ def list_sessions(service: Service, args: ListArguments, as_json: bool) -> int:
                                     for_people=not as_json)
     service.load_details(listing.rows)
     if as_json:  # the contract's data for `SessionList`, without validating a model per row
-        emit(list_document.list_data(listing))
+        emit(list_document.list_data(listing), whole=True)
         return 0
     if not listing.total:
         print(f"No sessions in {safe_line(listing.scope)}. State root: {safe_line(service.state_root)}")
@@ -235,7 +235,7 @@ def search(service: Service, args: SearchArguments, as_json: bool) -> int:
                           index=not args.no_index)
     update = final[-1] if final else None
     if as_json:
-        emit(contract.dump(contract.search(hits, update)))
+        emit(contract.dump(contract.search(hits, update)), whole=True)
     else:
         assert printer is not None
         if line is not None:
