@@ -17,7 +17,7 @@ from reprise.tui.widgets.detail import DetailPane, landing_cut
 from reprise.tui.widgets.session_list import SessionList
 
 from . import test_cli
-from .conftest import build_app, settle
+from .conftest import build_app, settle, until
 from .test_cli import put, run
 
 WORD = "quixotic"
@@ -113,6 +113,8 @@ async def test_the_conversation_opens_at_the_newest_turn(service):
         select(app, 60)
         await settle(pilot)
         scroll = app.screen.query_one("#conversation")
+        # The scroll to the end lands a frame or more after the text (later on a busy machine).
+        await until(pilot, lambda: scroll.max_scroll_y > 0 and scroll.scroll_y == scroll.max_scroll_y)
         assert scroll.max_scroll_y > 0 and scroll.scroll_y == scroll.max_scroll_y
         assert "Turn 60 · succeeded" in app.screen.query_one("#conversation-before", Static).content.plain
 
