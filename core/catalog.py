@@ -613,7 +613,8 @@ class Catalog:
             chosen.extend(self._in_scope(candidates[start:start + EARLY_FILES], keys))
             if len(chosen) >= EARLY_FILES:
                 break
-        early = {(name, file.path): _read_file(self._by_name[name], file, now_ns) for name, file in chosen[:EARLY_FILES]}
+        early = {(name, file.path): _read_file(self._by_name[name], file, now_ns)
+                 for name, file in chosen[:EARLY_FILES]}
         self._stream(list(early.values()))
         return early
 

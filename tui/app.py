@@ -25,6 +25,7 @@ from reprise.core.trash_results import TrashEntry
 from .actions import PALETTE_KEY, bindings, key_text, palette_commands
 from .driver import TerminalDriver
 from .ending import TURN_STOP_BUDGET, Ending
+from .first_rows import FirstRows
 from .indexing import IndexesInBackground
 from .messages import TurnFinished
 from .reports import line
@@ -79,8 +80,10 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
     def __init__(self, service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
                  follow_disk: bool = True, agent: str | None = None, demo: bool = False,
-                 ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic):
+                 ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic,
+                 first_rows: FirstRows | None = None):
         super().__init__()
+        self.first_rows = first_rows   # the workspace's stored rows, read since the process started
         self.monotonic = monotonic   # what the dialogs' guard against typed-ahead keys reads
         self.service = service
         self.mode = mode
@@ -259,6 +262,7 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
 def make_app(service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
              follow_disk: bool = True, agent: str | None = None, demo: bool = False,
-             ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic) -> RepriseApp:
+             ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic,
+             first_rows: FirstRows | None = None) -> RepriseApp:
     return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk, agent=agent, demo=demo,
-                      ending=ending, monotonic=monotonic)
+                      ending=ending, monotonic=monotonic, first_rows=first_rows)

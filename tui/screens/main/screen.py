@@ -69,7 +69,10 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
         self._fit_width()
         self.update_header()
         self.service.hear_progress(self._files_read)
-        self.load_rows()
+        if self.show_first_rows():   # drawn in the first frame: the disk is looked at once it is painted
+            self.call_after_refresh(self.load_rows)
+        else:
+            self.load_rows()
         if self.reprise_app.follow_disk:
             self.set_interval(REFRESH_SECONDS, self._refresh_tick)
 
