@@ -28,11 +28,6 @@ from .ending import TURN_STOP_BUDGET, Ending
 from .first_rows import FirstRows
 from .indexing import IndexesInBackground
 from .messages import TurnFinished
-from .reports import line
-from .reports.audit import audit_lines, audit_problem_lines
-from .reports.doctor import doctor_lines
-from .reports.styled import styled_text
-from .screens.dialogs import ReportScreen, trash_dialog
 from .screens.main import MainScreen
 from .text import safe_line, safe_text
 from .workers import ReportsWorkerErrors
@@ -216,6 +211,8 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
     def action_show_trash(self) -> None:
         def run() -> None:
+            from .screens.dialogs import trash_dialog  # the views' modules: not before the first frame
+
             entries = self.service.trash_entries(all_workspaces=True)
             dialog = trash_dialog(entries, self.clock())
             self.call_from_thread(self.push_screen, dialog, partial(self._restore_trashed, entries))
@@ -234,6 +231,11 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
     def action_show_audit(self) -> None:
         def run() -> None:
+            from .reports import line
+            from .reports.audit import audit_lines, audit_problem_lines
+            from .reports.styled import styled_text
+            from .screens.dialogs import ReportScreen
+
             records = self.service.audit_records(all_workspaces=True)
             lines = audit_problem_lines(self.service.audit_problems())
             if len(records) > AUDIT_SHOWN:
@@ -249,6 +251,10 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
     def _doctor(self) -> None:
         def run() -> None:
+            from .reports.doctor import doctor_lines
+            from .reports.styled import styled_text
+            from .screens.dialogs import ReportScreen
+
             try:
                 report = self.service.doctor()
             except RepriseError as exc:

@@ -26,8 +26,6 @@ from ...text import safe_line, safe_text
 from ...widgets.detail import DetailPane, Landing
 from ...widgets.filter_prompt import FilterPrompt
 from ...widgets.session_list import SessionList
-from ..dialogs import workspace_dialog
-from ..search import SearchScreen
 from .base import ScreenBase
 
 if TYPE_CHECKING:
@@ -455,6 +453,8 @@ class RowsPart(ScreenBase):
         self.run_service(self.service.workspaces, self._show_workspaces)
 
     def _show_workspaces(self, infos: list[WorkspaceInfo]) -> None:
+        from ..dialogs import workspace_dialog  # not before the first frame
+
         def chosen(key: str | None) -> None:
             if key:
                 self.workers.cancel_group(self, "costs")
@@ -468,6 +468,8 @@ class RowsPart(ScreenBase):
         self.app.push_screen(workspace_dialog(infos, self.reprise_app.clock()), chosen)
 
     def action_search(self) -> None:
+        from ..search import SearchScreen  # not before the first frame
+
         label = "all workspaces" if self.scope_all else "this workspace"
 
         def chosen(hit: SearchHit | None) -> None:

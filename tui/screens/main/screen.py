@@ -24,7 +24,6 @@ from ...widgets.filter_prompt import FilterPrompt, PickPrompt
 from ...widgets.meter import MeterBar
 from ...widgets.running_turn import RunningTurnLine
 from ...widgets.session_list import SessionList
-from ..help import KeysScreen
 from .composing import ComposingPart
 from .rows import REFRESH_SECONDS, RowsPart
 from .session_actions import SessionActionsPart
@@ -148,6 +147,8 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
 
 
     def action_keys(self) -> None:
+        from ..help import KeysScreen  # not before the first frame
+
         self.app.push_screen(KeysScreen())
 
     def action_help(self) -> None:
