@@ -52,6 +52,9 @@ from .transcript import Usage
 SCHEMA = 15   # 15: the heads of files a one-folder listing did not read (issue 27)
 PARALLEL_MIN = 400
 SERIAL_BATCH = 16   # files read between two reports of a cold read in this process
+EARLY_FILES = 16    # a large read heard by a screen: the newest files in scope read here first (a screen's
+                    # worth, some hidden by the agents' pickers),
+EARLY_HEADS = 64    # found among at most this many newest files (their heads, for a store of mixed folders)
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
 
@@ -424,13 +427,17 @@ class Catalog:
                 # grouped by workspace is scanned a folder at a time, holding one folder's stats.
                 on_disk = list(on_disk)
             touched = self._compare(source, on_disk, known, cached, changed, deleted)
-            if keys is not None and not source.groups_are_workspaces and source.name in changed:
-                # Only the files that can hold these workspaces are read; the others stay new (no row)
-                # until a listing wants them.
-                changed[source.name] = self._of_workspaces(source, changed[source.name], keys)
             if groups is None:
                 whole.append((source, known, touched))
-        read = self._read(self._with_carries(changed, cached), now_ns)
+        changed = self._with_carries(changed, cached)
+        early = self._read_newest(changed, keys, now_ns)
+        if keys is not None:
+            for source in self.sources:
+                if not source.groups_are_workspaces and source.name in changed:
+                    # Only the files that can hold these workspaces are read; the others stay new (no
+                    # row) until a listing wants them.
+                    changed[source.name] = self._of_workspaces(source, changed[source.name], keys)
+        read = self._read(changed, now_ns, early)
         for item in read:
             carry_resume_cost(item.row, cached.get((item.row.source, item.row.group, item.row.file_id)))
         for ident in deleted:
@@ -610,33 +617,68 @@ class Catalog:
                 if found is not None:
                     row.title, row.pinned = found
 
-    def _read(self, changed: dict[str, list[SessionFile]], now_ns: int) -> list[_Read]:
+    def _read_newest(self, changed: dict[str, list[SessionFile]], keys: list[str] | None, now_ns: int
+                     ) -> dict[tuple[str, str], _Read]:
+        """On a read large enough for the pool of workers, heard by a screen (`rows_read`): the newest
+        EARLY_FILES files in scope read here first and streamed together, so the first rows wait
+        neither for the heads of every file (a one-folder listing) nor for the pool's start. Their
+        heads are looked at newest first, at most EARLY_HEADS of them; by (source, path)."""
+        candidates = [(name, file) for name, files in changed.items() for file in files]
+        if not (self.parallel and self._rows_read[0] is not None and len(candidates) >= PARALLEL_MIN):
+            return {}
+        candidates.sort(key=lambda item: item[1].mtime_ns, reverse=True)
+        chosen: list[tuple[str, SessionFile]] = []
+        for start in range(0, min(len(candidates), EARLY_HEADS), EARLY_FILES):
+            chosen.extend(self._in_scope(candidates[start:start + EARLY_FILES], keys))
+            if len(chosen) >= EARLY_FILES:
+                break
+        early = {(name, file.path): _read_file(self._by_name[name], file, now_ns)
+                 for name, file in chosen[:EARLY_FILES]}
+        self._stream(list(early.values()))
+        return early
+
+    def _in_scope(self, files: list[tuple[str, SessionFile]], keys: list[str] | None
+                  ) -> list[tuple[str, SessionFile]]:
+        """Those of these (source, file) that a listing of these workspaces reads, in their order: what
+        `_of_workspaces` keeps of a store that records the folder in each file, all of the others."""
+        kept: set[tuple[str, str]] = set()
+        for name in dict.fromkeys(name for name, _ in files):
+            source = self._by_name[name]
+            of_source = [file for each, file in files if each == name]
+            if keys is not None and not source.groups_are_workspaces:
+                of_source = self._of_workspaces(source, of_source, keys)
+            kept.update((name, file.path) for file in of_source)
+        return [(name, file) for name, file in files if (name, file.path) in kept]
+
+    def _read(self, changed: dict[str, list[SessionFile]], now_ns: int,
+              early: dict[tuple[str, str], _Read] | None = None) -> list[_Read]:
         """Read the new or changed files, newest first by file time, in batches: each batch heard by
         `progress` and by the refresh's `rows_read` (its rows in scope, details attached); returned
-        in the catalog's order (a search ranks equal hits in the order indexed)."""
+        in the catalog's order (a search ranks equal hits in the order indexed). The files in `early`
+        (`_read_newest`) were read already."""
+        done = early or {}
         in_order = [(name, file) for name, files in changed.items() for file in files]
         total = len(in_order)
         if not total:
             return []
-        newest_first = sorted(range(total), key=lambda i: in_order[i][1].mtime_ns, reverse=True)
+        newest_first = sorted((i for i in range(total) if (in_order[i][0], in_order[i][1].path) not in done),
+                              key=lambda i: in_order[i][1].mtime_ns, reverse=True)
         items = [in_order[i] for i in newest_first]
         sources = {name: self._by_name[name] for name in changed}
         read: list[_Read] = []
-        if self.parallel and total >= PARALLEL_MIN:
+        if self.parallel and total >= PARALLEL_MIN and items:
             for batch in iter_in_processes(functools.partial(_read_batch, sources, now_ns), items):
                 read.extend(batch)
-                self.progress(Progress("reading", len(read), total))
+                self.progress(Progress("reading", len(done) + len(read), total))
                 self._stream(batch)
         else:   # each file reported as it is read, the rows every SERIAL_BATCH files
-            for start in range(0, total, SERIAL_BATCH):
+            for start in range(0, len(items), SERIAL_BATCH):
                 for name, file in items[start:start + SERIAL_BATCH]:
                     read.append(_read_file(sources[name], file, now_ns))
-                    self.progress(Progress("reading", len(read), total))
+                    self.progress(Progress("reading", len(done) + len(read), total))
                 self._stream(read[start:])
-        in_catalog_order: list[_Read] = [read[0]] * total
-        for position, index in enumerate(newest_first):
-            in_catalog_order[index] = read[position]
-        return in_catalog_order
+        by_index = dict(zip(newest_first, read, strict=True))
+        return [by_index[i] if i in by_index else done[(in_order[i][0], in_order[i][1].path)] for i in range(total)]
 
     def _stream(self, batch: list[_Read]) -> None:
         """Hand a batch just read to the refresh's `rows_read`: its rows in the refresh's scope, their

@@ -25,13 +25,9 @@ from reprise.core.trash_results import TrashEntry
 from .actions import PALETTE_KEY, bindings, key_text, palette_commands
 from .driver import TerminalDriver
 from .ending import TURN_STOP_BUDGET, Ending
+from .first_rows import FirstRows
 from .indexing import IndexesInBackground
 from .messages import TurnFinished
-from .reports import line
-from .reports.audit import audit_lines, audit_problem_lines
-from .reports.doctor import doctor_lines
-from .reports.styled import styled_text
-from .screens.dialogs import ReportScreen, trash_dialog
 from .screens.main import MainScreen
 from .text import safe_line, safe_text
 from .workers import ReportsWorkerErrors
@@ -79,8 +75,10 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
     def __init__(self, service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
                  follow_disk: bool = True, agent: str | None = None, demo: bool = False,
-                 ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic):
+                 ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic,
+                 first_rows: FirstRows | None = None):
         super().__init__()
+        self.first_rows = first_rows   # the workspace's stored rows, read since the process started
         self.monotonic = monotonic   # what the dialogs' guard against typed-ahead keys reads
         self.service = service
         self.mode = mode
@@ -213,6 +211,8 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
     def action_show_trash(self) -> None:
         def run() -> None:
+            from .screens.dialogs import trash_dialog  # the views' modules: not before the first frame
+
             entries = self.service.trash_entries(all_workspaces=True)
             dialog = trash_dialog(entries, self.clock())
             self.call_from_thread(self.push_screen, dialog, partial(self._restore_trashed, entries))
@@ -231,6 +231,11 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
     def action_show_audit(self) -> None:
         def run() -> None:
+            from .reports import line
+            from .reports.audit import audit_lines, audit_problem_lines
+            from .reports.styled import styled_text
+            from .screens.dialogs import ReportScreen
+
             records = self.service.audit_records(all_workspaces=True)
             lines = audit_problem_lines(self.service.audit_problems())
             if len(records) > AUDIT_SHOWN:
@@ -246,6 +251,10 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
     def _doctor(self) -> None:
         def run() -> None:
+            from .reports.doctor import doctor_lines
+            from .reports.styled import styled_text
+            from .screens.dialogs import ReportScreen
+
             try:
                 report = self.service.doctor()
             except RepriseError as exc:
@@ -259,6 +268,7 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
 def make_app(service: Service, *, mode: str = "browse", clock: Callable[[], float] = time.time,
              follow_disk: bool = True, agent: str | None = None, demo: bool = False,
-             ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic) -> RepriseApp:
+             ending: Ending | None = None, monotonic: Callable[[], float] = time.monotonic,
+             first_rows: FirstRows | None = None) -> RepriseApp:
     return RepriseApp(service, mode=mode, clock=clock, follow_disk=follow_disk, agent=agent, demo=demo,
-                      ending=ending, monotonic=monotonic)
+                      ending=ending, monotonic=monotonic, first_rows=first_rows)

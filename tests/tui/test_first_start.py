@@ -13,6 +13,7 @@ import pytest
 from reprise.core import catalog as catalog_module
 from reprise.core import config
 from reprise.core.service import Service
+from reprise.tui.first_rows import FirstRows
 from reprise.tui.widgets.session_list import SessionList
 from tests.factories import session_bytes, session_id_for, write_session
 from tests.tui.conftest import build_app, settle, until
@@ -140,3 +141,76 @@ async def test_the_first_frame_shows_the_stored_rows_before_the_disk_is_looked_a
         opened.set()
         await settle(pilot)
         assert not screen.rows_loading and len(session_list.rows) == SESSIONS
+
+
+def _gated_listing(monkeypatch, seen: list[int], screen_rows) -> tuple[threading.Event, threading.Event]:
+    """Service.list_sessions held until opened; `seen` gets how many rows the list held when it began."""
+    reached, opened = threading.Event(), threading.Event()
+    listed = Service.list_sessions
+
+    def gated(self, **options):
+        seen.append(screen_rows())
+        reached.set()
+        opened.wait(30)
+        return listed(self, **options)
+
+    monkeypatch.setattr(Service, "list_sessions", gated)
+    return reached, opened
+
+
+async def test_rows_read_since_the_process_started_are_in_the_first_frame(store, monkeypatch):
+    state, workspace = store
+    Service(config.load(state_dir=str(state)), workspace=workspace).list_sessions()   # a warm catalog
+    service = Service(config.load(state_dir=str(state)), workspace=workspace)
+    first = FirstRows(service)
+    expected = [row.path for row in first.rows()]   # read before the app starts, as `reprise` does
+    calls: list[int] = []
+    stored = Service.stored_rows
+    monkeypatch.setattr(Service, "stored_rows", lambda self, **options: calls.append(1) or stored(self, **options))
+    app = build_app(service, first_rows=first)
+    seen: list[int] = []
+    reached, opened = _gated_listing(monkeypatch, seen, lambda: len(app.main_screen.query_one(SessionList).rows))
+    async with app.run_test(size=(120, 30)) as pilot:
+        assert await asyncio.to_thread(reached.wait, 30), "the listing never started"
+        screen = app.main_screen
+        session_list = screen.query_one(SessionList)
+        # drawn at mount, before the listing began (it waits for the first frame), not read again
+        assert seen == [SESSIONS] and calls == [] and screen.rows_loading
+        assert session_list.cursor == 0 and session_list.rows[0].file_id == session_id_for(f"session-{SESSIONS - 1}")
+        assert sorted(row.path for row in session_list.rows) == sorted(expected)
+        assert "loading sessions…" in str(screen.query_one("#header").render())
+        opened.set()
+        await settle(pilot)
+        assert not screen.rows_loading and len(session_list.rows) == SESSIONS and session_list.cursor == 0
+        assert app.first_rows is None and calls == []
+
+
+async def test_rows_still_being_read_at_mount_are_waited_for_by_the_listing(store, monkeypatch):
+    state, workspace = store
+    Service(config.load(state_dir=str(state)), workspace=workspace).list_sessions()
+    service = Service(config.load(state_dir=str(state)), workspace=workspace)
+    held, calls = threading.Event(), []
+    stored = Service.stored_rows
+
+    def slow(self, **options):
+        calls.append(1)
+        held.wait(30)
+        return stored(self, **options)
+
+    monkeypatch.setattr(Service, "stored_rows", slow)
+    first = FirstRows(service)   # its thread waits at `held`
+    app = build_app(service, first_rows=first)
+    seen: list[int] = []
+    reached, opened = _gated_listing(monkeypatch, seen, lambda: len(app.main_screen.query_one(SessionList).rows))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        screen = app.main_screen
+        session_list = screen.query_one(SessionList)
+        assert not first.ready() and session_list.rows == [] and not reached.is_set()
+        held.set()
+        assert await asyncio.to_thread(reached.wait, 30), "the listing never started"
+        await until(pilot, lambda: len(session_list.rows) == SESSIONS)
+        assert screen.rows_loading and calls == [1]   # the rows of the thread, not a second read
+        opened.set()
+        await settle(pilot)
+        assert not screen.rows_loading and len(session_list.rows) == SESSIONS and calls == [1]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from reprise.core import scan_pool
 from reprise.core.gc_pauses import no_gc_pauses
 
+from ..first_rows import FirstRows
 from ..lazy import lazy_module
 from ..stdio import on_terminal
 from ..text import safe_line
@@ -45,15 +46,16 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
     """The browse screen; a resume chosen there replaces this process with the agent, its notes shown first."""
     scan_pool.lower_priority()   # the UI keeps a core while a cold listing reads in worker processes
     with no_collection():
+        service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace,
+                                                        parallel_scan=True)
+        first_rows = FirstRows(service)   # read while Textual is imported: the first frame draws them
         from ..app import make_app
         from ..ending import Ending
         from ..screens.main import Handoff
 
         agent = top.agent or ("echo" if top.demo else None)
-        service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace,
-                                                        parallel_scan=True)
         ending = Ending(last_resort=True)
-        app = make_app(service, agent=agent, demo=top.demo, ending=ending)
+        app = make_app(service, agent=agent, demo=top.demo, ending=ending, first_rows=first_rows)
     with on_terminal("reprise"):
         ending.save_terminal()
         result = app.run()

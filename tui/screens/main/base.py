@@ -103,6 +103,7 @@ class ScreenBase(ReportsWorkerErrors, Screen[None]):
         self._read_so_far: Progress | None = None   # the newest progress the listing's worker heard
         self.rows_signature: tuple[object, ...] = ()
         self.rows_streamed = False   # rows read during the listing going on were shown (RowsRead)
+        self.first_shown: list[SessionRow] | None = None   # the stored rows drawn at mount (`FirstRows`)
         self.scope_where = f"workspace {service.workspace}"
         choices = service.ui_choices()   # remembered across runs (core/ui_state.py)
         self.preview_when_narrow = choices.preview_when_narrow

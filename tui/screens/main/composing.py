@@ -6,21 +6,27 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from textual import on, work
 
 from reprise.core.errors import OverWindowError
 from reprise.core.paths import SessionRef
 
+from ...lazy import lazy_module
 from ...messages import TurnFinished
 from ...text import safe_line, safe_text
 from ...widgets.composer import Composer
 from ...widgets.detail import DetailPane
 from ...widgets.running_turn import RunningTurnLine
 from ...widgets.session_list import SessionList
-from ..dialogs import ConfirmDialog
 from .base import RunningTurn
 from .preview import PreviewPart
+
+if TYPE_CHECKING:
+    from .. import dialogs
+else:   # imported when a dialog first opens, not before the first frame
+    dialogs = lazy_module("reprise.tui.screens.dialogs")
 
 
 class ComposingPart(PreviewPart):
@@ -126,8 +132,8 @@ class ComposingPart(PreviewPart):
                 def answered(yes: bool | None) -> None:
                     if yes:
                         self.start_turn(message.path, ref, text, confirm_over=True)
-                self.app.push_screen(ConfirmDialog(f"{safe_line(error.message)}\n\nSend anyway?", yes="Send anyway",
-                                                   danger=True), answered)
+                self.app.push_screen(dialogs.ConfirmDialog(f"{safe_line(error.message)}\n\nSend anyway?",
+                                                           yes="Send anyway", danger=True), answered)
             else:
                 self.reprise_app.report_error(error)
             self.show_meter()

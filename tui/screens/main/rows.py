@@ -26,8 +26,6 @@ from ...text import safe_line, safe_text
 from ...widgets.detail import DetailPane, Landing
 from ...widgets.filter_prompt import FilterPrompt
 from ...widgets.session_list import SessionList
-from ..dialogs import workspace_dialog
-from ..search import SearchScreen
 from .base import ScreenBase
 
 if TYPE_CHECKING:
@@ -87,9 +85,7 @@ class RowsPart(ScreenBase):
         first_frame: list[SessionRow] = []
         try:
             if not self.loaded_once:   # the rows as stored, shown while the disk is looked at
-                first_frame = self.service.stored_rows(all_workspaces=scope_all, key=scope_key)
-                if first_frame:
-                    self.post_message(RowsRead(first_frame, (scope_all, scope_key)))
+                first_frame = self._stored_rows(scope_all, scope_key)
             listing = self.service.list_sessions(all_workspaces=scope_all, key=scope_key,
                                                  rows_read=self._rows_reader((scope_all, scope_key)))
             key = scope_key or self.service.workspace_key
@@ -118,6 +114,36 @@ class RowsPart(ScreenBase):
         swept = listing.kept_before_sweep
         self.post_message(RowsLoaded(listing.rows, where, signature, select, len(swept.kept) if swept else 0))
 
+    def show_first_rows(self) -> bool:
+        """At mount: the rows read since the process started (`FirstRows`), when the read has ended
+        already, go into the screen's first frame (True); else the listing's worker waits for them."""
+        first = self.reprise_app.first_rows
+        if first is None or not first.ready() or self.loaded_once or self.scope_all or self.scope_key is not None:
+            return False
+        try:
+            rows = first.rows()
+        except RepriseError:
+            return False   # the worker takes them and reports it
+        self.reprise_app.first_rows = None
+        self.first_shown = rows
+        self._add_read_rows(rows, None)
+        return True
+
+    def _stored_rows(self, scope_all: bool, scope_key: str | None) -> list[SessionRow]:
+        """In the listing's worker: the first frame's rows, posted unless drawn at mount already (the
+        rows read since the process started, of the workspace, else the catalog's stored rows now)."""
+        shown, self.first_shown = self.first_shown, None
+        if shown is not None:
+            return shown
+        ahead, self.reprise_app.first_rows = self.reprise_app.first_rows, None
+        if ahead is not None and not scope_all and scope_key is None:
+            rows = ahead.rows()
+        else:
+            rows = self.service.stored_rows(all_workspaces=scope_all, key=scope_key)
+        if rows:
+            self.post_message(RowsRead(rows, (scope_all, scope_key)))
+        return rows
+
     def _rows_reader(self, scope: tuple[bool, str | None]) -> Callable[[list[SessionRow]], None]:
         """What hears the rows a listing reads, in the worker that lists: their folders and windows
         marked there, posted at once the first time, then at most every ROWS_READ_SECONDS (what is
@@ -144,16 +170,20 @@ class RowsPart(ScreenBase):
         sessions come in above), elsewhere it stays on its session."""
         if not self.rows_loading or message.scope != (self.scope_all, self.scope_key):
             return   # the listing has ended, or the scope changed since
+        self._add_read_rows(message.rows, message.progress)
+
+    def _add_read_rows(self, rows: list[SessionRow], progress: Progress | None) -> None:
+        """Rows read (or stored) added to the list as `on_rows_read` says."""
         session_list = self.query_one(SessionList)
         at_top = session_list.cursor == 0
         by_path = {row.path: row for row in self.all_rows}
-        by_path.update((row.path, row) for row in message.rows)
+        by_path.update((row.path, row) for row in rows)
         self.all_rows = list(by_path.values())
         self.hidden_count = sum(1 for row in self.all_rows if row.hidden_by_agent)
         self.problem_count = sum(1 for row in self.all_rows if row.problem_code)
         self.rows_streamed = True
-        if message.progress is not None:   # how far the read is, as of these rows
-            self.read_progress = FilesRead(message.progress).label
+        if progress is not None:   # how far the read is, as of these rows
+            self.read_progress = FilesRead(progress).label
         self.apply_view()
         if at_top:
             session_list.move_to(0)
@@ -423,6 +453,8 @@ class RowsPart(ScreenBase):
         self.run_service(self.service.workspaces, self._show_workspaces)
 
     def _show_workspaces(self, infos: list[WorkspaceInfo]) -> None:
+        from ..dialogs import workspace_dialog  # not before the first frame
+
         def chosen(key: str | None) -> None:
             if key:
                 self.workers.cancel_group(self, "costs")
@@ -436,6 +468,8 @@ class RowsPart(ScreenBase):
         self.app.push_screen(workspace_dialog(infos, self.reprise_app.clock()), chosen)
 
     def action_search(self) -> None:
+        from ..search import SearchScreen  # not before the first frame
+
         label = "all workspaces" if self.scope_all else "this workspace"
 
         def chosen(hit: SearchHit | None) -> None:

@@ -24,7 +24,6 @@ from ...widgets.filter_prompt import FilterPrompt, PickPrompt
 from ...widgets.meter import MeterBar
 from ...widgets.running_turn import RunningTurnLine
 from ...widgets.session_list import SessionList
-from ..help import KeysScreen
 from .composing import ComposingPart
 from .rows import REFRESH_SECONDS, RowsPart
 from .session_actions import SessionActionsPart
@@ -69,7 +68,10 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
         self._fit_width()
         self.update_header()
         self.service.hear_progress(self._files_read)
-        self.load_rows()
+        if self.show_first_rows():   # drawn in the first frame: the disk is looked at once it is painted
+            self.call_after_refresh(self.load_rows)
+        else:
+            self.load_rows()
         if self.reprise_app.follow_disk:
             self.set_interval(REFRESH_SECONDS, self._refresh_tick)
 
@@ -145,6 +147,8 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
 
 
     def action_keys(self) -> None:
+        from ..help import KeysScreen  # not before the first frame
+
         self.app.push_screen(KeysScreen())
 
     def action_help(self) -> None:

@@ -4,6 +4,8 @@ undo undoes is the service's policy (`Service.undo_step`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on, work
 from textual.widgets import Input, TextArea
 
@@ -18,11 +20,16 @@ from reprise.core.undo import FORKED, TRIMMED, UndoStep
 
 from ...actions import PICK, SCREEN_MODES
 from ...format import counted, human_size
+from ...lazy import lazy_module
 from ...text import safe_line, safe_text
 from ...widgets.session_list import SessionList
-from ..dialogs import ChoiceDialog, CommandDialog, ConfirmDialog, TextDialog, session_name
-from ..trim import TrimDialog, TrimRequest
 from .base import Handoff, ScreenBase
+
+if TYPE_CHECKING:
+    from .. import dialogs, trim
+else:   # imported when a dialog first opens, not before the first frame
+    dialogs = lazy_module("reprise.tui.screens.dialogs")
+    trim = lazy_module("reprise.tui.screens.trim")
 
 KEEP_DUE_DAYS = 7   # the palette's "keep every session due": what `reprise keep --due` keeps by default
 # the actions that need a readable session; greyed on a row whose file or detail cannot be read
@@ -100,14 +107,14 @@ class SessionActionsPart(ScreenBase):
     def _confirm_resume(self, plan: ResumePlan) -> None:
         handoff = Handoff(plan.argv, plan.cwd, plan.notes)
         if self.reprise_app.demo:
-            self.app.push_screen(CommandDialog(
+            self.app.push_screen(dialogs.CommandDialog(
                 "What Enter would run", "This is the demo: nothing is run. Outside it, Enter hands the terminal "
                 "to the session's agent with this command, in the session's folder:", plan.argv, plan.cwd,
                 plan.notes))
             return
         if plan.program_missing is not None:
             missing = plan.program_missing
-            self.app.push_screen(CommandDialog(
+            self.app.push_screen(dialogs.CommandDialog(
                 f"{plan.argv[0]} is not installed", f"{missing.message} To resume the session, {missing.hint}; "
                 "or copy the command and run it where the agent is:", plan.argv, plan.cwd, plan.notes))
             return
@@ -129,7 +136,7 @@ class SessionActionsPart(ScreenBase):
             if yes:
                 self.app.exit(handoff)
 
-        self.app.push_screen(ConfirmDialog(question, yes="Resume anyway", danger=True), answered)
+        self.app.push_screen(dialogs.ConfirmDialog(question, yes="Resume anyway", danger=True), answered)
 
     @on(SessionList.Selected)
     def on_selected(self, _: SessionList.Selected) -> None:
@@ -146,7 +153,7 @@ class SessionActionsPart(ScreenBase):
             if name is not None:
                 self._new_titled(name)
 
-        self.app.push_screen(ChoiceDialog("A new session of which agent?",
+        self.app.push_screen(dialogs.ChoiceDialog("A new session of which agent?",
                                           [(source.name, source.label) for source in able]), chosen)
 
     def _new_titled(self, agent: str) -> None:
@@ -154,7 +161,8 @@ class SessionActionsPart(ScreenBase):
             if title is not None:
                 self.run_service(lambda: self.service.new_session(title or None, source=agent), self._started)
 
-        self.app.push_screen(TextDialog("Title of the new session (optional):", placeholder="untitled"), create)
+        self.app.push_screen(dialogs.TextDialog("Title of the new session (optional):", placeholder="untitled"),
+                             create)
 
     def _started(self, ref: SessionRef) -> None:
         """Fractal's new session is written: select it. Any other agent writes its own on its first
@@ -179,7 +187,8 @@ class SessionActionsPart(ScreenBase):
                                  "Renamed")   # the preview's title too, not only the row's
 
         note = self.service.source(ref).rename_note
-        self.app.push_screen(TextDialog(f"New title:{f' ({note})' if note else ''}", value=row.title or ""), rename)
+        self.app.push_screen(dialogs.TextDialog(f"New title:{f' ({note})' if note else ''}", value=row.title or ""),
+                             rename)
 
     def action_keep(self) -> None:
         ref = self.current_ref()
@@ -203,7 +212,7 @@ class SessionActionsPart(ScreenBase):
                 if yes:
                     self.run_service(lambda: self.service.keep_due(due), kept)
 
-            self.app.push_screen(ConfirmDialog(question, yes="Keep them", title="Keep"), answered)
+            self.app.push_screen(dialogs.ConfirmDialog(question, yes="Keep them", title="Keep"), answered)
 
         def kept(result: tuple[list[KeepReport], list[Problem]]) -> None:
             reports, problems = result
@@ -231,14 +240,14 @@ class SessionActionsPart(ScreenBase):
             return
         window = self.detail_window
 
-        def chosen(request: TrimRequest | None) -> None:
+        def chosen(request: trim.TrimRequest | None) -> None:
             if request is None:
                 return
             self.run_service(lambda: self.service.trim(ref, request.options, fork=request.fork,
                                                        expected_sha256=request.original_sha256),
                              self._after_trim)
 
-        self.app.push_screen(TrimDialog(self.service, ref, row.display_title, window), chosen)
+        self.app.push_screen(trim.TrimDialog(self.service, ref, row.display_title, window), chosen)
 
     def _after_trim(self, result: TrimResult) -> None:
         plan = result.plan
@@ -260,7 +269,7 @@ class SessionActionsPart(ScreenBase):
         if step is None:
             self.app.notify("Nothing to undo: this session has no trim and the trash is empty.")
             return
-        name, ref = session_name(step.title), step.ref
+        name, ref = dialogs.session_name(step.title), step.ref
         if step.kind == FORKED:
             question = (f"Undo the trim that made {name} by moving it to Reprise's trash? The session it was "
                         "trimmed from is unchanged, and the trash can bring this one back "
@@ -280,7 +289,7 @@ class SessionActionsPart(ScreenBase):
                 path = self.service.session_path(ref)
                 self.run_service(lambda: self.service.undo(step), lambda notes: self._after_undo(path, notes), done)
 
-        self.app.push_screen(ConfirmDialog(question, yes=yes, title="Undo"), answered)
+        self.app.push_screen(dialogs.ConfirmDialog(question, yes=yes, title="Undo"), answered)
 
     def _after_undo(self, path: str, notes: list[str]) -> None:
         for note in notes:  # e.g. history beyond what Fractal keeps, and where it is archived
@@ -303,11 +312,11 @@ class SessionActionsPart(ScreenBase):
                 self.run_service(lambda: self.service.remove(ref, title=row.display_title),
                                  lambda _: self._after_delete(row.display_title, note))
 
-        self.app.push_screen(ConfirmDialog(question, yes="Move to trash", danger=True), answered)
+        self.app.push_screen(dialogs.ConfirmDialog(question, yes="Move to trash", danger=True), answered)
 
     def _after_delete(self, title: str, note: str | None = None) -> None:
         """Say what moved (by title) and, for an agent that does something about it, what it does."""
-        self.app.notify(f"Moved {session_name(title, 40)} to the trash. ctrl+z undoes it.", markup=False)
+        self.app.notify(f"Moved {dialogs.session_name(title, 40)} to the trash. ctrl+z undoes it.", markup=False)
         if note:
             self.app.notify(f"{note}.", severity="warning", timeout=12, markup=False)
         self.load_rows()
@@ -350,4 +359,4 @@ class SessionActionsPart(ScreenBase):
 
 
     def describe(self, row: SessionRow) -> str:
-        return f"{session_name(row.display_title, 60)} ({counted(row.turns, 'turn')}, {human_size(row.size)})"
+        return f"{dialogs.session_name(row.display_title, 60)} ({counted(row.turns, 'turn')}, {human_size(row.size)})"
