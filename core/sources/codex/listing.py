@@ -157,6 +157,9 @@ class CodexListing(ListingSource):
                 found[session_id] = (size, max(mtime_ns, changed_ns))
         return found
 
+    def titles_apart(self) -> dict[str, str]:
+        return {session_id: name for root in self.roots for session_id, name in self.indexes[root.path].named()[0].items()}
+
     def file_path(self, group: str, file_id: str) -> str:
         """The rollout's path: its name as the group's last scan saw it, else as its folder names it now
         (names only: the catalog asks this of every cached row before it stats the group's files)."""
