@@ -8,23 +8,27 @@ The hits are ordered as a search over a listing orders them: newest session firs
 time (ties by source, folder and file), in a session its title, then by turn. The files are
 scanned newest first by their file time, and a session's newest turn is never later than the
 file that records it was written, so the hits of a row dated after every file still to scan are
-in their place: those are heard at once. A search whose limit is full before every file is
-scanned ends there, and its caller lists the scope and searches it again with what was scanned
-here (`known`), so the answer is the same as after a listing even for a file dated before its
-newest turn.
+in their place: those are heard at once (after the newest 64 MB, the older files are scanned, and
+the ones that can match read, in worker processes, heard batch by batch).
+
+Once the limit is full with such hits, the rest still counts for a file dated before its newest
+turn (set back by hand): where few files hold the words, the rest is scanned as well (a row read
+for each that can match), and the answer is whole; where most do (a row for most files would cost
+a listing), the scan ends, and its caller lists the scope and searches it again with what was
+scanned here (`known`). Either way the answer is the one a search after a listing gives.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .paths import SessionRef
 from .problems import Problem
 from .rows import SessionRow
-from .scan_pool import map_in_processes
+from .scan_pool import iter_in_processes
 from .search_engine import (
     PARALLEL_MIN,
     SERIAL_BYTES,
@@ -42,6 +46,7 @@ from .search_scan import verdict
 from .search_snippet import Excerpt
 from .sources.base import ListingSource, SessionFile
 
+STOP_SHARE = 0.25   # of the files scanned holding the words, for a full limit to stop the scan and list the rest
 ListFile = Callable[[ListingSource, SessionFile], SessionRow]   # a file's row, its details attached
 Titles = dict[tuple[str, str, str], tuple[str | None, bool]]   # (source, workspace key, id): Reprise's title, pin
 
@@ -83,6 +88,16 @@ def scan_and_list_batch(sources: dict[str, ListingSource], needles: tuple[bytes,
     """`scan_and_list` of each (source's name, file): the work of a worker process."""
     return [scan_and_list(sources[name], file, needles, (name, file.file_id) in titled, list_file, compact=True)
             for name, file in files]
+
+
+def _flattened(batches: Iterator[list[Found]]) -> Generator[Found, None, None]:
+    """Each file's answer of the batches, in order; closed, the batches not started are cancelled."""
+    try:
+        for batch in batches:
+            yield from batch
+    finally:
+        if isinstance(batches, Generator):
+            batches.close()
 
 
 def renamed_titles(sources: Iterable[ListingSource], scan_meta: Callable[[str, str, str], dict[str, tuple[str, str, str, int, int]]],
@@ -148,64 +163,61 @@ class ColdSearch:
         self.update = SearchUpdate(query.text, total=len(self.files), unindexed=len(self.files))
         self.found: list[tuple[tuple[float, int, str, str], list[SearchHit]]] = []   # each hit row's key and hits
         self.result = ColdResult(self.update)
+        self._candidates = 0   # files whose bytes can match, of those scanned
 
     def run(self) -> ColdResult:
         """Scan every file newest first, heard as the hits settle, until the limit is full with hits
-        no file left can come before; the last update is complete when the answer is whole."""
+        no file left can come before and most files hold the words (the rest is then listed by the
+        caller); the last update is complete when the answer is whole."""
         needles = self.query.needles()
         update = self.update
-        worked: dict[str, Found] = {}
+        rest: Iterator[Found] | None = None   # the older files' answers, from worker processes
         scanned_bytes = 0
         quiet = 0
-        for at, (source, file) in enumerate(self.files):
-            if self.should_stop():
-                break
-            if self.parallel and scanned_bytes >= SERIAL_BYTES:
-                self.parallel = False
-                worked = self._scan_the_rest(at, needles)
-            if file.path in worked:
-                found = worked.pop(file.path)
-            else:
-                found = scan_and_list(source, file, needles, (source.name, file.file_id) in self.titled,
-                                      self.list_file, compact=False)
-            scanned_bytes += file.size
-            before = len(self.found)
-            self._take(source, file, found)
-            update.searched += 1
-            quiet += 1
-            bound = self.files[at + 1][1].mtime_ns / 1e9 if at + 1 < len(self.files) else float("-inf")
-            settled = self._settled(bound)[:self.limit]
-            if len(settled) >= self.limit and at + 1 < len(self.files):
-                update.hits = settled
-                self.on_update(update)
-                self.result.listing_needed = True   # the caller lists the rest and searches again with `known`
-                return self.result
-            if len(self.found) > before or quiet >= UPDATE_EVERY:
-                quiet = 0
-                if settled != update.hits:
+        try:
+            for at, (source, file) in enumerate(self.files):
+                if self.should_stop():
+                    break
+                if self.parallel and scanned_bytes >= SERIAL_BYTES:
+                    self.parallel = False
+                    rest = self._scan_the_rest(at, needles)
+                if rest is not None:
+                    found = next(rest)
+                else:
+                    found = scan_and_list(source, file, needles, (source.name, file.file_id) in self.titled,
+                                          self.list_file, compact=False)
+                scanned_bytes += file.size
+                before = len(self.found)
+                self._take(source, file, found)
+                update.searched += 1
+                quiet += 1
+                bound = self.files[at + 1][1].mtime_ns / 1e9 if at + 1 < len(self.files) else float("-inf")
+                settled = self._settled(bound)[:self.limit]
+                if len(settled) >= self.limit and at + 1 < len(self.files) and self._candidates > STOP_SHARE * (at + 1):
                     update.hits = settled
-                self.on_update(update)
+                    self.on_update(update)
+                    self.result.listing_needed = True   # the caller lists the rest and searches again with `known`
+                    return self.result
+                if len(self.found) > before or quiet >= UPDATE_EVERY:
+                    quiet = 0
+                    update.hits = settled
+                    self.on_update(update)
+        finally:
+            if isinstance(rest, Generator):
+                rest.close()   # the batches not started are cancelled
         update.hits = self._settled(float("-inf"))[:self.limit]
         update.complete = self.result.complete = not self.should_stop()
         self.on_update(update)
         return self.result
 
-    def _scan_the_rest(self, at: int, needles: tuple[bytes, ...] | None) -> dict[str, Found]:
-        """The files from `at` on scanned (and those that can match read) in worker processes, heard
-        as they finish; their answers by path."""
+    def _scan_the_rest(self, at: int, needles: tuple[bytes, ...] | None) -> Iterator[Found] | None:
+        """The files from `at` on scanned (and those that can match read) in worker processes: their
+        answers in order, each as its batch is done (None: too few files to be worth it)."""
         rest = self.files[at:]
         if len(rest) < PARALLEL_MIN:
-            return {}
-        searched = self.update.searched
-
-        def heard(count: int) -> None:
-            self.update.searched = searched + count
-            self.on_update(self.update)
-
+            return None
         work = functools.partial(scan_and_list_batch, self.sources, needles, self.titled, self.list_file)
-        done = map_in_processes(work, [(source.name, file) for source, file in rest], done=heard)
-        self.update.searched = searched
-        return {file.path: found for (_, file), found in zip(rest, done, strict=True)}
+        return _flattened(iter_in_processes(work, [(source.name, file) for source, file in rest]))
 
     def _take(self, source: ListingSource, file: SessionFile, found: Found) -> None:
         """What one file gave: its problem, or its row's hits (a row of another workspace left out)."""
@@ -215,6 +227,7 @@ class ColdSearch:
         if not isinstance(found, ColdFile):
             result.known[file.path] = (file.size, file.mtime_ns, found)
             return
+        self._candidates += found.matched
         row, parsed = found.row, found.parsed
         kept = parsed.without_texts() if isinstance(parsed, IndexedFile) else parsed
         result.known[file.path] = (file.size, file.mtime_ns, kept if found.matched else False)

@@ -243,11 +243,16 @@ def test_a_first_search_on_a_cold_cache_finds_what_a_search_after_the_listing_fi
 
 
 @pytest.mark.usefixtures("cold_from_the_first_file")
+@pytest.mark.parametrize("share", [0.0, 1.01], ids=["the-rest-listed", "the-rest-scanned"])
 def test_a_cold_search_gives_the_listings_answer_for_a_file_dated_before_its_newest_turn(
-        service: Service, tmp_path: Path) -> None:
+        service: Service, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: float) -> None:
     """A file whose mtime is older than its newest turn is scanned late (files go newest first by
     their time), yet its hits come where its row's time puts them: the limit's answer is the one
-    a search after the listing gives."""
+    a search after the listing gives, whether the rest is listed (most files hold the words) or
+    scanned (few do)."""
+    from reprise.core import search_cold
+
+    monkeypatch.setattr(search_cold, "STOP_SHARE", share)
     rows = _dated_as_written(service)
     words = [_words(service, row) for row in rows]
     # A Claude Code file (its row dated by its turns) with a word that older files hold, and no newer one.
@@ -260,7 +265,7 @@ def test_a_cold_search_gives_the_listings_answer_for_a_file_dated_before_its_new
     hits, heard = _cold_hits(catalog, query, 1)
     assert hits == [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in listed]
     assert heard[-1].complete
-    assert catalog.db.execute("SELECT count(*) FROM files").fetchone()[0] > 0   # the limit filled: it listed
+    assert (catalog.db.execute("SELECT count(*) FROM files").fetchone()[0] > 0) == (share < 1)   # listed, or not
 
 
 def _words(service: Service, row: SessionRow) -> set[str]:
@@ -287,3 +292,22 @@ def test_a_cold_search_never_waits_for_the_catalog_a_listing_holds(service: Serv
         assert done.wait(120)
     thread.join()
     assert [hit[2] for hit in found[0]] == ["user"]
+
+
+@pytest.mark.usefixtures("cold_from_the_first_file")
+def test_a_cold_search_with_the_older_files_in_worker_processes_finds_the_same_hits(
+        service: Service, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reprise.core import search_cold
+
+    _dated_as_written(service)
+    monkeypatch.setattr(search_cold, "SERIAL_BYTES", 1)   # the newest file here, every other one in workers
+    monkeypatch.setattr(search_cold, "PARALLEL_MIN", 1)
+    for number, query in enumerate(["the", "REPLYbeta", "cafe urun", "session", "zzheadword"]):
+        for limit in (10_000, 2):
+            catalog = _cold_catalog(service, tmp_path / f"cold-{number}-{limit}")
+            catalog.parallel = True
+            hits, heard = _cold_hits(catalog, query, limit)
+            listed = service.search(query, all_workspaces=True, limit=limit, index=False)
+            assert hits == [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in listed], (query, limit)
+            assert heard[-1].complete
+            catalog.close()
