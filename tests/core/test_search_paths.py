@@ -311,3 +311,39 @@ def test_a_cold_search_with_the_older_files_in_worker_processes_finds_the_same_h
             assert hits == [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in listed], (query, limit)
             assert heard[-1].complete
             catalog.close()
+
+
+def test_search_records_decoded_by_orjson_are_jsons_even_for_an_integer_beyond_64_bits(service: Service,
+                                                                                          tmp_path: Path) -> None:
+    """The search's reader decodes lines with orjson (as the listing does) and falls back to json
+    where orjson's value would change a text (an integer beyond 64 bits in a tool call's input: orjson
+    reads it as a float): every file's records are json's."""
+    import json
+
+    from reprise.core.sources import agent_json
+    from reprise.core.sources.claude import records as claude_records
+
+    work = tmp_path / "big"
+    big = ClaudeFile("5e551011-0000-4000-8000-0000000000dd", cwd=str(work))
+    big.prompt("Count past the 64 bits")
+    big.assistant("Counting.", tools=(("toolu_big", "Bash", {"count": 123456789012345678901234567890, "n": 1.5}),))
+    big.tool_result("toolu_big", "done")
+    big.write(Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-work-big" / f"{big.session_id}.jsonl")
+    decoded_by_json: list[str] = []
+
+    def json_only(data: bytes, view: memoryview, start: int, end: int, exact: object) -> object:
+        decoded_by_json.append("line")
+        value = json.loads(str(view[start:end], "utf-8"))
+        return agent_json.without_surrogates(value) if agent_json.may_hold_surrogates(data, start, end) else value
+
+    rows = [row for row in service.catalog.refresh(None) if not row.problem_code]
+    fast = {row.path: service.catalog._by_name[row.source].read_search_records(session_file(row)) for row in rows}
+    original = claude_records.loads_line
+    claude_records.loads_line = json_only   # type: ignore[assignment]
+    try:
+        slow = {row.path: service.catalog._by_name[row.source].read_search_records(session_file(row)) for row in rows}
+    finally:
+        claude_records.loads_line = original
+    assert decoded_by_json and fast == slow
+    found = service.search("123456789012345678901234567890", all_workspaces=True, index=False)
+    assert [hit.field for hit in found] == ["tool"]
