@@ -25,7 +25,6 @@ import os
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .paths import SessionRef
 from .problems import Problem
 from .rows import SessionRow
 from .scan_pool import iter_in_processes
@@ -100,7 +99,10 @@ def _flattened(batches: Iterator[list[Found]]) -> Generator[Found, None, None]:
             batches.close()
 
 
-def renamed_titles(sources: Iterable[ListingSource], scan_meta: Callable[[str, str, str], dict[str, tuple[str, str, str, int, int]]],
+MetaFiles = dict[str, tuple[str, str, str, int, int]]   # path: (source, workspace key, session id, size, mtime_ns)
+
+
+def renamed_titles(sources: Iterable[ListingSource], scan_meta: Callable[[str, str, str], MetaFiles],
                    title_and_pin: Callable[[str, str, str], tuple[str | None, bool]]) -> Titles:
     """Reprise's own title and pin of every session that has them, from each source's metadata
     folders (a listing attaches the same to its rows)."""

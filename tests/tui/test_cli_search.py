@@ -55,4 +55,4 @@ def test_the_pipe_ends_with_the_answer_while_the_index_is_built(isolated_paths: 
         errors = child.stderr.read()
         child.wait()
     assert child.returncode == 0, errors
-    assert Path(f"{gate}.reached").exists(), (answer, errors)   # the index was being built: worker processes were running
+    assert Path(f"{gate}.reached").exists(), (answer, errors)   # the index was built: worker processes ran

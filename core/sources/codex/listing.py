@@ -160,7 +160,8 @@ class CodexListing(ListingSource):
         return found
 
     def titles_apart(self) -> dict[str, str]:
-        return {session_id: name for root in self.roots for session_id, name in self.indexes[root.path].named()[0].items()}
+        return {session_id: name for root in self.roots
+                for session_id, name in self.indexes[root.path].named()[0].items()}
 
     def file_path(self, group: str, file_id: str) -> str:
         """The rollout's path: its name as the group's last scan saw it, else as its folder names it now
