@@ -8,8 +8,9 @@ The hits are ordered as a search over a listing orders them: newest session firs
 time (ties by source, folder and file), in a session its title, then by turn. The files are
 scanned newest first by their file time, and a session's newest turn is never later than the
 file that records it was written, so the hits of a row dated after every file still to scan are
-in their place: those are heard at once (after the newest 64 MB, the older files are scanned, and
-the ones that can match read, in worker processes, heard batch by batch).
+in their place: those are heard at once (after the newest 64 MB, where few files hold the words,
+the older files are scanned, and the ones that can match read, in worker processes, heard batch by
+batch; where most do, a full limit soon ends the scan here).
 
 Once the limit is full with such hits, the rest still counts for a file dated before its newest
 turn (set back by hand): where few files hold the words, the rest is scanned as well (a row read
@@ -180,7 +181,8 @@ class ColdSearch:
             for at, (source, file) in enumerate(self.files):
                 if self.should_stop():
                     break
-                if self.parallel and scanned_bytes >= SERIAL_BYTES:
+                if self.parallel and scanned_bytes >= SERIAL_BYTES and self._candidates <= STOP_SHARE * at:
+                    # Where most files hold the words, a full limit soon stops the scan: not in workers.
                     self.parallel = False
                     rest = self._scan_the_rest(at, needles)
                 if rest is not None:
