@@ -38,14 +38,14 @@ from .row_snapshot import SourceRows
 from .rows import SessionRow
 from .scan_pool import iter_in_processes
 from .search_build import BuildResult, build, within_cap
-from .search_engine import SearchRun, UpdateSink, session_file
+from .search_cold import ColdSearch, renamed_titles
+from .search_engine import SearchRun, SearchUpdate, UpdateSink, session_file, title_hits
 from .search_engine import no_update as _no_update
 from .search_index import OLD_TABLE_NAMES as OLD_SEARCH_TABLE_NAMES
 from .search_index import TABLE_NAMES as SEARCH_TABLE_NAMES
 from .search_index import TABLES as SEARCH_TABLES
 from .search_index import FileState, IndexedFile, Record, SearchHit, SearchIndex
 from .search_match import Query
-from .search_snippet import Excerpt
 from .sources.base import HeadKeys, ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
@@ -55,6 +55,7 @@ SERIAL_BATCH = 16   # files read between two reports of a cold read in this proc
 EARLY_FILES = 16    # a large read heard by a screen: the newest files in scope read here first (a screen's
                     # worth, some hidden by the agents' pickers),
 EARLY_HEADS = 64    # found among at most this many newest files (their heads, for a store of mixed folders)
+COLD_FILES = 64     # files in a search's scope not listed as they are, for it to scan before any listing
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
 
@@ -174,6 +175,14 @@ def _read_file(source: ListingSource, file: SessionFile, now_ns: int) -> _Read:
     return _Read(row, not listed.settled, _details_text(listing), folder, listed.carry)
 
 
+def listed_row(source: ListingSource, file: SessionFile) -> SessionRow:
+    """One file's row as a listing reads it, its details attached: what the cold first search reads
+    of just the files that hold hits (in a worker process, or here)."""
+    item = _read_file(source, file, time.time_ns())
+    item.row.details = _fields_of(item.details)
+    return item.row
+
+
 def _read_batch(sources: dict[str, ListingSource], now_ns: int, files: Sequence[tuple[str, SessionFile]]
                 ) -> list[_Read]:
     """Read each (source's name, file); in a worker process, or here."""
@@ -261,18 +270,21 @@ def _megabytes(size: int) -> str:
     return f"{size / 1e6:,.1f} MB" if size < 1e9 else f"{size / 1e9:,.2f} GB"
 
 
-def _title_hits(query: str, rows: Iterable[SessionRow]) -> list[SearchHit]:
-    """Rows whose title holds every word of the query, as hits of turn 0: a rename in Reprise, else
-    one in the agent (Claude Code's custom or AI title, Codex's thread name); a title that is only
-    the first prompt is found as that prompt."""
-    words = [word.lower() for word in query.split()]
-    hits = []
-    for row in rows:
-        title = row.title or row.fields.agent_title
-        folded = title.lower() if title else ""
-        if title and all(word in folded for word in words):
-            hits.append(SearchHit(row, 0, "title", Excerpt.of(title, query, by_words=False)))
-    return hits
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Stored:
+    """What the catalog holds of the files, read apart from its connection (`Catalog._stored_stats`)."""
+
+    rows: dict[Ident, tuple[int, int]]
+    heads: dict[str, HeadKeys]
+
+
+def _not_fewer(on_update: UpdateSink, shown: int) -> UpdateSink:
+    """`on_update` for the search over the listed rows after a cold search showed `shown` hits: it
+    hears that search once it has as many (or is complete), so the hits shown never go back."""
+    def heard(update: SearchUpdate) -> None:
+        if update.complete or len(update.hits) >= shown:
+            on_update(update)
+    return heard
 
 
 class Catalog:
@@ -833,25 +845,95 @@ class Catalog:
         turn), their rows without details; `on_update` hears the hits as they are found and how far
         the search is. The index answers for the files it holds as they are; the others are scanned
         (`search_engine`), and those parsed then are added to the index. With the index off (the
-        setting, or `indexing` False) every file is scanned and nothing is written."""
+        setting, or `indexing` False) every file is scanned and nothing is written.
+
+        On a cold cache (many files in scope not listed) the files are scanned before any listing, and
+        only those with hits read for their rows (`search_cold`): nothing waits for a listing, nor for
+        one another thread runs. A search whose limit fills before every file is scanned then lists
+        the scope and is answered over its rows, with what the scan found."""
         parsed = Query.of(query)
         if not query.split():
             return []
         wanted = None if keys is None else list(keys)
-        rows = self.refresh(wanted)
         use_index = indexing and self.index_enabled
+        known = None
+        cold = self._cold_files(wanted) if parsed else None
+        if cold is not None:
+            found = ColdSearch(parsed, cold, keys=None if wanted is None else set(wanted),
+                               titles=self._renamed_titles(), list_file=listed_row, limit=limit,
+                               should_stop=should_stop, on_update=on_update, parallel=self.parallel).run()
+            if not found.listing_needed:
+                if use_index and found.parsed and found.complete:
+                    self._add_to_index(found.parsed)
+                return found.update.hits
+            known = found.known
+            on_update = _not_fewer(on_update, len(found.update.hits))
+        rows = self.refresh(wanted)
         titled, indexed, candidates = self._search_start(parsed, rows, use_index)
         run = SearchRun(parsed, rows, self._by_name, indexed=indexed, candidates=candidates,
                         records=self._indexed_records, limit=limit, titled=titled, should_stop=should_stop,
                         on_update=on_update, keep=self._add_to_index if use_index else None,
-                        parallel=self.parallel)
+                        parallel=self.parallel, known=known)
         return run.run().hits
+
+    def _cold_files(self, keys: list[str] | None) -> list[tuple[ListingSource, SessionFile]] | None:
+        """The files in scope, newest first, when at least COLD_FILES of them have no row stored as
+        they are (a search then scans them before any listing); else None. Looks at the stored rows
+        through a read-only connection of its own, never waiting for a listing another thread runs."""
+        stored = self._stored_stats()
+        if stored is None:
+            return None
+        files: list[tuple[ListingSource, SessionFile]] = []
+        unlisted = 0
+        for source in self.sources:
+            keyed = source.groups_are_workspaces
+            mine: list[SessionFile] = []
+            for group in keys if keys is not None and keyed else source.groups():
+                scanned = source.file_stats(group)
+                for file_id, (size, mtime_ns) in scanned.stats.items():
+                    mine.append(SessionFile(group if keyed else None, file_id, source.file_path(group, file_id),
+                                            size, mtime_ns, group=group))
+            if keys is not None and not keyed:
+                mine = source.files_of_workspaces(mine, keys, dict(stored.heads.get(source.name, {})))
+            unlisted += sum(stored.rows.get((source.name, file.group, file.file_id)) != (file.size, file.mtime_ns)
+                            for file in mine)
+            files += [(source, file) for file in mine]
+        return files if unlisted >= COLD_FILES else None
+
+    def _stored_stats(self) -> _Stored | None:
+        """The (size, mtime_ns) of every row stored, and the heads told, read through a read-only
+        connection of its own (a listing in another thread holds the catalog's); None when the catalog
+        is not a file."""
+        if self._cache.in_memory:
+            return None
+        if not self.db_path.exists():
+            return _Stored({}, {})
+        try:
+            db = sqlite3.connect(f"{self.db_path.as_uri()}?mode=ro", uri=True, timeout=1.0)
+        except sqlite3.Error:
+            return _Stored({}, {})
+        try:
+            rows = {(source, group, file_id): (size, mtime_ns) for source, group, file_id, size, mtime_ns
+                    in db.execute("SELECT source, grp, file_id, size, mtime_ns FROM files")}
+            heads: dict[str, HeadKeys] = {}
+            for source, path, size, mtime_ns, key in db.execute(
+                    "SELECT source, path, size, mtime_ns, workspace_key FROM heads"):
+                heads.setdefault(source, {})[path] = (size, mtime_ns, key)
+            return _Stored(rows, heads)
+        except sqlite3.Error:   # no tables yet, or a damaged file the catalog rebuilds: nothing listed
+            return _Stored({}, {})
+        finally:
+            db.close()
+
+    def _renamed_titles(self) -> dict[tuple[str, str, str], tuple[str | None, bool]]:
+        """Reprise's own titles and pins, read from their files (as a listing attaches them)."""
+        return renamed_titles(self.sources, self._scan_meta, self._title_and_pin)
 
     @_guarded
     def _search_start(self, query: Query, rows: list[SessionRow], use_index: bool
                       ) -> tuple[list[SearchHit], dict[str, FileState], dict[int, list[int]]]:
         """The title hits, the index's files still as they are on disk, and its preselection."""
-        titled = _title_hits(query.text, self._titled_rows(query.text, rows))   # Reprise's or the agent's titles
+        titled = title_hits(query.text, self._titled_rows(query.text, rows))   # Reprise's or the agent's titles
         if not use_index or not query:
             return titled, {}, {}
         self._search_tables_ready()

@@ -32,7 +32,9 @@ PURGE_POINTS = ("after_tombstone",)  # a trashed session renamed into its tombst
 CLAUDE_TRASH_POINTS = ("claude_trash_before_unlink", "claude_trash_set_aside")
 # the TUI's workers, busy: listing the rows, reading the preview, counting the meter, searching (indexing)
 TUI_POINTS = ("tui_load_rows", "tui_load_detail", "tui_measure", "tui_search")
-POINTS = WRITE_PATH_POINTS + PURGE_POINTS + CLAUDE_TRASH_POINTS + TUI_POINTS
+# the search index built after a search's answer, a batch written (its worker processes running)
+SEARCH_POINTS = ("search_index_batch",)
+POINTS = WRITE_PATH_POINTS + PURGE_POINTS + CLAUDE_TRASH_POINTS + TUI_POINTS + SEARCH_POINTS
 
 
 def point(name: str) -> None:

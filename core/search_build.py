@@ -11,6 +11,7 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from . import faults
 from .problems import Problem
 from .progress import Progress, ProgressSink, no_progress
 from .scan_pool import map_in_processes
@@ -92,6 +93,7 @@ def build(files: Sequence[tuple[ListingSource, SessionFile]], add: Callable[[lis
         add(ready)
         result.added += len(ready)
         progress(Progress("indexing", finished, result.total))
+        faults.point("search_index_batch")
         if result.capped or should_stop():
             result.stopped = not result.capped
             return result

@@ -10,7 +10,7 @@ second).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .problems import Problem
@@ -77,6 +77,20 @@ def read_records(source: ListingSource, file: SessionFile) -> Sequence[SearchRec
 Scanned = Verdict | IndexedFile | Problem   # a worker's answer for a file: its verdict, else what it read
 
 
+def title_hits(query: str, rows: Iterable[SessionRow]) -> list[SearchHit]:
+    """Rows whose title holds every word of the query, as hits of turn 0: a rename in Reprise, else
+    one in the agent (Claude Code's custom or AI title, Codex's thread name); a title that is only
+    the first prompt is found as that prompt."""
+    words = [word.lower() for word in query.split()]
+    hits = []
+    for row in rows:
+        title = row.title or row.fields.agent_title
+        folded = title.lower() if title else ""
+        if title and all(word in folded for word in words):
+            hits.append(SearchHit(row, 0, "title", Excerpt.of(title, query, by_words=False)))
+    return hits
+
+
 def scan_and_read_batch(sources: dict[str, ListingSource], needles: tuple[bytes, ...],
                         files: Sequence[tuple[str, SessionFile]]) -> list[Scanned]:
     """Each file's verdict (its source's name and the file), and for a file that may match, its records
@@ -100,12 +114,15 @@ class SearchRun:
                  indexed: dict[str, FileState], candidates: dict[int, list[int]],
                  records: Callable[[int], list[Record]], limit: int, titled: Sequence[SearchHit] = (),
                  should_stop: Callable[[], bool] = lambda: False, on_update: UpdateSink = no_update,
-                 keep: Callable[[list[IndexedFile]], object] | None = None, parallel: bool = False):
+                 keep: Callable[[list[IndexedFile]], object] | None = None, parallel: bool = False,
+                 known: dict[str, tuple[int, int, Scanned]] | None = None):
         """`indexed`: the index's files still as they are on disk; `candidates`: its preselection
         (file number: records); `records`: an indexed file's records by number; `keep` takes the
         files parsed here for the index, a few megabytes at a time (None: nothing is indexed);
         `parallel`: once the newest files are scanned here (the first hits come from them) and the
-        limit is not full, the bytes of the older ones are scanned in worker processes."""
+        limit is not full, the bytes of the older ones are scanned in worker processes; `known`:
+        what a cold search before the listing found of each file (by path, with the size and mtime
+        it was scanned at), taken instead of scanning a file still as it was."""
         self.query = query
         self.rows = sorted(rows, key=lambda row: -row.activity_ts)
         self.sources = sources
@@ -121,6 +138,8 @@ class SearchRun:
         self.keep = keep
         self.parallel = parallel
         self.verdicts: dict[str, Scanned] = {}   # the worker processes' scan (and reads) of the older files
+        self.known = {row.path: known[row.path][2] for row in self.rows if known and row.path in known
+                      and known[row.path][:2] == (row.size, row.mtime_ns)}
         self._scanned_bytes = 0
         self.parsed: list[IndexedFile] = []   # the files parsed here not yet handed to `keep`
         self._parsed_bytes = 0
@@ -173,11 +192,14 @@ class SearchRun:
 
     def _scanned(self, row: SessionRow, needles: tuple[bytes, ...] | None) -> None:
         source = self.sources[row.source]
-        if self.parallel and self._scanned_bytes >= SERIAL_BYTES and needles is not None:
-            self.parallel = False   # once: the rest is scanned there, or is too little to be worth it
-            self._scan_the_rest(row, needles)
-        scanned = self.verdicts.pop(row.path) if row.path in self.verdicts else verdict(source, row.path, needles)
-        self._scanned_bytes += row.size
+        if row.path in self.known:
+            scanned = self.known.pop(row.path)
+        else:
+            if self.parallel and self._scanned_bytes >= SERIAL_BYTES and needles is not None:
+                self.parallel = False   # once: the rest is scanned there, or is too little to be worth it
+                self._scan_the_rest(row, needles)
+            scanned = self.verdicts.pop(row.path) if row.path in self.verdicts else verdict(source, row.path, needles)
+            self._scanned_bytes += row.size
         if isinstance(scanned, tuple):
             self.update.problems.append(Problem(row.path, *scanned))
         if scanned is True:   # scanned here: read here
@@ -203,7 +225,7 @@ class SearchRun:
         processes, which also read those that may match (how far, heard as they finish); their
         answers wait in `verdicts`."""
         rest = [each for each in self.rows[self.rows.index(row):]
-                if each.path not in self.indexed and not each.problem_code]
+                if each.path not in self.indexed and each.path not in self.known and not each.problem_code]
         if len(rest) < PARALLEL_MIN:
             return
         searched = self.update.searched

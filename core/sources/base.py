@@ -214,6 +214,12 @@ class ListingSource(ABC):
         reader only. Raises RepriseError for a path outside the source's roots."""
         return None
 
+    def titles_apart(self) -> dict[str, str]:
+        """The titles the agent keeps apart from its session files, by file id (Codex's thread names):
+        a search that scans the files' bytes before any listing reads the rows of those whose title
+        matches too. {} when a session's title is only ever inside its file."""
+        return {}
+
     def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str], known: HeadKeys
                             ) -> list[SessionFile]:
         """Of these new or changed files of a store that records the folder in each file, those that can

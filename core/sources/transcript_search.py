@@ -12,11 +12,29 @@ index, the first search's scan) use these same records, so they find the same hi
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..transcript import Transcript
 from .base import SearchRecord
 
 SEARCH_CHARS = 100_000   # of one text; beyond it nothing is searched
 TOOL_CHARS = 1_500       # of one tool call's input, and of its output (measured: the index stays under 5%)
+
+
+def holds_float(value: Any) -> bool:
+    """Whether a decoded JSON value holds a float at any depth: a tool call's input the transcript
+    writes into its text with `json.dumps` is then decoded by json, not orjson (orjson reads an
+    integer beyond 64 bits as a float, whose text differs). Walked without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _tools_text(parts: list[str]) -> tuple[str, bool]:

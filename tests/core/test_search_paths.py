@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
+from reprise.core import catalog as catalog_module
+from reprise.core.catalog import Catalog
+from reprise.core.rows import SessionRow
 from reprise.core.search_engine import SearchUpdate, session_file
 from reprise.core.search_snippet import tokens
 from reprise.core.service import Service
@@ -178,3 +182,168 @@ def test_the_same_turns_as_the_full_text_index_before_apart_from_words_in_cut_ou
         assert old ^ new <= cut, query   # a cut output may also end inside a word: its start is a token then
         differed += bool(old - new)
     assert differed >= 1   # zzcutword
+
+
+def _cold_catalog(service: Service, folder: Path) -> Catalog:
+    """A catalog of the same sources with nothing listed: its first search is a cold one."""
+    catalog = Catalog(service.catalog.sources, folder)
+    catalog.index_enabled = False
+    return catalog
+
+
+def _cold_hits(catalog: Catalog, query: str, limit: int) -> tuple[list[tuple[str, int, str, str]], list[SearchUpdate]]:
+    heard: list[SearchUpdate] = []
+    hits = catalog.search(query, None, limit=limit, on_update=lambda update: heard.append(
+        SearchUpdate(update.query, list(update.hits), update.searched, update.total, update.cut,
+                     list(update.problems), update.complete)))
+    return [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in hits], heard
+
+
+@pytest.fixture
+def cold_from_the_first_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(catalog_module, "COLD_FILES", 1)   # the fixture stores hold a few dozen files
+
+
+def _dated_as_written(service: Service) -> list[SessionRow]:
+    """Each file's mtime a minute after its newest turn, as an agent leaves it (the fixtures were
+    copied now); the rows, newest first."""
+    rows = [row for row in service.catalog.refresh(None) if not row.problem_code]
+    for row in rows:
+        stamp = int((row.activity_ts + 60) * 1e9)
+        os.utime(row.path, ns=(stamp, stamp))
+    return sorted(service.catalog.refresh(None), key=lambda row: -row.activity_ts)
+
+
+@pytest.mark.usefixtures("cold_from_the_first_file")
+def test_a_first_search_on_a_cold_cache_finds_what_a_search_after_the_listing_finds(service: Service,
+                                                                                   tmp_path: Path) -> None:
+    """Scanned before any listing (rows read only for the files with hits), the hits are the same as
+    after a listing, in the same order, with a limit too (full before every file is scanned: the
+    scope is then listed and searched again with what was scanned); the hits heard on the way are
+    always the start of the answer."""
+    queries = _queries(service)
+    _dated_as_written(service)
+    limited = 0
+    for number, query in enumerate(queries):
+        for limit in (10_000, 3):
+            catalog = _cold_catalog(service, tmp_path / f"cold-{number}-{limit}")
+            hits, heard = _cold_hits(catalog, query, limit)
+            listed = service.search(query, all_workspaces=True, limit=limit, index=False)
+            assert hits == [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in listed], (query, limit)
+            assert heard[-1].complete
+            for update in heard:
+                assert [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in update.hits] == \
+                    hits[:len(update.hits)], query
+            listed_after = catalog.db.execute("SELECT count(*) FROM files").fetchone()[0]
+            limited += listed_after > 0
+            if limit == 10_000:
+                assert listed_after == 0   # answered without a listing
+            catalog.close()
+    assert limited > 0   # some limits were full before every file was scanned
+
+
+@pytest.mark.usefixtures("cold_from_the_first_file")
+@pytest.mark.parametrize("share", [0.0, 1.01], ids=["the-rest-listed", "the-rest-scanned"])
+def test_a_cold_search_gives_the_listings_answer_for_a_file_dated_before_its_newest_turn(
+        service: Service, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: float) -> None:
+    """A file whose mtime is older than its newest turn is scanned late (files go newest first by
+    their time), yet its hits come where its row's time puts them: the limit's answer is the one
+    a search after the listing gives, whether the rest is listed (most files hold the words) or
+    scanned (few do)."""
+    from reprise.core import search_cold
+
+    monkeypatch.setattr(search_cold, "STOP_SHARE", share)
+    rows = _dated_as_written(service)
+    words = [_words(service, row) for row in rows]
+    # A Claude Code file (its row dated by its turns) with a word that older files hold, and no newer one.
+    late, query = next((at, sorted(found)[0]) for at, row in enumerate(rows) if row.source == "claude"
+                       if (found := (words[at] - set().union(*words[:at])) & set().union(*words[at + 1:])))
+    os.utime(rows[late].path, ns=(10**18, 10**18))   # 2001: before any of its turns, scanned last
+    listed = service.search(query, all_workspaces=True, limit=1, index=False)
+    assert [hit.row.path for hit in listed] == [rows[late].path]
+    catalog = _cold_catalog(service, tmp_path / "cold")
+    hits, heard = _cold_hits(catalog, query, 1)
+    assert hits == [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in listed]
+    assert heard[-1].complete
+    assert (catalog.db.execute("SELECT count(*) FROM files").fetchone()[0] > 0) == (share < 1)   # listed, or not
+
+
+def _words(service: Service, row: SessionRow) -> set[str]:
+    records = service.catalog._by_name[row.source].read_search_records(session_file(row)) or []
+    return {token for record in records for _, _, token in tokens(record.text) if len(token) > 3}
+
+
+@pytest.mark.usefixtures("cold_from_the_first_file")
+def test_a_cold_search_never_waits_for_the_catalog_a_listing_holds(service: Service, tmp_path: Path) -> None:
+    """While another thread holds the catalog (a cold listing in the TUI), a first search scans and
+    answers without it."""
+    catalog = _cold_catalog(service, tmp_path / "cold")
+    catalog.db.execute("SELECT 1")   # its file made, as a listing would have
+    done = threading.Event()
+    found: list[list[tuple[str, int, str, str]]] = []
+
+    def search() -> None:
+        found.append(_cold_hits(catalog, "cafe urun", 10_000)[0])
+        done.set()
+
+    with catalog._lock:   # held here, as a listing holds it
+        thread = threading.Thread(target=search)
+        thread.start()
+        assert done.wait(120)
+    thread.join()
+    assert [hit[2] for hit in found[0]] == ["user"]
+
+
+@pytest.mark.usefixtures("cold_from_the_first_file")
+def test_a_cold_search_with_the_older_files_in_worker_processes_finds_the_same_hits(
+        service: Service, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reprise.core import search_cold
+
+    _dated_as_written(service)
+    monkeypatch.setattr(search_cold, "SERIAL_BYTES", 1)   # the newest file here, every other one in workers
+    monkeypatch.setattr(search_cold, "PARALLEL_MIN", 1)
+    for number, query in enumerate(["the", "REPLYbeta", "cafe urun", "session", "zzheadword"]):
+        for limit in (10_000, 2):
+            catalog = _cold_catalog(service, tmp_path / f"cold-{number}-{limit}")
+            catalog.parallel = True
+            hits, heard = _cold_hits(catalog, query, limit)
+            listed = service.search(query, all_workspaces=True, limit=limit, index=False)
+            assert hits == [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in listed], (query, limit)
+            assert heard[-1].complete
+            catalog.close()
+
+
+def test_search_records_decoded_by_orjson_are_jsons_even_for_an_integer_beyond_64_bits(service: Service,
+                                                                                          tmp_path: Path) -> None:
+    """The search's reader decodes lines with orjson (as the listing does) and falls back to json
+    where orjson's value would change a text (an integer beyond 64 bits in a tool call's input: orjson
+    reads it as a float): every file's records are json's."""
+    import json
+
+    from reprise.core.sources import agent_json
+    from reprise.core.sources.claude import records as claude_records
+
+    work = tmp_path / "big"
+    big = ClaudeFile("5e551011-0000-4000-8000-0000000000dd", cwd=str(work))
+    big.prompt("Count past the 64 bits")
+    big.assistant("Counting.", tools=(("toolu_big", "Bash", {"count": 123456789012345678901234567890, "n": 1.5}),))
+    big.tool_result("toolu_big", "done")
+    big.write(Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-work-big" / f"{big.session_id}.jsonl")
+    decoded_by_json: list[str] = []
+
+    def json_only(data: bytes, view: memoryview, start: int, end: int, exact: object) -> object:
+        decoded_by_json.append("line")
+        value = json.loads(str(view[start:end], "utf-8"))
+        return agent_json.without_surrogates(value) if agent_json.may_hold_surrogates(data, start, end) else value
+
+    rows = [row for row in service.catalog.refresh(None) if not row.problem_code]
+    fast = {row.path: service.catalog._by_name[row.source].read_search_records(session_file(row)) for row in rows}
+    original = claude_records.loads_line
+    claude_records.loads_line = json_only   # type: ignore[assignment]
+    try:
+        slow = {row.path: service.catalog._by_name[row.source].read_search_records(session_file(row)) for row in rows}
+    finally:
+        claude_records.loads_line = original
+    assert decoded_by_json and fast == slow
+    found = service.search("123456789012345678901234567890", all_workspaces=True, index=False)
+    assert [hit.field for hit in found] == ["tool"]

@@ -127,3 +127,39 @@ async def test_the_indexing_goes_on_after_the_dialog_closes_and_a_new_dialog_sho
         await until(pilot, lambda: isinstance(app.screen, SearchScreen))
         assert "indexed 10 of 10 sessions" in status(app)
         await settle(pilot)
+
+
+async def test_a_search_while_the_cold_listing_runs_shows_how_far_it_is_and_its_hits(service, monkeypatch):
+    """On a cold cache the main screen's first listing holds the catalog; a search started meanwhile
+    scans the files without it: its progress and its hits are shown before the listing ends."""
+    from reprise.core import catalog as catalog_module
+
+    monkeypatch.setattr(catalog_module, "COLD_FILES", 1)   # the demo store holds a few files
+    holding, release = threading.Event(), threading.Event()
+    listing = service.list_sessions
+
+    def held_listing(**options: object):
+        with service.catalog._lock:   # as a cold listing holds it while it reads every file
+            holding.set()
+            release.wait(4 * GUARD_S)
+            holding.clear()
+        return listing(**options)   # type: ignore[arg-type]
+
+    service.list_sessions = held_listing   # type: ignore[method-assign]
+    heard: list[SearchScreen.Searched] = []
+    app = build_app(service)
+    async with app.run_test(size=(120, 40), message_hook=lambda message: heard.append(message)
+                            if isinstance(message, SearchScreen.Searched) else None) as pilot:
+        await until(pilot, holding.is_set)
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*"jitter", "enter")
+        await until(pilot, lambda: bool(heard) and heard[-1].found.complete)
+        assert holding.is_set()   # the listing still holds the catalog
+        found = heard[-1].found
+        assert found.hits and found.searched == found.total > 1
+        assert any(not message.found.complete and message.found.searched < found.total for message in heard)
+        await until(pilot, lambda: f"{len(found.hits)} matching turn" in status(app) and listed(app) > 0)
+        assert all(hit.row.details is not None for hit in found.hits)   # its sessions' titles, read with them
+        release.set()
+        await settle(pilot)

@@ -3,10 +3,12 @@ its raw form) and `search` (full text over every turn)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +28,7 @@ from .output import contract, emit, is_terminal, note, print_lines, print_safe
 if TYPE_CHECKING:
     from reprise.core import service as core_service
     from reprise.core.search_engine import SearchUpdate
+    from reprise.core.search_index import SearchHit
     from reprise.core.service import Listing, Service, SessionDetail
 
     from ..progress_line import ProgressLine
@@ -209,9 +212,20 @@ def search(service: Service, args: SearchArguments, as_json: bool) -> int:
     """The hits, printed as they are found (a session once the search is past it), then the count and
     what a reader should know (outputs cut for the index, files that could not be read); `--json`
     prints one document at the end. Then the sessions in scope the index does not hold are indexed,
-    with how far on stderr; ctrl+c stops that and keeps what was indexed."""
+    with how far on stderr; ctrl+c stops that and keeps what was indexed. The answer's end is the
+    end of stdout (`_stdout_apart`): a pipe's reader is not held while the index is built."""
     if args.limit < 1:
         raise UsageError("--limit must be at least 1.")
+    with _stdout_apart() as answered:
+        hits, update = _answer(service, args, as_json)
+        answered()
+        if not args.no_index and service.settings.search.index and update is not None and update.unindexed:
+            _index_after(service, args.all, quiet=as_json)
+    return 0 if hits else 1
+
+
+def _answer(service: Service, args: SearchArguments, as_json: bool) -> tuple[list[SearchHit], SearchUpdate | None]:
+    """Search and print the hits as they come (or the `--json` document at the end)."""
     printer = None
     if not as_json:   # the printer needs the search index's types and Rich's cells: not for --json
         from ..reports.search import HitPrinter
@@ -242,10 +256,55 @@ def search(service: Service, args: SearchArguments, as_json: bool) -> int:
             line.clear()
         for each in [*printer.ready(hits, True), *printer.closing_lines(hits, update)]:
             print(each.plain)
-    status = 0 if hits else 1
-    if not args.no_index and service.settings.search.index and update is not None and update.unindexed:
-        _index_after(service, args.all, quiet=as_json)
-    return status
+    return hits, update
+
+
+@contextlib.contextmanager
+def _stdout_apart() -> Iterator[Callable[[], None]]:
+    """While the block runs, sys.stdout writes to a copy of the real stdout that no process started
+    from here inherits (descriptor 1 is /dev/null meanwhile: the search's worker processes, their
+    forkserver and its resource tracker get that); calling what it gives closes that copy, the end of
+    the answer: a reader of the pipe (`reprise search x | head`) is not held while the index is built.
+    A stdout that is not descriptor 1 (a test's capture) is left as it is. Should the block fail
+    before the answer's end, descriptor 1 is the real stdout again (a closed pipe ends quietly)."""
+    try:
+        apart = sys.stdout.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        apart = False
+    if not apart:
+        yield lambda: None
+        return
+    original = sys.stdout
+    original.flush()
+    private = os.dup(1)   # not inheritable (PEP 446)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    sys.stdout = open(private, "w", buffering=1 if original.line_buffering else -1,  # noqa: SIM115
+                      encoding=original.encoding, errors=original.errors, closefd=False)
+    open_copy = [True]
+
+    def answered() -> None:
+        if open_copy[0]:
+            open_copy[0] = False
+            try:
+                sys.stdout.flush()
+            finally:
+                sys.stdout = original   # on /dev/null now: nothing more is printed to stdout
+                os.close(private)
+
+    try:
+        yield answered
+    except BaseException:
+        if open_copy[0]:   # the answer is not out: its stdout is descriptor 1 again
+            open_copy[0] = False
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+            sys.stdout = original
+            os.dup2(private, 1)
+            os.close(private)
+        raise
+    answered()
 
 
 def _progress_line() -> ProgressLine | None:

@@ -9,7 +9,8 @@ through the hits, and Enter opens the highlighted one (or searches at once while
 are not yet those of the words typed).
 
 The dialog is never blank while a search runs: the hits are listed as they are found (newest
-session first) with the count so far and how far the search is ("searching 300/2,500 sessions").
+session first) with the count so far and how far the search is ("searching 300/2,500 sessions"),
+also while the app's first listing of a cold cache runs (the search scans the files without it).
 After a search that met sessions the index does not hold, the app indexes them in the background
 (`tui/indexing.py`: "indexing 812/2,500 sessions", shown here while the dialog is open), and goes on
 after the dialog closes."""
@@ -210,19 +211,26 @@ class SearchScreen(ReportsWorkerErrors, Dialog[SearchHit | None]):
             if worker.is_cancelled or not self.typing.is_current(generation):
                 return
             hits = list(update.hits)
-            self.service.load_details([hit.row for hit in hits])   # shown with their session's title
+            self._load_details(hits)   # shown with their session's title
             self.post_message(self.Searched(Found(query, hits, update.searched, update.total, update.complete,
                                                   update.cut_note), generation))
 
         try:
             hits = self.service.search(query, all_workspaces=self.all_workspaces, key=self.key,
                                        should_stop=lambda: worker.is_cancelled, on_update=heard)
-            self.service.load_details([hit.row for hit in hits])
+            self._load_details(hits)
         except RepriseError as exc:
             self.app.call_from_thread(self._show_error, str(exc), generation)
             return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._searched, query, hits, generation)
+
+    def _load_details(self, hits: list[SearchHit]) -> None:
+        """The listing fields of the hits' rows that have none yet: a first search on a cold cache
+        reads them with its hits, and never waits for the catalog a cold listing holds."""
+        missing = [hit.row for hit in hits if hit.row.details is None]
+        if missing:
+            self.service.load_details(missing)
 
     def _show_error(self, message: str, generation: int) -> None:
         if self.typing.is_current(generation):

@@ -30,6 +30,7 @@ from .fields import ClaudeFields, ListingFold, orjson_exact
 from .keep import kept_path, kept_sessions
 from .layout import SUFFIX, ClaudeRoot, is_session_id
 from .records import Parsed, parse_lines
+from .search import orjson_exact as search_exact
 from .search import search_records
 from .windows import claude_window
 
@@ -234,7 +235,7 @@ class ClaudeListing(ListingSource):
                 data = b"".join(chunks_of(fd))
         except (FileNotFoundError, ReadProblem, OSError, RepriseError):
             return None
-        return search_records(parse_lines(data, 0).records)
+        return search_records(parse_lines(data, 0, exact=search_exact).records)
 
     def workspace_path(self, key: str) -> str | None:
         return None   # each file records its own folder: the catalog keeps it per row

@@ -27,6 +27,7 @@ from ...paths import UNKNOWN_FOLDER_KEY, OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root
 from ...session_files import ReadProblem, read_regular_file
+from ..agent_json import Exact
 from ..agent_store import odd_folder_note, recorded_folder
 from ..base import HeadKeys, ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from ..grown import GrownRead, files_of_workspaces, first_record, read_grown
@@ -36,6 +37,7 @@ from .layout import ARCHIVED, CodexRoot, session_id_of
 from .lineage import Lineage, inherited, inherited_by
 from .records import SESSION_META, Parsed, Record, kind_of, parse_rollout
 from .retention import ARCHIVED_NOTE
+from .search import orjson_exact as search_exact
 from .titles import SessionIndex
 from .transcript import read_transcript
 
@@ -157,6 +159,10 @@ class CodexListing(ListingSource):
                 found[session_id] = (size, max(mtime_ns, changed_ns))
         return found
 
+    def titles_apart(self) -> dict[str, str]:
+        return {session_id: name for root in self.roots
+                for session_id, name in self.indexes[root.path].named()[0].items()}
+
     def file_path(self, group: str, file_id: str) -> str:
         """The rollout's path: its name as the group's last scan saw it, else as its folder names it now
         (names only: the catalog asks this of every cached row before it stats the group's files)."""
@@ -177,10 +183,11 @@ class CodexListing(ListingSource):
                     return Path(group) / names[session_id]
         return None
 
-    def read_records(self, path: Path) -> tuple[bytes, list[Record], list[str], int]:
-        """(the bytes, the records of its complete lines, the warnings, the offset past the last one)."""
+    def read_records(self, path: Path, exact: Exact | None = None) -> tuple[bytes, list[Record], list[str], int]:
+        """(the bytes, the records of its complete lines, the warnings, the offset past the last one);
+        `exact`: decoded by orjson where it says orjson's value is json's (`parse_lines`)."""
         data, _ = read_regular_file(path, self.root_of(path).path)
-        parsed = parse_rollout(data, 0)
+        parsed = parse_rollout(data, 0, exact=exact)
         return data, parsed.records, parsed.warnings, parsed.end
 
     def records_of(self, session_id: str) -> list[Record] | None:
@@ -283,7 +290,7 @@ class CodexListing(ListingSource):
 
     def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
         try:
-            _, records, _, _ = self.read_records(Path(file.path))
+            _, records, _, _ = self.read_records(Path(file.path), search_exact)
         except (FileNotFoundError, ReadProblem, OSError, RepriseError):
             return None
         joined, _ = self.transcript_records(records)
