@@ -14,7 +14,8 @@ checked here: bytes that are not UTF-8 inside a string (the line is decoded as `
 decodes it), an integer of more than 4,300 digits (`json` refuses it), nesting deeper than `json`
 decodes. It refuses some lines `json` reads (a lone surrogate escape, NaN, a message that is not an
 object): those are decoded whole. A repeated key keeps its last value, as in `json`; a key written
-with escapes is the key it decodes to; a field of another type than the listing expects is kept as it is.
+with escapes is the key it decodes to; a field of another type than the listing expects is kept as it
+is; a field the line lacks is None (the listing reads a missing field and a null alike).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from msgspec.structs import asdict
 
-_UNSET: Any = msgspec.UNSET
 _ROLE = b'"role":"assistant"'
 _ROLE_WITHIN = 512          # Claude Code writes it in the message's head, after the chain fields
 _MAX_INT_DIGITS = 4300       # what `json` reads of an integer (Python's int_max_str_digits)
@@ -32,29 +33,30 @@ _LONG_DIGITS = b"0" * (_MAX_INT_DIGITS + 1)
 _DEEP = 900                  # brackets fewer than this nest shallower than `json` decodes (recursion limit 1,000)
 
 
-class _Message(msgspec.Struct):
-    id: Any = _UNSET
-    model: Any = _UNSET
-    usage: Any = _UNSET
+# A field the line lacks is None, as is one it writes as null: the listing reads them alike (a string,
+# a dict, True or a truthy value where it reads one; `record.get(key)` otherwise).
+class _Message(msgspec.Struct, gc=False):
+    id: Any = None
+    model: Any = None
+    usage: Any = None
 
 
-class _Line(msgspec.Struct):
-    type: Any = _UNSET
-    uuid: Any = _UNSET
-    parentUuid: Any = _UNSET   # the record's own keys
-    isSidechain: Any = _UNSET
-    message: _Message | msgspec.UnsetType = _UNSET
-    timestamp: Any = _UNSET
-    sessionId: Any = _UNSET
-    cwd: Any = _UNSET
-    entrypoint: Any = _UNSET
-    gitBranch: Any = _UNSET
-    version: Any = _UNSET
-    isApiErrorMessage: Any = _UNSET
-    error: Any = _UNSET
+class _Line(msgspec.Struct, gc=False):
+    type: Any = None
+    uuid: Any = None
+    parentUuid: Any = None   # the record's own keys
+    isSidechain: Any = None
+    message: _Message | None = None
+    timestamp: Any = None
+    sessionId: Any = None
+    cwd: Any = None
+    entrypoint: Any = None
+    gitBranch: Any = None
+    version: Any = None
+    isApiErrorMessage: Any = None
+    error: Any = None
 
 
-_FIELDS = tuple(name for name in _Line.__struct_fields__ if name != "message")
 _DECODER = msgspec.json.Decoder(_Line)
 
 
@@ -69,11 +71,9 @@ def assistant_record(chunk: bytes, view: memoryview, start: int, end: int) -> di
         return None
     if line.type != "assistant" or not _json_reads(chunk, start, end):
         return None
-    record = {name: value for name in _FIELDS if (value := getattr(line, name)) is not _UNSET}
-    message = line.message
-    if message is not _UNSET:
-        record["message"] = {name: value for name in ("id", "model", "usage")
-                             if (value := getattr(message, name)) is not _UNSET}
+    record = asdict(line)
+    if line.message is not None:
+        record["message"] = asdict(line.message)
     return record
 
 

@@ -97,39 +97,43 @@ class ListingFold:
                 self.line_warnings.append(warning)
         records = list(records)
         self.chain.add(records)
-        for record in records:
-            kind = record.get("type")
-            if self.session_id is None and isinstance(record.get("sessionId"), str):
+        last_activity, branch, version = self.last_activity, self.branch, self.version
+        for record in records:   # hot: once a record of every file a cold listing reads
+            get = record.get
+            if self.session_id is None and isinstance(get("sessionId"), str):
                 self.session_id = record["sessionId"]
-            if self.cwd is None and isinstance(record.get("cwd"), str):
+            if self.cwd is None and isinstance(get("cwd"), str):
                 self.cwd = record["cwd"]
-            if self.entrypoint is None and isinstance(record.get("entrypoint"), str):
+            if self.entrypoint is None and isinstance(get("entrypoint"), str):
                 self.entrypoint = record["entrypoint"]
-            stamp = record.get("timestamp")
-            if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
-                self.last_activity = stamp
-            if isinstance(record.get("gitBranch"), str):
-                self.branch = record["gitBranch"]
-            if isinstance(record.get("version"), str):
-                self.version = record["version"]
+            stamp = get("timestamp")
+            if isinstance(stamp, str) and (last_activity is None or stamp > last_activity):
+                last_activity = stamp
+            if isinstance(value := get("gitBranch"), str):
+                branch = value
+            if isinstance(value := get("version"), str):
+                version = value
+            kind = get("type")
             if kind == "assistant":
                 self._add_usage(record)
-            elif kind == "custom-title" and isinstance(record.get("customTitle"), str):
+            elif kind == "custom-title" and isinstance(get("customTitle"), str):
                 self.custom_title = record["customTitle"]   # "" clears it, as in Claude Code
-            elif kind == "ai-title" and isinstance(record.get("aiTitle"), str):
+            elif kind == "ai-title" and isinstance(get("aiTitle"), str):
                 self.ai_title = record["aiTitle"]
-            elif kind == "summary" and isinstance(record.get("summary"), str):
+            elif kind == "summary" and isinstance(get("summary"), str):
                 self.summary = record["summary"]
             elif kind == "cost-state":
-                cost = record.get("totalCostUSD")
+                cost = get("totalCostUSD")
                 if isinstance(cost, int | float) and not isinstance(cost, bool):
                     self.cost = float(cost)
+        self.last_activity, self.branch, self.version = last_activity, branch, version
 
     def _add_usage(self, record: Record) -> None:
         message_id, usage = usage_of(record)
         if usage is None:
             return
-        figures = [count(usage, key) for key in _USAGE_KEYS]
+        figures = [count(usage, "input_tokens"), count(usage, "output_tokens"),
+                   count(usage, "cache_read_input_tokens"), count(usage, "cache_creation_input_tokens")]
         if message_id is None:
             self.unnamed_usage = [a + b for a, b in zip(self.unnamed_usage, figures, strict=True)]
         else:

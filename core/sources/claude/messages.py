@@ -166,7 +166,7 @@ def usage_of(record: Record) -> tuple[str | None, dict[str, Any] | None]:
 
 def count(usage: dict[str, Any], key: str) -> int:
     value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return value if type(value) is int and value > 0 else 0   # a decoded int: never a subclass but bool
 
 
 def context_of(usage: dict[str, Any]) -> int:

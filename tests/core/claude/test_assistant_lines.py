@@ -40,18 +40,18 @@ def line_of(content: Any = None, **changes: Any) -> dict[str, Any]:
 
 
 def expected(data: bytes) -> dict[str, Any] | None:
-    """What the listing reads of the line by a full decode (`json`, lone surrogates replaced); None
-    when it is not an assistant record a full decode reads."""
+    """What the listing reads of the line by a full decode (`json`, lone surrogates replaced), a missing
+    field as None; None when it is not an assistant record a full decode reads."""
     try:
         record = loads(data)
     except (ValueError, RecursionError):
         return None
     if not isinstance(record, dict) or record.get("type") != "assistant":
         return None
-    found = {key: record[key] for key in _TOP if key in record}
+    found = {key: record.get(key) for key in _TOP}   # a missing field as None: the listing reads them alike
     message = record.get("message")
-    if isinstance(message, dict):
-        found["message"] = {key: message[key] for key in ("id", "model", "usage") if key in message}
+    found["message"] = {key: message.get(key) for key in ("id", "model", "usage")} if isinstance(message, dict) \
+        else message
     return found
 
 
@@ -97,7 +97,7 @@ def test_keys_in_another_order_repeated_or_escaped_read_as_json_reads_them():
     # a repeated key: json keeps the last; a key written with escapes is the key it decodes to
     repeated = dumps(record)[:-1] + b',"uuid":"33333333-3333-4333-8333-333333333333","message":{"id":"m9"}}'
     assert check(repeated)["uuid"].startswith("3333")   # type: ignore[index]
-    assert read(repeated)["message"] == {"id": "m9"}   # type: ignore[index]
+    assert read(repeated)["message"] == {"id": "m9", "model": None, "usage": None}   # type: ignore[index]
     escaped = dumps(record).replace(b'"gitBranch":"main"', b'"git\\u0042ranch":"m\\u00e4in"')
     assert check(escaped)["gitBranch"] == "m\u00e4in"   # type: ignore[index]
 
