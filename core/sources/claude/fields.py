@@ -132,8 +132,7 @@ class ListingFold:
         message_id, usage = usage_of(record)
         if usage is None:
             return
-        figures = [count(usage, "input_tokens"), count(usage, "output_tokens"),
-                   count(usage, "cache_read_input_tokens"), count(usage, "cache_creation_input_tokens")]
+        figures = [count(usage, key) for key in _USAGE_KEYS]
         if message_id is None:
             self.unnamed_usage = [a + b for a, b in zip(self.unnamed_usage, figures, strict=True)]
         else:

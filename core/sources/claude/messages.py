@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Any
 
-from .records import Record
+from .records import SKIPPED, Record
 
 PROMPT = "p"        # a real user prompt: a turn
 COMMAND = "c"       # a slash command (`<command-name>`): a turn when the model answers it (/review), not /compact
@@ -53,6 +53,8 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
 def kind_of(record: Record) -> str:
     kind = record.get("type")
     if kind == "user":
+        if SKIPPED in record:
+            return RESULT   # the listing's stub of a tool result (`records._skimmed_result`)
         if record.get("isMeta") or record.get("isCompactSummary"):
             return META
         content = _content(record)
