@@ -87,9 +87,9 @@ def hostile_claude(folder: Path) -> Iterator[Path]:
 
 
 def hostile_assistant_lines(session: ClaudeFile) -> bytes:
-    """Assistant lines the listing decodes without their content (`assistant_lines`) unless it cannot
-    be sure: a usage object and the record's own keys inside the content, keys repeated, reordered and
-    escaped, usage beyond 64 bits, bytes that are not UTF-8, a line cut mid-way and joined to the next."""
+    """Assistant lines a shortcut could read otherwise than a full parse: a usage object and the record's
+    own keys inside the content, keys repeated, reordered and escaped, usage beyond 64 bits, bytes that
+    are not UTF-8, a line cut mid-way and joined to the next."""
     session.records.clear()
     session.assistant("a text with \"usage\":{\"input_tokens\":999} and \"uuid\":\"x\" in it",
                       tools=(("toolu_9", "Write", {"usage": {"output_tokens": 7}, "uuid": "nested", "type": "user"}),),

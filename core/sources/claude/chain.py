@@ -27,7 +27,6 @@ from .messages import (
     ASSISTANT,
     BOUNDARY,
     COMMAND,
-    ERROR,
     INTERRUPT,
     PROMPT,
     SYNTHETIC_MODEL,
@@ -35,6 +34,7 @@ from .messages import (
     context_of,
     kind_of,
     prompt_text,
+    usage_of,
 )
 from .records import Record
 
@@ -79,29 +79,24 @@ class ChainTable:
             self._append(uuid, record)
 
     def _append(self, uuid: str, record: Record) -> None:
-        get = record.get   # hot: once a record of every file a cold listing reads
-        parent = get("parentUuid")
+        kind = kind_of(record)
+        parent = record.get("parentUuid")
         extra: Any = None
-        if get("type") == "assistant":   # `kind_of`'s test, with the message read once for the extra too
-            message = get("message")
-            model, usage = (message.get("model"), message.get("usage")) if isinstance(message, dict) else (None, None)
+        if kind == BOUNDARY:
+            parent = record.get("logicalParentUuid")
+            metadata = record.get("compactMetadata")
+            tokens = metadata.get("postTokens") if isinstance(metadata, dict) else None
+            extra = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+        elif kind in (PROMPT, INTERRUPT, COMMAND):
+            text = prompt_text(record) if kind != COMMAND else command_text(record)
+            extra = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+        elif kind == ASSISTANT:
+            message = record.get("message")
+            model = message.get("model") if isinstance(message, dict) else None
+            _, usage = usage_of(record)
             synthetic = model == SYNTHETIC_MODEL   # Claude Code's own placeholder reply: no model, no usage
-            if get("isApiErrorMessage") or (synthetic and get("error") is not None):
-                kind = ERROR
-            else:
-                kind = ASSISTANT
-                extra = [model if isinstance(model, str) and model and not synthetic else None,
-                         context_of(usage) if isinstance(usage, dict) and not synthetic else None]
-        else:
-            kind = kind_of(record)
-            if kind == BOUNDARY:
-                parent = get("logicalParentUuid")
-                metadata = get("compactMetadata")
-                tokens = metadata.get("postTokens") if isinstance(metadata, dict) else None
-                extra = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
-            elif kind in (PROMPT, INTERRUPT, COMMAND):
-                text = prompt_text(record) if kind != COMMAND else command_text(record)
-                extra = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+            extra = [model if isinstance(model, str) and model and not synthetic else None,
+                     context_of(usage) if usage is not None and not synthetic else None]
         if isinstance(parent, str):
             known_parent = self.index.get(parent)
             if known_parent is not None:   # its row's own string: `pack` stores it once (marshal's references)

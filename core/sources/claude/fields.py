@@ -97,36 +97,33 @@ class ListingFold:
                 self.line_warnings.append(warning)
         records = list(records)
         self.chain.add(records)
-        last_activity, branch, version = self.last_activity, self.branch, self.version
-        for record in records:   # hot: once a record of every file a cold listing reads
-            get = record.get
-            if self.session_id is None and isinstance(get("sessionId"), str):
+        for record in records:
+            kind = record.get("type")
+            if self.session_id is None and isinstance(record.get("sessionId"), str):
                 self.session_id = record["sessionId"]
-            if self.cwd is None and isinstance(get("cwd"), str):
+            if self.cwd is None and isinstance(record.get("cwd"), str):
                 self.cwd = record["cwd"]
-            if self.entrypoint is None and isinstance(get("entrypoint"), str):
+            if self.entrypoint is None and isinstance(record.get("entrypoint"), str):
                 self.entrypoint = record["entrypoint"]
-            stamp = get("timestamp")
-            if isinstance(stamp, str) and (last_activity is None or stamp > last_activity):
-                last_activity = stamp
-            if isinstance(value := get("gitBranch"), str):
-                branch = value
-            if isinstance(value := get("version"), str):
-                version = value
-            kind = get("type")
+            stamp = record.get("timestamp")
+            if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
+                self.last_activity = stamp
+            if isinstance(record.get("gitBranch"), str):
+                self.branch = record["gitBranch"]
+            if isinstance(record.get("version"), str):
+                self.version = record["version"]
             if kind == "assistant":
                 self._add_usage(record)
-            elif kind == "custom-title" and isinstance(get("customTitle"), str):
+            elif kind == "custom-title" and isinstance(record.get("customTitle"), str):
                 self.custom_title = record["customTitle"]   # "" clears it, as in Claude Code
-            elif kind == "ai-title" and isinstance(get("aiTitle"), str):
+            elif kind == "ai-title" and isinstance(record.get("aiTitle"), str):
                 self.ai_title = record["aiTitle"]
-            elif kind == "summary" and isinstance(get("summary"), str):
+            elif kind == "summary" and isinstance(record.get("summary"), str):
                 self.summary = record["summary"]
             elif kind == "cost-state":
-                cost = get("totalCostUSD")
+                cost = record.get("totalCostUSD")
                 if isinstance(cost, int | float) and not isinstance(cost, bool):
                     self.cost = float(cost)
-        self.last_activity, self.branch, self.version = last_activity, branch, version
 
     def _add_usage(self, record: Record) -> None:
         message_id, usage = usage_of(record)

@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Any
 
-from .records import SKIPPED, Record
+from .records import Record
 
 PROMPT = "p"        # a real user prompt: a turn
 COMMAND = "c"       # a slash command (`<command-name>`): a turn when the model answers it (/review), not /compact
@@ -53,8 +53,6 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
 def kind_of(record: Record) -> str:
     kind = record.get("type")
     if kind == "user":
-        if SKIPPED in record:
-            return RESULT   # the listing's stub of a tool result (`records._skimmed_result`)
         if record.get("isMeta") or record.get("isCompactSummary"):
             return META
         content = _content(record)
@@ -168,7 +166,7 @@ def usage_of(record: Record) -> tuple[str | None, dict[str, Any] | None]:
 
 def count(usage: dict[str, Any], key: str) -> int:
     value = usage.get(key)
-    return value if type(value) is int and value > 0 else 0   # a decoded int: never a subclass but bool
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def context_of(usage: dict[str, Any]) -> int:

@@ -9,9 +9,8 @@ need nothing from are not parsed: the request log (`api-request*`: the request s
 make even a one-turn file 140 KB) becomes a stub naming its type, and a large `attachment` a
 stub with only its chain fields (uuid, parent, sidechain, timestamp), read from the line's
 compact form; a line whose form does not match is parsed whole. The listing's read
-(`skim_results`) also stubs tool results, and stubs these lines at any size; it decodes an
-assistant message's line without its content (`assistant_lines`), and the rest with orjson
-(`exact`, `agent_json.loads_line`).
+(`skim_results`) also stubs tool results, and stubs these lines at any size; it decodes the rest
+with orjson (`exact`, `agent_json.loads_line`).
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent_json import Exact, loads_line, may_hold_surrogates, without_surrogates
-from .assistant_lines import assistant_record
 
 Record = dict[str, Any]
 
@@ -65,8 +63,7 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
                 skimmer: Skimmer | None = None) -> Parsed:
     """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
     whose first line is line `first_line`. Never raises for the bytes. `skim_results` (the listing's
-    read: it needs the chain, not the tools' output) also skims large tool results to stubs, and
-    decodes assistant messages without their content.
+    read: it needs the chain, not the tools' output) also skims large tool results to stubs.
     `exact` (a listing's read): decode with orjson where it tells that orjson's record is json's for
     what the reader uses (`agent_json.loads_line`). `skimmer`: another store's stubs, tried on every line first."""
     parsed = Parsed(end=base_offset)
@@ -86,9 +83,6 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
                 continue
             if skimmer is not None and (stub := skimmer(chunk, begin, end)) is not None:
                 records.append(stub)
-                continue
-            if skim_results and (record := assistant_record(chunk, view, begin, end)) is not None:
-                records.append(record)
                 continue
             if skim and (skim_results or end - begin >= SKIM_OVER):
                 stub = _skimmed(chunk, begin, end) or (_skimmed_result(chunk, begin, end) if skim_results else None)
