@@ -79,10 +79,33 @@ def hostile_claude(folder: Path) -> Iterator[Path]:
     odd.unknown("cost-state", totalCostUSD=123456789012345678901234567890)
     data = odd.data().replace(b"HALFEMOJI", b"\\ud83d half") + b'{"type":["list"]}\n{"type":"system","x":NaN}\n'
     data += b"not json\n" + b'{"type":"assistant","message":{"id":"m9","usage":{"input_tokens":' + b"9" * 30 + b"}}}\n"
+    data += hostile_assistant_lines(odd)
     data += b'{"type":"user","uuid":"cut' + b"\n"[:0]   # a last line being written
     path = folder / "5e551011-0000-4000-8000-000000000102.jsonl"
     path.write_bytes(data)
     yield path
+
+
+def hostile_assistant_lines(session: ClaudeFile) -> bytes:
+    """Assistant lines a shortcut could read otherwise than a full parse: a usage object and the record's
+    own keys inside the content, keys repeated, reordered and escaped, usage beyond 64 bits, bytes that
+    are not UTF-8, a line cut mid-way and joined to the next."""
+    session.records.clear()
+    session.assistant("a text with \"usage\":{\"input_tokens\":999} and \"uuid\":\"x\" in it",
+                      tools=(("toolu_9", "Write", {"usage": {"output_tokens": 7}, "uuid": "nested", "type": "user"}),),
+                      usage=(1, 2, 3, 4))
+    session.assistant("split", split=True, thinking="hm", tools=(("toolu_8", "Read", {"file_path": "/a"}),),
+                      usage=(5, 6, 7, 8))
+    session.assistant("after", usage=(9, 10, 11, 12))
+    lines = session.data().splitlines(keepends=True)
+    first = lines[0]
+    repeated = first[:-2] + b',"uuid":"5e551011-0000-4000-8000-0000000009ff","gitBranch":"r\\u00e9peat"}\n'
+    reordered = b'{"type":"assistant",' + first[1:].replace(b',"type":"assistant"', b"")
+    escaped = first.replace(b'"sessionId"', b'"session\\u0049d"').replace(b'"cache_read_input_tokens":3',
+                                                                           b'"cache_read_input_tokens":' + b"8" * 24)
+    not_utf8 = lines[1].replace(b"hm", b"h\xffm")
+    joined = lines[2][:len(lines[2]) // 2] + lines[3]
+    return b"".join([repeated, reordered, escaped, not_utf8, joined] + lines[4:])
 
 
 def generated_claude(folder: Path, count: int) -> list[Path]:
