@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reprise.core import catalog as catalog_module
-from reprise.core.catalog import _title_hits
+from reprise.core.search_engine import title_hits as _title_hits
 from reprise.core.service import Service
 
 from .claude.builder import ClaudeFile
