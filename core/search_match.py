@@ -13,13 +13,36 @@ import re
 from dataclasses import dataclass, field
 
 from .search_scan import folded
-from .search_snippet import tokens
+from .search_snippet import PRIVATE_USE, fold_char, tokens
 
 
 def _phrase_pattern(phrase: tuple[str, ...]) -> re.Pattern[str]:
     """The phrase in an ASCII text: there a token is a run of letters and digits, folding is lower case."""
     return re.compile("(?<![A-Za-z0-9])" + "[^A-Za-z0-9]+".join(map(re.escape, phrase)) + "(?![A-Za-z0-9])",
                       re.IGNORECASE | re.ASCII)
+
+
+_TOKEN_CHAR = f"(?:[^\\W_]|[{PRIVATE_USE}])"   # what a folded text's tokens are made of (its diacritics are gone)
+
+
+def _folded_phrase_pattern(phrase: tuple[str, ...]) -> re.Pattern[str]:
+    """The phrase (ASCII tokens) in a text folded character by character (`_Folding`): whole tokens
+    in a row, anything that is not a token's between them."""
+    between = f"(?:_|[^\\w{PRIVATE_USE}])+"
+    return re.compile(f"(?<!{_TOKEN_CHAR})" + between.join(map(re.escape, phrase)) + f"(?!{_TOKEN_CHAR})")
+
+
+class _Folding(dict[int, str]):
+    """Each character as the tokenizer folds it (`search_snippet.fold_char`), for `str.translate`;
+    worked out once a character. Folding a text this way folds each of its tokens as the index does
+    (a token's fold is its characters'), drops the diacritics, and keeps every separator a separator."""
+
+    def __missing__(self, code: int) -> str:
+        folded = self[code] = fold_char(chr(code))
+        return folded
+
+
+_FOLDING = _Folding()
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +84,9 @@ class Query:
             found_bytes = folded(text.encode("utf-8", "replace").lower(), json=False)
             if not all(term.encode("ascii") in found_bytes for term in self.terms):
                 return False
+            # Folded as a whole (a tenth of the time of splitting it into folded tokens).
+            folded_text = text.translate(_FOLDING)
+            return all(_folded_phrase_pattern(phrase).search(folded_text) for phrase in self.phrases)
         found = [token for _, _, token in tokens(text)]
         starts: dict[str, list[int]] = {}
         for index, token in enumerate(found):

@@ -32,13 +32,13 @@ def _diacritic_class() -> str:
 
 
 _DIACRITICS = _diacritic_class()
-_PRIVATE_USE = "\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+PRIVATE_USE = "\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
 # A token: letters and numbers (Python's \w without "_": categories L* and N*) or private-use
 # characters (Co), and the diacritics after its first character.
-_TOKEN = re.compile(f"(?:[^\\W_]|[{_PRIVATE_USE}])(?:[^\\W_]|[{_PRIVATE_USE}{_DIACRITICS}])*")
+_TOKEN = re.compile(f"(?:[^\\W_]|[{PRIVATE_USE}])(?:[^\\W_]|[{PRIVATE_USE}{_DIACRITICS}])*")
 
 
-def _fold_char(ch: str) -> str:
+def fold_char(ch: str) -> str:
     """One character as the tokenizer folds it: lower case (the simple, one-character folding,
     for the Basic Multilingual Plane only), a Latin letter's diacritics removed, a diacritic dropped."""
     if ch in _DIACRITICS:
@@ -56,7 +56,7 @@ def _fold_char(ch: str) -> str:
 
 def fold(token: str) -> str:
     """A token as the index stores it."""
-    return token.lower() if token.isascii() else "".join(_fold_char(ch) for ch in token)
+    return token.lower() if token.isascii() else "".join(fold_char(ch) for ch in token)
 
 
 def tokens(text: str) -> list[tuple[int, int, str]]:

@@ -15,6 +15,7 @@ from reprise.tui.app import make_app
 from reprise.tui.demo import build_demo
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+SETTLE_ROUNDS = 400
 
 
 def fixed_clock() -> float:
@@ -56,14 +57,24 @@ def build_app(service: Service, **kwargs):
 
 
 async def settle(pilot) -> None:
-    """Let workers finish and their messages land, and a dialog waiting for a pause in typing run."""
-    for _ in range(3):
+    """Let workers finish and their messages land, and a dialog waiting for a pause in typing run:
+    until three rounds in a row find no worker unfinished. A worker started after the next paint
+    (the resume costs' fill) or by the message of another's end comes a round or more later on a
+    busy machine. The bound guards against a loop; it measures nothing."""
+    app = pilot.app
+    quiet = 0
+    for _ in range(SETTLE_ROUNDS):
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    while any(getattr(screen, "debouncing", False) for screen in pilot.app.screen_stack):
-        await pilot.pause(0.05)
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        busy = any(not worker.is_finished for worker in app.workers)
+        await app.workers.wait_for_complete()
+        while any(getattr(screen, "debouncing", False) for screen in app.screen_stack):
+            busy = True
+            await pilot.pause(0.05)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        quiet = 0 if busy else quiet + 1
+        if quiet == 3:
+            break
     await pilot.pause()
 
 
