@@ -866,7 +866,7 @@ class Catalog:
                                titles=self._renamed_titles(), list_file=listed_row, limit=limit,
                                should_stop=should_stop, on_update=on_update, parallel=self.parallel).run()
             if not found.listing_needed:
-                if use_index and found.parsed and found.complete:
+                if use_index and found.parsed and found.update.complete:
                     self._add_to_index(found.parsed)
                 return found.update.hits
             known = found.known

@@ -89,11 +89,12 @@ def iter_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Seq
 
     pool = _shared_pool()
     finished: queue.SimpleQueue[Future[list[Result]]] = queue.SimpleQueue()
-    with _signals_held(), _real_stderr():   # a worker's start may start the forkserver and its resource tracker
-        futures = [pool.submit(work, batch) for batch in batches]
-        for future in futures:
-            future.add_done_callback(finished.put)
-    try:
+    futures: list[Future[list[Result]]] = []
+    try:   # a signal held while submitting is heard as the hold ends: the batches are cancelled then too
+        with _signals_held(), _real_stderr():   # a worker's start may start the forkserver and its resource tracker
+            for batch in batches:
+                futures.append(pool.submit(work, batch))
+                futures[-1].add_done_callback(finished.put)
         done: set[Future[list[Result]]] = set()
         for future in futures:
             while future not in done:
@@ -118,7 +119,9 @@ def _signals_held() -> Iterator[None]:
     """In the main thread, hold signals back while it is inside the pool's code: a signal whose
     handler raises (SystemExit on SIGTERM and SIGHUP, KeyboardInterrupt) could otherwise stop it
     holding a lock the pool's manager thread needs, and the process would hang at its exit. The
-    main thread waits for results on a queue of its own, where a signal may end the wait."""
+    main thread waits for results on a queue of its own, where a signal may end the wait. This holds
+    while the main thread is the one the signals reach: the pool's own threads start inside the hold
+    and keep it; another thread of the program's that does not block them could take one meanwhile."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -124,13 +124,12 @@ def renamed_titles(sources: Iterable[ListingSource], scan_meta: Callable[[str, s
 
 @dataclass(slots=True)
 class ColdResult:
-    """What the cold search gives back: its last update; whether its answer is the whole one, or
-    the limit was full before every file was scanned (`listing_needed`: the caller lists and
+    """What the cold search gives back: its last update (complete when its answer is the whole one);
+    whether the limit was full before every file was scanned (`listing_needed`: the caller lists and
     searches again with `known`), else it was stopped; the files parsed (for the index); what it
     knows of each file scanned, by path, with the (size, mtime_ns) it was scanned at."""
 
     update: SearchUpdate
-    complete: bool = False
     listing_needed: bool = False
     parsed: list[IndexedFile] = field(default_factory=list)
     known: dict[str, tuple[int, int, Scanned]] = field(default_factory=dict)
@@ -210,7 +209,7 @@ class ColdSearch:
             if isinstance(rest, Generator):
                 rest.close()   # the batches not started are cancelled
         update.hits = self._settled(float("-inf"))[:self.limit]
-        update.complete = self.result.complete = not self.should_stop()
+        update.complete = not self.should_stop()
         self.on_update(update)
         return self.result
 

@@ -51,14 +51,20 @@ class Query:
 
     text: str
     phrases: tuple[tuple[str, ...], ...]
+    # An ASCII query's phrases in an ASCII text, in a folded text, and its tokens' bytes (None otherwise).
     _patterns: tuple[re.Pattern[str], ...] | None = field(default=None, repr=False, compare=False)
+    _folded_patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
+    _term_bytes: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
 
     @classmethod
     def of(cls, text: str) -> Query:
         phrases = tuple(phrase for phrase in (tuple(token for _, _, token in tokens(word)) for word in text.split())
                         if phrase)
-        ascii_only = all(token.isascii() for phrase in phrases for token in phrase)
-        return cls(text, phrases, tuple(map(_phrase_pattern, phrases)) if ascii_only else None)
+        if not all(token.isascii() for phrase in phrases for token in phrase):
+            return cls(text, phrases)
+        terms = dict.fromkeys(token for phrase in phrases for token in phrase)
+        return cls(text, phrases, tuple(map(_phrase_pattern, phrases)), tuple(map(_folded_phrase_pattern, phrases)),
+                   tuple(term.encode("ascii") for term in terms))
 
     def __bool__(self) -> bool:
         return bool(self.phrases)
@@ -82,11 +88,11 @@ class Query:
             # Its bytes folded as the byte scan folds a file's: a text without every token's bytes
             # cannot match (a millisecond a megabyte), and most texts of a search have none.
             found_bytes = folded(text.encode("utf-8", "replace").lower(), json=False)
-            if not all(term.encode("ascii") in found_bytes for term in self.terms):
+            if not all(term in found_bytes for term in self._term_bytes):
                 return False
             # Folded as a whole (a tenth of the time of splitting it into folded tokens).
             folded_text = text.translate(_FOLDING)
-            return all(_folded_phrase_pattern(phrase).search(folded_text) for phrase in self.phrases)
+            return all(pattern.search(folded_text) for pattern in self._folded_patterns)
         found = [token for _, _, token in tokens(text)]
         starts: dict[str, list[int]] = {}
         for index, token in enumerate(found):
@@ -97,8 +103,5 @@ class Query:
     def needles(self) -> tuple[bytes, ...] | None:
         """The tokens as a file's lowered bytes hold them when they hold them literally; None when a
         token is not ASCII (its bytes in the file can differ in case: every file is then parsed)."""
-        terms = self.terms
-        if not all(term.isascii() for term in terms):
-            return None
-        return tuple(term.encode("ascii") for term in terms)
+        return self._term_bytes if self._patterns is not None else None
 

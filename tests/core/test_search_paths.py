@@ -302,6 +302,14 @@ def test_a_cold_search_with_the_older_files_in_worker_processes_finds_the_same_h
     _dated_as_written(service)
     monkeypatch.setattr(search_cold, "SERIAL_BYTES", 1)   # the newest file here, every other one in workers
     monkeypatch.setattr(search_cold, "PARALLEL_MIN", 1)
+    in_workers: list[int] = []
+    real_iter = search_cold.iter_in_processes
+
+    def heard_iter(work, items):   # the worker path must run, or serial is only compared with serial
+        in_workers.append(len(items))
+        return real_iter(work, items)
+
+    monkeypatch.setattr(search_cold, "iter_in_processes", heard_iter)
     for number, query in enumerate(["the", "REPLYbeta", "cafe urun", "session", "zzheadword"]):
         for limit in (10_000, 2):
             catalog = _cold_catalog(service, tmp_path / f"cold-{number}-{limit}")
@@ -311,6 +319,7 @@ def test_a_cold_search_with_the_older_files_in_worker_processes_finds_the_same_h
             assert hits == [(hit.row.file_id, hit.turn, hit.field, hit.snippet) for hit in listed], (query, limit)
             assert heard[-1].complete
             catalog.close()
+    assert in_workers and all(in_workers)
 
 
 def test_search_records_decoded_by_orjson_are_jsons_even_for_an_integer_beyond_64_bits(service: Service,

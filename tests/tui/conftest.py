@@ -75,6 +75,8 @@ async def settle(pilot) -> None:
         quiet = 0 if busy else quiet + 1
         if quiet == 3:
             break
+    else:
+        raise AssertionError("the app's workers never settled")
     await pilot.pause()
 
 

@@ -56,3 +56,25 @@ def test_the_pipe_ends_with_the_answer_while_the_index_is_built(isolated_paths: 
         child.wait()
     assert child.returncode == 0, errors
     assert Path(f"{gate}.reached").exists(), (answer, errors)   # the index was built: worker processes ran
+
+
+def test_a_reader_gone_before_the_answer_ends_the_search_quietly(isolated_paths: Path, tmp_path: Path) -> None:
+    """`reprise --json search x | true`: the answer's flush meets a closed pipe; the pipe is put back
+    on descriptor 1, so the run ends as any closed pipe does (141, nothing on stderr), not with an
+    error printed to /dev/null."""
+    work = tmp_path / "work"
+    work.mkdir()
+    state = make_state(2, "0000000a-0000-4000-8000-000000000000")
+    state.summary.turns[1].user.message = state.history[1].user_message = "the zebra crossing"
+    path = Store(isolated_paths).paths.session_file(SessionRef(workspace_key(work), state.session_id))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(encode(state))
+    read, write = os.pipe()
+    os.close(read)   # the reader is gone before a byte is written
+    try:
+        done = subprocess.run([str(REPRISE), "--json", "search", "zebra", "--all"], cwd=work, stdin=subprocess.DEVNULL,
+                              stdout=write, stderr=subprocess.PIPE, check=False)
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == b""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reprise.core import list_document
-from reprise.core.errors import UsageError
+from reprise.core.errors import RepriseError, UsageError
 from reprise.core.paths import short_id
 from reprise.core.progress import Progress
 
@@ -282,29 +282,34 @@ def _stdout_apart() -> Iterator[Callable[[], None]]:
     os.close(null)
     sys.stdout = open(private, "w", buffering=1 if original.line_buffering else -1,  # noqa: SIM115
                       encoding=original.encoding, errors=original.errors, closefd=False)
-    open_copy = [True]
+    open_copy = True
 
-    def answered() -> None:
-        if open_copy[0]:
-            open_copy[0] = False
-            try:
-                sys.stdout.flush()
-            finally:
-                sys.stdout = original   # on /dev/null now: nothing more is printed to stdout
-                os.close(private)
+    def close_copy(answer_out: bool) -> None:
+        """Flush and close the copy; descriptor 1 stays /dev/null once the answer is out, else (or
+        when the flush fails: the reader has gone) it is the real stdout again, so a closed pipe
+        ends quietly and an error is printed where the answer would have been."""
+        nonlocal open_copy
+        if not open_copy:
+            return
+        open_copy = False
+        try:
+            sys.stdout.flush()
+        except BaseException:
+            answer_out = False
+            raise
+        finally:
+            sys.stdout = original
+            if not answer_out:
+                os.dup2(private, 1)
+            os.close(private)
 
     try:
-        yield answered
+        yield lambda: close_copy(True)
     except BaseException:
-        if open_copy[0]:   # the answer is not out: its stdout is descriptor 1 again
-            open_copy[0] = False
-            with contextlib.suppress(OSError, ValueError):
-                sys.stdout.flush()
-            sys.stdout = original
-            os.dup2(private, 1)
-            os.close(private)
+        with contextlib.suppress(OSError, ValueError):
+            close_copy(False)
         raise
-    answered()
+    close_copy(True)
 
 
 def _progress_line() -> ProgressLine | None:
@@ -339,6 +344,11 @@ def _index_after(service: Service, all_workspaces: bool, *, quiet: bool) -> None
             line.clear()
         if not quiet:
             note("indexing stopped; the sessions indexed so far are kept")
+        return
+    except (RepriseError, OSError) as exc:   # the answer is out (stdout is its end): said on stderr
+        if line is not None:
+            line.clear()
+        note(f"indexing failed, the search's answer stands: {safe_line(str(exc))}")
         return
     if line is not None:
         line.clear()

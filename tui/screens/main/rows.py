@@ -122,8 +122,8 @@ class RowsPart(ScreenBase):
             return False
         try:
             rows = first.rows()
-        except RepriseError:
-            return False   # the worker takes them and reports it
+        except Exception:   # noqa: BLE001 - the listing's worker takes them again and reports it
+            return False
         self.reprise_app.first_rows = None
         self.first_shown = rows
         self._add_read_rows(rows, None)
