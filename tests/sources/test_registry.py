@@ -4,13 +4,10 @@ broken one named in one line and skipped while the others keep working."""
 from __future__ import annotations
 
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 
 from reprise.core.sources.registry import (
-    GROUP,
     NOT_REGISTERED,
     EntryPoint,
     LoadFailure,
@@ -22,26 +19,10 @@ from reprise.core.sources.registry import (
 )
 from reprise.core.sources.spec import SourceSpec
 
+from .plug_ins import plug_in as _plug_in
+from .plug_ins import spec_module as _spec_module
+
 BUILT_IN = ("fractal", "claude", "codex")
-
-
-def _plug_in(folder: Path, entries: dict[str, str], modules: dict[str, str], dist: str = "reprise_plug") -> None:
-    """A distribution in `folder` declaring `entries` in the group, and the modules they name."""
-    info = folder / f"{dist}-0.3.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.3.0\n")
-    lines = "".join(f"{name} = {value}\n" for name, value in entries.items())
-    (info / "entry_points.txt").write_text(f"[console_scripts]\nother = x:y\n\n[{GROUP}]\n{lines}")
-    for name, text in modules.items():
-        (folder / f"{name}.py").write_text(textwrap.dedent(text))
-
-
-def _spec_module(**fields: object) -> str:
-    given = {"name": "plug", "label": "Plug Agent", "mark": "P", "order": 50,
-             "id_pattern": r"[a-z0-9]{1,40}", "factory": "nowhere:Source", "listing_module": "nowhere",
-             "detect": "nowhere:detect", **fields}
-    args = ", ".join(f"{key}={value!r}" for key, value in given.items())
-    return f"from reprise.core.sources.spec import SourceSpec\nSPEC = SourceSpec({args})\n"
 
 
 def test_the_built_in_sources_are_found_through_the_entry_point_group():
@@ -65,7 +46,8 @@ def test_a_plug_in_with_a_good_spec_loads_in_its_order(tmp_path, monkeypatch):
 @pytest.mark.parametrize(("module", "text", "reason"), [
     ("reprise_plug_missing", None, "ModuleNotFoundError: No module named 'reprise_plug_missing'"),
     ("reprise_plug_raises", "raise RuntimeError('no yaml here')\n", "RuntimeError: no yaml here"),
-    ("reprise_plug_not_spec", "SPEC = {'name': 'plug'}\n", "a bad spec: reprise_plug_not_spec:SPEC is a dict, not a SourceSpec"),
+    ("reprise_plug_not_spec", "SPEC = {'name': 'plug'}\n",
+     "a bad spec: reprise_plug_not_spec:SPEC is a dict, not a SourceSpec"),
     ("reprise_plug_pattern", _spec_module(id_pattern=".+"), "a bad spec: its id pattern accepts '.'"),
     ("reprise_plug_compile", _spec_module(id_pattern="[a-"), "a bad spec: its id pattern does not compile"),
     ("reprise_plug_named", _spec_module(name="other"), "a bad spec: its spec is named 'other', not 'plug'"),
