@@ -4,6 +4,7 @@ broken one named in one line and skipped while the others keep working."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,18 @@ def test_short_ids_follow_each_spec():
     assert short_id("claude", uuid7) == "019a2b3c…" and id_argument("claude", uuid7) == "019a2b3c"
     assert short_id("fractal", "short") == "short"
     assert short_id("not-loaded", uuid7) == "019a2b3c…"
+
+
+def test_a_session_ref_names_its_source_and_checks_only_the_names_shape():
+    from reprise.core.errors import InvalidIdError
+    from reprise.core.paths import OwnPaths, SessionRef, workspace_key
+
+    key = workspace_key("/home/dev/p")
+    with pytest.raises(TypeError):
+        SessionRef(key, "abc")   # type: ignore[call-arg]
+    assert SessionRef(key, "abc", "sqlite-test").source == "sqlite-test"   # any registered name's shape
+    for bad in ("", "Claude", "a/b", "x" * 33, "1st", "a\x00"):
+        with pytest.raises(InvalidIdError):
+            SessionRef(key, "abc", bad)
+    ref = SessionRef(key, "abc", "plug")
+    assert OwnPaths(Path("/data"), "plug").meta_file(ref) == Path(f"/data/workspaces/{key}/reprise/meta/plug/abc.json")
