@@ -59,7 +59,7 @@ from .sending import SendResult as SendResult
 from .sending import send_turn
 from .sources import make_sources
 from .sources.base import KeepReport, OpenedSession, SessionSource
-from .sources.registry import LoadFailure, registry
+from .sources.registry import LoadFailure, missed_by_scan, registry
 from .times import utc_now_iso
 from .tokens import count_tokens
 from .transcript import Transcript, Usage
@@ -1041,6 +1041,9 @@ class Service:
         report.problems.extend(self.catalog.scan_problems)
         report.problems.extend(Problem(failure.origin, "source_not_loaded", failure.line)
                                for failure in self.load_failures)
+        report.problems.extend(Problem(entry.origin, "source_not_loaded", f'the source "{entry.name}" ({entry.origin}) '
+                                       "is installed where Reprise's start does not look for sources; it is not loaded")
+                               for entry in missed_by_scan())
         report.search_index = self.index_state()
         for source in self.sources.values():
             problems, temps, cleaned, notes = source.health(clean=clean, stale_after=STALE_TEMP_S)
