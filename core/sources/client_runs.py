@@ -3,7 +3,8 @@
 with E2BIG, one starting with `-` or `/` would be read as an option or a slash command), in the
 turn's folder, with the variable naming the agent's root set only when that root is not the one
 the client would use anyway. The client saves the turn in the session's file; Reprise reads its
-outcome from what the client printed (each agent's `outcome_of`), and the turn back from the file.
+outcome from what the client printed (each agent's `read_output`, for a run that ended by itself
+within [agent] max_reply_bytes), and the turn back from the file.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from ..processes import Finished, run_agent
 
 STDERR_TAIL = 2000
 
-# The outcome of one run of the client: (what it did, the session id sent, the turn's timeout).
-OutcomeOf = Callable[[Finished, str, float], TurnOutcome]
+# The outcome of a run that ended by itself within the cap, from what the client printed:
+# (the run, the session id sent, the run's notes so far, to add to and keep in the outcome).
+ReadOutput = Callable[[Finished, str, list[str]], TurnOutcome]
 
 
 def client_env(root: Path, variable: str, home_folder: str) -> dict[str, str]:
@@ -92,18 +94,20 @@ def unread_outcome(finished: Finished, timeout: float, label: str, notes: list[s
 class ClientSendBackend:
     """`[sources.NAME] send`: the agent's own client runs every turn of its sessions and saves it in
     the session's file. `env` makes the run's environment when the turn starts (`client_env`);
-    `outcome_of` reads what the client printed."""
+    `read_output` reads what the client printed, when the run was not stopped or over the cap."""
 
     writes_session = True
 
     def __init__(self, name: str, label: str, template: list[str], env: Callable[[], dict[str, str]],
-                 outcome_of: OutcomeOf):
+                 read_output: ReadOutput):
         self.name = name
         self.label = label
         self.template = template
         self.env = env
-        self.outcome_of = outcome_of
+        self.read_output = read_output
 
     def run(self, request: TurnRequest, cancel: threading.Event) -> TurnOutcome:
         finished = run_client(self.template, request, cancel, self.env(), self.label, self.name)
-        return self.outcome_of(finished, request.session_id, request.timeout)
+        notes = run_notes(finished)
+        unread = unread_outcome(finished, request.timeout, self.label, notes)
+        return unread if unread is not None else self.read_output(finished, request.session_id, notes)

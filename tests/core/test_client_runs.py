@@ -48,30 +48,34 @@ def test_a_send_backend_runs_the_client_with_the_message_on_stdin_in_the_turns_f
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("AGENT_HOME", raising=False)
     made: list[dict[str, str]] = []
-    seen: list[tuple[Finished, str, float]] = []
+    seen: list[tuple[Finished, str, list[str]]] = []
 
     def env() -> dict[str, str]:
         made.append(client_env(tmp_path / "store", "AGENT_HOME", ".agent"))
         return made[-1]
 
-    def outcome_of(finished: Finished, session_id: str, timeout: float) -> TurnOutcome:
-        seen.append((finished, session_id, timeout))
-        return TurnOutcome("succeeded", finished.stdout.text().strip())
+    def read_output(finished: Finished, session_id: str, notes: list[str]) -> TurnOutcome:
+        seen.append((finished, session_id, notes))
+        return TurnOutcome("succeeded", finished.stdout.text().strip(), notes=notes)
 
-    backend = ClientSendBackend("agent", "The Agent", [sys.executable, "-c", ECHO, "{session_id}"], env, outcome_of)
+    backend = ClientSendBackend("agent", "The Agent", [sys.executable, "-c", ECHO, "{session_id}"], env, read_output)
     assert made == []   # the environment is made when a turn starts
     workspace = tmp_path / "work"
     workspace.mkdir()
     message = "-rf / a message that looks like an option\nover two lines"
     outcome = backend.run(TurnRequest("s-1", workspace, message, "", 60.0), threading.Event())
     assert outcome.response == repr((message, str(workspace), str(tmp_path / "store"), "s-1"))
-    assert len(made) == 1 and [(sid, timeout) for _, sid, timeout in seen] == [("s-1", 60.0)]
+    assert len(made) == 1 and [(sid, notes) for _, sid, notes in seen] == [("s-1", [])]
     assert backend.name == "agent" and backend.writes_session
+    cancel = threading.Event()
+    cancel.set()   # stopped before it could print: the kit's outcome, the agent's reader is not asked
+    stopped = backend.run(TurnRequest("s-1", workspace, message, "", 60.0), cancel)
+    assert stopped.status == "interrupted" and len(seen) == 1
 
 
 def test_a_missing_client_names_its_setting(tmp_path):
     backend = ClientSendBackend("agent", "The Agent", [str(tmp_path / "no-such-client")], lambda: dict(os.environ),
-                                lambda finished, session_id, timeout: TurnOutcome("succeeded"))
+                                lambda finished, session_id, notes: TurnOutcome("succeeded"))
     with pytest.raises(AgentError) as raised:
         backend.run(TurnRequest("s-1", tmp_path, "hi", "", 60.0), threading.Event())
     assert raised.value.message == f"The The Agent program {str(tmp_path / 'no-such-client')!r} was not found."

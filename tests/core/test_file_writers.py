@@ -4,6 +4,7 @@ ids on a command line); real child processes, ended by their pid."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -21,19 +22,19 @@ SESSION_ID = "s-0001"
 needs_proc = pytest.mark.skipif(not os.path.isdir(f"/proc/{os.getpid()}/fd"), reason="no /proc on this system")
 
 
-def _child(code: str, *args: str) -> subprocess.Popen[str]:
-    """A Python child that runs `code`, prints "ready" and sleeps; ended by its pid by the caller."""
+@contextlib.contextmanager
+def running(code: str, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """A Python child that runs `code`, says it is ready and sleeps until it is ended, by its pid."""
     child = subprocess.Popen([sys.executable, "-c", code + "\nprint('ready', flush=True)\nimport time\ntime.sleep(60)",
                               *args], stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-    return child
-
-
-def _end(child: subprocess.Popen[str]) -> None:
-    os.kill(child.pid, signal.SIGTERM)
-    child.wait(10)
     assert child.stdout is not None
-    child.stdout.close()
+    with child.stdout:
+        try:
+            assert child.stdout.readline().strip() == "ready"
+            yield child
+        finally:
+            os.kill(child.pid, signal.SIGTERM)
+            child.wait(10)
 
 
 def _ids_after_session(pid: int) -> Iterator[str]:
@@ -57,44 +58,32 @@ def session(tmp_path: Path) -> Path:
 
 @needs_proc
 def test_a_process_holding_the_file_open_for_writing_is_found_and_one_reading_it_is_not(session):
-    reader = _child(f"handle = open({str(session)!r}, 'rb')")
-    try:
+    with running(f"handle = open({str(session)!r}, 'rb')"):
         assert process_writing(session) is None
-    finally:
-        _end(reader)
-    writer = _child(f"handle = open({str(session)!r}, 'ab')")
-    try:
+    with running(f"handle = open({str(session)!r}, 'ab')") as writer:
         found = process_writing(session)
-        assert found is not None and found.pid == writer.pid
-        assert found.why.startswith(f"pid {writer.pid} (") and found.why.endswith(") holds the file open for writing")
-    finally:
-        _end(writer)
+    assert found is not None and found.pid == writer.pid
+    assert found.why.startswith(f"pid {writer.pid} (") and found.why.endswith(") holds the file open for writing")
 
 
 @needs_proc
 def test_the_ids_on_a_command_line_count_only_through_the_agents_hook(session):
-    child = _child("pass", "--session", SESSION_ID)
-    try:
-        assert process_writing(session, session_id=SESSION_ID) is None
+    with running("pass", "--session", SESSION_ID) as child:
+        unhooked = process_writing(session, session_id=SESSION_ID)
         found = process_writing(session, session_id=SESSION_ID, ids_in_argv=_ids_after_session)
-        assert found is not None and found.pid == child.pid
-        assert found.why.endswith("was started with this session's id")
-        assert process_writing(session, session_id="s-0002", ids_in_argv=_ids_after_session) is None
-    finally:
-        _end(child)
+        another = process_writing(session, session_id="s-0002", ids_in_argv=_ids_after_session)
+    assert unhooked is None and another is None
+    assert found is not None and found.pid == child.pid and found.why.endswith("was started with this session's id")
 
 
 @needs_proc
 def test_a_registered_session_is_named_as_the_registry_says_before_any_open_file(session):
-    holder = _child(f"handle = open({str(session)!r}, 'ab')")
-    try:
+    with running(f"handle = open({str(session)!r}, 'ab')") as holder:
         scan = scan_processes(registered=lambda: [(SESSION_ID, holder.pid, "is the agent running this session")])
         found = scan.writer(session, session_id=SESSION_ID)
-        assert found is not None and found.pid == holder.pid and found.why.endswith("is the agent running this session")
         other = scan.writer(session, session_id="s-0002")   # not registered: the open file still counts
-        assert other is not None and other.why.endswith("holds the file open for writing")
-    finally:
-        _end(holder)
+    assert found is not None and found.pid == holder.pid and found.why.endswith("is the agent running this session")
+    assert other is not None and other.why.endswith("holds the file open for writing")
 
 
 def test_without_proc_the_scan_is_empty_and_the_hooks_are_not_asked(session, monkeypatch, tmp_path):

@@ -19,7 +19,7 @@ from ...agents import substitute
 from ...outcome import TurnOutcome
 from ...processes import Finished
 from .. import agent_json
-from ..client_runs import ClientSendBackend, client_env, run_notes, stderr_tail, unread_outcome
+from ..client_runs import ClientSendBackend, client_env, stderr_tail
 
 INPUT_PREVIEW = 200
 
@@ -101,12 +101,9 @@ def denials_text(denials: list[str]) -> str:
             f"--allowedTools in [sources.claude] send):\n{lines}]")
 
 
-def outcome_of(finished: Finished, session_id: str, timeout: float) -> TurnOutcome:
-    """The outcome of one `claude -p` run; an unread result (over the cap) is filled from the file."""
-    notes = run_notes(finished)
-    unread = unread_outcome(finished, timeout, "Claude Code", notes)
-    if unread is not None:
-        return unread
+def read_output(finished: Finished, session_id: str, notes: list[str]) -> TurnOutcome:
+    """The outcome of one `claude -p` run from the JSON result it printed (a run stopped, or over the
+    cap, is `client_runs.unread_outcome`'s, and its reply is then filled from the file)."""
     result = parse_result(finished.stdout.text())
     if result is None:
         return TurnOutcome("failed", finished.stdout.text().strip(), notes=notes,
@@ -130,7 +127,7 @@ class ClaudeSendBackend(ClientSendBackend):
 
     def __init__(self, template: list[str], root: Path):
         super().__init__("claude", "Claude Code", template, partial(client_env, root, "CLAUDE_CONFIG_DIR", ".claude"),
-                         outcome_of)
+                         read_output)
 
 
 def new_argv(template: list[str], session_id: str, workspace: Path) -> list[str]:

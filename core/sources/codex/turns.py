@@ -16,7 +16,7 @@ from pathlib import Path
 from ...outcome import TurnOutcome
 from ...processes import Finished
 from .. import agent_json
-from ..client_runs import ClientSendBackend, client_env, run_notes, stderr_tail, unread_outcome
+from ..client_runs import ClientSendBackend, client_env, stderr_tail
 
 
 @dataclass(slots=True)
@@ -55,12 +55,9 @@ def parse_events(stdout: str) -> ExecEvents:
     return found
 
 
-def outcome_of(finished: Finished, session_id: str, timeout: float) -> TurnOutcome:
-    """The outcome of one `codex exec` run; a reply over the cap is read from the rollout afterwards."""
-    notes = run_notes(finished)
-    unread = unread_outcome(finished, timeout, "Codex", notes)
-    if unread is not None:
-        return unread
+def read_output(finished: Finished, session_id: str, notes: list[str]) -> TurnOutcome:
+    """The outcome of one `codex exec` run from its JSON events (a run stopped, or over the cap, is
+    `client_runs.unread_outcome`'s, and its reply is then read from the rollout)."""
     events = parse_events(finished.stdout.text())
     if events.thread_id is not None and events.thread_id != session_id:
         notes.append(f"Codex recorded this turn in session {events.thread_id}, not {session_id}.")
@@ -75,4 +72,4 @@ class CodexSendBackend(ClientSendBackend):
     names its root when that is not ~/.codex)."""
 
     def __init__(self, template: list[str], root: Path):
-        super().__init__("codex", "Codex", template, partial(client_env, root, "CODEX_HOME", ".codex"), outcome_of)
+        super().__init__("codex", "Codex", template, partial(client_env, root, "CODEX_HOME", ".codex"), read_output)
