@@ -139,6 +139,24 @@ def rename_noreplace(src_fd: int, src_name: str, dst_fd: int, dst_name: str) -> 
     os.unlink(src_name, dir_fd=src_fd)
 
 
+def write_new(dir_fd: int, name: str, data: bytes) -> None:
+    """Write `name` in the folder `dir_fd` atomically and never over an existing file: a temp file,
+    fsync, a hard link to the name (fails if it exists), the temp removed, the folder fsynced. It
+    takes what `Root.parent` yields: a new file beside an agent's own, which Reprise never replaces."""
+    temp = f".{name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    finally:
+        os.unlink(temp, dir_fd=dir_fd)
+    os.fsync(dir_fd)
+
+
 def _fsync_fd(fd: int) -> None:
     with contextlib.suppress(OSError):  # some filesystems cannot fsync a directory; the data is synced
         os.fsync(fd)

@@ -113,6 +113,94 @@ def test_the_seam_check_sees_relative_and_nested_imports(tmp_path):
     assert "reprise.core.sources.fractal.models.SessionState" in names and "reprise.tui.app" in names
 
 
+# --- the source seam: no source imports another source's folder ----------------------------------
+
+SOURCES = "reprise.core.sources"
+# What builds the sources may import them: the package (`make_sources`) and the registry.
+MAY_IMPORT_SOURCES = {SOURCES, f"{SOURCES}.registry"}
+# Modules that name a source's module as text (a module path a worker process imports), until the
+# registry gives them the names: the scan pool's preload (plan step C6).
+MAY_NAME_SOURCE_MODULES = {"reprise.core.scan_pool"}
+
+
+def _source_folders() -> list[str]:
+    import reprise.core.sources
+
+    return sorted(f"{SOURCES}.{info.name}" for info in pkgutil.iter_modules(reprise.core.sources.__path__)
+                  if info.ispkg)
+
+
+def _folder_of(name: str, folders: list[str]) -> str | None:
+    """The source folder (package) `name` is in or is, else None."""
+    return next((folder for folder in folders if _inside(name, folder)), None)
+
+
+def named_modules(path: Path) -> set[str]:
+    """Every text constant of a module that is a dotted path under reprise.core.sources (a module a
+    worker process or `importlib` loads by name)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and node.value.startswith(SOURCES + ".") and " " not in node.value}
+
+
+def _reaches(module: str, path: Path, folders: list[str], *, names_too: bool = True) -> set[str]:
+    """The source folders `module` imports (or, with `names_too`, names as a module path)."""
+    names = imported_names(module, path) | (named_modules(path) if names_too else set())
+    return {folder for name in names if (folder := _folder_of(name, folders)) is not None}
+
+
+def test_no_source_imports_another_sources_folder():
+    """What the JSON-lines agents share lives once under core/sources/ (jsonl_lines, file_writers,
+    client_runs, file_trash, file_keep, rooted.write_new), so a source reads only its own folder."""
+    import reprise.core.sources
+
+    folders = _source_folders()
+    assert {f"{SOURCES}.claude", f"{SOURCES}.codex", f"{SOURCES}.fractal"} <= set(folders)
+    offenders = []
+    for module, path in _modules(reprise.core.sources).items():
+        own = _folder_of(module, folders)
+        if own is None:
+            continue
+        others = sorted(_reaches(module, path, folders) - {own})
+        if others:
+            offenders.append(f"{module}: {', '.join(others)}")
+    assert not offenders, "a source importing another source's folder:\n" + "\n".join(offenders)
+
+
+def test_no_shared_module_imports_a_source_folder():
+    """A module of core/ outside the source folders reaches a source through the registry only."""
+    folders = _source_folders()
+    offenders = []
+    for module, path in _modules(reprise.core).items():
+        if _folder_of(module, folders) is not None or module in MAY_IMPORT_SOURCES:
+            continue
+        reached = _reaches(module, path, folders, names_too=module not in MAY_NAME_SOURCE_MODULES)
+        if reached:
+            offenders.append(f"{module}: {', '.join(sorted(reached))}")
+    assert not offenders, "a shared module importing a source's folder:\n" + "\n".join(offenders)
+
+
+def test_the_source_checks_see_every_form_of_import(tmp_path):
+    """The checks themselves: relative imports (of a module, of a folder by name, inside a function),
+    absolute ones, and a module path written as text are all seen, an import of the module's own
+    folder and a shared kit are not."""
+    folders = [f"{SOURCES}.claude", f"{SOURCES}.codex"]
+    path = tmp_path / "mod.py"
+    path.write_text("from ..claude.records import parse_lines\n")
+    assert _reaches(f"{SOURCES}.codex.records", path, folders) == {f"{SOURCES}.claude"}
+    path.write_text("def f():\n    from .. import claude\n")
+    assert _reaches(f"{SOURCES}.codex.turns", path, folders) == {f"{SOURCES}.claude"}
+    path.write_text("import reprise.core.sources.codex.trash as trash\n")
+    assert _reaches(f"{SOURCES}.claude.source", path, folders) == {f"{SOURCES}.codex"}
+    path.write_text("PRELOAD = ('reprise.core.sources.claude.listing',)\n")
+    assert _reaches("reprise.core.scan_pool", path, folders) == {f"{SOURCES}.claude"}
+    assert _reaches("reprise.core.scan_pool", path, folders, names_too=False) == set()
+    path.write_text("from . import records\nfrom ..jsonl_lines import Parsed\nfrom ...rooted import write_new\n")
+    assert _reaches(f"{SOURCES}.codex.source", path, folders) == {f"{SOURCES}.codex"}
+    path.write_text("from .sources.codex.layout import short_id\n")
+    assert _reaches("reprise.core.paths", path, folders) == {f"{SOURCES}.codex"}
+
+
 def test_every_package_is_installed():
     """A non-editable install (CI's) ships only the packages pyproject.toml lists."""
     import tomllib

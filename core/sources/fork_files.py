@@ -22,10 +22,9 @@ from ..audit import AuditLog, iso_time
 from ..errors import RepriseError
 from ..own_files import OwnFiles, SessionMeta
 from ..paths import SessionRef
-from ..rooted import Root
+from ..rooted import Root, write_new
 from ..session_files import digest
 from ..trimming import RestoreResult, RestoreStep, TrimOptions, TrimPlan, TrimResult, fork_to_trash
-from .claude.fork import write_new
 
 TITLE_CHARS = 60
 

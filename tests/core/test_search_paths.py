@@ -330,7 +330,7 @@ def test_search_records_decoded_by_orjson_are_jsons_even_for_an_integer_beyond_6
     import json
 
     from reprise.core.sources import agent_json
-    from reprise.core.sources.claude import records as claude_records
+    from reprise.core.sources import jsonl_lines
 
     work = tmp_path / "big"
     big = ClaudeFile("5e551011-0000-4000-8000-0000000000dd", cwd=str(work))
@@ -347,12 +347,12 @@ def test_search_records_decoded_by_orjson_are_jsons_even_for_an_integer_beyond_6
 
     rows = [row for row in service.catalog.refresh(None) if not row.problem_code]
     fast = {row.path: service.catalog._by_name[row.source].read_search_records(session_file(row)) for row in rows}
-    original = claude_records.loads_line
-    claude_records.loads_line = json_only   # type: ignore[assignment]
+    original = jsonl_lines.loads_line
+    jsonl_lines.loads_line = json_only   # type: ignore[assignment]
     try:
         slow = {row.path: service.catalog._by_name[row.source].read_search_records(session_file(row)) for row in rows}
     finally:
-        claude_records.loads_line = original
+        jsonl_lines.loads_line = original
     assert decoded_by_json and fast == slow
     found = service.search("123456789012345678901234567890", all_workspaces=True, index=False)
     assert [hit.field for hit in found] == ["tool"]

@@ -17,7 +17,6 @@ Planning has no clock and no randomness: the fork's id is given.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 from collections.abc import Callable, Iterable
@@ -440,22 +439,3 @@ def rewrite_subagent(data: bytes, fork_id: str) -> bytes:
         else:
             out.append(line + b"\n")
     return b"".join(out)
-
-
-def write_new(dir_fd: int, name: str, data: bytes) -> None:
-    """Write `name` in the folder `dir_fd` atomically and never over an existing file: a temp file,
-    fsync, a hard link to the name (fails if it exists), the temp removed, the folder fsynced."""
-    temp = f".{name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-    finally:
-        os.unlink(temp, dir_fd=dir_fd)
-    os.fsync(dir_fd)

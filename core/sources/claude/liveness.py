@@ -11,39 +11,28 @@ so a session counts as live when any of these holds:
 3. a process was started with its id after `--resume`, `-r` or `--session-id`;
 4. a process holds its file open for writing.
 
+The first and the last rule, and the look at /proc, are every file-writing agent's
+(`file_writers.py`); the registry and the id flags are Claude Code's, given to it as hooks.
 Processes are seen through /proc (Linux): unreadable entries are skipped quietly, and this
 process never counts. Without /proc only the first rule applies.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...processes import process_stat
 from ...session_files import ReadProblem, read_head
-from .. import agent_json
+from .. import agent_json, file_writers
+from ..file_writers import RECENT_S, ProcessScan, Writer, recently_written
 
-RECENT_S = 5 * 60.0
-MAX_FDS_PER_PROCESS = 65536
+__all__ = ["RECENT_S", "ProcessScan", "Writer", "process_writing", "recently_written", "scan_processes", "writer_of"]
+
 MAX_REGISTRY_BYTES = 65536
 MAX_REGISTRY_FILES = 4096
-_PROC = Path("/proc")
 _ID_FLAGS = ("--resume", "-r", "--session-id")
-_WRITE_MODES = (os.O_WRONLY, os.O_RDWR)
-
-
-@dataclass(frozen=True, slots=True)
-class Writer:
-    """Why a session counts as being written: a process (`pid`, `name`), or a recent record (`age_s`)."""
-
-    why: str
-    pid: int | None = None
-    name: str | None = None
-    age_s: float | None = None
 
 
 def writer_of(path: Path, newest_ts: float | None, now: float, *, session_id: str | None = None,
@@ -62,63 +51,23 @@ def writer_of(path: Path, newest_ts: float | None, now: float, *, session_id: st
     return scan.writer(path, session_id=session_id if session_id is not None else path.stem)
 
 
-def recently_written(newest_ts: float | None, now: float) -> Writer | None:
-    """A Writer when the newest record is under `RECENT_S` old; a time further ahead than that
-    (a wrong clock, or a hand-made file) counts as none."""
-    if newest_ts is None:
-        return None
-    age = now - newest_ts
-    if not -RECENT_S < age < RECENT_S:
-        return None
-    return Writer(f"its newest record was written {max(0, int(age))} s ago", age_s=age)
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessScan:
-    """One look at the running processes (other than this one): the sessions live Claude Code
-    processes registered (id -> (pid, registry file)), the ids processes were started with
-    (id -> pid), and the session files held open for writing (real path -> pid)."""
-
-    registered: dict[str, tuple[int, str]] = field(default_factory=dict)
-    started_with: dict[str, int] = field(default_factory=dict)
-    writing: dict[str, int] = field(default_factory=dict)
-
-    def writer(self, path: Path, *, session_id: str | None = None) -> Writer | None:
-        if session_id is not None and session_id in self.registered:
-            pid, record = self.registered[session_id]
-            return _process(pid, f"is Claude Code running this session ({record})")
-        if session_id is not None and session_id in self.started_with:
-            return _process(self.started_with[session_id], "was started with this session's id")
-        holder = self.writing.get(os.path.realpath(path))
-        return _process(holder, "holds the file open for writing") if holder is not None else None
-
-
 def scan_processes(*, roots: Iterable[Path] = (), suffix: str = ".jsonl") -> ProcessScan:
     """Read /proc once (and the session registry of each Claude root in `roots`): every file named
     `*suffix` a process holds open for writing, every id after a Claude Code id flag in a process's
     arguments, every session a live Claude Code registered. Unreadable entries are skipped quietly;
     no /proc gives an empty scan."""
-    scan = ProcessScan()
-    if not os.path.isdir(_PROC / "self"):
-        return scan
-    for root in roots:
-        for session_id, pid, record in _registered(Path(root)):
-            scan.registered.setdefault(session_id, (pid, record))
-    me = os.getpid()
-    for pid in _pids():
-        if pid == me:
-            continue
-        for session_id in _ids_in_argv(pid):
-            scan.started_with.setdefault(session_id, pid)
-        for target in _written_files(pid, suffix):
-            scan.writing.setdefault(target, pid)
-    return scan
+    def registered() -> Iterator[tuple[str, int, str]]:
+        for root in roots:
+            for session_id, pid, record in _registered(Path(root)):
+                yield session_id, pid, f"is Claude Code running this session ({record})"
+
+    return file_writers.scan_processes(suffix=suffix, registered=registered, ids_in_argv=_ids_in_argv)
 
 
 def process_writing(path: Path, *, session_id: str | None = None) -> Writer | None:
     """The first process (other than this one) holding `path` open for writing, or started with
     `session_id` after a Claude Code id flag; None when none is, or /proc cannot be read."""
-    return scan_processes(suffix=os.path.realpath(path).rpartition("/")[2]).writer(path, session_id=session_id)
+    return file_writers.process_writing(path, session_id=session_id, ids_in_argv=_ids_in_argv)
 
 
 def _root_of(path: Path) -> Path | None:
@@ -173,44 +122,6 @@ def _pid_domain() -> str | None:
     return f"linux:{machine}:{namespace}"
 
 
-def _pids() -> Iterator[int]:
-    try:
-        names = os.listdir(_PROC)
-    except OSError:
-        return
-    for name in names:
-        if name.isdigit():
-            yield int(name)
-
-
-def _written_files(pid: int, suffix: str) -> Iterator[str]:
-    folder = f"/proc/{pid}/fd"
-    try:
-        fds = os.listdir(folder)
-    except OSError:  # another user's process, or gone
-        return
-    for fd in fds[:MAX_FDS_PER_PROCESS]:
-        try:
-            target = os.readlink(f"{folder}/{fd}")
-        except OSError:
-            continue
-        if target.endswith(suffix) and target.startswith("/") and _open_for_writing(pid, fd):
-            yield target
-
-
-def _open_for_writing(pid: int, fd: str) -> bool:
-    """Whether the descriptor's access mode writes (`flags:` in fdinfo, octal); True when unknown."""
-    try:
-        text = Path(f"/proc/{pid}/fdinfo/{fd}").read_text("ascii", "replace")
-    except OSError:
-        return True
-    for line in text.splitlines():
-        if line.startswith("flags:"):
-            with contextlib.suppress(ValueError, IndexError):
-                return (int(line.split()[1], 8) & os.O_ACCMODE) in _WRITE_MODES
-    return True
-
-
 def _ids_in_argv(pid: int) -> Iterator[str]:
     """The values of `--resume ID`, `-r ID`, `--session-id ID` (or `--flag=ID`) in the arguments of a
     Claude Code process (one whose program, or the script it runs, is named claude…): another
@@ -230,21 +141,3 @@ def _ids_in_argv(pid: int) -> Iterator[str]:
         if equals and flag in _ID_FLAGS and value:
             yield value
         previous = arg
-
-
-def _process(pid: int, how: str) -> Writer:
-    name = _name(pid)
-    shown = "".join(ch if ch.isprintable() else "?" for ch in name) if name else ""
-    return Writer(f"pid {pid} ({shown}) {how}" if shown else f"pid {pid} {how}", pid, name)
-
-
-def _name(pid: int) -> str | None:
-    """The program's file name (its `exe` link where readable, else its `comm`)."""
-    try:
-        return os.path.basename(os.readlink(f"/proc/{pid}/exe")).removesuffix(" (deleted)")
-    except OSError:
-        pass
-    try:
-        return Path(f"/proc/{pid}/comm").read_text("utf-8", "replace").strip() or None
-    except OSError:
-        return None

@@ -1,29 +1,24 @@
-"""Claude Code's session file as records: complete JSON lines read tolerantly from a chunk of bytes.
-
-A session file is append-only JSON lines. `parse_lines` reads the complete lines of a chunk
-(a truncated last line, a file being written, is left for the next read to resume at `end`),
-skips a line that is not a JSON object with a `type` and says so, and keeps records of types it
-does not know (the readers ignore them). A lone surrogate (`"\\ud83d"`, half an emoji) is read as
-U+FFFD (`agent_json`). With `skim` (the default) the large lines the readers
-need nothing from are not parsed: the request log (`api-request*`: the request snapshots that
-make even a one-turn file 140 KB) becomes a stub naming its type, and a large `attachment` a
-stub with only its chain fields (uuid, parent, sidechain, timestamp), read from the line's
-compact form; a line whose form does not match is parsed whole. The listing's read
+"""Claude Code's session file as records: complete JSON lines read tolerantly from a chunk of bytes
+(`jsonl_lines.parse_lines`: a truncated last line left for the next read, a line that is not a JSON
+object with a `type` skipped with a warning naming it, unknown types kept), and Claude Code's skims:
+with `skim` (the default) the large lines the readers need nothing from are not parsed. The request
+log (`api-request*`: the request snapshots that make even a one-turn file 140 KB) becomes a stub
+naming its type, and a large `attachment` a stub with only its chain fields (uuid, parent,
+sidechain, timestamp), read from the line's compact form; a line whose form does not match is
+parsed whole. The listing's read
 (`skim_results`) also stubs tool results, and stubs these lines at any size; it decodes the rest
 with orjson (`exact`, `agent_json.loads_line`).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from ..agent_json import Exact, loads_line, may_hold_surrogates, without_surrogates
+from .. import jsonl_lines
+from ..agent_json import Exact
+from ..jsonl_lines import Parsed, Record
 
-Record = dict[str, Any]
+__all__ = ["SKIM_OVER", "SKIPPED", "Parsed", "Record", "parse_lines"]
 
 SKIPPED = "reprise_skipped_bytes"   # a skimmed record's marker: the size of the line it stands for
 SKIM_OVER = 2048                    # lines this long or longer are skimmed when their type allows
@@ -44,69 +39,25 @@ _RESULT_TAIL_MARK = b']},"uuid":"'
 _INTERRUPTED = b"[Request interrupted"
 
 
-@dataclass(slots=True)
-class Parsed:
-    """What one chunk held: its records in file order, the absolute offset just past its last
-    complete line, what was skipped (`warnings`), and how many complete lines it consumed."""
-
-    records: list[Record] = field(default_factory=list)
-    end: int = 0
-    warnings: list[str] = field(default_factory=list)
-    lines: int = 0
-
-
-Skimmer = Callable[[bytes, int, int], "Record | None"]   # a stub for chunk[start:end], or None to parse it
-
-
 def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bool = True,
-                skim_results: bool = False, exact: Exact | None = None,
-                skimmer: Skimmer | None = None) -> Parsed:
+                skim_results: bool = False, exact: Exact | None = None) -> Parsed:
     """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
     whose first line is line `first_line`. Never raises for the bytes. `skim_results` (the listing's
     read: it needs the chain, not the tools' output) also skims large tool results to stubs.
     `exact` (a listing's read): decode with orjson where it tells that orjson's record is json's for
-    what the reader uses (`agent_json.loads_line`). `skimmer`: another store's stubs, tried on every line first."""
-    parsed = Parsed(end=base_offset)
-    complete = chunk.rfind(b"\n") + 1
-    if complete == 0:
-        return parsed
-    parsed.end = base_offset + complete
-    records = parsed.records
-    # Each line is read where it lies in the chunk (never copied out of it: a 200 MB line would be
-    # held as the chunk, its copy, its text and the parsed string at once).
-    number, start = first_line - 1, 0
-    with memoryview(chunk) as view:
-        while start < complete:
-            end = chunk.find(b"\n", start)
-            number, begin, start = number + 1, start, end + 1
-            if end == begin or chunk[begin:begin + 1].isspace() and chunk[begin:end].isspace():
-                continue
-            if skimmer is not None and (stub := skimmer(chunk, begin, end)) is not None:
-                records.append(stub)
-                continue
-            if skim and (skim_results or end - begin >= SKIM_OVER):
-                stub = _skimmed(chunk, begin, end) or (_skimmed_result(chunk, begin, end) if skim_results else None)
-                if stub is not None:
-                    records.append(stub)
-                    continue
-            try:
-                if exact is not None:
-                    record = loads_line(chunk, view, begin, end, exact)
-                else:   # decoded here: json's own guess takes some bytes for UTF-16
-                    record = json.loads(str(view[begin:end], "utf-8"))
-                    if may_hold_surrogates(chunk, begin, end):   # a byte search of the parsed lines only
-                        record = without_surrogates(record)   # half an emoji as U+FFFD, never unencodable text
-            except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
-                parsed.warnings.append(f"line {number}: not JSON ({_reason(exc)})")
-                continue
-            if not isinstance(record, dict):
-                parsed.warnings.append(f"line {number}: not a JSON object")
-            elif not isinstance(record.get("type"), str):
-                parsed.warnings.append(f"line {number}: a record without a type")
-            else:
-                records.append(record)
-    parsed.lines = number - first_line + 1
-    return parsed
+    what the reader uses (`agent_json.loads_line`)."""
+    if not skim:
+        return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact)
+    if skim_results:
+        return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact,
+                                       skimmer=_skimmed_for_listing)
+    return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact, skimmer=_skimmed,
+                                   skim_over=SKIM_OVER)
+
+
+def _skimmed_for_listing(chunk: bytes, start: int, end: int) -> Record | None:
+    """The listing's stub for a line of any size: a request log, an attachment or a tool result."""
+    return _skimmed(chunk, start, end) or _skimmed_result(chunk, start, end)
 
 
 def _skimmed(chunk: bytes, start: int, end: int) -> Record | None:
@@ -164,15 +115,3 @@ def _skimmed_result(chunk: bytes, start: int, end: int) -> Record | None:
         "timestamp": tail.group(2).decode(),
         SKIPPED: end - start,
     }
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at column {exc.colno}"
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    if "digits" in str(exc):
-        return "a number too long to read"   # Python's cap on the digits of an integer
-    return str(exc)

@@ -36,7 +36,7 @@ from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...retention import PruneSelection
-from ...rooted import Root
+from ...rooted import Root, write_new
 from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
@@ -523,7 +523,7 @@ class ClaudeSource(AgentStoreSource):
     def _copy_sidecars(root: Root, path: Path, fork_path: Path, state: ForkState) -> list[str]:
         """The kept turns' subagent transcripts (with the fork's sessionId) and `tool-results/` files,
         copied into the fork's own sidecar folder; what could not be copied, as notes."""
-        from .fork import rewrite_subagent, write_new
+        from .fork import rewrite_subagent
 
         old, new = path.with_suffix(""), fork_path.with_suffix("")
         wanted: list[tuple[Path, Path, bool]] = []

@@ -1,7 +1,7 @@
-"""Claude Code's turns run by Reprise: `[sources.claude] send` with the message on stdin (never an
-argv item: a long one fails with E2BIG, one starting with `-` or `/` would be read as an option or
-a slash command), its `--output-format json` result read into an outcome (the reply, the usage,
-the session it wrote, an error, the tool calls Claude Code denied), and the `new` command.
+"""Claude Code's turns run by Reprise: `[sources.claude] send` run by the client runner
+(`client_runs.py`: the message on stdin, in the turn's folder), its `--output-format json` result
+read into an outcome (the reply, the usage, the session it wrote, an error, the tool calls Claude
+Code denied), and the `new` command.
 
 Claude Code saves the turn in its own file; Reprise only reads it back.
 """
@@ -9,20 +9,18 @@ Claude Code saves the turn in its own file; Reprise only reads it back.
 from __future__ import annotations
 
 import json
-import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ...agents import TurnRequest, substitute
-from ...errors import AgentError
-from ...outcome import INTERRUPTED_ERROR, TurnOutcome, left_running_note
-from ...processes import Finished, run_agent
+from ...agents import substitute
+from ...outcome import TurnOutcome
+from ...processes import Finished
 from .. import agent_json
+from ..client_runs import ClientSendBackend, client_env, stderr_tail
 
-STDERR_TAIL = 2000
 INPUT_PREVIEW = 200
 
 
@@ -103,91 +101,33 @@ def denials_text(denials: list[str]) -> str:
             f"--allowedTools in [sources.claude] send):\n{lines}]")
 
 
-def _tail(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= STDERR_TAIL else "…" + text[-STDERR_TAIL:]
-
-
-def outcome_of(finished: Finished, session_id: str, timeout: float) -> TurnOutcome:
-    """The outcome of one `claude -p` run; an unread result (over the cap) is filled from the file."""
-    err, stopped = finished.stderr, finished.stopped
-    notes = list(finished.notes)
-    if finished.output_held:
-        notes.append(left_running_note([process.describe() for process in finished.left_running]))
-    if stopped == "interrupted":
-        return TurnOutcome("interrupted", error=INTERRUPTED_ERROR, notes=notes)
-    if stopped == "timeout":
-        return TurnOutcome("failed", error=f"Timed out after {timeout:g} s. {_tail(err)}".strip(), notes=notes)
-    if finished.stdout.over:
-        notes.append(f"Claude Code printed {finished.stdout.total_bytes:,} bytes, over [agent] max_reply_bytes; "
-                     "the reply is the one it saved.")
-        return TurnOutcome("succeeded" if finished.status == 0 else "failed", notes=notes, unread=True,
-                           error=None if finished.status == 0 else f"Exit status {finished.status}.")
+def read_output(finished: Finished, session_id: str, notes: list[str]) -> TurnOutcome:
+    """The outcome of one `claude -p` run from the JSON result it printed (a run stopped, or over the
+    cap, is `client_runs.unread_outcome`'s, and its reply is then filled from the file)."""
     result = parse_result(finished.stdout.text())
     if result is None:
         return TurnOutcome("failed", finished.stdout.text().strip(), notes=notes,
                            error=f"Exit status {finished.status}; Claude Code printed no JSON result. "
-                                 f"{_tail(err)}".strip())
+                                 f"{stderr_tail(finished.stderr)}".strip())
     if result.session_id is not None and result.session_id != session_id:
         notes.append(f"Claude Code recorded this turn in session {result.session_id}, not {session_id}.")
     failed = result.is_error or finished.status != 0
     response = "" if failed else result.text
     error = None
     if failed:
-        why = result.text or result.subtype or _tail(err)
+        why = result.text or result.subtype or stderr_tail(finished.stderr)
         error = f"Exit status {finished.status}. {why}".strip() if finished.status != 0 else why or "It failed."
     return TurnOutcome("failed" if failed else "succeeded", response + denials_text(result.denials), error=error,
                        usage=result.usage, notes=notes)
 
 
-def client_env(root: Path, variable: str = "CLAUDE_CONFIG_DIR", home_folder: str = ".claude") -> dict[str, str]:
-    """The environment of an agent's run for a session under `root`: `variable` (Claude Code's
-    CLAUDE_CONFIG_DIR, Codex's CODEX_HOME) names the root only when it is not the one the agent would
-    use anyway (`variable`, else ~/`home_folder`; setting CLAUDE_CONFIG_DIR to ~/.claude would move
-    Claude Code's own `.claude.json` into that folder)."""
-    env = dict(os.environ)
-    default = Path(env[variable]).expanduser() if env.get(variable) \
-        else Path(env.get("HOME") or Path.home()) / home_folder
-    if _same(default, root):
-        return env
-    env[variable] = str(root)
-    return env
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return a == b
-
-
-class ClaudeSendBackend:
-    """`[sources.claude] send`: Claude Code runs the turn and saves it in the session's file."""
-
-    name = "claude"
-    writes_session = True
+class ClaudeSendBackend(ClientSendBackend):
+    """`[sources.claude] send`: Claude Code runs the turn and saves it in the session's file
+    (CLAUDE_CONFIG_DIR names its root when that is not ~/.claude)."""
 
     def __init__(self, template: list[str], root: Path):
-        self.template = template
-        self.root = root
-
-    def run(self, request: TurnRequest, cancel: threading.Event) -> TurnOutcome:
-        finished = run_client(self.template, request, cancel, client_env(self.root), "Claude Code", "claude")
-        return outcome_of(finished, request.session_id, request.timeout)
-
-
-def run_client(template: list[str], request: TurnRequest, cancel: threading.Event, env: dict[str, str],
-               label: str, source: str) -> Finished:
-    """Run an agent's `[sources.SOURCE] send` for one turn: the message on stdin, in the turn's folder."""
-    argv = substitute(template, session_id=request.session_id, workspace=str(request.workspace))
-    try:
-        return run_agent(argv, stdin=request.message, cwd=request.workspace, env=env, timeout=request.timeout,
-                         cancel=cancel, stdout_cap=request.max_reply_bytes)
-    except FileNotFoundError:
-        raise AgentError(f"The {label} program {argv[0]!r} was not found.",
-                         hint=f"install {label}, or set [sources.{source}] send") from None
-    except OSError as exc:
-        raise AgentError(f"Cannot start {argv[0]!r}: {exc.strerror or exc}.") from None
+        super().__init__("claude", "Claude Code", template, partial(client_env, root, "CLAUDE_CONFIG_DIR", ".claude"),
+                         read_output)
 
 
 def new_argv(template: list[str], session_id: str, workspace: Path) -> list[str]:

@@ -1,6 +1,6 @@
 """Whether Codex is writing a session now. A rollout counts as live when its newest record is
 under a few minutes old, or when a process (other than this one) holds the file open for writing:
-the same two rules as Claude Code's (`claude/liveness.py`, whose helpers this uses); Codex keeps no
+the two rules of every agent that writes its own files (`file_writers.py`); Codex keeps no
 registry of running sessions outside its SQLite, which Reprise never opens.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..claude.liveness import Writer, process_writing, recently_written
+from ..file_writers import Writer, process_writing, recently_written
 
 __all__ = ["Writer", "writer_of"]
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ...rooted import Root
+from ...rooted import Root, write_new
 from ...session_files import ReadProblem, read_head
 from .. import agent_json
-from ..claude.fork import write_new
 from .fork import dumps
 from .layout import CodexRoot, session_id_of
 

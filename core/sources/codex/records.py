@@ -1,6 +1,6 @@
 """A Codex rollout as records: `{timestamp, ordinal, type, payload}` JSON lines (`ordinal` is
-new; old rollouts lack it), read tolerantly with the same line reader as Claude Code's files
-(`claude/records.parse_lines`: complete lines only, a truncated last line left for the next read,
+new; old rollouts lack it), read tolerantly with the line reader of every JSON-lines store
+(`jsonl_lines.parse_lines`: complete lines only, a truncated last line left for the next read,
 bad lines skipped with a warning naming the line, unknown types kept), and the few accessors every
 reader of a record needs: its kind (`type`, and `payload.type` for `response_item` and
 `event_msg`) and its payload.
@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ..agent_json import Exact
-from ..claude.records import Parsed, Record, parse_lines
+from ..jsonl_lines import Parsed, Record, parse_lines
 
 SESSION_META = "session_meta"
 TURN_CONTEXT = "turn_context"
@@ -41,8 +41,7 @@ def parse_rollout(chunk: bytes, base_offset: int = 0, *, first_line: int = 1,
     """The records of the complete lines of `chunk` (which starts at `base_offset` in the file);
     `exact`: as `parse_lines` takes it, and `skim`: the lines a listing never looks into are stubs
     (`skimmed`), both for a listing's read."""
-    return parse_lines(chunk, base_offset, first_line=first_line, skim=False, exact=exact,
-                       skimmer=skimmed if skim else None)
+    return parse_lines(chunk, base_offset, first_line=first_line, exact=exact, skimmer=skimmed if skim else None)
 
 
 def skimmed(chunk: bytes, start: int, end: int) -> Record | None:

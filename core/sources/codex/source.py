@@ -41,7 +41,7 @@ from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ...trimming import RestoreResult, TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import Capabilities, Handoff, OpenedSession
-from ..claude.liveness import process_writing
+from ..file_writers import process_writing
 from .fields import CodexFields, ListingFold
 from .layout import CodexRoot, check_session_id
 from .listing import NAME, CodexListing

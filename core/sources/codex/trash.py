@@ -2,7 +2,7 @@
 workspace's trash in Reprise's data folder (`workspaces/<key>/reprise/trash/codex/`), `trash
 restore` puts it back in its date folder, byte for byte, and `purge` deletes trashed ones for good.
 
-The moves are Claude Code's (`claude/trash.py`: copy, fsync, verify, record, audit, and only then
+The moves are every agent file's (`file_trash.py`: copy, fsync, verify, record, audit, and only then
 unlink; restore refuses while anything is at the recorded place). A rollout has no sidecar folder.
 Codex's SQLite is never touched: its `threads` table keeps the old path, and while the rollout is
 in the trash `codex resume ID` fails ("no rollout found for thread id"); once restored it resumes
@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..claude.trash import ClaudeTrash
-from .layout import ARCHIVED, session_id_of
+from ..file_trash import AgentFileTrash
+from .layout import ARCHIVED, is_session_id, session_id_of
 
 _DAY = re.compile(r"\d{4}/\d{2}/\d{2}")
 
@@ -24,11 +24,15 @@ AFTER_TRASH = ("Codex cannot resume it while it is in Reprise's trash (`codex re
                "found\"); `reprise trash restore` puts it back, and Codex resumes it again by id")
 
 
-class CodexTrash(ClaudeTrash):
-    """The trash of Codex rollouts in Reprise's data folder (`paths`: OwnPaths of "codex")."""
+class CodexTrash(AgentFileTrash):
+    """The trash of Codex rollouts in Reprise's data folder (`paths`: OwnPaths of "codex"), each
+    as `<id>.jsonl`."""
 
     agent = "Codex"
     source = "codex"
+
+    def is_session_id(self, text: str) -> bool:
+        return is_session_id(text)
 
     def is_session_file(self, path: Path, session_id: str) -> bool:
         return session_id_of(path.name) == session_id

@@ -1,8 +1,7 @@
-"""Codex's turns run by Reprise: `[sources.codex] send` (`codex exec --json ... resume ID -`) with the
-message on stdin (never an argv item: a long one fails with E2BIG, one starting with `-` would be read
-as an option), run in the session's folder with CODEX_HOME naming its root when it is not Codex's
-default, and its `--json` events read into an outcome (the reply, the thread it wrote, an error). No
-option that bypasses Codex's approvals or sandbox is added.
+"""Codex's turns run by Reprise: `[sources.codex] send` (`codex exec --json ... resume ID -`) run by
+the client runner (`client_runs.py`: the message on stdin, in the session's folder, CODEX_HOME
+naming its root when it is not Codex's default), and its `--json` events read into an outcome (the
+reply, the thread it wrote, an error). No option that bypasses Codex's approvals or sandbox is added.
 
 Codex saves the turn in the session's own rollout; Reprise only reads it back (the turn's usage and
 the measured context come from the rollout: the `usage` of `turn.completed` is the thread's total).
@@ -10,17 +9,14 @@ the measured context come from the rollout: the `usage` of `turn.completed` is t
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from ...agents import TurnRequest
-from ...outcome import INTERRUPTED_ERROR, TurnOutcome, left_running_note
+from ...outcome import TurnOutcome
 from ...processes import Finished
 from .. import agent_json
-from ..claude.turns import client_env, run_client
-
-STDERR_TAIL = 2000
+from ..client_runs import ClientSendBackend, client_env, stderr_tail
 
 
 @dataclass(slots=True)
@@ -59,46 +55,21 @@ def parse_events(stdout: str) -> ExecEvents:
     return found
 
 
-def _tail(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= STDERR_TAIL else "…" + text[-STDERR_TAIL:]
-
-
-def outcome_of(finished: Finished, session_id: str, timeout: float) -> TurnOutcome:
-    """The outcome of one `codex exec` run; a reply over the cap is read from the rollout afterwards."""
-    notes = list(finished.notes)
-    if finished.output_held:
-        notes.append(left_running_note([process.describe() for process in finished.left_running]))
-    if finished.stopped == "interrupted":
-        return TurnOutcome("interrupted", error=INTERRUPTED_ERROR, notes=notes)
-    if finished.stopped == "timeout":
-        return TurnOutcome("failed", error=f"Timed out after {timeout:g} s. {_tail(finished.stderr)}".strip(),
-                           notes=notes)
-    if finished.stdout.over:
-        notes.append(f"Codex printed {finished.stdout.total_bytes:,} bytes, over [agent] max_reply_bytes; the reply "
-                     "is the one it saved.")
-        return TurnOutcome("succeeded" if finished.status == 0 else "failed", notes=notes, unread=True,
-                           error=None if finished.status == 0 else f"Exit status {finished.status}.")
+def read_output(finished: Finished, session_id: str, notes: list[str]) -> TurnOutcome:
+    """The outcome of one `codex exec` run from its JSON events (a run stopped, or over the cap, is
+    `client_runs.unread_outcome`'s, and its reply is then read from the rollout)."""
     events = parse_events(finished.stdout.text())
     if events.thread_id is not None and events.thread_id != session_id:
         notes.append(f"Codex recorded this turn in session {events.thread_id}, not {session_id}.")
     if finished.status == 0 and events.completed and events.error is None:
         return TurnOutcome("succeeded", events.reply, notes=notes)
-    why = events.error or _tail(finished.stderr) or "Codex printed no turn.completed event."
+    why = events.error or stderr_tail(finished.stderr) or "Codex printed no turn.completed event."
     return TurnOutcome("failed", error=f"Exit status {finished.status}. {why}".strip(), notes=notes)
 
 
-class CodexSendBackend:
-    """`[sources.codex] send`: Codex runs the turn and appends it to the session's rollout."""
-
-    name = "codex"
-    writes_session = True
+class CodexSendBackend(ClientSendBackend):
+    """`[sources.codex] send`: Codex runs the turn and appends it to the session's rollout (CODEX_HOME
+    names its root when that is not ~/.codex)."""
 
     def __init__(self, template: list[str], root: Path):
-        self.template = template
-        self.root = root
-
-    def run(self, request: TurnRequest, cancel: threading.Event) -> TurnOutcome:
-        finished = run_client(self.template, request, cancel, client_env(self.root, "CODEX_HOME", ".codex"), "Codex",
-                              "codex")
-        return outcome_of(finished, request.session_id, request.timeout)
+        super().__init__("codex", "Codex", template, partial(client_env, root, "CODEX_HOME", ".codex"), read_output)

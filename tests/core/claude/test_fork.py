@@ -333,7 +333,7 @@ def test_the_models_titles_and_summaries_of_dropped_turns_are_left_out_and_the_p
 def test_a_fork_is_never_written_over_a_file_and_leaves_no_temp_file(tmp_path):
     import os
 
-    from reprise.core.sources.claude.fork import write_new
+    from reprise.core.rooted import write_new
 
     (tmp_path / "taken.jsonl").write_bytes(b"theirs\n")
     fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)

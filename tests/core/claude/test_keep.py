@@ -14,6 +14,7 @@ from reprise.core.archive import Archive
 from reprise.core.errors import ArchiveError, ChangedOnDiskError, NotFoundError
 from reprise.core.paths import OwnPaths, SessionRef, workspace_key
 from reprise.core.rooted import OutsideRootError
+from reprise.core.sources import file_keep
 from reprise.core.sources.claude import keep as keeping
 
 UUID = "0b7c1f4e-8d2a-4c3e-9f10-2a6b5c4d3e21"
@@ -179,7 +180,7 @@ def test_a_corrupted_kept_copy_is_refused_on_reading(store, paths):
 def test_a_file_rewritten_while_it_is_copied_is_not_kept(store, paths, monkeypatch):
     root, session = store
     archive = Archive(paths)
-    real = keeping._prefix
+    real = file_keep._prefix
     calls = []
 
     def rewriting(fd, size, path):
@@ -188,7 +189,7 @@ def test_a_file_rewritten_while_it_is_copied_is_not_kept(store, paths, monkeypat
             session.write_bytes(b"X" * size)
         return real(fd, size, path)
 
-    monkeypatch.setattr(keeping, "_prefix", rewriting)
+    monkeypatch.setattr(file_keep, "_prefix", rewriting)
     with pytest.raises(ChangedOnDiskError):
         keeping.keep(archive, _ref(), session, root)
     assert archive.entries(_ref()) == []
