@@ -30,6 +30,7 @@ from ...session_files import ReadProblem, read_regular_file
 from ..agent_json import Exact
 from ..agent_store import odd_folder_note, recorded_folder
 from ..base import HeadKeys, ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from ..byte_scan import ByteScanRule
 from ..grown import GrownRead, files_of_workspaces, first_record, read_grown
 from ..transcript_search import search_records
 from .fields import CodexFields, ListingFold, orjson_exact
@@ -38,6 +39,7 @@ from .lineage import Lineage, inherited, inherited_by
 from .records import SESSION_META, Parsed, Record, kind_of, parse_rollout
 from .retention import ARCHIVED_NOTE
 from .search import orjson_exact as search_exact
+from .search_scan import byte_scan_rule
 from .titles import SessionIndex
 from .transcript import read_transcript
 
@@ -158,6 +160,9 @@ class CodexListing(ListingSource):
             if mtime_ns >= 0:
                 found[session_id] = (size, max(mtime_ns, changed_ns))
         return found
+
+    def byte_scan_rule(self, first_chunk: bytes) -> ByteScanRule:
+        return byte_scan_rule(first_chunk)
 
     def titles_apart(self) -> dict[str, str]:
         return {session_id: name for root in self.roots
