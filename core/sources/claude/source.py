@@ -11,8 +11,8 @@ import os
 import stat
 import time
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,20 +27,15 @@ from ...errors import (
     PendingTurnError,
     ProblemFileError,
     RepriseError,
-    UsageError,
 )
-from ...liveness import PendingTurn
 from ...meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
-from ...outcome import TurnOutcome
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
-from ...retention import PruneSelection
 from ...rooted import Root
 from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import parse_time
-from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
-from ...trimming import RestoreResult, TrimOptions, TrimResult
+from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession
 from .fields import ClaudeFields, ListingFold
@@ -95,7 +90,7 @@ class ClaudeSource(AgentStoreSource):
 
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
         self.settings = settings
-        self.roots = [ClaudeRoot(Path(root)) for root in roots]
+        self.roots: list[ClaudeRoot] = [ClaudeRoot(Path(root)) for root in roots]
         self.own_paths = OwnPaths(data, NAME)
         self.claude_listing = ClaudeListing(roots, self.own_paths)
         self.listing = self.claude_listing
@@ -246,14 +241,6 @@ class ClaudeSource(AgentStoreSource):
                             session_id=ref.session_id, claude_root=self.claude_listing.root_of(path))
         return written.why if written is not None else None
 
-    def running(self, ref: SessionRef, *, now: float) -> PendingTurn | None:
-        try:
-            opened = self.open(ref)
-        except RepriseError:
-            return None
-        why = self.writer(ref, opened, now=now)
-        return None if why is None else PendingTurn("", None, None, True, why)
-
     # --- Claude Code's age sweep, and keeping a copy out of its reach ---------------------------
 
     def policy(self, root: Path) -> tuple[RetentionPolicy, Problem | None]:
@@ -333,10 +320,6 @@ class ClaudeSource(AgentStoreSource):
         session = self._session(opened)
         return ClaudeMeter(self.settings.meter, self.counter, session.context, session.meter, model=model, via=via)
 
-    def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None, via: str = SEND) -> MeterResult:
-        return self.prepare_meter(self.open(ref), workspace, model=model, via=via).with_message(message)
-
     def context_window(self, workspace: Path, model: str | None = None) -> int | None:
         from .meter import ClaudeMeter, ContextNow
 
@@ -346,61 +329,20 @@ class ClaudeSource(AgentStoreSource):
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
         return f"{METER_VERSION}|{RESUME}|{len(MODEL_WINDOWS)}"
 
-    def fork_estimate(self, ref: SessionRef, size: int) -> int | None:
-        return self._fork_listed(ref, size)
-
     # --- trash and prune (issue 14) ---------------------------------------------------------------
 
     def _trash(self) -> ClaudeTrash:
         return ClaudeTrash(self.own_paths, self.audit, self.own_files.lock)
 
-    def _refuse_if_written(self, ref: SessionRef, *, force: bool, action: str) -> None:
-        """Refuse while Claude Code may be writing the session (liveness.writer_of), unless forced."""
-        if force:
-            return
-        try:
-            opened: OpenedSession | None = self.open(ref)
-        except RepriseError:
-            opened = None   # an unreadable file: only a live process can mark it written
-        why = self.writer(ref, opened)
-        if why is not None:
-            raise ConflictError(f"Claude Code may be writing session {ref.session_id} now ({why}); it was not "
-                                f"{action}.", hint="wait until Claude Code is done with it, or use --force")
+    def _root_path(self, path: Path) -> Path:
+        return self.claude_listing.root_of(path)
 
-    def remove(self, ref: SessionRef, *, force: bool = False) -> TrashEntry:
-        """`reprise rm`: the session file and its `<uuid>/` folder into Reprise's trash (trash.py)."""
-        path = self._locate(ref)
-        if path is None:
-            kept = " (Reprise keeps only a copy of it: Claude Code deleted its file)" \
-                if kept_session(self.archive, ref) is not None else ""
-            raise NotFoundError(f"No Claude Code session file {ref.session_id} to move to the trash{kept}.")
-        root = self.claude_listing.root_of(path)
-        with self.own_files.lock(ref):
-            self._refuse_if_written(ref, force=force, action="moved to the trash")
-            return self._trash().remove(ref, path, root, force=force)
+    def _missing_note(self, ref: SessionRef) -> str:
+        return " (Reprise keeps only a copy of it: Claude Code deleted its file)" \
+            if kept_session(self.archive, ref) is not None else ""
 
-    def trash_entries(self, keys: Iterable[str]) -> list[TrashEntry]:
-        return self._trash().entries(keys)
-
-    def trash_restore(self, ref: SessionRef) -> TrashEntry:
-        with self.own_files.lock(ref):
-            return self._trash().restore(ref, [root.path for root in self.roots])
-
-    def purge(self, keys: Iterable[str], *, confirmed: bool, older_than: float | None) -> PurgeResult:
-        return self._trash().purge(keys, confirmed=confirmed, older_than=older_than)
-
-    def prune(self, selection: PruneSelection, *, confirmed: bool) -> PruneResult:
-        """Move the selected sessions to the trash; one Claude Code may be writing is protected
-        instead (unless forced). Without `confirmed` only the selection is reported."""
-        force = selection.options.force
-        for candidate in list(selection.selected):
-            try:
-                self._refuse_if_written(candidate.ref, force=force, action="pruned")
-            except ConflictError:
-                why = self.writer(candidate.ref)
-                selection.selected.remove(candidate)
-                selection.protected.append(replace(candidate, reason=f"Claude Code may be writing it ({why})"))
-        return apply_prune(self.audit, selection, lambda ref: self.remove(ref, force=force), confirmed=confirmed)
+    def _protected_reason(self, ref: SessionRef, refusal: ConflictError) -> str:
+        return f"Claude Code may be writing it ({self.writer(ref)})"
 
     # --- new and send (issue 14) ---
 
@@ -430,30 +372,9 @@ class ClaudeSource(AgentStoreSource):
         result = self.prepare_meter(opened, workspace).with_message(message)
         return result.sendable(confirm_over=confirm_over)
 
-    def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
-        """Before Claude Code appends the turn: the number of turns now (it needs no summary)."""
-        return len(self.open(ref).transcript.turns), ""
-
-    def after_agent_wrote(self, ref: SessionRef, turns_before: int, outcome: TurnOutcome) -> str | None:
-        """The turn Claude Code saved (the uuid of its prompt record); the measured context after it
-        goes into the outcome's usage, and a reply too long to read from stdout is taken from the file."""
-        try:
-            opened = self.open(ref)
-        except RepriseError:
-            return None
-        turns = opened.transcript.turns
-        if len(turns) <= turns_before:
-            return None
-        newest = turns[-1]
-        if outcome.unread:
-            outcome.response = newest.reply
-            outcome.unread = False
+    def _measured(self, opened: OpenedSession) -> tuple[int | None, int]:
         context = self._session(opened).context
-        if context.tokens and context.turn == len(turns):
-            if outcome.usage is not None:
-                outcome.usage["context_tokens"] = context.tokens
-            outcome.notes.append(f"Context after this turn: {context.tokens:,} tokens (measured by Claude Code).")
-        return newest.turn_id
+        return context.tokens, context.turn
 
     def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
         """A session id for Claude Code to start (`new_argv`), with Reprise's title of it kept ahead
@@ -464,10 +385,7 @@ class ClaudeSource(AgentStoreSource):
                 break
         else:   # pragma: no cover - eight colliding uuid4s
             raise RepriseError("Could not choose a new Claude Code session id.")
-        def given(kept: SessionMeta) -> None:
-            kept.title, kept.created_at = meta.title, meta.created_at
-        self.own_files.update_meta(ref, given)
-        return ref
+        return self._titled(ref, meta)
 
     def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
         from .turns import new_argv
@@ -545,52 +463,13 @@ class ClaudeSource(AgentStoreSource):
                 write_new(fd, name, data)
         return notes
 
-    def _fork_meta(self, ref: SessionRef) -> SessionMeta | None:
-        meta = self.own_files.read_meta(ref)
-        extra = meta.model_extra or {}
-        return meta if isinstance(extra.get("forked_from"), str) and isinstance(extra.get("fork_sha256"), str) else None
-
-    def _fork_estimate(self, ref: SessionRef) -> tuple[str, int, int] | None:
-        """(digest, size, estimated context) of a fork as Reprise wrote it, when it is one."""
-        meta = self._fork_meta(ref)
-        extra = (meta.model_extra or {}) if meta is not None else {}
-        estimate, size = extra.get("fork_context_estimate"), extra.get("fork_size")
-        if meta is None or not isinstance(estimate, int) or not isinstance(size, int):
-            return None
-        return str(extra["fork_sha256"]), size, estimate
-
     def _fork_context(self, ref: SessionRef, sha256: str, context: ContextNow) -> ContextNow:
         """A fork unchanged since Reprise wrote it: its copied usage records describe the untrimmed
         session, so its context is the estimate made when it was written."""
         from .meter import ContextNow
 
-        known = self._fork_estimate(ref)
-        if known is None or known[0] != sha256:
-            return context
-        return ContextNow(known[2], context.turn, "estimate", context.model)
-
-    def _fork_listed(self, ref: SessionRef, size: int) -> int | None:
-        known = self._fork_estimate(ref)
-        return known[2] if known is not None and known[1] == size else None
-
-    def can_undo_trim(self, ref: SessionRef) -> bool:
-        """Whether this session is a fork Reprise wrote whose file is still there."""
-        return self._fork_meta(ref) is not None and self._locate(ref) is not None
-
-    def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
-                force: bool) -> RestoreResult:
-        """Undo a fork: move the fork's file and sidecar folder to Reprise's trash, when the file is as
-        Reprise wrote it (a fork Claude Code has added turns to needs `force`). The fork's bytes stay
-        in the archive; the original was never touched."""
-        from ..fork_files import undo_fork
-
-        meta = self._fork_meta(ref)
-        path = self._locate(ref)
-        if meta is None or path is None:
-            raise UsageError(f"Session {ref.session_id} is not a fork Reprise wrote; there is no trim to undo.",
-                             hint="a Claude Code session itself is never trimmed in place")
-        return undo_fork(ref, self._read(path), meta.model_extra or {}, path, agent="Claude Code", dry_run=dry_run,
-                         force=force, trash=lambda forced: self.remove(ref, force=forced), audit=self.audit)
+        estimate = self.fork_context(ref, sha256)
+        return context if estimate is None else ContextNow(estimate, context.turn, "estimate", context.model)
 
 
 def _is_file(path: str | Path) -> bool:
