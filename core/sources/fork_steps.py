@@ -2,7 +2,8 @@
 a trim drops (turn numbers as shown, ranges, turn ids; the newest N kept), the steps one plan takes
 (the turns dropped, the cap on replies and tool results, the newest turns spared from it), the
 `--fit` ladder that picks the first plan whose estimated context is under a target, and the plan
-of a trim that changes nothing. Each agent's fork module builds the bytes of a plan's steps.
+of a trim that changes nothing; `chosen_fork` takes a trim's options through all of them. Each
+agent's fork module builds the bytes of a plan's steps.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class Candidate(Protocol):
 
     @property
     def useful(self) -> bool: ...          # it changes something and keeps a turn
+
+    @property
+    def changes(self) -> list[TurnChange]: ...   # what it does to each turn it changes
 
 
 Built = TypeVar("Built", bound=Candidate)
@@ -134,3 +138,32 @@ def unchanged(session_id: str, options: TrimOptions, original: Original, before:
     """The plan of a trim that changes nothing."""
     return TrimPlan(session_id, options, original, original.data, None, None, None, [], [], [], before, before, fit,
                     notes)
+
+
+def chosen_fork(session_id: str, options: TrimOptions, original: Original, turns: Sequence[NamedTurn],
+                context_before: int | None, notes: list[str], build: Callable[[Steps], Built]
+                ) -> tuple[Built, set[int], FitOutcome | None] | TrimPlan:
+    """The fork these options make of a session of these turns (`build` makes the bytes of one plan's
+    steps): the turns `--drop` and `--keep-history` leave out, then with `--fit` the ladder's first plan
+    that fits: (the built fork, the turns it drops, the ladder's outcome). A trim that changes nothing
+    gives its plan (`unchanged`, with `notes` and a note why); UsageError for one that would drop every turn."""
+    dropped = resolve_drop(turns, options.drop)
+    if options.keep_history is not None:
+        dropped = keep_newest(options.keep_history, dropped, len(turns))
+    base = Steps(frozenset(dropped), options.cap_replies, options.spare)
+    if options.fit is not None:
+        if context_before is None:
+            raise UsageError("--fit needs the session's measured context, and this session has none yet.")
+        chosen, fit = choose_fit(base, len(turns), options.fit, context_before, build)
+        if chosen is None:
+            note = fit.chosen if fit.fits and fit.chosen else \
+                f"no plan on the ladder brings the context to {options.fit:,} tokens or less; nothing changed"
+            return unchanged(session_id, options, original, context_before, fit, notes + [note])
+        return chosen, dropped, fit
+    if turns and len(dropped) == len(turns):
+        raise UsageError("That would drop every turn; a fork keeps at least one.")
+    built = build(base)
+    if not built.changes:
+        return unchanged(session_id, options, original, context_before, None,
+                         notes + ["nothing to trim with these options"])
+    return built, dropped, None

@@ -26,9 +26,9 @@ from typing import Any
 
 from ...errors import UsageError
 from ...session_files import digest
-from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
+from ...trimming import Original, TrimOptions, TrimPlan, TurnChange, cap_marker
 from .. import agent_json
-from ..fork_steps import BuiltFork, Steps, choose_fit, keep_newest, resolve_drop, unchanged
+from ..fork_steps import BuiltFork, Steps, chosen_fork
 from .chain import main_chain_records
 from .messages import BOUNDARY, PROMPT, RESULT, kind_of, prompt_text, turn_starts
 from .records import Record, parse_lines
@@ -375,28 +375,11 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
         notes.append(f"the original's last line ({len(data) - parsed.end:,} bytes) is incomplete (being written?); "
                      "the fork leaves it out")
     notes += [f"the original's {warning}; the fork leaves it out" for warning in parsed.warnings[:5]]
-    dropped = resolve_drop(turns, options.drop)
-    if options.keep_history is not None:
-        dropped = keep_newest(options.keep_history, dropped, len(turns))
-    base = Steps(frozenset(dropped), options.cap_replies, options.spare)
-    fit: FitOutcome | None = None
-    if options.fit is not None:
-        if context_before is None:
-            raise UsageError("--fit needs the session's measured context, and this session has none yet.")
-        chosen, fit = choose_fit(base, len(turns), options.fit, context_before,
-                                lambda steps: _build(records, chain, turns, leaf, steps, fork_id, original, count))
-        if chosen is None:
-            note = fit.chosen if fit.fits and fit.chosen else \
-                f"no plan on the ladder brings the context to {options.fit:,} tokens or less; nothing changed"
-            return unchanged(session_id, options, original, context_before, fit, notes + [note])
-        built = chosen
-    else:
-        built = _build(records, chain, turns, leaf, base, fork_id, original, count)
-        if not built.changes:
-            return unchanged(session_id, options, original, context_before, None,
-                              notes + ["nothing to trim with these options"])
-    if len(built.state.kept_turns) == 0:
-        raise UsageError("That would drop every turn; a fork keeps at least one.")
+    chosen = chosen_fork(session_id, options, original, turns, context_before, notes,
+                         lambda steps: _build(records, chain, turns, leaf, steps, fork_id, original, count))
+    if isinstance(chosen, TrimPlan):
+        return chosen
+    built, dropped, fit = chosen
     after = max(context_before - built.state.removed_tokens, 0) if context_before is not None else None
     notes.append("the fork's context is an estimate (the measured context minus what was left out) until its "
                  "first turn: its copied usage records describe the untrimmed session")

@@ -36,9 +36,9 @@ from typing import Any
 
 from ...errors import UsageError
 from ...session_files import digest
-from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
+from ...trimming import Original, TrimOptions, TrimPlan, TurnChange, cap_marker
 from .. import agent_json
-from ..fork_steps import BuiltFork, Steps, choose_fit, keep_newest, resolve_drop, unchanged
+from ..fork_steps import BuiltFork, Steps, chosen_fork
 from .records import COMPACTED, EVENT, RESPONSE_ITEM, SESSION_META, Record, kind_of, payload_of, prompt_of, text_of
 from .transcript import CALLS, OUTPUTS
 
@@ -273,28 +273,11 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
         raise UsageError("This rollout has no turn markers (task_started): it was written by an older Codex, whose "
                          "rollouts Reprise does not trim.")
     turns = split_turns(lines, session_id)
-    dropped = resolve_drop(turns, options.drop)
-    if options.keep_history is not None:
-        dropped = keep_newest(options.keep_history, dropped, len(turns))
-    base = Steps(frozenset(dropped), options.cap_replies, options.spare)
-    fit: FitOutcome | None = None
-    if options.fit is not None:
-        if context_before is None:
-            raise UsageError("--fit needs the session's measured context, and this session has none yet.")
-        chosen, fit = choose_fit(base, len(turns), options.fit, context_before,
-                                lambda steps: _build(lines, turns, steps, fork_id, self_contained, original, count))
-        if chosen is None:
-            note = fit.chosen if fit.fits and fit.chosen else \
-                f"no plan on the ladder brings the context to {options.fit:,} tokens or less; nothing changed"
-            return unchanged(session_id, options, original, context_before, fit, notes + [note])
-        built = chosen
-    else:
-        if len(dropped) == len(turns):
-            raise UsageError("That would drop every turn; a fork keeps at least one.")
-        built = _build(lines, turns, base, fork_id, self_contained, original, count)
-        if not built.changes:
-            return unchanged(session_id, options, original, context_before, None,
-                              notes + ["nothing to trim with these options"])
+    chosen = chosen_fork(session_id, options, original, turns, context_before, notes,
+                         lambda steps: _build(lines, turns, steps, fork_id, self_contained, original, count))
+    if isinstance(chosen, TrimPlan):
+        return chosen
+    built, _, fit = chosen
     after = max(context_before - built.state.removed_tokens, 0) if context_before is not None else None
     notes.append("the fork's context is an estimate (the measured context minus what was left out) until its "
                  "first turn: its copied token counts describe the untrimmed session")
