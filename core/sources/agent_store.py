@@ -16,17 +16,22 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ..errors import ConflictError, NotFoundError, RepriseError, UsageError
+from ..audit import AuditLog
+from ..config import Settings
+from ..errors import ChangedOnDiskError, ConflictError, ForkOnlyError, NotFoundError, RepriseError, UsageError
 from ..liveness import PendingTurn
-from ..meter import RESUME, SEND, LiveMeter, MeterResult
+from ..meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
 from ..outcome import TurnOutcome
 from ..own_files import OwnFiles, SessionMeta
 from ..paths import SessionRef
+from ..rooted import Root
+from ..session_files import digest
 from ..transcript import Turn
-from ..trimming import RestoreResult
-from .base import OpenedSession, SessionSource
+from ..trimming import RestoreResult, TrimOptions, TrimPlan, TrimResult
+from .base import Handoff, OpenedSession, SessionSource
+from .jsonl_listing import FoldedFields, JsonlListing
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..retention import PruneSelection
@@ -71,6 +76,16 @@ class AgentStoreSource(SessionSource):
     window_per_folder = False   # the agent's window comes from its settings and the session, not the folder
     file_noun: ClassVar[str] = "session file"   # what one session's file is called in a sentence
 
+    def __init__(self, settings: Settings, listing: JsonlListing[Any]):
+        """The parts every such source has, around its listing (which holds Reprise's own files of it)."""
+        self.settings = settings
+        self.listing = listing
+        self.own_paths = listing.own_paths
+        self.own_files = listing.own_files
+        self.archive = listing.archive
+        self.audit = AuditLog(self.own_paths)
+        self.counter = TokenCounter()
+
     # --- the hooks a source gives ------------------------------------------------------------
 
     @abstractmethod
@@ -99,6 +114,14 @@ class AgentStoreSource(SessionSource):
         """The context the agent measured last, and the turn (counted from 1) it measured it after."""
 
     @abstractmethod
+    def _folded(self, opened: OpenedSession) -> FoldedFields:
+        """The listing fields of the session as just read."""
+
+    @abstractmethod
+    def _new_path(self, ref: SessionRef) -> Path:
+        """Where the file of a session the store does not hold would be."""
+
+    @abstractmethod
     def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
                       via: str = SEND) -> LiveMeter: ...
 
@@ -112,6 +135,25 @@ class AgentStoreSource(SessionSource):
 
     def _turn_usage(self, newest: Turn, outcome: TurnOutcome) -> None:
         """Put the usage the agent recorded of the turn it just saved into the outcome (when it records one)."""
+
+    # --- finding and reading ------------------------------------------------------------------
+
+    def session_path(self, ref: SessionRef) -> Path:
+        path = self._locate(ref)
+        return self._new_path(ref) if path is None else path
+
+    def branch(self, opened: OpenedSession) -> str | None:
+        return self._folded(opened).branch
+
+    def _handoff(self, ref: SessionRef, opened: OpenedSession, workspace: Path, notes: list[str], *,
+                 one: str) -> Handoff:
+        """What to say before the agent resumes the session: these notes, and that the agent may be
+        writing it now (two conversations would interleave in `one` file), with the next turn's meter."""
+        writer = self.writer(ref, opened)
+        if writer is not None:
+            notes.append(f"{self.label} may be writing this session now ({writer}); resuming it as well would "
+                         f"interleave two conversations in one {one}.")
+        return Handoff(notes, None, self.prepare_meter(opened, workspace, via=RESUME).with_message(""), writer)
 
     # --- workspaces and Reprise's metadata ---------------------------------------------------
 
@@ -245,6 +287,47 @@ class AgentStoreSource(SessionSource):
                 outcome.usage["context_tokens"] = tokens
             outcome.notes.append(f"Context after this turn: {tokens:,} tokens (measured by {self.label}).")
         return newest.turn_id
+
+    # --- forks: a trimmed copy written beside the session --------------------------------------
+
+    def _refuse_in_place(self, ref: SessionRef, *, fork: bool, files: str) -> None:
+        """A trim in place of the agent's own `files`: refused (ForkOnlyError), it is made as a fork only."""
+        if not fork:
+            raise ForkOnlyError(f"{self.label}'s own {files} are never rewritten: use --fork.",
+                                hint=f"reprise trim {ref.session_id} --fork ...")
+
+    def _refuse_changed(self, ref: SessionRef, data: bytes, expected_sha256: str | None, path: Path) -> None:
+        """Refuse a fork of bytes other than those its preview showed (`expected_sha256`)."""
+        if expected_sha256 is not None and digest(data) != expected_sha256:
+            raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was written.",
+                                     hint="open the trim dialog again", path=path)
+
+    def _counting(self, model: str | None, recorded: str | None, default: str) -> Callable[[str], int]:
+        """How a fork counts the tokens of a text: with the tokenizer of the model chosen (given, else
+        recorded, else configured, else the agent's default)."""
+        encoding = spec_for(model or recorded or self.settings.meter.model or default,
+                            self.settings.meter.models).encoding
+        return lambda text: self.counter.count(text, encoding)
+
+    def _fork_result(self, ref: SessionRef, plan: TrimPlan, data: bytes, fork_id: str, writer: str | None, *,
+                     options: TrimOptions, dry_run: bool, force: bool, title: str, path: Path, fork_path: Path,
+                     beside: Callable[[Root], list[str]] | None = None) -> TrimResult:
+        """A fork's plan (of the bytes `data` of the file `path`) previewed, or written at `fork_path`
+        (`fork_files.write_fork`) titled after Reprise's title of the session, else `title`; `beside`
+        writes what goes with the fork's file, within its root."""
+        from .fork_files import write_fork
+
+        target = SessionRef(ref.workspace_key, fork_id, self.name)
+        if writer is not None:
+            plan.notes.append(f"{self.label} may be writing this session now ({writer}); the fork holds the turns "
+                              "written so far")
+        if dry_run or not plan.changed:
+            return TrimResult(plan, ref, target, False, dry_run, True)
+        assert plan.data is not None and plan.records_digest is not None
+        root = Root(self._root_path(path), f"{self.label} root")
+        return write_fork(plan, ref, target, data, title=self.read_meta(ref).title or title, options=options,
+                          force=force, fork_path=fork_path, root=root, own_files=self.own_files, archive=self.archive,
+                          audit=self.audit, beside=(lambda: beside(root)) if beside is not None else None)
 
     # --- the lineage of a fork Reprise wrote ---------------------------------------------------
 

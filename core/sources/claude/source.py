@@ -17,25 +17,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...agents import Backend, substitute
-from ...audit import AuditLog
 from ...config import Settings
 from ...errors import (
-    ChangedOnDiskError,
     ConflictError,
-    ForkOnlyError,
     NotFoundError,
     PendingTurnError,
     ProblemFileError,
     RepriseError,
 )
-from ...meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
+from ...meter import RESUME, SEND, LiveMeter, MeterResult
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root
-from ...session_files import ReadProblem, digest, read_regular_file
+from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
-from ...trimming import TrimOptions, TrimResult
+from ...trimming import TrimOptions, TrimPlan, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession
 from .fields import ClaudeFields, ListingFold
@@ -89,15 +86,9 @@ class ClaudeSource(AgentStoreSource):
     rename_note = "Titles and pins are Reprise's own: Claude Code's own picker does not show them."
 
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
-        self.settings = settings
         self.roots: list[ClaudeRoot] = [ClaudeRoot(Path(root)) for root in roots]
-        self.own_paths = OwnPaths(data, NAME)
-        self.claude_listing = ClaudeListing(roots, self.own_paths)
-        self.listing = self.claude_listing
-        self.own_files = self.claude_listing.own_files
-        self.archive = self.claude_listing.archive
-        self.audit = AuditLog(self.own_paths)
-        self.counter = TokenCounter()
+        self.claude_listing = ClaudeListing(roots, OwnPaths(data, NAME))
+        super().__init__(settings, self.claude_listing)
         self._policies: dict[Path, tuple[RetentionPolicy, Problem | None]] = {}
         self._sweeps: dict[str, RetentionPolicy | None] = {}   # {folder of session files: its root's policy}
 
@@ -135,11 +126,8 @@ class ClaudeSource(AgentStoreSource):
     def exists(self, ref: SessionRef) -> bool:
         return self._locate(ref) is not None or kept_session(self.archive, ref) is not None
 
-    def session_path(self, ref: SessionRef) -> Path:
-        path = self._locate(ref)
-        if path is None:
-            return self.roots[0].projects / f"{ref.session_id}{SUFFIX}" if self.roots else Path(ref.session_id)
-        return path
+    def _new_path(self, ref: SessionRef) -> Path:
+        return self.roots[0].projects / f"{ref.session_id}{SUFFIX}" if self.roots else Path(ref.session_id)
 
     def open(self, ref: SessionRef) -> OpenedSession:
         return self._open_at(ref, self._locate(ref))
@@ -195,8 +183,8 @@ class ClaudeSource(AgentStoreSource):
         found = self._session(opened).fields
         return found.title if found.title_source in ("custom-title", "ai-title") else None
 
-    def branch(self, opened: OpenedSession) -> str | None:
-        return self._session(opened).fields.branch
+    def _folded(self, opened: OpenedSession) -> ClaudeFields:
+        return self._session(opened).fields
 
     @staticmethod
     def _subagent_count(path: Path) -> int:
@@ -219,13 +207,7 @@ class ClaudeSource(AgentStoreSource):
             original = f" to {kept.original}" if kept is not None else ""
             raise RepriseError(f"Claude Code deleted this session's file, so it cannot resume it.{where}.",
                                hint=f"copy the kept file back{original} to resume it")
-        opened = self._open_at(ref, path)
-        notes = []
-        writer = self.writer(ref, opened)
-        if writer is not None:
-            notes.append(f"Claude Code may be writing this session now ({writer}); resuming it as well would "
-                         "interleave two conversations in one file.")
-        return Handoff(notes, None, self.prepare_meter(opened, workspace, via=RESUME).with_message(""), writer)
+        return self._handoff(ref, self._open_at(ref, path), workspace, [], one="file")
 
     def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
         """Why the session counts as being written now (a recent record, a live Claude Code), or None."""
@@ -400,40 +382,23 @@ class ClaudeSource(AgentStoreSource):
         Claude Code's own file is never rewritten), archived (op `fork`; the original's bytes, which
         capped text points at, in the original's archive, op `fork-original`), titled "<title> (trimmed)"
         with lineage."""
-        from ..fork_files import write_fork
-        from .fork import ForkState, new_fork_id, plan_fork
+        from .fork import new_fork_id, plan_fork
 
-        if not fork:
-            raise ForkOnlyError("Claude Code's own files are never rewritten: use --fork.",
-                                hint=f"reprise trim {ref.session_id} --fork ...")
+        self._refuse_in_place(ref, fork=fork, files="files")
         path = self._locate(ref)
         if path is None:
             raise NotFoundError(f"No Claude Code session file {ref.session_id} to fork (a kept copy is not forked).")
         data = self._read(path)
-        if expected_sha256 is not None and digest(data) != expected_sha256:
-            raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was written.",
-                                     hint="open the trim dialog again", path=path)
+        self._refuse_changed(ref, data, expected_sha256, path)
         found = _fields_of(parse_lines(data, 0).records)
-        encoding = spec_for(model or found.model or self.settings.meter.model or "claude",
-                            self.settings.meter.models).encoding
         fork_id = new_fork_id()
         plan = plan_fork(data, options, fork_id=fork_id, context_before=found.context_tokens,
-                         count=lambda text: self.counter.count(text, encoding))
-        target = SessionRef(ref.workspace_key, fork_id, NAME)
-        writer = self.writer(ref)
-        if writer is not None:
-            plan.notes.append(f"Claude Code may be writing this session now ({writer}); the fork holds the turns "
-                              "written so far")
-        if dry_run or not plan.changed:
-            return TrimResult(plan, ref, target, False, dry_run, True)
-        assert plan.data is not None and plan.records_digest is not None and isinstance(plan.state, ForkState)
+                         count=self._counting(model, found.model, "claude"))
         fork_path = path.parent / f"{fork_id}{SUFFIX}"
-        root = Root(self.claude_listing.root_of(path), "Claude Code root")
-        state = plan.state
-        return write_fork(plan, ref, target, data, title=self.read_meta(ref).title or found.title
-                          or f"session {ref.session_id[:8]}", options=options, force=force, fork_path=fork_path,
-                          root=root, own_files=self.own_files, archive=self.archive, audit=self.audit,
-                          beside=lambda: self._copy_sidecars(root, path, fork_path, state))
+        return self._fork_result(ref, plan, data, fork_id, self.writer(ref), options=options, dry_run=dry_run,
+                                 force=force, title=found.title or f"session {ref.session_id[:8]}", path=path,
+                                 fork_path=fork_path,
+                                 beside=lambda root: self._copy_sidecars(root, path, fork_path, _fork_state(plan)))
 
     @staticmethod
     def _copy_sidecars(root: Root, path: Path, fork_path: Path, state: ForkState) -> list[str]:
@@ -470,6 +435,14 @@ class ClaudeSource(AgentStoreSource):
 
         estimate = self.fork_context(ref, sha256)
         return context if estimate is None else ContextNow(estimate, context.turn, "estimate", context.model)
+
+
+def _fork_state(plan: TrimPlan) -> ForkState:
+    """The Claude Code fork a written plan holds."""
+    from .fork import ForkState
+
+    assert isinstance(plan.state, ForkState)
+    return plan.state
 
 
 def _is_file(path: str | Path) -> bool:

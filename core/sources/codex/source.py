@@ -15,24 +15,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...agents import Backend, substitute
-from ...audit import AuditLog
 from ...config import Settings
 from ...errors import (
-    ChangedOnDiskError,
     ConflictError,
-    ForkOnlyError,
     NotFoundError,
     PendingTurnError,
     ProblemFileError,
     UsageError,
 )
-from ...meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for, user_spec
+from ...meter import RESUME, SEND, LiveMeter, MeterResult, user_spec
 from ...outcome import TurnOutcome
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef
 from ...problems import Problem
-from ...rooted import Root
-from ...session_files import ReadProblem, digest, read_regular_file
+from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
 from ...transcript import Turn
 from ...trimming import TrimOptions, TrimResult
@@ -83,16 +79,10 @@ class CodexSource(AgentStoreSource):
     file_noun = "rollout"
 
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
-        self.settings = settings
         self.roots: list[CodexRoot] = [CodexRoot(Path(root)) for root in roots]
         self.configs = Configs()
-        self.own_paths = OwnPaths(data, NAME)
-        self.codex_listing = CodexListing(roots, self.own_paths)
-        self.listing = self.codex_listing
-        self.own_files = self.codex_listing.own_files
-        self.archive = self.codex_listing.archive
-        self.audit = AuditLog(self.own_paths)
-        self.counter = TokenCounter()
+        self.codex_listing = CodexListing(roots, OwnPaths(data, NAME))
+        super().__init__(settings, self.codex_listing)
 
     # --- finding and reading -----------------------------------------------------------------
 
@@ -102,11 +92,8 @@ class CodexSource(AgentStoreSource):
     def exists(self, ref: SessionRef) -> bool:
         return self._locate(ref) is not None
 
-    def session_path(self, ref: SessionRef) -> Path:
-        path = self._locate(ref)
-        if path is None:
-            return self.roots[0].sessions / ref.session_id if self.roots else Path(ref.session_id)
-        return path
+    def _new_path(self, ref: SessionRef) -> Path:
+        return self.roots[0].sessions / ref.session_id if self.roots else Path(ref.session_id)
 
     def open(self, ref: SessionRef) -> OpenedSession:
         from .meter import ContextNow
@@ -151,8 +138,8 @@ class CodexSource(AgentStoreSource):
     def agent_title(self, opened: OpenedSession) -> str | None:
         return self._session(opened).title
 
-    def branch(self, opened: OpenedSession) -> str | None:
-        return self._session(opened).fields.branch
+    def _folded(self, opened: OpenedSession) -> CodexFields:
+        return self._session(opened).fields
 
     def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
         return [], [], [], [NO_SWEEP]
@@ -167,11 +154,7 @@ class CodexSource(AgentStoreSource):
         notes = []
         if self._session(opened).lineage_gap is not None:
             notes.append(f"{self._session(opened).lineage_gap} Resuming it will fail.")
-        writer = self.writer(ref, opened)
-        if writer is not None:
-            notes.append(f"Codex may be writing this session now ({writer}); resuming it as well would "
-                         "interleave two conversations in one rollout.")
-        return Handoff(notes, None, self.prepare_meter(opened, workspace, via=RESUME).with_message(""), writer)
+        return self._handoff(ref, opened, workspace, notes, one="rollout")
 
     def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
         """Why the session counts as being written now (a recent record, a process holding it), or None
@@ -267,43 +250,27 @@ class CodexSource(AgentStoreSource):
         only: Codex's own rollout is never rewritten), archived (op `fork`; the original's bytes in the
         original's archive, op `fork-original`), titled "<title> (trimmed)" with lineage. A fork Codex
         made is written self-contained (fork.py)."""
-        from ..fork_files import write_fork
-        from .fork import ForkState, fork_name, new_thread_id, plan_fork
+        from .fork import fork_name, new_thread_id, plan_fork
         from .meter import DEFAULT_MODEL
 
-        if not fork:
-            raise ForkOnlyError("Codex's own rollouts are never rewritten: use --fork.",
-                                hint=f"reprise trim {ref.session_id} --fork ...")
+        self._refuse_in_place(ref, fork=fork, files="rollouts")
         opened = self.open(ref)
         session = self._session(opened)
         if session.lineage_gap is not None:
             raise UsageError(f"{session.lineage_gap} A trim would lose that history, so it is not made.",
                              hint="restore the parent's rollout first")
-        data, _, _, _ = self.codex_listing.read_records(opened.path)
-        if expected_sha256 is not None and digest(data) != expected_sha256:
-            raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was written.",
-                                     hint="open the trim dialog again", path=opened.path)
+        data = self._read(opened.path)
+        self._refuse_changed(ref, data, expected_sha256, opened.path)
         inherited = None
         if session.fields.forked_from is not None:
             inherited = self.codex_listing.transcript_records(session.records)[1].records
-        encoding = spec_for(model or session.fields.model or self.settings.meter.model or DEFAULT_MODEL,
-                            self.settings.meter.models).encoding
         fork_id = new_thread_id()
         plan = plan_fork(data, options, fork_id=fork_id, context_before=session.fields.context_tokens,
-                         count=lambda text: self.counter.count(text, encoding), inherited=inherited)
-        target = SessionRef(ref.workspace_key, fork_id, NAME)
-        writer = self.writer(ref, opened)
-        if writer is not None:
-            plan.notes.append(f"Codex may be writing this session now ({writer}); the fork holds the turns written "
-                              "so far")
-        if dry_run or not plan.changed:
-            return TrimResult(plan, ref, target, False, dry_run, True)
-        assert plan.data is not None and plan.records_digest is not None and isinstance(plan.state, ForkState)
-        return write_fork(plan, ref, target, data, title=self.read_meta(ref).title or session.title
-                          or session.fields.first_message or f"session {ref.session_id[-8:]}", options=options,
-                          force=force, fork_path=opened.path.parent / fork_name(opened.path.name, fork_id),
-                          root=Root(self.codex_listing.root_of(opened.path).path, "Codex root"),
-                          own_files=self.own_files, archive=self.archive, audit=self.audit)
+                         count=self._counting(model, session.fields.model, DEFAULT_MODEL), inherited=inherited)
+        return self._fork_result(ref, plan, data, fork_id, self.writer(ref, opened), options=options, dry_run=dry_run,
+                                 force=force, title=session.title or session.fields.first_message
+                                 or f"session {ref.session_id[-8:]}", path=opened.path,
+                                 fork_path=opened.path.parent / fork_name(opened.path.name, fork_id))
 
     def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
         """A new thread on an id Reprise chose (new.py: its first line written in the first root), with
