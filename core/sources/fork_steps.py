@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from ..errors import UsageError
+from ..session_files import digest
 from ..trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange
 
 FIT_CAPS = (4000, 2000, 1000, 500)
@@ -22,6 +23,11 @@ FIT_KEEPS = (20, 10, 5, 3, 1)
 class NamedTurn(Protocol):
     @property
     def turn_id(self) -> str: ...
+
+
+class NumberedTurn(NamedTurn, Protocol):
+    @property
+    def number(self) -> int: ...   # as shown, from 1
 
 
 class Candidate(Protocol):
@@ -109,6 +115,19 @@ def keep_newest(count: int, dropped: set[int], total: int) -> set[int]:
     return dropped | set(remaining[:max(len(remaining) - count, 0)])
 
 
+def turn_changes(turns: Sequence[NumberedTurn], drop: frozenset[int], cut_by_turn: dict[int, int]
+                 ) -> tuple[list[TurnChange], list[str]]:
+    """What a plan does to each turn it changes (dropped; capped, by so many characters: `cut_by_turn`),
+    and the ids of the turns it keeps."""
+    changes = []
+    for index, turn in enumerate(turns):
+        if index in drop:
+            changes.append(TurnChange(turn.number, turn.turn_id, "dropped"))
+        elif index in cut_by_turn:
+            changes.append(TurnChange(turn.number, turn.turn_id, "capped", cut_by_turn[index]))
+    return changes, [turn.turn_id for index, turn in enumerate(turns) if index not in drop]
+
+
 def choose_fit(base: Steps, total: int, target: int, before: int,
                build: Callable[[Steps], Built]) -> tuple[Built | None, FitOutcome]:
     """The first useful rung (caps, then the newest turns kept with the smallest cap) whose estimated
@@ -167,3 +186,37 @@ def chosen_fork(session_id: str, options: TrimOptions, original: Original, turns
         return unchanged(session_id, options, original, context_before, None,
                          notes + ["nothing to trim with these options"])
     return built, dropped, None
+
+
+def refuse_options(options: TrimOptions, agent: str) -> None:
+    """The options a fork of an agent's session cannot take: `--fold` (it has no summary of Fractal's to
+    fold into) and `--keep-history 0`."""
+    if options.fold is not None:
+        raise UsageError(f"--fold condenses Fractal's summary; a {agent} session has none to fold into.",
+                         hint="--keep-history N keeps the newest N turns; --drop removes turns")
+    if options.keep_history == 0:
+        raise UsageError(f"--keep-history must keep at least one turn of a {agent} session.")
+
+
+def cut_line_notes(size: int, end: int) -> list[str]:
+    """The note of an original whose last line is incomplete (its complete lines end at `end` of `size`)."""
+    if end < size:
+        return [f"the original's last line ({size - end:,} bytes) is incomplete (being written?); the fork leaves "
+                "it out"]
+    return []
+
+
+def compaction_notes(numbers: Sequence[int], agent: str) -> list[str]:
+    """The note of dropped turns (their numbers) that came before a compaction the fork keeps."""
+    if numbers:
+        return [f"turn(s) {', '.join(map(str, numbers))} came before a compaction: {agent}'s summary of it, which "
+                "the fork keeps, may still describe them"]
+    return []
+
+
+def fork_plan(session_id: str, options: TrimOptions, original: Original, built: BuiltFork[State],
+              context_before: int | None, fit: FitOutcome | None, notes: list[str]) -> TrimPlan:
+    """The plan of a fork built: its context after is the original's measured one minus what it removes."""
+    after = max(context_before - built.state.removed_tokens, 0) if context_before is not None else None
+    return TrimPlan(session_id, options, original, built.data, built.state, built.data, digest(built.data), [],
+                    built.changes, [], context_before, after, fit, notes)
