@@ -31,7 +31,7 @@ from ..session_files import digest
 from ..transcript import Turn
 from ..trimming import RestoreResult, TrimOptions, TrimPlan, TrimResult
 from .base import Handoff, OpenedSession, SessionSource
-from .jsonl_listing import FoldedFields, JsonlListing
+from .jsonl_listing import FoldedFields, HasPath, JsonlListing
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..retention import PruneSelection
@@ -48,11 +48,6 @@ class StoreTrash(Protocol):
     def restore(self, ref: SessionRef, roots: Sequence[Path], /) -> TrashEntry: ...
 
     def purge(self, keys: Iterable[str], /, *, confirmed: bool, older_than: float | None = None) -> PurgeResult: ...
-
-
-class HasPath(Protocol):
-    @property
-    def path(self) -> Path: ...
 
 
 def recorded_folder(value: str | None) -> str | None:

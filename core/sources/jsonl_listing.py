@@ -4,8 +4,9 @@ listing (`JsonlListing`) that reads one new or changed file on from where its la
 (`core/sources/grown.py`), makes a problem row of a file that vanished or cannot be read, says when
 a row is settled, digests it by its edges, keeps Reprise's own title and pin, and pickles by its roots.
 
-A source's listing gives its roots (`root_path`), how it reads a file (`_read`), the key of a file
-it could not read (`_unread_key`) and the row of one it read (`_listed`). Nothing here runs per line.
+A source's listing gives its roots (`root_path`), its line reader and fold (`parse`, `fold`), the
+key of a file it could not read (`_unread_key`) and the row of one it read (`_listed`). Nothing here
+runs per line.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, Self, TypeVar, cast
 
 from ..archive import Archive
 from ..errors import RepriseError
@@ -26,12 +27,28 @@ from ..rooted import Root
 from ..session_files import ReadProblem
 from ..transcript import Status, Usage
 from .base import ListedFile, ListingFields, ListingSource, SessionFile
-from .grown import Fold, GrownRead, Parsed, first_record
+from .grown import Fold, GrownRead, Parsed, first_record, read_grown
 
 PREVIEW_CHARS = 400
 RACY_NS = 3_000_000_000   # a row whose file changed this recently may change again within its mtime's tick
 
-F = TypeVar("F", bound=Fold)
+
+
+class StoredFold(Fold, Protocol):
+    """A listing fold a new one of which is made by its class, and a stored one by `from_bytes`."""
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Self: ...
+
+
+F = TypeVar("F", bound=StoredFold)
+
+
+class HasPath(Protocol):
+    """An agent's root folder."""
+
+    @property
+    def path(self) -> Path: ...
 
 
 def preview(text: str) -> str:
@@ -97,6 +114,16 @@ class JsonlListing(ListingSource, Generic[F]):
     file records its own folder, so the groups are not workspaces."""
 
     groups_are_workspaces = False
+    roots: Sequence[HasPath]
+    parse: Callable[[bytes, int, int], Parsed]   # the source's line reader
+    fold: type[F]                                # the class of its listing fold
+
+    def __init_subclass__(cls, *, parse: Callable[[bytes, int, int], Parsed], fold: type[StoredFold],
+                          **rest: object) -> None:
+        """A source's listing names its line reader and its fold's class where it is declared."""
+        super().__init_subclass__(**rest)
+        cls.parse = staticmethod(parse)
+        cls.fold = cast("type[F]", fold)   # the class's own fold: `JsonlListing[ListingFold], fold=ListingFold`
 
     def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
         self._own_paths = own_paths
@@ -105,16 +132,8 @@ class JsonlListing(ListingSource, Generic[F]):
         self.bytes_read = 0   # what read_listing took from the disk, past the edges it checks (for the benchmarks)
 
     @abstractmethod
-    def root_texts(self) -> list[str]:
-        """The roots, as the listing was made with them (it pickles by them)."""
-
-    @abstractmethod
     def root_path(self, path: str | Path) -> Path:
         """The root a session file is under (RepriseError for a path under none)."""
-
-    @abstractmethod
-    def _read(self, path: Path, root: Path, carry: bytes | None) -> GrownRead[F]:
-        """The file's fold, read on from `carry` (`grown.read_grown`)."""
 
     @abstractmethod
     def _unread_key(self, file: SessionFile) -> str:
@@ -126,7 +145,7 @@ class JsonlListing(ListingSource, Generic[F]):
 
     def __reduce__(self) -> tuple[Callable[[type[JsonlListing[F]], list[str], str], JsonlListing[F]],
                                   tuple[type[JsonlListing[F]], list[str], str]]:
-        return _listing_at, (type(self), self.root_texts(), str(self._own_paths.root))
+        return _listing_at, (type(self), [str(root.path) for root in self.roots], str(self._own_paths.root))
 
     @property
     def own_paths(self) -> OwnPaths:
@@ -135,10 +154,19 @@ class JsonlListing(ListingSource, Generic[F]):
     def file_root(self, path: str) -> Path:
         return self.root_path(path)
 
+    def _outside(self, path: str, agent: str) -> RepriseError:
+        """The error of a path under none of the roots."""
+        return RepriseError(f"{path} is not inside a {agent} root ({', '.join(str(r.path) for r in self.roots)}).")
+
+    def read_file(self, path: Path, root: Path, previous: bytes | None) -> GrownRead[F]:
+        """Fold the file's records, from the previous read's offset when the file only grew since
+        (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
+        return read_grown(path, root, previous, new_fold=self.fold, stored_fold=self.fold.from_bytes, parse=self.parse)
+
     def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
         path = Path(file.path)
         try:
-            read = self._read(path, self.root_path(path), file.carry)
+            read = self.read_file(path, self.root_path(path), file.carry)
         except FileNotFoundError:
             return ListedFile(self._unread_key(file), file.file_id, file.path, -1, -1,
                               Problem(file.path, "vanished", "the file disappeared while it was read"), settled=False)
@@ -150,13 +178,13 @@ class JsonlListing(ListingSource, Generic[F]):
         self.bytes_read += read.read_bytes
         return self._listed(file, read, now_ns)
 
-    def head_record(self, file: SessionFile, parse: Callable[[bytes, int, int], Parsed],
-                    wanted: Callable[[dict[str, object]], bool]) -> tuple[dict[str, object] | None, bool] | None:
+    def head_record(self, file: SessionFile, wanted: Callable[[dict[str, object]], bool]
+                    ) -> tuple[dict[str, object] | None, bool] | None:
         """`grown.first_record` of the file within its root; None when it cannot be read (a whole read
         gives its problem)."""
         path = Path(file.path)
         try:
-            return first_record(path, self.root_path(path), parse, wanted)
+            return first_record(path, self.root_path(path), self.parse, wanted)
         except (FileNotFoundError, ReadProblem, OSError, RepriseError):
             return None
 

@@ -21,7 +21,7 @@ from ...problems import Problem
 from ...session_files import ReadProblem, chunks_of, opened_regular_file
 from ..agent_store import odd_folder_note, recorded_folder
 from ..base import HeadKeys, ListedFile, ListingFields, SearchRecord, SessionFile
-from ..grown import GrownRead, files_of_workspaces, read_grown
+from ..grown import GrownRead, files_of_workspaces
 from ..jsonl_listing import JsonlListing, row_digest, settled
 from ..jsonl_listing import listing_fields as agent_fields
 from .fields import ClaudeFields, ListingFold, orjson_exact
@@ -39,12 +39,6 @@ _SESSION_FILE = with_suffix(SUFFIX, is_session_id)
 
 def _parse(data: bytes, start: int, first: int) -> Parsed:
     return parse_lines(data, start, first_line=first, skim_results=True, exact=orjson_exact)
-
-
-def read_session_file(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
-    """Fold the file's records, from the previous read's offset when the file only grew since
-    (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
-    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes, parse=_parse)
 
 
 def _names_folder(record: dict[str, object]) -> bool:
@@ -65,7 +59,7 @@ def folder_guess(group: str) -> str:
     return "/" + Path(group).name.lstrip("-").replace("-", "/")
 
 
-class ClaudeListing(JsonlListing[ListingFold]):
+class ClaudeListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     """Claude Code's stores under their roots, as the catalog lists them: a group is one project
     folder (`projects/<slug>`), and each file's workspace is the folder its records name."""
 
@@ -73,14 +67,11 @@ class ClaudeListing(JsonlListing[ListingFold]):
 
     def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
         super().__init__(roots, own_paths)
-        self.roots = [ClaudeRoot(Path(root)) for root in roots]
+        self.roots: list[ClaudeRoot] = [ClaudeRoot(Path(root)) for root in roots]
         self._projects = [(f"{root.projects}/", root.path) for root in self.roots]   # root_of runs per row
         self._own_prefix = f"{own_paths.root}/"
         self._kept: dict[str, str] | None = None   # {session id: kept copy} of the sessions only kept copies hold
         self.kept_problems: list[Problem] = []
-
-    def root_texts(self) -> list[str]:
-        return [str(root.path) for root in self.roots]
 
     def root_of(self, path: str | Path) -> Path:
         """The root a session file is under (the listing never names a file outside its roots)."""
@@ -90,7 +81,7 @@ class ClaudeListing(JsonlListing[ListingFold]):
                 return root
         if text.startswith(self._own_prefix):
             return self._own_paths.root   # a kept copy
-        raise RepriseError(f"{text} is not inside a Claude Code root ({', '.join(str(r.path) for r in self.roots)}).")
+        raise self._outside(text, "Claude Code")
 
     def root_path(self, path: str | Path) -> Path:
         return self.root_of(path)
@@ -151,7 +142,7 @@ class ClaudeListing(JsonlListing[ListingFold]):
 
     def _head_key(self, file: SessionFile) -> str | None:
         """The workspace key `read_listing` will give the file, from its head; None when the head does not tell."""
-        head = self.head_record(file, _parse, _names_folder)
+        head = self.head_record(file, _names_folder)
         if head is None:
             return None   # read whole: the read gives its problem
         record, whole = head
@@ -163,9 +154,6 @@ class ClaudeListing(JsonlListing[ListingFold]):
 
     def _guessed(self, file: SessionFile) -> str:
         return folder_guess(file.group if file.group and file.group != KEPT else str(Path(file.path).parent))
-
-    def _read(self, path: Path, root: Path, carry: bytes | None) -> GrownRead[ListingFold]:
-        return read_session_file(path, root, carry)
 
     def _unread_key(self, file: SessionFile) -> str:
         return workspace_key(self._guessed(file))

@@ -27,7 +27,7 @@ from ..agent_json import Exact
 from ..agent_store import odd_folder_note, recorded_folder
 from ..base import HeadKeys, ListedFile, ListingFields, SearchRecord, SessionFile
 from ..byte_scan import ByteScanRule
-from ..grown import GrownRead, files_of_workspaces, read_grown
+from ..grown import GrownRead, files_of_workspaces
 from ..jsonl_listing import JsonlListing, row_digest, settled
 from ..jsonl_listing import listing_fields as agent_fields
 from ..transcript_search import search_records
@@ -49,12 +49,6 @@ def _parse(data: bytes, start: int, first: int) -> Parsed:
     return parse_rollout(data, start, first_line=first, exact=orjson_exact, skim=True)
 
 
-def read_rollout(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
-    """Fold the rollout's records, from the previous read's offset when it only grew since
-    (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
-    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes, parse=_parse)
-
-
 def _is_meta(record: dict[str, object]) -> bool:
     return kind_of(record)[0] == SESSION_META
 
@@ -69,7 +63,7 @@ def listing_fields(found: CodexFields, file_id: str, key: str, title: str | None
                         agent_title=title)
 
 
-class CodexListing(JsonlListing[ListingFold]):
+class CodexListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     """Codex's stores under their roots, as the catalog lists them: a group is one date folder (or
     `archived_sessions/`), and each file's workspace is the folder its `session_meta` names."""
 
@@ -77,14 +71,11 @@ class CodexListing(JsonlListing[ListingFold]):
 
     def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
         super().__init__(roots, own_paths)
-        self.roots = [CodexRoot(Path(root)) for root in roots]
+        self.roots: list[CodexRoot] = [CodexRoot(Path(root)) for root in roots]
         self._prefixes = [(f"{root.path}/", root) for root in self.roots]
         self.indexes = {root.path: SessionIndex(root.index) for root in self.roots}
         self._names: dict[str, dict[str, str]] = {}   # {group: {session id: file name}}
         self._named: dict[Path, tuple[dict[str, str], int]] = {}   # each root's names as the last listing began
-
-    def root_texts(self) -> list[str]:
-        return [str(root.path) for root in self.roots]
 
     def root_of(self, path: str | Path) -> CodexRoot:
         """The root a rollout is under (the listing never names a file outside its roots)."""
@@ -92,7 +83,7 @@ class CodexListing(JsonlListing[ListingFold]):
         for prefix, root in self._prefixes:
             if text.startswith(prefix):
                 return root
-        raise RepriseError(f"{text} is not inside a Codex root ({', '.join(str(r.path) for r in self.roots)}).")
+        raise self._outside(text, "Codex")
 
     def root_path(self, path: str | Path) -> Path:
         return self.root_of(path).path
@@ -189,7 +180,7 @@ class CodexListing(JsonlListing[ListingFold]):
     def _head_key(self, file: SessionFile) -> str | None:
         """The workspace key `read_listing` will give the rollout, from its head; None when the head
         does not tell (no session_meta there, or one without an id: the fold takes a later one's folder)."""
-        head = self.head_record(file, _parse, _is_meta)
+        head = self.head_record(file, _is_meta)
         if head is None:
             return None
         path = Path(file.path)
@@ -204,9 +195,6 @@ class CodexListing(JsonlListing[ListingFold]):
             return self._fallback_key(path)
         folder = recorded_folder(cwd)
         return workspace_key(folder) if folder is not None else UNKNOWN_FOLDER_KEY
-
-    def _read(self, path: Path, root: Path, carry: bytes | None) -> GrownRead[ListingFold]:
-        return read_rollout(path, root, carry)
 
     def _unread_key(self, file: SessionFile) -> str:
         return self._fallback_key(Path(file.path))
