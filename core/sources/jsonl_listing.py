@@ -118,12 +118,15 @@ class JsonlListing(ListingSource, Generic[F]):
     parse: Callable[[bytes, int, int], Parsed]   # the source's line reader
     fold: type[F]                                # the class of its listing fold
 
-    def __init_subclass__(cls, *, parse: Callable[[bytes, int, int], Parsed], fold: type[StoredFold],
-                          **rest: object) -> None:
-        """A source's listing names its line reader and its fold's class where it is declared."""
+    def __init_subclass__(cls, *, parse: Callable[[bytes, int, int], Parsed] | None = None,
+                          fold: type[StoredFold] | None = None, **rest: object) -> None:
+        """A source's listing names its line reader and its fold's class where it is declared (a
+        subclass of it keeps them unless it names others)."""
         super().__init_subclass__(**rest)
-        cls.parse = staticmethod(parse)
-        cls.fold = cast("type[F]", fold)   # the class's own fold: `JsonlListing[ListingFold], fold=ListingFold`
+        if parse is not None:
+            cls.parse = staticmethod(parse)
+        if fold is not None:
+            cls.fold = cast("type[F]", fold)   # the class's own fold: `JsonlListing[ListingFold], fold=ListingFold`
 
     def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
         self._own_paths = own_paths
