@@ -6,32 +6,24 @@ A correct superset first, speed second: the bytes are searched as the tokenizer 
 every character it folds to an ASCII letter or drops written as it folds (UTF-8 sequences with
 lead bytes C3-C8 and CC, Latin Extended Additional E1 B8-BB, the Kelvin and Angstrom signs, and the
 JSON escapes of those and of ASCII letters and digits), so "Kübernetes" or "K\u00fcbernetes" holds
-"kubernetes". A Codex fork is always a candidate (its texts include its parent's), and a query
-token that is not ASCII makes every file one.
+"kubernetes". A query token that is not ASCII makes every file one. What a store knows better (a
+file always parsed, lines no search record comes from) comes from its source as a `ByteScanRule`
+(`ListingSource.byte_scan_rule`), told from the file's first chunk.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .errors import RepriseError
 from .search_snippet import fold
 from .session_files import ReadProblem, chunks_of, opened_regular_file
 from .sources.base import ListingSource
+from .sources.byte_scan import ByteScanRule
 
-# A Codex fork's `session_meta` (its first line) names its parent.
-_INHERITS = b'"forked_from_id":"'
-# The lines of a Codex rollout no search record comes from (its transcript takes the prompt from its
-# event, never from the messages Codex injects), told by their first bytes: the session's metadata
-# with the base instructions, the developer and user messages, the tool list, the turn's context.
-# In a rollout of the generated store they hold a common word of the instructions in every file.
-_CODEX_START = b'{"timestamp":"'
-_CODEX_SKIPPED = (b'"type":"session_meta"', b'"role":"developer"', b'"role":"user"', b'"type":"additional_tools"',
-                  b'"type":"turn_context"', b'"type":"world_state"')
-_HEAD = 300   # of a line, where its type and role are
 _LEADS = (*range(0xC3, 0xC9), 0xCC)   # the two-byte sequences of U+00C0-U+023F and U+0300-U+033F
 _LONG = re.compile(rb"\xe1[\xb8-\xbb][\x80-\xbf]|\xe2\x84[\xaa\xab]")   # U+1E00-U+1EFF; Kelvin, Angstrom signs
 _ESCAPE = re.compile(rb"\\u[0-9a-f]{4}")   # a JSON escape, lowered
@@ -99,33 +91,44 @@ def folded(lowered: bytes, *, json: bool = True) -> bytes:
     return lowered
 
 
-def chunks_may_match(chunks: Iterable[bytes], needles: tuple[bytes, ...]) -> bool:
-    """Whether a file of these chunks can hold a record with every needle (a folded ASCII token).
+def _every_byte(first_chunk: bytes) -> ByteScanRule | None:
+    return None
+
+
+def chunks_may_match(chunks: Iterable[bytes], needles: tuple[bytes, ...],
+                     rule_of: Callable[[bytes], ByteScanRule | None] = _every_byte) -> bool:
+    """Whether a file of these chunks can hold a record with every needle (a folded ASCII token), read
+    by the rule its source gives for its first chunk (`rule_of`; None: every byte).
     Each chunk is folded alone, and the bytes around each seam between two chunks once more
     together, so a needle (or a character, or an escape) across a seam is found too."""
     missing = list(needles)
     edge = max(64, *(len(needle) * 6 + 8 for needle in needles))
     tail = b""
     first = True
-    codex = False
+    skipped: tuple[bytes, ...] = ()
+    head = 0
+    mark: bytes | None = None
     for chunk in chunks:
         if first:
-            codex = chunk.startswith(_CODEX_START) and b'"type":"session_meta"' in chunk[:_HEAD]
-            if codex and _INHERITS in chunk:
-                return True
-        text = folded((_searched_lines(chunk, whole=first or tail.endswith(b"\n")) if codex else chunk).lower())
+            rule = rule_of(chunk)
+            if rule is not None:
+                if rule.always_candidate:
+                    return True
+                skipped, head, mark = rule.skipped_line_heads, rule.head, rule.candidate_if_in_first
+        kept = _searched_lines(chunk, skipped, head, whole=first or tail.endswith(b"\n")) if skipped else chunk
+        text = folded(kept.lower())
         seam = folded((tail + chunk[:edge]).lower()) if tail else b""
         missing = [needle for needle in missing if needle not in text and needle not in seam]
-        if not missing or (first and _INHERITS in text):
+        if not missing or (first and mark is not None and mark in text):
             return True
         first = False
         tail = chunk[-edge:] if len(chunk) >= edge else (tail + chunk)[-edge:]
     return False
 
 
-def _searched_lines(chunk: bytes, *, whole: bool) -> bytes:
-    """A Codex rollout's chunk without the lines no search record comes from (`_CODEX_SKIPPED`); its
-    first piece always kept when it ends a line begun in the chunk before (not `whole`)."""
+def _searched_lines(chunk: bytes, skipped: tuple[bytes, ...], head: int, *, whole: bool) -> bytes:
+    """A chunk without the lines no search record comes from (one of `skipped` in their first `head`
+    bytes); its first piece always kept when it ends a line begun in the chunk before (not `whole`)."""
     kept = []
     start = 0
     if not whole:
@@ -135,8 +138,8 @@ def _searched_lines(chunk: bytes, *, whole: bool) -> bytes:
     while start < size:
         end = chunk.find(b"\n", start)
         end = size if end < 0 else end + 1
-        head = chunk[start:min(end, start + _HEAD)]
-        if not any(mark in head for mark in _CODEX_SKIPPED):
+        line_head = chunk[start:min(end, start + head)]
+        if not any(mark in line_head for mark in skipped):
             kept.append(chunk[start:end])
         start = end
     return b"".join(kept)
@@ -174,4 +177,4 @@ def may_match(source: ListingSource, path: str, needles: tuple[bytes, ...] | Non
     if needles is None or root is None:
         return True
     with opened_regular_file(Path(path), root) as (fd, _):
-        return chunks_may_match(chunks_of(fd), needles)
+        return chunks_may_match(chunks_of(fd), needles, source.byte_scan_rule)

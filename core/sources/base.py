@@ -28,6 +28,7 @@ from ..paths import OwnPaths, SessionRef
 from ..problems import Problem
 from ..transcript import Status, Transcript, Usage
 from ..trimming import RestoreResult, TrimOptions, TrimResult
+from .byte_scan import ByteScanRule
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..agents import Backend
@@ -212,6 +213,11 @@ class ListingSource(ABC):
         """The root this file is read within (a raw read of its bytes, the search's byte scan, is
         bounded by the same), or None when the source names none: the file is then read by its
         reader only. Raises RepriseError for a path outside the source's roots."""
+        return None
+
+    def byte_scan_rule(self, first_chunk: bytes) -> ByteScanRule | None:
+        """How the search's byte scan reads the file whose first chunk this is (`byte_scan.ByteScanRule`);
+        None: every byte of it, as it is."""
         return None
 
     def titles_apart(self) -> dict[str, str]:

@@ -2,7 +2,8 @@
 a trim drops (turn numbers as shown, ranges, turn ids; the newest N kept), the steps one plan takes
 (the turns dropped, the cap on replies and tool results, the newest turns spared from it), the
 `--fit` ladder that picks the first plan whose estimated context is under a target, and the plan
-of a trim that changes nothing. Each agent's fork module builds the bytes of a plan's steps.
+of a trim that changes nothing; `chosen_fork` takes a trim's options through all of them. Each
+agent's fork module builds the bytes of a plan's steps.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from ..errors import UsageError
+from ..session_files import digest
 from ..trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange
 
 FIT_CAPS = (4000, 2000, 1000, 500)
@@ -23,6 +25,11 @@ class NamedTurn(Protocol):
     def turn_id(self) -> str: ...
 
 
+class NumberedTurn(NamedTurn, Protocol):
+    @property
+    def number(self) -> int: ...   # as shown, from 1
+
+
 class Candidate(Protocol):
     """A built plan as the ladder weighs it."""
 
@@ -31,6 +38,9 @@ class Candidate(Protocol):
 
     @property
     def useful(self) -> bool: ...          # it changes something and keeps a turn
+
+    @property
+    def changes(self) -> list[TurnChange]: ...   # what it does to each turn it changes
 
 
 Built = TypeVar("Built", bound=Candidate)
@@ -105,6 +115,19 @@ def keep_newest(count: int, dropped: set[int], total: int) -> set[int]:
     return dropped | set(remaining[:max(len(remaining) - count, 0)])
 
 
+def turn_changes(turns: Sequence[NumberedTurn], drop: frozenset[int], cut_by_turn: dict[int, int]
+                 ) -> tuple[list[TurnChange], list[str]]:
+    """What a plan does to each turn it changes (dropped; capped, by so many characters: `cut_by_turn`),
+    and the ids of the turns it keeps."""
+    changes = []
+    for index, turn in enumerate(turns):
+        if index in drop:
+            changes.append(TurnChange(turn.number, turn.turn_id, "dropped"))
+        elif index in cut_by_turn:
+            changes.append(TurnChange(turn.number, turn.turn_id, "capped", cut_by_turn[index]))
+    return changes, [turn.turn_id for index, turn in enumerate(turns) if index not in drop]
+
+
 def choose_fit(base: Steps, total: int, target: int, before: int,
                build: Callable[[Steps], Built]) -> tuple[Built | None, FitOutcome]:
     """The first useful rung (caps, then the newest turns kept with the smallest cap) whose estimated
@@ -134,3 +157,66 @@ def unchanged(session_id: str, options: TrimOptions, original: Original, before:
     """The plan of a trim that changes nothing."""
     return TrimPlan(session_id, options, original, original.data, None, None, None, [], [], [], before, before, fit,
                     notes)
+
+
+def chosen_fork(session_id: str, options: TrimOptions, original: Original, turns: Sequence[NamedTurn],
+                context_before: int | None, notes: list[str], build: Callable[[Steps], Built]
+                ) -> tuple[Built, set[int], FitOutcome | None] | TrimPlan:
+    """The fork these options make of a session of these turns (`build` makes the bytes of one plan's
+    steps): the turns `--drop` and `--keep-history` leave out, then with `--fit` the ladder's first plan
+    that fits: (the built fork, the turns it drops, the ladder's outcome). A trim that changes nothing
+    gives its plan (`unchanged`, with `notes` and a note why); UsageError for one that would drop every turn."""
+    dropped = resolve_drop(turns, options.drop)
+    if options.keep_history is not None:
+        dropped = keep_newest(options.keep_history, dropped, len(turns))
+    base = Steps(frozenset(dropped), options.cap_replies, options.spare)
+    if options.fit is not None:
+        if context_before is None:
+            raise UsageError("--fit needs the session's measured context, and this session has none yet.")
+        chosen, fit = choose_fit(base, len(turns), options.fit, context_before, build)
+        if chosen is None:
+            note = fit.chosen if fit.fits and fit.chosen else \
+                f"no plan on the ladder brings the context to {options.fit:,} tokens or less; nothing changed"
+            return unchanged(session_id, options, original, context_before, fit, notes + [note])
+        return chosen, dropped, fit
+    if turns and len(dropped) == len(turns):
+        raise UsageError("That would drop every turn; a fork keeps at least one.")
+    built = build(base)
+    if not built.changes:
+        return unchanged(session_id, options, original, context_before, None,
+                         notes + ["nothing to trim with these options"])
+    return built, dropped, None
+
+
+def refuse_options(options: TrimOptions, agent: str) -> None:
+    """The options a fork of an agent's session cannot take: `--fold` (it has no summary of Fractal's to
+    fold into) and `--keep-history 0`."""
+    if options.fold is not None:
+        raise UsageError(f"--fold condenses Fractal's summary; a {agent} session has none to fold into.",
+                         hint="--keep-history N keeps the newest N turns; --drop removes turns")
+    if options.keep_history == 0:
+        raise UsageError(f"--keep-history must keep at least one turn of a {agent} session.")
+
+
+def cut_line_notes(size: int, end: int) -> list[str]:
+    """The note of an original whose last line is incomplete (its complete lines end at `end` of `size`)."""
+    if end < size:
+        return [f"the original's last line ({size - end:,} bytes) is incomplete (being written?); the fork leaves "
+                "it out"]
+    return []
+
+
+def compaction_notes(numbers: Sequence[int], agent: str) -> list[str]:
+    """The note of dropped turns (their numbers) that came before a compaction the fork keeps."""
+    if numbers:
+        return [f"turn(s) {', '.join(map(str, numbers))} came before a compaction: {agent}'s summary of it, which "
+                "the fork keeps, may still describe them"]
+    return []
+
+
+def fork_plan(session_id: str, options: TrimOptions, original: Original, built: BuiltFork[State],
+              context_before: int | None, fit: FitOutcome | None, notes: list[str]) -> TrimPlan:
+    """The plan of a fork built: its context after is the original's measured one minus what it removes."""
+    after = max(context_before - built.state.removed_tokens, 0) if context_before is not None else None
+    return TrimPlan(session_id, options, original, built.data, built.state, built.data, digest(built.data), [],
+                    built.changes, [], context_before, after, fit, notes)

@@ -14,6 +14,7 @@ from reprise.core.search_index import TABLES, TOKENIZER
 from reprise.core.search_match import Query
 from reprise.core.search_scan import chunks_may_match, folded
 from reprise.core.search_snippet import fold
+from reprise.core.sources.codex.search_scan import byte_scan_rule
 
 ALPHABET = st.sampled_from(list("abcxyzKABCXYZ019_-./:'\" \t\n\\") + list("éÉèüÜñçßøÅİıŉǅ") + ["e\u0301", "\u0308"]
                            + list("αβσςΣάΆ") + list("жЖщ") + list("日本語") + ["\ue000", "½", "Ⅻ", "\u212a", "ḁ"])
@@ -89,6 +90,11 @@ def test_a_file_without_the_words_is_no_candidate() -> None:
     codex = (b'{"timestamp":"t","type":"session_meta","payload":{"instructions":"kubernetes cluster"}}\n'
              b'{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"developer",'
              b'"content":"kubernetes cluster"}}\n{"timestamp":"t","type":"event_msg","payload":{"text":"hello"}}\n')
-    assert not chunks_may_match([codex], needles)
+    assert not chunks_may_match([codex], needles, byte_scan_rule)
+    assert chunks_may_match([codex], needles)   # read as every byte without Codex's rule
     assert chunks_may_match([codex.replace(b'"payload":{"instructions"', b'"payload":{"forked_from_id":"x",'
-                                                                           b'"instructions"')], needles)
+                                                                           b'"instructions"')], needles, byte_scan_rule)
+    # A head Codex does not write: every byte read, and a candidate when its first chunk names a parent.
+    odd = b'{"type":"session_meta","payload":{"forked_from_id":"x"}}\n{"text":"hello"}\n'
+    assert chunks_may_match([odd], needles, byte_scan_rule)
+    assert not chunks_may_match([odd], needles)

@@ -18,8 +18,8 @@ from reprise.core.archive import Archive
 from reprise.core.paths import OwnPaths, SessionRef, workspace_key
 from reprise.core.rows import SessionRow
 from reprise.core.service import Service
-from reprise.core.sources.claude.listing import read_session_file
-from reprise.core.sources.codex.listing import read_rollout
+from reprise.core.sources.claude.listing import ClaudeListing
+from reprise.core.sources.codex.listing import CodexListing
 from reprise.core.sources.grown import EDGE, GrownRead
 from reprise.tui import cli
 
@@ -183,8 +183,10 @@ def test_a_same_size_rewrite_that_keeps_the_mtime_is_read_whole_by_its_ctime(sou
     path = agent_files(work)[source]
     root = Path(os.environ["CLAUDE_CONFIG_DIR" if source == "claude" else "CODEX_HOME"])
 
+    listing = (ClaudeListing if source == "claude" else CodexListing)([root], OwnPaths(tmp_path / "data", source))
+
     def read(previous: bytes | None) -> GrownRead:
-        return (read_session_file if source == "claude" else read_rollout)(path, root, previous)
+        return listing.read_file(path, root, previous)
 
     first = read(None)
     assert not first.warnings

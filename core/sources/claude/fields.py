@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...transcript import Status, Usage
+from ..jsonl_listing import FoldedFields
 from .chain import EXTRA, KIND, ChainTable, pack, unpack
 from .messages import ASSISTANT, BOUNDARY, ERROR, INTERRUPT, PROMPT, count, turn_starts, usage_of
 from .records import Record
@@ -28,24 +29,14 @@ TitleSource = Literal["custom-title", "ai-title", "summary", "prompt"]
 
 
 @dataclass(slots=True)
-class ClaudeFields:
-    """What a listing shows of one Claude Code session."""
+class ClaudeFields(FoldedFields):
+    """What a listing shows of one Claude Code session (`context_tokens`: the newest main-chain API
+    call's, or a newer compaction's tokens after; `usage`: every API message of the file once, split
+    lines share `message.id`)."""
 
-    session_id: str | None
-    cwd: str | None
     title: str | None
     title_source: TitleSource | None
-    first_message: str
-    last_message: str
-    turns: int
-    last_status: Status | None
-    last_activity: str | None
-    branch: str | None
-    model: str | None
-    context_tokens: int | None        # measured: the newest main-chain API call, or a newer compaction's tokens after
     context_basis: Literal["assistant", "compact_boundary"] | None
-    usage: Usage                      # every API message of the file once (split lines share `message.id`)
-    hidden_by_agent: bool
     entrypoint: str | None
     version: str | None
     branches: int                     # conversations off the main chain (rewound turns, forks in the file)

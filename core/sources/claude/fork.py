@@ -23,11 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import UsageError
-from ...session_files import digest
-from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
-from .. import agent_json
-from ..fork_steps import BuiltFork, Steps, choose_fit, keep_newest, resolve_drop, unchanged
+from ...trimming import Original, TrimOptions, TrimPlan, cap_marker
+from .. import agent_json, fork_steps
+from ..fork_steps import BuiltFork, Steps
 from .chain import main_chain_records
 from .messages import BOUNDARY, PROMPT, RESULT, kind_of, prompt_text, turn_starts
 from .records import Record, parse_lines
@@ -288,13 +286,7 @@ def _build(records: list[Record], chain: list[Record], turns: list[ChainTurn], l
             tail["lastPrompt"] = last_prompt
         tail.update({"leafUuid": new_leaf, "sessionId": fork_id})
         out.append(dumps(tail))
-    changes = []
-    for index, turn in enumerate(turns):
-        if index in steps.drop:
-            changes.append(TurnChange(turn.number, turn.turn_id, "dropped"))
-        elif index in cut_by_turn:
-            changes.append(TurnChange(turn.number, turn.turn_id, "capped", cut_by_turn[index]))
-    kept_turns = [turn.turn_id for index, turn in enumerate(turns) if index not in steps.drop]
+    changes, kept_turns = fork_steps.turn_changes(turns, steps.drop, cut_by_turn)
     state = ForkState(fork_id, kept_turns, new_leaf, agent_ids, tool_results, removed_tokens)
     return _Built(b"".join(out), state, changes)
 
@@ -359,52 +351,24 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
 
     `context_before` is the original's measured context; the fork's is that minus the tokens of
     what the fork leaves out (`count` counts a text), an estimate until the fork's first turn."""
-    if options.fold is not None:
-        raise UsageError("--fold condenses Fractal's summary; a Claude Code session has none to fold into.",
-                         hint="--keep-history N keeps the newest N turns; --drop removes turns")
-    if options.keep_history == 0:
-        raise UsageError("--keep-history must keep at least one turn of a Claude Code session.")
+    fork_steps.refuse_options(options, "Claude Code")
     original = Original.of(data)
     parsed = parse_lines(data, 0, skim=False)
     records = parsed.records
     session_id = next((str(r["sessionId"]) for r in records if isinstance(r.get("sessionId"), str)), "")
     chain, turns, leaf = chain_turns(records)
-    notes: list[str] = []
-    if parsed.end < len(data):
-        notes.append(f"the original's last line ({len(data) - parsed.end:,} bytes) is incomplete (being written?); "
-                     "the fork leaves it out")
+    notes = fork_steps.cut_line_notes(len(data), parsed.end)
     notes += [f"the original's {warning}; the fork leaves it out" for warning in parsed.warnings[:5]]
-    dropped = resolve_drop(turns, options.drop)
-    if options.keep_history is not None:
-        dropped = keep_newest(options.keep_history, dropped, len(turns))
-    base = Steps(frozenset(dropped), options.cap_replies, options.spare)
-    fit: FitOutcome | None = None
-    if options.fit is not None:
-        if context_before is None:
-            raise UsageError("--fit needs the session's measured context, and this session has none yet.")
-        chosen, fit = choose_fit(base, len(turns), options.fit, context_before,
-                                lambda steps: _build(records, chain, turns, leaf, steps, fork_id, original, count))
-        if chosen is None:
-            note = fit.chosen if fit.fits and fit.chosen else \
-                f"no plan on the ladder brings the context to {options.fit:,} tokens or less; nothing changed"
-            return unchanged(session_id, options, original, context_before, fit, notes + [note])
-        built = chosen
-    else:
-        built = _build(records, chain, turns, leaf, base, fork_id, original, count)
-        if not built.changes:
-            return unchanged(session_id, options, original, context_before, None,
-                              notes + ["nothing to trim with these options"])
-    if len(built.state.kept_turns) == 0:
-        raise UsageError("That would drop every turn; a fork keeps at least one.")
-    after = max(context_before - built.state.removed_tokens, 0) if context_before is not None else None
+    chosen = fork_steps.chosen_fork(session_id, options, original, turns, context_before, notes,
+                         lambda steps: _build(records, chain, turns, leaf, steps, fork_id, original, count))
+    if isinstance(chosen, TrimPlan):
+        return chosen
+    built, dropped, fit = chosen
     notes.append("the fork's context is an estimate (the measured context minus what was left out) until its "
                  "first turn: its copied usage records describe the untrimmed session")
-    compaction_turns = [turns[index].number for index in sorted(dropped) if _before_compaction(chain, turns[index])]
-    if compaction_turns:
-        notes.append(f"turn(s) {', '.join(map(str, compaction_turns))} came before a compaction: Claude Code's "
-                     "summary of it, which the fork keeps, may still describe them")
-    return TrimPlan(session_id, options, original, built.data, built.state, built.data, digest(built.data), [],
-                    built.changes, [], context_before, after, fit, notes)
+    notes += fork_steps.compaction_notes([turns[index].number for index in sorted(dropped)
+                               if _before_compaction(chain, turns[index])], "Claude Code")
+    return fork_steps.fork_plan(session_id, options, original, built, context_before, fit, notes)
 
 
 def _before_compaction(chain: list[Record], turn: ChainTurn) -> bool:

@@ -10,11 +10,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import InvalidIdError
+from ..uuid_ids import checked_uuid, is_uuid
 
 SUFFIX = ".jsonl"
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def slug(folder: str) -> str:
@@ -22,16 +21,11 @@ def slug(folder: str) -> str:
     return _NOT_ALNUM.sub("-", folder)
 
 
-def is_session_id(text: str) -> bool:
-    """Claude Code names each session file by its UUID (lower-case hex in 8-4-4-4-12 groups)."""
-    return _UUID.fullmatch(text) is not None
+is_session_id = is_uuid   # Claude Code names each session file by its UUID
 
 
 def check_session_id(text: str) -> str:
-    if not is_session_id(text):
-        shown = text[:40].encode("unicode_escape").decode("ascii")
-        raise InvalidIdError(f"{shown!r} is not a Claude Code session id (a UUID).")
-    return text
+    return checked_uuid(text, "Claude Code")
 
 
 @dataclass(frozen=True, slots=True)

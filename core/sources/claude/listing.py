@@ -10,22 +10,20 @@ grew and still matches is read from that offset only; anything else is read whol
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from ...archive import Archive
 from ...errors import RepriseError
 from ...folder_scan import FolderNames, FolderStats, scan_folder, with_suffix
-from ...own_files import OwnFiles
-from ...paths import OwnPaths, SessionRef, workspace_key
+from ...paths import OwnPaths, workspace_key
 from ...problems import Problem
-from ...rooted import Root
 from ...session_files import ReadProblem, chunks_of, opened_regular_file
 from ..agent_store import odd_folder_note, recorded_folder
-from ..base import HeadKeys, ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
-from ..grown import GrownRead, files_of_workspaces, first_record, read_grown
+from ..base import HeadKeys, ListedFile, ListingFields, SearchRecord, SessionFile
+from ..grown import GrownRead, files_of_workspaces
+from ..jsonl_listing import JsonlListing, row_digest, settled
+from ..jsonl_listing import listing_fields as agent_fields
 from .fields import ClaudeFields, ListingFold, orjson_exact
 from .keep import kept_path, kept_sessions
 from .layout import SUFFIX, ClaudeRoot, is_session_id
@@ -36,23 +34,11 @@ from .windows import claude_window
 
 NAME = "claude"
 KEPT = "kept"   # the group of kept copies whose original Claude Code has deleted (Reprise's archive)
-PREVIEW_CHARS = 400
-_RACY_NS = 3_000_000_000
 _SESSION_FILE = with_suffix(SUFFIX, is_session_id)
-
-
-def _preview(text: str) -> str:
-    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
 def _parse(data: bytes, start: int, first: int) -> Parsed:
     return parse_lines(data, start, first_line=first, skim_results=True, exact=orjson_exact)
-
-
-def read_session_file(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
-    """Fold the file's records, from the previous read's offset when the file only grew since
-    (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
-    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes, parse=_parse)
 
 
 def _names_folder(record: dict[str, object]) -> bool:
@@ -62,26 +48,10 @@ def _names_folder(record: dict[str, object]) -> bool:
 def listing_fields(found: ClaudeFields, file_id: str, key: str, folder: str | None,
                    warnings: Sequence[str]) -> ListingFields:
     """What a listing shows of one Claude Code session."""
-    return ListingFields(
-        session_id=file_id,
-        workspace_key=key,
-        turns=found.turns,
-        first_message=_preview(found.first_message),
-        last_message=_preview(found.last_message),
-        last_status=found.last_status,
-        pending=False,
-        last_activity=found.last_activity,
-        activity_source="history" if found.last_activity else "mtime",
-        context_tokens=found.context_tokens or 0,
-        usage=found.usage,
-        branch=found.branch,
-        model=found.model,
-        context_window=window[0] if (window := claude_window(found.model)) is not None else None,
-        hidden_by_agent=found.hidden_by_agent,
-        workspace_path=folder,
-        warning="; ".join(warnings) or None,
-        agent_title=found.title if found.title_source in ("custom-title", "ai-title") else None,
-    )
+    window = claude_window(found.model)
+    return agent_fields(found, file_id, key, folder=folder, window=window[0] if window is not None else None,
+                        hidden=found.hidden_by_agent, warning="; ".join(warnings) or None,
+                        agent_title=found.title if found.title_source in ("custom-title", "ai-title") else None)
 
 
 def folder_guess(group: str) -> str:
@@ -89,30 +59,19 @@ def folder_guess(group: str) -> str:
     return "/" + Path(group).name.lstrip("-").replace("-", "/")
 
 
-class ClaudeListing(ListingSource):
+class ClaudeListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     """Claude Code's stores under their roots, as the catalog lists them: a group is one project
     folder (`projects/<slug>`), and each file's workspace is the folder its records name."""
 
     name = NAME
-    groups_are_workspaces = False
 
     def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
-        self.roots = [ClaudeRoot(Path(root)) for root in roots]
+        super().__init__(roots, own_paths)
+        self.roots: list[ClaudeRoot] = [ClaudeRoot(Path(root)) for root in roots]
         self._projects = [(f"{root.projects}/", root.path) for root in self.roots]   # root_of runs per row
         self._own_prefix = f"{own_paths.root}/"
-        self._own_paths = own_paths
-        self.own_files = OwnFiles(own_paths, Root(own_paths.root, "Reprise's data folder"))
-        self.archive = Archive(own_paths)
-        self.bytes_read = 0   # what read_listing took from the disk, past the edges it checks (for the benchmarks)
         self._kept: dict[str, str] | None = None   # {session id: kept copy} of the sessions only kept copies hold
         self.kept_problems: list[Problem] = []
-
-    def __reduce__(self) -> tuple[Callable[[list[str], str], ClaudeListing], tuple[list[str], str]]:
-        return _listing_at, ([str(root.path) for root in self.roots], str(self._own_paths.root))
-
-    @property
-    def own_paths(self) -> OwnPaths:
-        return self._own_paths
 
     def root_of(self, path: str | Path) -> Path:
         """The root a session file is under (the listing never names a file outside its roots)."""
@@ -122,9 +81,9 @@ class ClaudeListing(ListingSource):
                 return root
         if text.startswith(self._own_prefix):
             return self._own_paths.root   # a kept copy
-        raise RepriseError(f"{text} is not inside a Claude Code root ({', '.join(str(r.path) for r in self.roots)}).")
+        raise self._outside(text, "Claude Code")
 
-    def file_root(self, path: str) -> Path:
+    def root_path(self, path: str | Path) -> Path:
         return self.root_of(path)
 
     def groups(self) -> list[str]:
@@ -183,11 +142,10 @@ class ClaudeListing(ListingSource):
 
     def _head_key(self, file: SessionFile) -> str | None:
         """The workspace key `read_listing` will give the file, from its head; None when the head does not tell."""
-        path = Path(file.path)
-        try:
-            record, whole = first_record(path, self.root_of(path), _parse, _names_folder)
-        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+        head = self.head_record(file, _names_folder)
+        if head is None:
             return None   # read whole: the read gives its problem
+        record, whole = head
         if record is None and not whole:
             return None
         cwd = record.get("cwd") if record is not None else None
@@ -197,36 +155,23 @@ class ClaudeListing(ListingSource):
     def _guessed(self, file: SessionFile) -> str:
         return folder_guess(file.group if file.group and file.group != KEPT else str(Path(file.path).parent))
 
-    def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
-        path = Path(file.path)
-        guessed = self._guessed(file)
-        try:
-            read = read_session_file(path, self.root_of(path), file.carry)
-        except FileNotFoundError:
-            return ListedFile(workspace_key(guessed), file.file_id, file.path, -1, -1,
-                              Problem(file.path, "vanished", "the file disappeared while it was read"), settled=False)
-        except (ReadProblem, OSError, RepriseError) as exc:
-            code = exc.code if isinstance(exc, ReadProblem) else "unreadable"
-            message = exc.message if isinstance(exc, ReadProblem) else str(exc)
-            return ListedFile(workspace_key(guessed), file.file_id, file.path, file.size, file.mtime_ns,
-                              Problem(file.path, code, message))
-        self.bytes_read += read.read_bytes
+    def _unread_key(self, file: SessionFile) -> str:
+        return workspace_key(self._guessed(file))
+
+    def _listed(self, file: SessionFile, read: GrownRead[ListingFold], now_ns: int) -> ListedFile:
         found = read.fold.result()
         warnings = list(read.warnings)
         folder = recorded_folder(found.cwd)
         if folder is None:
-            folder = guessed
+            guessed = folder = self._guessed(file)
             said = odd_folder_note(found.cwd) if found.cwd is not None else "the file records no folder (cwd)"
             warnings.append(f"{said}; guessed {guessed} from its project folder's name")
         if file.group == KEPT:
             warnings.insert(0, "Claude Code deleted its file; listed from the copy Reprise kept")
         key = workspace_key(folder)
-        settled = abs(now_ns - read.mtime_ns) >= _RACY_NS
-        digest = hashlib.blake2b(read.carry.head + read.carry.edge + str(read.size).encode(),
-                                 digest_size=16).hexdigest()
         return ListedFile(key, file.file_id, file.path, read.size, read.mtime_ns,
-                          listing_fields(found, file.file_id, key, folder, warnings), settled, digest,
-                          read.carry.to_bytes())
+                          listing_fields(found, file.file_id, key, folder, warnings), settled(now_ns, read.mtime_ns),
+                          row_digest(read, str(read.size)), read.carry.to_bytes())
 
     def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
         path = Path(file.path)
@@ -236,18 +181,3 @@ class ClaudeListing(ListingSource):
         except (FileNotFoundError, ReadProblem, OSError, RepriseError):
             return None
         return search_records(parse_lines(data, 0, exact=search_exact).records)
-
-    def workspace_path(self, key: str) -> str | None:
-        return None   # each file records its own folder: the catalog keeps it per row
-
-    def title_and_pin(self, ref: SessionRef) -> tuple[str | None, bool]:
-        try:
-            meta = self.own_files.read_meta(ref)
-        except (OSError, ValueError, RepriseError):
-            return None, False
-        return meta.title, meta.pinned
-
-
-def _listing_at(roots: list[str], data: str) -> ClaudeListing:
-    return ClaudeListing([Path(root) for root in roots], OwnPaths(Path(data), NAME))
-

@@ -34,29 +34,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...config import MeterSettings
-from ...meter import (
-    CALIBRATED,
-    CONFIGURED,
-    ESTIMATED,
-    MEASURED,
-    RESUME,
-    SEND,
-    DraftMeter,
-    Measured,
-    MeterResult,
-    Part,
-    TokenCounter,
-    user_spec,
-)
+from ...meter import CALIBRATED, ESTIMATED, MEASURED, RESUME, SEND, Measured, MeterResult, Part, TokenCounter, user_spec
+from ..agent_meter import ENCODING, AgentMeter, fixed_prompt
 from .chain import ChainTable, main_chain_records
 from .messages import BOUNDARY, ERROR, kind_of
 from .records import SKIPPED, Record, parse_lines
 from .request_log import INTERACTIVE, SDK, LoggedRequest, RequestLog, content_texts, read_log, transcript_messages
 from .windows import WINDOWS_SOURCE, claude_window
 
-ENCODING = "o200k_base"
 FIXED_CHARS = 49_300      # a resumed turn's fixed request text before any history (Claude Code 2.1.332)
-CHARS_PER_TOKEN = 4
 DEFAULT_MODEL = "claude"
 CALIBRATION_RANGE = (0.5, 3.0)   # a factor outside it is a request rebuilt wrongly, not a tokenizer
 
@@ -169,7 +155,7 @@ def _read_whole(data: bytes, chain: list[Record], start: int) -> None:
             chain[index] = whole.get(chain[index].get("uuid"), chain[index])
 
 
-class ClaudeMeter(DraftMeter):
+class ClaudeMeter(AgentMeter):
     """The meter of one Claude Code session, with everything but the draft known."""
 
     def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow,
@@ -319,9 +305,8 @@ class ClaudeMeter(DraftMeter):
                               sum(map(len, texts)), note="system prompt and tool definitions of the stretch's first "
                                                          f"request: {self._how(factor)}"))
         else:
-            parts.append(Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
-                              note="nothing measured yet: Claude Code's fixed prompt (system prompt, tools, "
-                                   "environment), about 49,300 characters, estimated"))
+            parts.append(fixed_prompt(FIXED_CHARS, "nothing measured yet: Claude Code's fixed prompt (system prompt, "
+                                                   "tools, environment), about 49,300 characters, estimated"))
         start = inputs.boundary_at + 1 if inputs.boundary_at is not None else 0
         records = inputs.chain[start:]
         if inputs.boundary_at is not None:
@@ -375,10 +360,8 @@ class ClaudeMeter(DraftMeter):
             if self.inputs.usage is not None and self.inputs.boundary_at is None and self.context.source != "estimate" \
             else None
         window, compacts_at, window_source = self._window()
-        return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=tuple(parts),
-                           window=window, warn_at=self.settings.warn, measured=measured, exact=False,
-                           window_source=window_source, draft=draft, via=self.via, compacts_at=compacts_at,
-                           calibration=factor)
+        return self._agent_result(parts, draft=draft, measured=measured, window=window, window_source=window_source,
+                                  compacts_at=compacts_at, calibration=factor)
 
 
 def _context(record: Record) -> int:

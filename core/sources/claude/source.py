@@ -11,36 +11,28 @@ import os
 import stat
 import time
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...agents import Backend, substitute
-from ...audit import AuditLog
 from ...config import Settings
 from ...errors import (
-    ChangedOnDiskError,
     ConflictError,
-    ForkOnlyError,
     NotFoundError,
     PendingTurnError,
     ProblemFileError,
     RepriseError,
-    UsageError,
 )
-from ...liveness import PendingTurn
-from ...meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
-from ...outcome import TurnOutcome
+from ...meter import RESUME, SEND, LiveMeter, MeterResult
 from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
-from ...retention import PruneSelection
 from ...rooted import Root, write_new
-from ...session_files import ReadProblem, digest, read_regular_file
+from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
-from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
-from ...trimming import RestoreResult, TrimOptions, TrimResult
+from ...trimming import TrimOptions, TrimPlan, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession
 from .fields import ClaudeFields, ListingFold
@@ -96,15 +88,9 @@ class ClaudeSource(AgentStoreSource):
     rename_note = SPEC.rename_note
 
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
-        self.settings = settings
-        self.roots = [ClaudeRoot(Path(root)) for root in roots]
-        self.own_paths = OwnPaths(data, NAME)
-        self.claude_listing = ClaudeListing(roots, self.own_paths)
-        self.listing = self.claude_listing
-        self.own_files = self.claude_listing.own_files
-        self.archive = self.claude_listing.archive
-        self.audit = AuditLog(self.own_paths)
-        self.counter = TokenCounter()
+        self.roots: list[ClaudeRoot] = [ClaudeRoot(Path(root)) for root in roots]
+        self.claude_listing = ClaudeListing(roots, OwnPaths(data, NAME))
+        super().__init__(settings, self.claude_listing)
         self._policies: dict[Path, tuple[RetentionPolicy, Problem | None]] = {}
         self._sweeps: dict[str, RetentionPolicy | None] = {}   # {folder of session files: its root's policy}
 
@@ -142,11 +128,8 @@ class ClaudeSource(AgentStoreSource):
     def exists(self, ref: SessionRef) -> bool:
         return self._locate(ref) is not None or kept_session(self.archive, ref) is not None
 
-    def session_path(self, ref: SessionRef) -> Path:
-        path = self._locate(ref)
-        if path is None:
-            return self.roots[0].projects / f"{ref.session_id}{SUFFIX}" if self.roots else Path(ref.session_id)
-        return path
+    def _new_path(self, ref: SessionRef) -> Path:
+        return self.roots[0].projects / f"{ref.session_id}{SUFFIX}" if self.roots else Path(ref.session_id)
 
     def open(self, ref: SessionRef) -> OpenedSession:
         return self._open_at(ref, self._locate(ref))
@@ -202,8 +185,8 @@ class ClaudeSource(AgentStoreSource):
         found = self._session(opened).fields
         return found.title if found.title_source in ("custom-title", "ai-title") else None
 
-    def branch(self, opened: OpenedSession) -> str | None:
-        return self._session(opened).fields.branch
+    def _folded(self, opened: OpenedSession) -> ClaudeFields:
+        return self._session(opened).fields
 
     @staticmethod
     def _subagent_count(path: Path) -> int:
@@ -226,13 +209,7 @@ class ClaudeSource(AgentStoreSource):
             original = f" to {kept.original}" if kept is not None else ""
             raise RepriseError(f"Claude Code deleted this session's file, so it cannot resume it.{where}.",
                                hint=f"copy the kept file back{original} to resume it")
-        opened = self._open_at(ref, path)
-        notes = []
-        writer = self.writer(ref, opened)
-        if writer is not None:
-            notes.append(f"Claude Code may be writing this session now ({writer}); resuming it as well would "
-                         "interleave two conversations in one file.")
-        return Handoff(notes, None, self.prepare_meter(opened, workspace, via=RESUME).with_message(""), writer)
+        return self._handoff(ref, self._open_at(ref, path), workspace, [], one="file")
 
     def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
         """Why the session counts as being written now (a recent record, a live Claude Code), or None."""
@@ -247,14 +224,6 @@ class ClaudeSource(AgentStoreSource):
         written = writer_of(path, newest.timestamp() if newest else None, time.time() if now is None else now,
                             session_id=ref.session_id, claude_root=self.claude_listing.root_of(path))
         return written.why if written is not None else None
-
-    def running(self, ref: SessionRef, *, now: float) -> PendingTurn | None:
-        try:
-            opened = self.open(ref)
-        except RepriseError:
-            return None
-        why = self.writer(ref, opened, now=now)
-        return None if why is None else PendingTurn("", None, None, True, why)
 
     # --- Claude Code's age sweep, and keeping a copy out of its reach ---------------------------
 
@@ -335,10 +304,6 @@ class ClaudeSource(AgentStoreSource):
         session = self._session(opened)
         return ClaudeMeter(self.settings.meter, self.counter, session.context, session.meter, model=model, via=via)
 
-    def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None, via: str = SEND) -> MeterResult:
-        return self.prepare_meter(self.open(ref), workspace, model=model, via=via).with_message(message)
-
     def context_window(self, workspace: Path, model: str | None = None) -> int | None:
         from .meter import ClaudeMeter, ContextNow
 
@@ -348,61 +313,20 @@ class ClaudeSource(AgentStoreSource):
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
         return f"{METER_VERSION}|{RESUME}|{len(MODEL_WINDOWS)}"
 
-    def fork_estimate(self, ref: SessionRef, size: int) -> int | None:
-        return self._fork_listed(ref, size)
-
     # --- trash and prune (issue 14) ---------------------------------------------------------------
 
     def _trash(self) -> ClaudeTrash:
         return ClaudeTrash(self.own_paths, self.audit, self.own_files.lock)
 
-    def _refuse_if_written(self, ref: SessionRef, *, force: bool, action: str) -> None:
-        """Refuse while Claude Code may be writing the session (liveness.writer_of), unless forced."""
-        if force:
-            return
-        try:
-            opened: OpenedSession | None = self.open(ref)
-        except RepriseError:
-            opened = None   # an unreadable file: only a live process can mark it written
-        why = self.writer(ref, opened)
-        if why is not None:
-            raise ConflictError(f"Claude Code may be writing session {ref.session_id} now ({why}); it was not "
-                                f"{action}.", hint="wait until Claude Code is done with it, or use --force")
+    def _root_path(self, path: Path) -> Path:
+        return self.claude_listing.root_of(path)
 
-    def remove(self, ref: SessionRef, *, force: bool = False) -> TrashEntry:
-        """`reprise rm`: the session file and its `<uuid>/` folder into Reprise's trash (trash.py)."""
-        path = self._locate(ref)
-        if path is None:
-            kept = " (Reprise keeps only a copy of it: Claude Code deleted its file)" \
-                if kept_session(self.archive, ref) is not None else ""
-            raise NotFoundError(f"No Claude Code session file {ref.session_id} to move to the trash{kept}.")
-        root = self.claude_listing.root_of(path)
-        with self.own_files.lock(ref):
-            self._refuse_if_written(ref, force=force, action="moved to the trash")
-            return self._trash().remove(ref, path, root, force=force)
+    def _missing_note(self, ref: SessionRef) -> str:
+        return " (Reprise keeps only a copy of it: Claude Code deleted its file)" \
+            if kept_session(self.archive, ref) is not None else ""
 
-    def trash_entries(self, keys: Iterable[str]) -> list[TrashEntry]:
-        return self._trash().entries(keys)
-
-    def trash_restore(self, ref: SessionRef) -> TrashEntry:
-        with self.own_files.lock(ref):
-            return self._trash().restore(ref, [root.path for root in self.roots])
-
-    def purge(self, keys: Iterable[str], *, confirmed: bool, older_than: float | None) -> PurgeResult:
-        return self._trash().purge(keys, confirmed=confirmed, older_than=older_than)
-
-    def prune(self, selection: PruneSelection, *, confirmed: bool) -> PruneResult:
-        """Move the selected sessions to the trash; one Claude Code may be writing is protected
-        instead (unless forced). Without `confirmed` only the selection is reported."""
-        force = selection.options.force
-        for candidate in list(selection.selected):
-            try:
-                self._refuse_if_written(candidate.ref, force=force, action="pruned")
-            except ConflictError:
-                why = self.writer(candidate.ref)
-                selection.selected.remove(candidate)
-                selection.protected.append(replace(candidate, reason=f"Claude Code may be writing it ({why})"))
-        return apply_prune(self.audit, selection, lambda ref: self.remove(ref, force=force), confirmed=confirmed)
+    def _protected_reason(self, ref: SessionRef, refusal: ConflictError) -> str:
+        return f"Claude Code may be writing it ({self.writer(ref)})"
 
     # --- new and send (issue 14) ---
 
@@ -432,30 +356,9 @@ class ClaudeSource(AgentStoreSource):
         result = self.prepare_meter(opened, workspace).with_message(message)
         return result.sendable(confirm_over=confirm_over)
 
-    def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
-        """Before Claude Code appends the turn: the number of turns now (it needs no summary)."""
-        return len(self.open(ref).transcript.turns), ""
-
-    def after_agent_wrote(self, ref: SessionRef, turns_before: int, outcome: TurnOutcome) -> str | None:
-        """The turn Claude Code saved (the uuid of its prompt record); the measured context after it
-        goes into the outcome's usage, and a reply too long to read from stdout is taken from the file."""
-        try:
-            opened = self.open(ref)
-        except RepriseError:
-            return None
-        turns = opened.transcript.turns
-        if len(turns) <= turns_before:
-            return None
-        newest = turns[-1]
-        if outcome.unread:
-            outcome.response = newest.reply
-            outcome.unread = False
+    def _measured(self, opened: OpenedSession) -> tuple[int | None, int]:
         context = self._session(opened).context
-        if context.tokens and context.turn == len(turns):
-            if outcome.usage is not None:
-                outcome.usage["context_tokens"] = context.tokens
-            outcome.notes.append(f"Context after this turn: {context.tokens:,} tokens (measured by Claude Code).")
-        return newest.turn_id
+        return context.tokens, context.turn
 
     def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
         """A session id for Claude Code to start (`new_argv`), with Reprise's title of it kept ahead
@@ -466,10 +369,7 @@ class ClaudeSource(AgentStoreSource):
                 break
         else:   # pragma: no cover - eight colliding uuid4s
             raise RepriseError("Could not choose a new Claude Code session id.")
-        def given(kept: SessionMeta) -> None:
-            kept.title, kept.created_at = meta.title, meta.created_at
-        self.own_files.update_meta(ref, given)
-        return ref
+        return self._titled(ref, meta)
 
     def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
         from .turns import new_argv
@@ -484,40 +384,23 @@ class ClaudeSource(AgentStoreSource):
         Claude Code's own file is never rewritten), archived (op `fork`; the original's bytes, which
         capped text points at, in the original's archive, op `fork-original`), titled "<title> (trimmed)"
         with lineage."""
-        from ..fork_files import write_fork
-        from .fork import ForkState, new_fork_id, plan_fork
+        from .fork import new_fork_id, plan_fork
 
-        if not fork:
-            raise ForkOnlyError("Claude Code's own files are never rewritten: use --fork.",
-                                hint=f"reprise trim {ref.session_id} --fork ...")
+        self._refuse_in_place(ref, fork=fork, files="files")
         path = self._locate(ref)
         if path is None:
             raise NotFoundError(f"No Claude Code session file {ref.session_id} to fork (a kept copy is not forked).")
         data = self._read(path)
-        if expected_sha256 is not None and digest(data) != expected_sha256:
-            raise ChangedOnDiskError(f"Session {ref.session_id} changed since the preview; nothing was written.",
-                                     hint="open the trim dialog again", path=path)
+        self._refuse_changed(ref, data, expected_sha256, path)
         found = _fields_of(parse_lines(data, 0).records)
-        encoding = spec_for(model or found.model or self.settings.meter.model or "claude",
-                            self.settings.meter.models).encoding
         fork_id = new_fork_id()
         plan = plan_fork(data, options, fork_id=fork_id, context_before=found.context_tokens,
-                         count=lambda text: self.counter.count(text, encoding))
-        target = SessionRef(ref.workspace_key, fork_id, NAME)
-        writer = self.writer(ref)
-        if writer is not None:
-            plan.notes.append(f"Claude Code may be writing this session now ({writer}); the fork holds the turns "
-                              "written so far")
-        if dry_run or not plan.changed:
-            return TrimResult(plan, ref, target, False, dry_run, True)
-        assert plan.data is not None and plan.records_digest is not None and isinstance(plan.state, ForkState)
+                         count=self._counting(model, found.model, "claude"))
         fork_path = path.parent / f"{fork_id}{SUFFIX}"
-        root = Root(self.claude_listing.root_of(path), "Claude Code root")
-        state = plan.state
-        return write_fork(plan, ref, target, data, title=self.read_meta(ref).title or found.title
-                          or f"session {ref.session_id[:8]}", options=options, force=force, fork_path=fork_path,
-                          root=root, own_files=self.own_files, archive=self.archive, audit=self.audit,
-                          beside=lambda: self._copy_sidecars(root, path, fork_path, state))
+        return self._fork_result(ref, plan, data, fork_id, self.writer(ref), options=options, dry_run=dry_run,
+                                 force=force, title=found.title or f"session {ref.session_id[:8]}", path=path,
+                                 fork_path=fork_path,
+                                 beside=lambda root: self._copy_sidecars(root, path, fork_path, _fork_state(plan)))
 
     @staticmethod
     def _copy_sidecars(root: Root, path: Path, fork_path: Path, state: ForkState) -> list[str]:
@@ -547,52 +430,21 @@ class ClaudeSource(AgentStoreSource):
                 write_new(fd, name, data)
         return notes
 
-    def _fork_meta(self, ref: SessionRef) -> SessionMeta | None:
-        meta = self.own_files.read_meta(ref)
-        extra = meta.model_extra or {}
-        return meta if isinstance(extra.get("forked_from"), str) and isinstance(extra.get("fork_sha256"), str) else None
-
-    def _fork_estimate(self, ref: SessionRef) -> tuple[str, int, int] | None:
-        """(digest, size, estimated context) of a fork as Reprise wrote it, when it is one."""
-        meta = self._fork_meta(ref)
-        extra = (meta.model_extra or {}) if meta is not None else {}
-        estimate, size = extra.get("fork_context_estimate"), extra.get("fork_size")
-        if meta is None or not isinstance(estimate, int) or not isinstance(size, int):
-            return None
-        return str(extra["fork_sha256"]), size, estimate
-
     def _fork_context(self, ref: SessionRef, sha256: str, context: ContextNow) -> ContextNow:
         """A fork unchanged since Reprise wrote it: its copied usage records describe the untrimmed
         session, so its context is the estimate made when it was written."""
         from .meter import ContextNow
 
-        known = self._fork_estimate(ref)
-        if known is None or known[0] != sha256:
-            return context
-        return ContextNow(known[2], context.turn, "estimate", context.model)
+        estimate = self.fork_context(ref, sha256)
+        return context if estimate is None else ContextNow(estimate, context.turn, "estimate", context.model)
 
-    def _fork_listed(self, ref: SessionRef, size: int) -> int | None:
-        known = self._fork_estimate(ref)
-        return known[2] if known is not None and known[1] == size else None
 
-    def can_undo_trim(self, ref: SessionRef) -> bool:
-        """Whether this session is a fork Reprise wrote whose file is still there."""
-        return self._fork_meta(ref) is not None and self._locate(ref) is not None
+def _fork_state(plan: TrimPlan) -> ForkState:
+    """The Claude Code fork a written plan holds."""
+    from .fork import ForkState
 
-    def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
-                force: bool) -> RestoreResult:
-        """Undo a fork: move the fork's file and sidecar folder to Reprise's trash, when the file is as
-        Reprise wrote it (a fork Claude Code has added turns to needs `force`). The fork's bytes stay
-        in the archive; the original was never touched."""
-        from ..fork_files import undo_fork
-
-        meta = self._fork_meta(ref)
-        path = self._locate(ref)
-        if meta is None or path is None:
-            raise UsageError(f"Session {ref.session_id} is not a fork Reprise wrote; there is no trim to undo.",
-                             hint="a Claude Code session itself is never trimmed in place")
-        return undo_fork(ref, self._read(path), meta.model_extra or {}, path, agent="Claude Code", dry_run=dry_run,
-                         force=force, trash=lambda forced: self.remove(ref, force=forced), audit=self.audit)
+    assert isinstance(plan.state, ForkState)
+    return plan.state
 
 
 def _is_file(path: str | Path) -> bool:

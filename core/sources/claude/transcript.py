@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...transcript import Command, Compaction, FileTouch, ToolCall, Transcript, Turn, Usage
+from ..agent_transcript import cut, stamp_of
 from .chain import main_chain_records
 from .messages import (
     ASSISTANT,
@@ -38,7 +39,6 @@ from .messages import (
 from .records import Record
 
 SOURCE = "claude"
-TEXT_CHARS = 20_000   # a tool input or result kept in the transcript; the rest is cut, with its size said
 READ_TOOLS = frozenset({"Read"})
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 COMMAND_TOOLS = frozenset({"Bash"})
@@ -50,7 +50,7 @@ class _TurnBuilder:
     def __init__(self, record: Record, number: int, kind: str):
         message = command_text(record) if kind == COMMAND else prompt_text(record)
         self.turn = Turn(turn_id=str(record["uuid"]), user_message=message, status="succeeded",
-                         started_at=_stamp(record), ended_at=_stamp(record))
+                         started_at=stamp_of(record), ended_at=stamp_of(record))
         self.replies: list[str] = []
         self.thinking: list[str] = []
         self.calls: dict[str, int] = {}            # tool_use id -> index in turn.tool_calls
@@ -86,7 +86,7 @@ class _TurnBuilder:
         tool_input = block.get("input")
         text = tool_input if isinstance(tool_input, str) else json.dumps(tool_input, ensure_ascii=False)
         turn = self.turn
-        turn.tool_calls.append(ToolCall(str(name), _cut(text)))
+        turn.tool_calls.append(ToolCall(str(name), cut(text)))
         if isinstance(block.get("id"), str):
             self.calls[block["id"]] = len(turn.tool_calls) - 1
         if not isinstance(tool_input, dict):
@@ -109,10 +109,10 @@ class _TurnBuilder:
             at = self.calls.get(tool_id) if isinstance(tool_id, str) else None
             if at is None:
                 warnings.append(f"turn {self.number}: a tool result for a call the conversation does not have")
-                self.turn.tool_calls.append(ToolCall("tool", "", _cut(text), block.get("is_error") is True))
+                self.turn.tool_calls.append(ToolCall("tool", "", cut(text), block.get("is_error") is True))
                 continue
             call = self.turn.tool_calls[at]
-            self.turn.tool_calls[at] = ToolCall(call.name, call.input, _cut(text), block.get("is_error") is True)
+            self.turn.tool_calls[at] = ToolCall(call.name, call.input, cut(text), block.get("is_error") is True)
 
     def error(self, record: Record) -> None:
         self.turn.status = "failed"
@@ -158,7 +158,7 @@ def read_transcript(records: Iterable[Record], *, subagents: int = 0) -> tuple[T
         if current is None:
             before_first += kind in (ASSISTANT, RESULT, ERROR)
             continue
-        stamp = _stamp(record)
+        stamp = stamp_of(record)
         if stamp is not None:
             current.turn.ended_at = stamp
         if kind == ASSISTANT:
@@ -190,7 +190,7 @@ def read_transcript(records: Iterable[Record], *, subagents: int = 0) -> tuple[T
 def _compaction(record: Record, before_turn: int) -> Compaction:
     metadata = record.get("compactMetadata")
     metadata = metadata if isinstance(metadata, dict) else {}
-    return Compaction(before_turn=before_turn, at=_stamp(record), tokens_after=_int(metadata.get("postTokens")),
+    return Compaction(before_turn=before_turn, at=stamp_of(record), tokens_after=_int(metadata.get("postTokens")),
                       tokens_before=_int(metadata.get("preTokens")))
 
 
@@ -220,17 +220,6 @@ def _result_text(block: dict[str, Any], raw: Any) -> str:
         return "\n".join(part["text"] for part in content
                          if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str))
     return ""
-
-
-def _cut(text: str) -> str:
-    if len(text) <= TEXT_CHARS:
-        return text
-    return f"{text[:TEXT_CHARS]}… ({len(text) - TEXT_CHARS:,} more characters)"
-
-
-def _stamp(record: Record) -> str | None:
-    stamp = record.get("timestamp")
-    return stamp if isinstance(stamp, str) else None
 
 
 def _int(value: Any) -> int | None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...transcript import Status, Usage
+from ..jsonl_listing import FoldedFields
 from .records import EVENT, SESSION_META, TURN_CONTEXT, Record, integer, kind_of, payload_of, prompt_of
 
 INTERACTIVE_SOURCES = frozenset({"cli", "vscode"})   # what `codex resume`'s picker offers without flags
@@ -85,28 +86,16 @@ def orjson_exact(record: Record) -> bool:
 
 
 @dataclass(slots=True)
-class CodexFields:
+class CodexFields(FoldedFields):
     """What a listing shows of one Codex session."""
 
-    session_id: str | None
-    cwd: str | None
     source: str | None
     forked_from: str | None
     started_at: str | None
-    first_message: str
-    last_message: str
-    turns: int
-    last_status: Status | None
-    last_activity: str | None
-    branch: str | None
-    model: str | None
-    context_tokens: int | None
     context_basis: str                # "call": the newest call's input; "compaction": Codex's estimate after one
     context_turn: int
     context_window: int | None
     forked_at: int | None
-    usage: Usage
-    hidden_by_agent: bool
 
 
 @dataclass(slots=True)

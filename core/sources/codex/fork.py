@@ -35,10 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UsageError
-from ...session_files import digest
-from ...trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
-from .. import agent_json
-from ..fork_steps import BuiltFork, Steps, choose_fit, keep_newest, resolve_drop, unchanged
+from ...trimming import Original, TrimOptions, TrimPlan, cap_marker
+from .. import agent_json, fork_steps
+from ..fork_steps import BuiltFork, Steps
 from .records import COMPACTED, EVENT, RESPONSE_ITEM, SESSION_META, Record, kind_of, payload_of, prompt_of, text_of
 from .transcript import CALLS, OUTPUTS
 
@@ -247,20 +246,13 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
     so it stands alone. `context_before` is the original's measured context; the copy's is that minus
     the tokens of the history it leaves out or cuts (`count` counts a text), an estimate until its first
     turn."""
-    if options.fold is not None:
-        raise UsageError("--fold condenses Fractal's summary; a Codex session has none to fold into.",
-                         hint="--keep-history N keeps the newest N turns; --drop removes turns")
-    if options.keep_history == 0:
-        raise UsageError("--keep-history must keep at least one turn of a Codex session.")
+    fork_steps.refuse_options(options, "Codex")
     original = Original.of(data)
     own, end, bad = read_lines(data)
     if not own or kind_of(own[0].record)[0] != SESSION_META:
         raise UsageError("This rollout does not start with its session_meta record; Reprise does not fork it.")
     session_id = str(payload_of(own[0].record).get("id") or "")
-    notes: list[str] = []
-    if end < len(data):
-        notes.append(f"the original's last line ({len(data) - end:,} bytes) is incomplete (being written?); "
-                     "the fork leaves it out")
+    notes = fork_steps.cut_line_notes(len(data), end)
     if bad:
         notes.append(f"line(s) {', '.join(bad[:10])} of the original are not JSON records; the fork keeps them as "
                      "they are")
@@ -273,29 +265,11 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
         raise UsageError("This rollout has no turn markers (task_started): it was written by an older Codex, whose "
                          "rollouts Reprise does not trim.")
     turns = split_turns(lines, session_id)
-    dropped = resolve_drop(turns, options.drop)
-    if options.keep_history is not None:
-        dropped = keep_newest(options.keep_history, dropped, len(turns))
-    base = Steps(frozenset(dropped), options.cap_replies, options.spare)
-    fit: FitOutcome | None = None
-    if options.fit is not None:
-        if context_before is None:
-            raise UsageError("--fit needs the session's measured context, and this session has none yet.")
-        chosen, fit = choose_fit(base, len(turns), options.fit, context_before,
-                                lambda steps: _build(lines, turns, steps, fork_id, self_contained, original, count))
-        if chosen is None:
-            note = fit.chosen if fit.fits and fit.chosen else \
-                f"no plan on the ladder brings the context to {options.fit:,} tokens or less; nothing changed"
-            return unchanged(session_id, options, original, context_before, fit, notes + [note])
-        built = chosen
-    else:
-        if len(dropped) == len(turns):
-            raise UsageError("That would drop every turn; a fork keeps at least one.")
-        built = _build(lines, turns, base, fork_id, self_contained, original, count)
-        if not built.changes:
-            return unchanged(session_id, options, original, context_before, None,
-                              notes + ["nothing to trim with these options"])
-    after = max(context_before - built.state.removed_tokens, 0) if context_before is not None else None
+    chosen = fork_steps.chosen_fork(session_id, options, original, turns, context_before, notes,
+                         lambda steps: _build(lines, turns, steps, fork_id, self_contained, original, count))
+    if isinstance(chosen, TrimPlan):
+        return chosen
+    built, _, fit = chosen
     notes.append("the fork's context is an estimate (the measured context minus what was left out) until its "
                  "first turn: its copied token counts describe the untrimmed session")
     if self_contained:
@@ -303,15 +277,12 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
                      "inherits, then its own turns), without its lineage fields, so it resumes on its own")
     compacted_at = [at for at, line in enumerate(lines) if kind_of(line.record)[0] == COMPACTED]
     dropped_now = [change.number - 1 for change in built.changes if change.change == "dropped"]
-    before = [turns[index].number for index in dropped_now if any(at >= turns[index].end for at in compacted_at)]
-    if before:
-        notes.append(f"turn(s) {', '.join(map(str, before))} came before a compaction: Codex's summary of it, "
-                     "which the fork keeps, may still describe them")
+    notes += fork_steps.compaction_notes([turns[index].number for index in dropped_now
+                               if any(at >= turns[index].end for at in compacted_at)], "Codex")
     if built.state.dropped_calls:
         notes.append(f"{len(built.state.dropped_calls)} tool call(s) without their output (or outputs without their "
                      "call) were left out")
-    return TrimPlan(session_id, options, original, built.data, built.state, built.data, digest(built.data), [],
-                    built.changes, [], context_before, after, fit, notes)
+    return fork_steps.fork_plan(session_id, options, original, built, context_before, fit, notes)
 
 
 class _Capper:
@@ -400,13 +371,7 @@ def _build(lines: list[Line], turns: list[CodexTurn], steps: Steps, fork_id: str
                 if kind_of(record)[0] == RESPONSE_ITEM:   # what the model is sent; the events repeat it
                     removed += capper.tokens
         out.append(line)
-    changes = []
-    for index, turn in enumerate(turns):
-        if index in steps.drop:
-            changes.append(TurnChange(turn.number, turn.turn_id, "dropped"))
-        elif index in cut_by_turn:
-            changes.append(TurnChange(turn.number, turn.turn_id, "capped", cut_by_turn[index]))
-    kept_ids = [turn.turn_id for index, turn in enumerate(turns) if index not in steps.drop]
+    changes, kept_ids = fork_steps.turn_changes(turns, steps.drop, cut_by_turn)
     dropped_calls = [str(_call_id(lines[at].record, CALLS | OUTPUTS)) for at in orphans]
     state = ForkState(fork_id, kept_ids, removed, self_contained, dropped_calls)
     return _Built(b"".join(line.encoded() for line in out), state, changes)

@@ -13,15 +13,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import InvalidIdError
+from ..uuid_ids import UUID, checked_uuid, is_uuid
 
 SUFFIX = ".jsonl"
 ARCHIVED = "archived_sessions"
 INDEX = "session_index.jsonl"
 SHORT_ID = 8   # the characters a row shows: the end of the id, its random part
-_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-_ROLLOUT = re.compile(rf"rollout-\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}-\d{{2}}-\d{{2}}-({_UUID})\.jsonl")
-_SESSION_ID = re.compile(_UUID)
+_ROLLOUT = re.compile(rf"rollout-\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}-\d{{2}}-\d{{2}}-({UUID})\.jsonl")
 _YEAR, _TWO = re.compile(r"\d{4}"), re.compile(r"\d{2}")
 
 
@@ -31,15 +29,11 @@ def session_id_of(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def is_session_id(text: str) -> bool:
-    return _SESSION_ID.fullmatch(text) is not None
+is_session_id = is_uuid
 
 
 def check_session_id(text: str) -> str:
-    if not is_session_id(text):
-        shown = text[:40].encode("unicode_escape").decode("ascii")
-        raise InvalidIdError(f"{shown!r} is not a Codex session id (a UUID).")
-    return text
+    return checked_uuid(text, "Codex")
 
 
 def short_id(session_id: str) -> str:

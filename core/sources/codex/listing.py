@@ -14,23 +14,22 @@ grown rollout is read from that offset only, complete lines only; anything else 
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from ...archive import Archive
 from ...errors import RepriseError
 from ...folder_scan import FolderNames, FolderStats, scan_folder
-from ...own_files import OwnFiles
-from ...paths import UNKNOWN_FOLDER_KEY, OwnPaths, SessionRef, workspace_key
+from ...paths import UNKNOWN_FOLDER_KEY, OwnPaths, workspace_key
 from ...problems import Problem
-from ...rooted import Root
 from ...session_files import ReadProblem, read_regular_file
 from ..agent_json import Exact
 from ..agent_store import odd_folder_note, recorded_folder
-from ..base import HeadKeys, ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
-from ..grown import GrownRead, files_of_workspaces, first_record, read_grown
+from ..base import HeadKeys, ListedFile, ListingFields, SearchRecord, SessionFile
+from ..byte_scan import ByteScanRule
+from ..grown import GrownRead, files_of_workspaces
+from ..jsonl_listing import JsonlListing, row_digest, settled
+from ..jsonl_listing import listing_fields as agent_fields
 from ..transcript_search import search_records
 from .fields import CodexFields, ListingFold, orjson_exact
 from .layout import ARCHIVED, CodexRoot, session_id_of
@@ -38,27 +37,16 @@ from .lineage import Lineage, inherited, inherited_by
 from .records import SESSION_META, Parsed, Record, kind_of, parse_rollout
 from .retention import ARCHIVED_NOTE
 from .search import orjson_exact as search_exact
+from .search_scan import byte_scan_rule
 from .titles import SessionIndex
 from .transcript import read_transcript
 
 NAME = "codex"
-PREVIEW_CHARS = 400
 MAX_WARNINGS = 5
-_RACY_NS = 3_000_000_000
-
-
-def _preview(text: str) -> str:
-    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
 def _parse(data: bytes, start: int, first: int) -> Parsed:
     return parse_rollout(data, start, first_line=first, exact=orjson_exact, skim=True)
-
-
-def read_rollout(path: Path, root: Path, previous: bytes | None) -> GrownRead[ListingFold]:
-    """Fold the rollout's records, from the previous read's offset when it only grew since
-    (`grown.read_grown`). Raises ReadProblem or FileNotFoundError for a file that cannot be read."""
-    return read_grown(path, root, previous, new_fold=ListingFold, stored_fold=ListingFold.from_bytes, parse=_parse)
 
 
 def _is_meta(record: dict[str, object]) -> bool:
@@ -69,52 +57,25 @@ def listing_fields(found: CodexFields, file_id: str, key: str, title: str | None
                    archived: bool) -> ListingFields:
     """What a listing shows of one Codex session. An archived one is marked `hidden_by_agent` (Codex's
     own picker does not show it either) with a warning saying it is archived."""
-    return ListingFields(
-        session_id=file_id,
-        workspace_key=key,
-        turns=found.turns,
-        first_message=_preview(found.first_message),
-        last_message=_preview(found.last_message),
-        last_status=found.last_status,
-        pending=False,
-        last_activity=found.last_activity,
-        activity_source="history" if found.last_activity else "mtime",
-        context_tokens=found.context_tokens or 0,
-        usage=found.usage,
-        branch=found.branch,
-        model=found.model,
-        hidden_by_agent=found.hidden_by_agent or archived,
-        context_window=found.context_window,
-        workspace_path=found.cwd,
-        warning="; ".join(([ARCHIVED_NOTE] if archived else []) + list(warnings)) or None,
-        agent_title=title,
-    )
+    return agent_fields(found, file_id, key, folder=found.cwd, window=found.context_window,
+                        hidden=found.hidden_by_agent or archived,
+                        warning="; ".join(([ARCHIVED_NOTE] if archived else []) + list(warnings)) or None,
+                        agent_title=title)
 
 
-class CodexListing(ListingSource):
+class CodexListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     """Codex's stores under their roots, as the catalog lists them: a group is one date folder (or
     `archived_sessions/`), and each file's workspace is the folder its `session_meta` names."""
 
     name = NAME
-    groups_are_workspaces = False
 
     def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
-        self.roots = [CodexRoot(Path(root)) for root in roots]
+        super().__init__(roots, own_paths)
+        self.roots: list[CodexRoot] = [CodexRoot(Path(root)) for root in roots]
         self._prefixes = [(f"{root.path}/", root) for root in self.roots]
-        self._own_paths = own_paths
-        self.own_files = OwnFiles(own_paths, Root(own_paths.root, "Reprise's data folder"))
-        self.archive = Archive(own_paths)
         self.indexes = {root.path: SessionIndex(root.index) for root in self.roots}
-        self.bytes_read = 0   # what read_listing took from the disk (for the benchmarks)
         self._names: dict[str, dict[str, str]] = {}   # {group: {session id: file name}}
         self._named: dict[Path, tuple[dict[str, str], int]] = {}   # each root's names as the last listing began
-
-    def __reduce__(self) -> tuple[Callable[[list[str], str], CodexListing], tuple[list[str], str]]:
-        return _listing_at, ([str(root.path) for root in self.roots], str(self._own_paths.root))
-
-    @property
-    def own_paths(self) -> OwnPaths:
-        return self._own_paths
 
     def root_of(self, path: str | Path) -> CodexRoot:
         """The root a rollout is under (the listing never names a file outside its roots)."""
@@ -122,9 +83,9 @@ class CodexListing(ListingSource):
         for prefix, root in self._prefixes:
             if text.startswith(prefix):
                 return root
-        raise RepriseError(f"{text} is not inside a Codex root ({', '.join(str(r.path) for r in self.roots)}).")
+        raise self._outside(text, "Codex")
 
-    def file_root(self, path: str) -> Path:
+    def root_path(self, path: str | Path) -> Path:
         return self.root_of(path).path
 
     def groups(self) -> list[str]:
@@ -158,6 +119,9 @@ class CodexListing(ListingSource):
             if mtime_ns >= 0:
                 found[session_id] = (size, max(mtime_ns, changed_ns))
         return found
+
+    def byte_scan_rule(self, first_chunk: bytes) -> ByteScanRule:
+        return byte_scan_rule(first_chunk)
 
     def titles_apart(self) -> dict[str, str]:
         return {session_id: name for root in self.roots
@@ -216,11 +180,11 @@ class CodexListing(ListingSource):
     def _head_key(self, file: SessionFile) -> str | None:
         """The workspace key `read_listing` will give the rollout, from its head; None when the head
         does not tell (no session_meta there, or one without an id: the fold takes a later one's folder)."""
-        path = Path(file.path)
-        try:
-            record, whole = first_record(path, self.root_of(path).path, _parse, _is_meta)
-        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+        head = self.head_record(file, _is_meta)
+        if head is None:
             return None
+        path = Path(file.path)
+        record, whole = head
         if record is None:
             return self._fallback_key(path) if whole else None   # the rollout has no session_meta: a problem row
         payload = record.get("payload")
@@ -232,32 +196,22 @@ class CodexListing(ListingSource):
         folder = recorded_folder(cwd)
         return workspace_key(folder) if folder is not None else UNKNOWN_FOLDER_KEY
 
-    def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
+    def _unread_key(self, file: SessionFile) -> str:
+        return self._fallback_key(Path(file.path))
+
+    def _listed(self, file: SessionFile, read: GrownRead[ListingFold], now_ns: int) -> ListedFile:
         path = Path(file.path)
-        try:
-            root = self.root_of(path)
-            read = read_rollout(path, root.path, file.carry)
-        except FileNotFoundError:
-            return ListedFile(self._fallback_key(path), file.file_id, file.path, -1, -1,
-                              Problem(file.path, "vanished", "the file disappeared while it was read"), settled=False)
-        except (ReadProblem, OSError, RepriseError) as exc:
-            code = exc.code if isinstance(exc, ReadProblem) else "unreadable"
-            message = exc.message if isinstance(exc, ReadProblem) else str(exc)
-            return ListedFile(self._fallback_key(path), file.file_id, file.path, file.size, file.mtime_ns,
-                              Problem(file.path, code, message))
-        self.bytes_read += read.read_bytes
         found = read.fold.result()
-        named, changed_ns = self.indexes[root.path].named()
+        named, changed_ns = self.indexes[self.root_of(path).path].named()
         title = named.get(file.file_id)
         mtime_ns = max(read.mtime_ns, changed_ns) if title is not None else read.mtime_ns   # as file_stats says
-        settled = abs(now_ns - mtime_ns) >= _RACY_NS
-        digest = hashlib.blake2b(read.carry.head + read.carry.edge + f"{read.size}|{title}".encode(),
-                                 digest_size=16).hexdigest()
+        is_settled = settled(now_ns, mtime_ns)
+        digest = row_digest(read, f"{read.size}|{title}")
         if found.cwd is None:
             problem = Problem(file.path, "no_session_meta", "the rollout has no session_meta record naming its "
                               "folder (cwd) yet" if read.size else "the rollout is empty")
             return ListedFile(self._fallback_key(path), file.file_id, file.path, read.size, mtime_ns, problem,
-                              settled, digest, read.carry.to_bytes())
+                              is_settled, digest, read.carry.to_bytes())
         warnings = list(read.warnings)
         if found.session_id is not None and found.session_id != file.file_id:
             warnings.append(f"its session_meta names session {found.session_id}, its file name {file.file_id}: "
@@ -273,7 +227,7 @@ class CodexListing(ListingSource):
         key = workspace_key(folder) if folder is not None else UNKNOWN_FOLDER_KEY
         found.cwd = folder
         fields = listing_fields(found, file.file_id, key, title, warnings, archived=path.parent.name == ARCHIVED)
-        return ListedFile(key, file.file_id, file.path, read.size, mtime_ns, fields, settled, digest,
+        return ListedFile(key, file.file_id, file.path, read.size, mtime_ns, fields, is_settled, digest,
                           read.carry.to_bytes())
 
     def _fallback_key(self, path: Path) -> str:
@@ -297,16 +251,6 @@ class CodexListing(ListingSource):
         transcript, _ = read_transcript(joined, file.file_id)
         return search_records(transcript)
 
-    def workspace_path(self, key: str) -> str | None:
-        return None   # each rollout records its own folder: the catalog keeps it per row
-
-    def title_and_pin(self, ref: SessionRef) -> tuple[str | None, bool]:
-        try:
-            meta = self.own_files.read_meta(ref)
-        except (OSError, ValueError, RepriseError):
-            return None, False
-        return meta.title, meta.pinned
-
 
 def _rollout_names(group: str) -> dict[str, str]:
     """{session id: file name} of the rollouts in a folder, without a stat of each ({} when unreadable)."""
@@ -316,6 +260,3 @@ def _rollout_names(group: str) -> dict[str, str]:
         return {}
     return {session_id: name for name in entries if (session_id := session_id_of(name)) is not None}
 
-
-def _listing_at(roots: list[str], data: str) -> CodexListing:
-    return CodexListing([Path(root) for root in roots], OwnPaths(Path(data), NAME))

@@ -31,28 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...config import MeterSettings
-from ...meter import (
-    CONFIGURED,
-    COUNTED,
-    ESTIMATED,
-    MEASURED,
-    RESUME,
-    SEND,
-    DraftMeter,
-    Measured,
-    MeterResult,
-    Part,
-    TokenCounter,
-    user_spec,
-)
+from ...meter import COUNTED, ESTIMATED, MEASURED, RESUME, SEND, Measured, MeterResult, Part, TokenCounter, user_spec
+from ..agent_meter import ENCODING, AgentMeter, fixed_prompt
 from .next_request import DEFERRED_TEXT, REMOVED_TEXT, TUI_NAMESPACE, NextRequest, is_fixed
 from .records import text_of
 from .windows import catalog_window, compacts_at
 
-ENCODING = "o200k_base"
 ITEM_FRAME = 4            # tokens of framing each item of a Responses request takes beyond its text
 FIXED_CHARS = 61_300      # a resumed turn's fixed request text before any history (Codex CLI 0.171.0)
-CHARS_PER_TOKEN = 4
 DEFAULT_MODEL = "gpt-6.2-sol"   # Codex CLI 0.171.0's default model
 
 
@@ -96,7 +82,7 @@ def item_text(item: dict[str, Any]) -> str:
     return json.dumps({key: value for key, value in item.items() if key != "id"}, sort_keys=True)
 
 
-class CodexMeter(DraftMeter):
+class CodexMeter(AgentMeter):
     """The meter of one Codex session, with everything but the draft known."""
 
     def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow,
@@ -174,9 +160,8 @@ class CodexMeter(DraftMeter):
             basis = ESTIMATED if context.basis == "compaction" else MEASURED
             return (Part("measured", context.tokens, basis,
                          note=f"the newest context Codex recorded (turn {context.turn})"),)
-        return (Part("overhead", FIXED_CHARS // CHARS_PER_TOKEN, CONFIGURED, FIXED_CHARS,
-                     note="nothing recorded yet: Codex's fixed prompt (tools, base instructions, skills, "
-                          "environment), about 61,300 characters, estimated"),)
+        return (fixed_prompt(FIXED_CHARS, "nothing recorded yet: Codex's fixed prompt (tools, base instructions, "
+                                          "skills, environment), about 61,300 characters, estimated"),)
 
     def _client_part(self) -> Part:
         request = self.request
@@ -220,6 +205,5 @@ class CodexMeter(DraftMeter):
             if measured_tokens is not None and self.context.basis != "estimate" else None
         window, window_source = self._window()
         limit, _ = compacts_at(self.limits.config, self.limits.argv, self.context.window, self.model)
-        return MeterResult(model=self.model, model_source=self.model_source, encoding=ENCODING, parts=parts,
-                           window=window, warn_at=self.settings.warn, measured=measured, exact=False,
-                           window_source=window_source, draft=draft, via=self.via, compacts_at=limit)
+        return self._agent_result(parts, draft=draft, measured=measured, window=window, window_source=window_source,
+                                  compacts_at=limit)

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...transcript import Command, Compaction, FileTouch, Status, ToolCall, Transcript, Turn, Usage
 from .. import agent_json
+from ..agent_transcript import cut, stamp_of
 from .fields import ABORTED, token_figures
 from .records import (
     COMPACTED,
@@ -40,20 +41,10 @@ from .records import (
 )
 
 SOURCE = "codex"
-TEXT_CHARS = 20_000   # a tool input or output kept in the transcript; the rest is cut, with its size said
 SHELL_TOOLS = frozenset({"shell", "container.exec", "local_shell", "shell_command", "exec_command"})
 CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= TEXT_CHARS else f"{text[:TEXT_CHARS]}… [{len(text) - TEXT_CHARS:,} more characters]"
-
-
-def _stamp(record: Record) -> str | None:
-    stamp = record.get("timestamp")
-    return stamp if isinstance(stamp, str) else None
 
 
 def command_line(name: str, arguments: Any) -> str | None:
@@ -159,7 +150,7 @@ class _Reader:
         self.close(cut_off=True)
         number = len(self.transcript.turns) + 1
         name = turn_id if isinstance(turn_id, str) and turn_id else f"{self.transcript.session_id[-8:]}-{number}"
-        self.current = _TurnBuilder(name, _stamp(record), self.totals)
+        self.current = _TurnBuilder(name, stamp_of(record), self.totals)
         return self.current
 
     def close(self, *, cut_off: bool) -> None:
@@ -189,7 +180,7 @@ class _Reader:
             # Mid-turn it shapes the turns after this one; before the turn's prompt (an auto-compaction
             # at its start), this turn too.
             prompted = self.current is not None and self.current.prompted
-            self.transcript.compactions.append(Compaction(len(self.transcript.turns) + prompted, at=_stamp(record)))
+            self.transcript.compactions.append(Compaction(len(self.transcript.turns) + prompted, at=stamp_of(record)))
             if self.current is not None and not self.current.prompted:
                 # An auto-compaction at a turn's start: what the model said so far was the summary.
                 self.current.replies.clear()
@@ -201,7 +192,7 @@ class _Reader:
             if kind == EVENT and inner == "token_count":
                 self._tokens(None, payload)
             return
-        stamp = _stamp(record)
+        stamp = stamp_of(record)
         if stamp is not None:
             current.turn.ended_at = stamp
         if kind == RESPONSE_ITEM:
@@ -236,7 +227,7 @@ class _Reader:
             name = payload["name"] if isinstance(payload.get("name"), str) else "tool"
             arguments = payload.get("arguments" if inner == "function_call" else "input")
         shown = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-        turn.tool_calls.append(ToolCall(name, _cut(shown)))
+        turn.tool_calls.append(ToolCall(name, cut(shown, brackets="[]")))
         call_id = payload.get("call_id", payload.get("id"))
         if isinstance(call_id, str):
             self.calls[call_id] = (turn, len(turn.tool_calls) - 1)
@@ -255,11 +246,11 @@ class _Reader:
         if found is None:
             self.warnings.append("a tool output for a call the rollout does not have")
             if self.current is not None:
-                self.current.turn.tool_calls.append(ToolCall("tool", "", _cut(text), failed))
+                self.current.turn.tool_calls.append(ToolCall("tool", "", cut(text, brackets="[]"), failed))
             return
         turn, at = found
         call = turn.tool_calls[at]
-        turn.tool_calls[at] = ToolCall(call.name, call.input, _cut(text), failed)
+        turn.tool_calls[at] = ToolCall(call.name, call.input, cut(text, brackets="[]"), failed)
 
     def _event(self, current: _TurnBuilder, inner: str, payload: dict[str, Any]) -> None:
         if inner == "agent_message" and isinstance(payload.get("message"), str) and payload["message"]:

@@ -19,11 +19,6 @@ from .layout import ARCHIVED, is_session_id, session_id_of
 
 _DAY = re.compile(r"\d{4}/\d{2}/\d{2}")
 
-# What the user is told when a rollout goes to the trash (the real client's behaviour then).
-AFTER_TRASH = ("Codex cannot resume it while it is in Reprise's trash (`codex resume` fails with \"no rollout "
-               "found\"); `reprise trash restore` puts it back, and Codex resumes it again by id")
-
-
 class CodexTrash(AgentFileTrash):
     """The trash of Codex rollouts in Reprise's data folder (`paths`: OwnPaths of "codex"), each
     as `<id>.jsonl`."""

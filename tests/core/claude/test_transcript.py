@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from reprise.core.sources.agent_transcript import TEXT_CHARS
 from reprise.core.sources.claude.records import parse_lines
 from reprise.core.sources.claude.search import SEARCH_CHARS, search_records
-from reprise.core.sources.claude.transcript import TEXT_CHARS, read_transcript
+from reprise.core.sources.claude.transcript import read_transcript
 
 from .builder import ClaudeFile, rewound
 

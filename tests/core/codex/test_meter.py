@@ -9,8 +9,8 @@ from typing import Any
 
 from reprise.core.config import MeterSettings, ModelSpec
 from reprise.core.meter import CONFIGURED, COUNTED, ESTIMATED, MEASURED, RESUME, SEND, TokenCounter
+from reprise.core.sources.agent_meter import CHARS_PER_TOKEN
 from reprise.core.sources.codex.meter import (
-    CHARS_PER_TOKEN,
     FIXED_CHARS,
     ITEM_FRAME,
     CodexLimits,
