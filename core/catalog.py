@@ -163,7 +163,7 @@ def _read_file(source: ListingSource, file: SessionFile, now_ns: int) -> _Read:
     found = listed.fields
     problem = found if isinstance(found, Problem) else None
     listing = _no_fields(listed.workspace_key) if isinstance(found, Problem) else found
-    folder = None if source.groups_are_workspaces else listing.workspace_path
+    folder = listing.workspace_path if source.workspaces.kind == "recorded" else None
     row = SessionRow(
         source=source.name, workspace_key=listed.workspace_key, file_id=listed.file_id, size=listed.size,
         mtime_ns=listed.mtime_ns, activity_ts=_activity_ts(listing, listed.mtime_ns), turns=listing.turns,
@@ -217,7 +217,7 @@ def _folders_after(source: ListingSource, known: SourceRows, touched: dict[str, 
     """The source's snapshot after a refresh: the folders it did not touch as they were, the others
     from their rows now, with the names their scan read (`racy`: the rows just read whose stat cannot
     be trusted)."""
-    name, keyed = source.name, source.groups_are_workspaces
+    name, recorded = source.name, source.workspaces.kind == "recorded"
     folders = {group: folder for group, folder in known.folders.items() if group not in touched}
     for ident, row in cached.items():
         if row.source != name or row.group not in touched:
@@ -227,7 +227,7 @@ def _folders_after(source: ListingSource, known: SourceRows, touched: dict[str, 
             folder = folders[row.group] = row_snapshot.Folder({}, [], False, touched[row.group])
         is_racy = ident in racy
         folder.stats[row.file_id] = (row.size, row.mtime_ns)
-        folder.columns.append((None if keyed else row.workspace_path, int(row.hidden_by_agent), int(is_racy),
+        folder.columns.append((row.workspace_path if recorded else None, int(row.hidden_by_agent), int(is_racy),
                                row.context_window, *_row_values(row)))
         folder.racy = folder.racy or is_racy
     for group in touched.keys() & folders.keys():
@@ -381,7 +381,7 @@ class Catalog:
     def _workspace_keys(self) -> list[str]:
         keys: set[str] = set()
         for source in self.sources:
-            if source.groups_are_workspaces:
+            if source.workspaces.kind == "group":
                 keys.update(source.groups())
             else:
                 keys.update(key for (key,) in self.db.execute(
@@ -425,10 +425,13 @@ class Catalog:
         deleted: list[Ident] = []
         # Listed whole: the rows, and the folders changed (with the names their scan read).
         whole: list[tuple[ListingSource, SourceRows, dict[str, FolderNames | None]]] = []
+        scoped: dict[str, list[str] | None] = {}
         for source in self.sources:
-            # A store grouped by workspace is scanned for the wanted keys only; one that records the
-            # folder in each file is scanned whole (a stat per file) and its rows picked by key after.
-            groups = keys if keys is not None and source.groups_are_workspaces else None
+            # A store grouped by workspace (or mapping its groups to folders) is scanned for the groups of
+            # the wanted keys only; one that records the folder in each file is scanned whole (a stat per
+            # file) and its rows picked by key after.
+            rule = source.workspaces
+            groups = scoped[source.name] = None if keys is None else rule.groups_for(keys)
             if groups is None:
                 known = row_snapshot.load(self.db, source.name, _SELECT_SOURCE)
             else:
@@ -436,7 +439,7 @@ class Catalog:
                 known = SourceRows(None, row_snapshot.folders_of(self.db.execute(
                     f"{_SELECT_SOURCE} AND {scope}", [source.name, *arguments])), False)
             on_disk: Iterable[tuple[str, FolderStats]] = self._scan(source, groups, known)
-            if not source.groups_are_workspaces:
+            if rule.kind != "group":
                 # The whole scan first: it tells a store that learns its files' names from it (Codex)
                 # the path of each cached row, which took a second listing of every folder. A store
                 # grouped by workspace is scanned a folder at a time, holding one folder's stats.
@@ -448,9 +451,9 @@ class Catalog:
         early = self._read_newest(changed, keys, now_ns)
         if keys is not None:
             for source in self.sources:
-                if not source.groups_are_workspaces and source.name in changed:
-                    # Only the files that can hold these workspaces are read; the others stay new (no
-                    # row) until a listing wants them.
+                if scoped[source.name] is None and source.name in changed:
+                    # Only the files that can hold these workspaces are read (the rule narrows them); the
+                    # others stay new (no row) until a listing wants them.
                     changed[source.name] = self._of_workspaces(source, changed[source.name], keys)
         read = self._read(changed, now_ns, early)
         for item in read:
@@ -470,7 +473,7 @@ class Catalog:
                 db.executemany(_INSERT, [_record_of(item) for item in read])
                 db.executemany(_INSERT_DATA, [_data_of(item) for item in read])
                 for source, _, _ in whole if keys is None else []:   # every file read now: no head to remember
-                    if not source.groups_are_workspaces and self._heads_of(source):
+                    if source.workspaces.kind != "group" and self._heads_of(source):
                         db.execute("DELETE FROM heads WHERE source = ?", (source.name,))
                         self._heads[source.name] = {}
                 racy = {(item.row.source, item.row.group, item.row.file_id) for item in read if item.racy}
@@ -492,8 +495,9 @@ class Catalog:
         rows: list[SessionRow] = []
         with no_gc_pauses():
             for source in self.sources:
-                if wanted is not None and source.groups_are_workspaces:
-                    scope, arguments = self._scope(wanted)
+                groups = None if wanted is None else source.workspaces.groups_for(wanted)
+                if groups is not None:
+                    scope, arguments = self._scope(groups)
                     folders = row_snapshot.folders_of(self.db.execute(f"{_SELECT_SOURCE} AND {scope}",
                                                                       [source.name, *arguments]))
                 else:
@@ -514,7 +518,7 @@ class Catalog:
         whose file is gone to `deleted`; return the folders with any of those, or whose scan read
         names the snapshot does not hold, with those names. A folder whose stats are the ones its
         rows were read at is taken whole."""
-        name, keyed, file_path = source.name, source.groups_are_workspaces, source.file_path
+        name, keyed, file_path = source.name, source.workspaces.kind == "group", source.file_path
         touched: dict[str, FolderNames | None] = {}
         seen: dict[str, tuple[str, FolderNames | None]] = {}   # each folder scanned, and the names read
         built: dict[str, dict[Ident, SessionRow]] = {}
@@ -553,7 +557,7 @@ class Catalog:
         not look at the other folders' heads again."""
         known = self._heads_of(source)
         before = {file.path: known.get(file.path) for file in files}
-        chosen = source.files_of_workspaces(files, keys, known)
+        chosen = source.workspaces.narrow(files, keys, known)
         told = [(source.name, path, *known[path]) for path, was in before.items()
                 if path in known and known[path] != was]
         if told:
@@ -586,8 +590,8 @@ class Catalog:
                       ) -> dict[str, list[SessionFile]]:
         """Hand each changed file that was read before what its source kept of that read."""
         for name, files in changed.items():
-            if self._by_name[name].groups_are_workspaces:
-                continue   # such a store reads each file whole
+            if self._by_name[name].workspaces.kind == "group":
+                continue   # such a store (Fractal's) reads each file whole
             for i, file in enumerate(files):
                 if (name, file.group, file.file_id) in cached:
                     found = self.db.execute("SELECT carry FROM file_data WHERE source = ? AND grp = ? AND file_id = ?",
@@ -598,15 +602,17 @@ class Catalog:
 
     def _attach_workspaces_and_meta(self, rows: list[SessionRow], keys: list[str] | None) -> None:
         """Each row's folder and Reprise's own title and pin of it."""
-        # A store grouped by workspace knows its keys (its groups) and each key's folder; the others'
-        # keys come from their rows, which name their folders themselves. One pass over the rows.
+        # A store grouped by workspace knows its keys (its groups) and each key's folder; a store that maps
+        # its groups knows each key's folder; the others' rows name their folders themselves. The keys
+        # of the last two come from their rows. One pass over the rows.
         by_source: dict[str, set[str]] = {}
         paths_of: dict[str, dict[str, str | None]] = {}
+        rules = {source.name: source.workspaces for source in self.sources}
         for source in self.sources:
-            by_source[source.name] = set(source.groups() if keys is None else keys) \
-                if source.groups_are_workspaces else set()
-            if source.groups_are_workspaces:
-                paths_of[source.name] = {key: source.workspace_path(key) for key in by_source[source.name]}
+            rule = rules[source.name]
+            by_source[source.name] = set(source.groups() if keys is None else keys) if rule.kind == "group" else set()
+            if rule.kind != "recorded":
+                paths_of[source.name] = {key: rule.folder_of(key) for key in by_source[source.name]}
         for row in rows:
             paths = paths_of.get(row.source)
             if paths is None:
@@ -614,8 +620,7 @@ class Catalog:
             elif row.workspace_key in paths:
                 row.workspace_path = paths[row.workspace_key]
             else:   # a row the groups did not name (its folder was listed a moment before): looked up too
-                row.workspace_path = paths[row.workspace_key] = self._by_name[row.source].workspace_path(
-                    row.workspace_key)
+                row.workspace_path = paths[row.workspace_key] = rules[row.source].folder_of(row.workspace_key)
                 by_source[row.source].add(row.workspace_key)
         meta_rows: dict[Ident, tuple[str | None, bool]] = {}
         for source in self.sources:
@@ -660,7 +665,7 @@ class Catalog:
         for name in dict.fromkeys(name for name, _ in files):
             source = self._by_name[name]
             of_source = [file for each, file in files if each == name]
-            if keys is not None and not source.groups_are_workspaces:
+            if keys is not None and source.workspaces.groups_for(keys) is None:
                 of_source = self._of_workspaces(source, of_source, keys)
             kept.update((name, file.path) for file in of_source)
         return [(name, file) for name, file in files if (name, file.path) in kept]
@@ -889,15 +894,17 @@ class Catalog:
         files: list[tuple[ListingSource, SessionFile]] = []
         unlisted = 0
         for source in self.sources:
-            keyed = source.groups_are_workspaces
+            rule = source.workspaces
+            keyed = rule.kind == "group"
+            groups = None if keys is None else rule.groups_for(keys)
             mine: list[SessionFile] = []
-            for group in keys if keys is not None and keyed else source.groups():
+            for group in source.groups() if groups is None else groups:
                 scanned = source.file_stats(group)
                 for file_id, (size, mtime_ns) in scanned.stats.items():
                     mine.append(SessionFile(group if keyed else None, file_id, source.file_path(group, file_id),
                                             size, mtime_ns, group=group))
-            if keys is not None and not keyed:
-                mine = source.files_of_workspaces(mine, keys, dict(stored.heads.get(source.name, {})))
+            if keys is not None and groups is None:
+                mine = rule.narrow(mine, keys, dict(stored.heads.get(source.name, {})))
             unlisted += sum(stored.rows.get((source.name, file.group, file.file_id)) != (file.size, file.mtime_ns)
                             for file in mine)
             files += [(source, file) for file in mine]
