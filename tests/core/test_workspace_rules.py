@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ import pytest
 from reprise.core.catalog import Catalog
 from reprise.core.folder_scan import FolderNames, FolderStats, scan_folder, with_suffix
 from reprise.core.paths import OwnPaths, SessionRef, workspace_key
-from reprise.core.sources.base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from reprise.core.sources.base import HeadKeys, ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from reprise.core.sources.claude.listing import ClaudeListing
 from reprise.core.sources.codex.listing import CodexListing
 from reprise.core.sources.fractal.listing import FractalListing
@@ -163,7 +163,11 @@ def test_the_built_in_stores_rules_come_from_their_hooks(tmp_path):
     for listing in (ClaudeListing([tmp_path / "claude"], own), CodexListing([tmp_path / "codex"], own)):
         rule = listing.workspaces
         assert isinstance(rule, RecordedRule) and rule.groups_for(["k"]) is None and rule.folder_of("k") is None
-    calls: list[tuple[object, ...]] = []
-    narrowing: Callable[..., list[SessionFile]] = lambda files, keys, known: calls.append((keys,)) or files[:0]
+    calls: list[Collection[str]] = []
+
+    def narrowing(files: list[SessionFile], keys: Collection[str], known: HeadKeys) -> list[SessionFile]:
+        calls.append(keys)
+        return files[:0]
+
     assert RecordedRule(narrowing).narrow([SessionFile(None, "x", "/x", 1, 1)], ["k"], {}) == []
-    assert calls == [(["k"],)]
+    assert calls == [["k"]]
