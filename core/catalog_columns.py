@@ -40,26 +40,28 @@ class Column:
                                 # `racy` and `folder` (the folder the file records, when its store's rule says so)
 
 
+def _set(**types: str) -> tuple[Column, ...]:
+    """Columns holding the row's field of their name, which the catalog sets from a file's read."""
+    return tuple(Column(name, sql, name) for name, sql in types.items())
+
+
+def _figured(**types: str) -> tuple[Column, ...]:
+    """Columns holding the row's field of their name, read from the listing field of that name."""
+    return tuple(Column(name, sql, name, read=f"listing.{name}") for name, sql in types.items())
+
+
+_TEXT, _INTEGER = "TEXT NOT NULL", "INTEGER NOT NULL"
 COLUMNS: tuple[Column, ...] = (
     # The folder the file records (a store whose files record it; else NULL: the rule gives it).
     Column("folder", "TEXT", "workspace_path", stored="folder"),
-    Column("hidden", "INTEGER NOT NULL", "hidden_by_agent", "listing.hidden_by_agent", flag=True),
+    Column("hidden", _INTEGER, "hidden_by_agent", "listing.hidden_by_agent", flag=True),
     # Read again on the next listing (its stat is too recent to trust): the catalog's own, on no row.
-    Column("racy", "INTEGER NOT NULL", None, stored="int(racy)"),
-    Column("context_window", "INTEGER", "context_window", "listing.context_window"),
-    Column("workspace_key", "TEXT NOT NULL", "workspace_key"),
-    Column("file_id", "TEXT NOT NULL", "file_id"),
-    Column("size", "INTEGER NOT NULL", "size"),
-    Column("mtime_ns", "INTEGER NOT NULL", "mtime_ns"),
-    Column("activity_ts", "REAL NOT NULL", "activity_ts"),
-    Column("turns", "INTEGER NOT NULL", "turns", "listing.turns"),
-    Column("context_tokens", "INTEGER NOT NULL", "context_tokens", "listing.context_tokens"),
-    Column("problem_code", "TEXT", "problem_code"),
-    Column("problem_message", "TEXT", "problem_message"),
-    Column("problem_field", "TEXT", "problem_field"),
-    Column("resume_cost", "INTEGER", "resume_cost"),
-    Column("resume_cost_key", "TEXT", "resume_cost_key"),
-    Column("content_digest", "TEXT", "content_digest"),
+    Column("racy", _INTEGER, None, stored="int(racy)"),
+    *_figured(context_window="INTEGER"),
+    *_set(workspace_key=_TEXT, file_id=_TEXT, size=_INTEGER, mtime_ns=_INTEGER, activity_ts="REAL NOT NULL"),
+    *_figured(turns=_INTEGER, context_tokens=_INTEGER),
+    *_set(problem_code="TEXT", problem_message="TEXT", problem_field="TEXT", resume_cost="INTEGER",
+          resume_cost_key="TEXT", content_digest="TEXT"),
     # The session's id, for a store whose file id is not it (`file_is_session` False); NULL otherwise.
     Column("session_id", "TEXT", "session_id",
            read="None if source.file_is_session else (listing.session_id or None)"),
