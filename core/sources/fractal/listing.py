@@ -16,6 +16,7 @@ from ...paths import OwnPaths, SessionRef
 from ...problems import Problem
 from ...transcript import Usage
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
+from ..workspaces import GroupRule
 from .models import SessionState, last_measured_context, parse_time, usage_totals
 from .store import Store
 from .transcript import SOURCE, trace_model
@@ -99,6 +100,11 @@ class FractalListing(ListingSource):
 
     def groups(self) -> list[str]:
         return self.store.workspace_keys()
+
+    @property
+    def workspaces(self) -> GroupRule:
+        """Fractal keeps each workspace's sessions in a folder named by its key, and records the key's folder."""
+        return GroupRule(self.store.workspace_path)
 
     def workspace_path(self, key: str) -> str | None:
         return self.store.workspace_path(key)
