@@ -75,6 +75,7 @@ from .sources.roles import (
     Swept,
     Trashing,
     TrimmingInPlace,
+    UndoingTrims,
     missing_role,
 )
 from .times import utc_now_iso
@@ -975,8 +976,8 @@ class Service:
         return self._undoer(ref, "restored").restore(ref, archive_digest=archive_digest, all_trims=all_trims,
                                                      dry_run=dry_run, force=force)
 
-    def _undoer(self, ref: SessionRef, phrase: str) -> Forking | TrimmingInPlace:
-        """The session's source as the role its trims are undone by (in place first: Fractal has both)."""
+    def _undoer(self, ref: SessionRef, phrase: str) -> UndoingTrims:
+        """The session's source as the one that undoes its trims (either kind of trim does)."""
         source = self.source(ref)
         if TrimmingInPlace in source.roles:
             return cast(TrimmingInPlace, source)

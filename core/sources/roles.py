@@ -160,7 +160,21 @@ class Creator(Protocol):
 
 
 @runtime_checkable
-class Forking(Protocol):
+class UndoingTrims(Protocol):
+    """What both kinds of trim share (not a role of its own): a trim Reprise made is undone."""
+
+    @abstractmethod
+    def can_undo_trim(self, ref: SessionRef) -> bool:
+        """Whether the session has a trim Reprise can undo (or is a fork Reprise wrote)."""
+
+    @abstractmethod
+    def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
+                force: bool) -> RestoreResult:
+        """Undo: a trim in place gets the archived bytes back in place; a fork Reprise wrote goes to the trash."""
+
+
+@runtime_checkable
+class Forking(UndoingTrims, Protocol):
     """A trim written as a new session beside the original, which is never changed."""
 
     @abstractmethod
@@ -168,33 +182,15 @@ class Forking(Protocol):
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
         """Preview or write a trimmed copy of the session as a new session."""
 
-    @abstractmethod
-    def can_undo_trim(self, ref: SessionRef) -> bool:
-        """Whether the session has a trim (or is a fork) Reprise can undo."""
-
-    @abstractmethod
-    def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
-                force: bool) -> RestoreResult:
-        """Undo: a fork Reprise wrote goes to the trash (a trim in place comes back from the archive)."""
-
 
 @runtime_checkable
-class TrimmingInPlace(Protocol):
+class TrimmingInPlace(UndoingTrims, Protocol):
     """A trim that rewrites the session file itself, its dropped bytes archived first (Fractal)."""
 
     @abstractmethod
     def trim_in_place(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
                       force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
         """Preview or write the trimmed session in place."""
-
-    @abstractmethod
-    def can_undo_trim(self, ref: SessionRef) -> bool:
-        """Whether the session has a trim Reprise can undo."""
-
-    @abstractmethod
-    def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
-                force: bool) -> RestoreResult:
-        """Undo: the archived bytes back in place."""
 
 
 @runtime_checkable
