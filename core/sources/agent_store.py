@@ -16,11 +16,11 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from ..audit import AuditLog
 from ..config import Settings
-from ..errors import ChangedOnDiskError, ConflictError, ForkOnlyError, NotFoundError, RepriseError, UsageError
+from ..errors import ChangedOnDiskError, ConflictError, NotFoundError, RepriseError, UsageError
 from ..liveness import PendingTurn
 from ..meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
 from ..outcome import TurnOutcome
@@ -31,7 +31,8 @@ from ..session_files import digest
 from ..transcript import Turn
 from ..trimming import RestoreResult, TrimOptions, TrimPlan, TrimResult
 from .base import Handoff, OpenedSession, SessionSource
-from .jsonl_listing import FoldedFields, HasPath, JsonlListing
+from .jsonl_listing import HasPath, JsonlListing
+from .roles import Metered
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..retention import PruneSelection
@@ -109,10 +110,6 @@ class AgentStoreSource(SessionSource):
         """The context the agent measured last, and the turn (counted from 1) it measured it after."""
 
     @abstractmethod
-    def _folded(self, opened: OpenedSession) -> FoldedFields:
-        """The listing fields of the session as just read."""
-
-    @abstractmethod
     def _new_path(self, ref: SessionRef) -> Path:
         """Where the file of a session the store does not hold would be."""
 
@@ -136,9 +133,6 @@ class AgentStoreSource(SessionSource):
     def session_path(self, ref: SessionRef) -> Path:
         path = self._locate(ref)
         return self._new_path(ref) if path is None else path
-
-    def branch(self, opened: OpenedSession) -> str | None:
-        return self._folded(opened).branch
 
     def _handoff(self, ref: SessionRef, opened: OpenedSession, workspace: Path, notes: list[str], *,
                  one: str) -> Handoff:
@@ -204,7 +198,8 @@ class AgentStoreSource(SessionSource):
             return listed_context or None
         if opened.size != size:
             return None
-        return self.prepare_meter(opened, workspace, via=RESUME).with_message("").total or listed_context or None
+        meter = cast(Metered, self)   # each agent store that is asked for a resume cost is metered
+        return meter.prepare_meter(opened, workspace, via=RESUME).with_message("").total or listed_context or None
 
     # --- the trash and prune -----------------------------------------------------------------
 
@@ -284,12 +279,6 @@ class AgentStoreSource(SessionSource):
         return newest.turn_id
 
     # --- forks: a trimmed copy written beside the session --------------------------------------
-
-    def _refuse_in_place(self, ref: SessionRef, *, fork: bool, files: str) -> None:
-        """A trim in place of the agent's own `files`: refused (ForkOnlyError), it is made as a fork only."""
-        if not fork:
-            raise ForkOnlyError(f"{self.label}'s own {files} are never rewritten: use --fork.",
-                                hint=f"reprise trim {ref.session_id} --fork ...")
 
     def _refuse_changed(self, ref: SessionRef, data: bytes, expected_sha256: str | None, path: Path) -> None:
         """Refuse a fork of bytes other than those its preview showed (`expected_sha256`)."""

@@ -34,7 +34,8 @@ from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
 from ...trimming import TrimOptions, TrimPlan, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
-from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession
+from ..base import AgentDeletion, Handoff, KeepReport, OpenedSession
+from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, Swept, Trashing
 from .fields import ClaudeFields, ListingFold
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
@@ -76,12 +77,10 @@ def _fold_of(records: list[Record]) -> ListingFold:
     return fold
 
 
-class ClaudeSource(AgentStoreSource):
+class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
-    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, keep=True, new=True, send=True,
-                                trash=True, trim_fork=True)
     resumes_from_any_folder = SPEC.resume_folder == "any"
     cost_label = SPEC.cost_label
     resume_setting = SPEC.resume_setting
@@ -170,7 +169,8 @@ class ClaudeSource(AgentStoreSource):
             found.context_tokens, found.turns, "compaction" if found.context_basis == "compact_boundary" else "reply",
             found.model))
         return OpenedSession(ref, path, size, sha256, transcript, warnings,
-                             ClaudeSession(parsed.records, context, found, inputs))
+                             ClaudeSession(parsed.records, context, found, inputs), branch=found.branch,
+                             agent_title=found.title if found.title_source in ("custom-title", "ai-title") else None)
 
     def _read(self, path: Path) -> bytes:
         try:
@@ -180,13 +180,6 @@ class ClaudeSource(AgentStoreSource):
         except ReadProblem as exc:
             raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
         return data
-
-    def agent_title(self, opened: OpenedSession) -> str | None:
-        found = self._session(opened).fields
-        return found.title if found.title_source in ("custom-title", "ai-title") else None
-
-    def _folded(self, opened: OpenedSession) -> ClaudeFields:
-        return self._session(opened).fields
 
     @staticmethod
     def _subagent_count(path: Path) -> int:
@@ -378,15 +371,14 @@ class ClaudeSource(AgentStoreSource):
 
     # --- trim as a fork (issue 14) -------------------------------------------------------------
 
-    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+    def fork(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
-        """Preview or write a trimmed copy of the session as a new session beside it (`fork` only:
-        Claude Code's own file is never rewritten), archived (op `fork`; the original's bytes, which
+        """Preview or write a trimmed copy of the session as a new session beside it (Claude Code's own
+        file is never rewritten), archived (op `fork`; the original's bytes, which
         capped text points at, in the original's archive, op `fork-original`), titled "<title> (trimmed)"
         with lineage."""
         from .fork import new_fork_id, plan_fork
 
-        self._refuse_in_place(ref, fork=fork, files="files")
         path = self._locate(ref)
         if path is None:
             raise NotFoundError(f"No Claude Code session file {ref.session_id} to fork (a kept copy is not forked).")

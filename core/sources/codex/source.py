@@ -33,8 +33,9 @@ from ...times import parse_time
 from ...transcript import Turn
 from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
-from ..base import Capabilities, Handoff, OpenedSession
+from ..base import Handoff, OpenedSession
 from ..file_writers import process_writing
+from ..roles import Creator, Diagnosed, Forking, Live, Metered, Sender, Trashing
 from .fields import CodexFields, ListingFold
 from .layout import CodexRoot, check_session_id
 from .listing import NAME, CodexListing
@@ -67,12 +68,10 @@ class CodexSession:
     lineage_gap: str | None   # why the history before a fork is missing (its parent's rollout is not there)
 
 
-class CodexSource(AgentStoreSource):
+class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing, Live, Diagnosed):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
-    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, new=True, send=True, trash=True,
-                                trim_fork=True)
     trash_note = SPEC.trash_note
     resumes_from_any_folder = SPEC.resume_folder == "any"   # `codex resume ID` finds a rollout by id, indexed or not
     cost_label = SPEC.cost_label
@@ -130,18 +129,13 @@ class CodexSource(AgentStoreSource):
             ContextNow(estimate, found.context_turn, found.context_window, found.model, "estimate")
         title = self.codex_listing.title_of(path, ref.session_id)
         return OpenedSession(ref, path, len(data), sha256, transcript, warnings,
-                             CodexSession(records, found, context, next_request(joined), title, lineage.gap))
+                             CodexSession(records, found, context, next_request(joined), title, lineage.gap),
+                             agent_title=title, branch=found.branch)
 
     @staticmethod
     def _session(opened: OpenedSession) -> CodexSession:
         assert isinstance(opened.native, CodexSession)
         return opened.native
-
-    def agent_title(self, opened: OpenedSession) -> str | None:
-        return self._session(opened).title
-
-    def _folded(self, opened: OpenedSession) -> CodexFields:
-        return self._session(opened).fields
 
     def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
         return [], [], [], [NO_SWEEP]
@@ -246,16 +240,15 @@ class CodexSource(AgentStoreSource):
         context = self._session(opened).context
         return context.tokens, context.turn
 
-    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+    def fork(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
-        """Preview or write a trimmed copy of the session as a new rollout in its date folder (`fork`
-        only: Codex's own rollout is never rewritten), archived (op `fork`; the original's bytes in the
+        """Preview or write a trimmed copy of the session as a new rollout in its date folder (Codex's
+        own rollout is never rewritten), archived (op `fork`; the original's bytes in the
         original's archive, op `fork-original`), titled "<title> (trimmed)" with lineage. A fork Codex
         made is written self-contained (fork.py)."""
         from .fork import fork_name, new_thread_id, plan_fork
         from .meter import DEFAULT_MODEL
 
-        self._refuse_in_place(ref, fork=fork, files="rollouts")
         opened = self.open(ref)
         session = self._session(opened)
         if session.lineage_gap is not None:

@@ -6,16 +6,15 @@ stay where they always were, beside the sessions under Fractal's state root.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from ...agents import substitute
+from ...agents import Backend, substitute
 from ...archive import Archive, ArchiveEntry
 from ...audit import AuditLog
 from ...config import Settings
@@ -37,7 +36,21 @@ from ...session_files import ReadProblem, read_regular_file
 from ...times import utc_now_iso
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
-from ..base import Capabilities, Handoff, OpenedSession, SessionSource
+from ..base import Handoff, OpenedSession, SessionSource
+from ..roles import (
+    Creator,
+    Diagnosed,
+    Forking,
+    Live,
+    MeterCalibration,
+    Metered,
+    Recovering,
+    Relinking,
+    Sender,
+    Trashing,
+    TrimmingInPlace,
+    TurnRecorder,
+)
 from .codec import fractal_would_drop
 from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
@@ -61,12 +74,11 @@ T = TypeVar("T")
 NAME = "fractal"
 
 
-class FractalSource(SessionSource):
+class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecorder, Creator, Forking,
+                    TrimmingInPlace, Trashing, Live, Recovering, Relinking, Diagnosed):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
-    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, new=True, send=True,
-                                trim_in_place=True, trim_fork=True, trash=True)
 
     def __init__(self, state_root: Path, settings: Settings):
         self.settings = settings
@@ -97,27 +109,19 @@ class FractalSource(SessionSource):
         return self.store.paths.session_file(ref)
 
     def open(self, ref: SessionRef) -> OpenedSession:
-        loaded = self.store.load(ref)
-        size = len(loaded.data or b"")
-        loaded.data = None   # a large file's bytes are freed before anything is rendered from it
-        return OpenedSession(ref, loaded.path, size, loaded.version.sha256, transcript_of(loaded.state),
-                             list(loaded.warnings), loaded)
+        # The bytes are never held beside the parsed state (the file is hashed again as it is read): the
+        # meter opens a session too, and a large file is then held once, as objects.
+        loaded = self.store.load(ref, keep_data=False)
+        size = loaded.version.size
+        state = loaded.state
+        return OpenedSession(ref, loaded.path, size, loaded.version.sha256, transcript_of(state),
+                             list(loaded.warnings), loaded, summary_text=render_summary(state.summary),
+                             history=_history_records(state))
 
     @staticmethod
     def _loaded(opened: OpenedSession) -> Loaded:
         assert isinstance(opened.native, Loaded)
         return opened.native
-
-    def summary_text(self, opened: OpenedSession) -> str:
-        """Fractal's rendered summary, as Fractal shows it to its model."""
-        return render_summary(self._loaded(opened).state.summary)
-
-    def history(self, opened: OpenedSession) -> list[dict[str, Any]]:
-        """The history entries kept in the file, as `show --json` has always printed them."""
-        return [{"turn_id": h.turn_id, "status": h.status, "user_message": h.user_message,
-                 "files_read": h.files_read, "files_modified": h.files_modified, "commands_run": h.commands_run,
-                 "error": h.error, "created_at": h.created_at, "updated_at": h.updated_at}
-                for h in self._loaded(opened).state.history]
 
     def read_meta(self, ref: SessionRef) -> SessionMeta:
         return self.store.read_meta(ref)
@@ -156,14 +160,10 @@ class FractalSource(SessionSource):
 
     # --- the context meter -----------------------------------------------------------------
 
-    def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None, via: str = SEND) -> MeterResult:
+    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
+                      via: str = SEND) -> LiveMeter:
         """Fractal's next turn sends the same whichever way it goes: `via` changes nothing."""
-        state = self.store.load(ref, keep_data=False).state
-        return dataclasses.replace(self.meter.measure(state, workspace, message, model=model), via=via)
-
-    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, via: str = SEND) -> LiveMeter:
-        return self.meter.prepare(self._loaded(opened).state, workspace)
+        return self.meter.prepare(self._loaded(opened).state, workspace, model=model)
 
     def context_window(self, workspace: Path, model: str | None = None) -> int:
         name, _ = self.meter.resolve_model(workspace, model)
@@ -201,6 +201,11 @@ class FractalSource(SessionSource):
                                    hint="wait for it, or interrupt it")
         result = self.meter.measure(loaded.state, workspace, message)
         return result.sendable(confirm_over=confirm_over)
+
+    def turn_backend(self, ref: SessionRef) -> Backend | None:
+        """None: Fractal's turns run on the backend `--agent` or `[agent] backend` chooses (Reprise records
+        the turn unless that backend is Fractal's own program, which saves it)."""
+        return None
 
     def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
         """Before an agent that saves the session itself runs: archive what it would drop; (turns, summary)."""
@@ -303,8 +308,24 @@ class FractalSource(SessionSource):
         self.store.write_meta(ref, meta)
         return ref
 
-    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+    def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
+        """None: `new_session` wrote the session already; resuming it starts Fractal."""
+        return None
+
+    def trim_in_place(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
+                      force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
+        """Trim the session file itself, the dropped records archived first."""
+        return self._trim(ref, options, workspace, dry_run=dry_run, fork=False, force=force, model=model,
+                          expected_sha256=expected_sha256)
+
+    def fork(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
+        """Write the trimmed session as a new session of the same workspace; the original is unchanged."""
+        return self._trim(ref, options, workspace, dry_run=dry_run, fork=True, force=force, model=model,
+                          expected_sha256=expected_sha256)
+
+    def _trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
         if expected_sha256 is not None:
             current = self.store.current_version(self.store.paths.session_file(ref))
             if current is None:
@@ -409,6 +430,14 @@ class FractalSource(SessionSource):
             if mode & 0o022:
                 notes.append(f"The state root {self.store.root} is writable by other users (mode {mode:o}).")
         return problems, temps, cleaned, notes
+
+
+def _history_records(state: SessionState) -> list[dict[str, object]]:
+    """The history entries kept in the file, as `show --json` has always printed them."""
+    return [{"turn_id": h.turn_id, "status": h.status, "user_message": h.user_message,
+             "files_read": h.files_read, "files_modified": h.files_modified, "commands_run": h.commands_run,
+             "error": h.error, "created_at": h.created_at, "updated_at": h.updated_at}
+            for h in state.history]
 
 
 def _as_recorded(outcome: TurnOutcome) -> None:
