@@ -21,6 +21,8 @@ from pydantic import (
 from . import paths, tokens
 from .errors import ConfigError
 from .session_files import ReadProblem, read_head
+from .sources.store_location import SourceChoice as SourceChoice  # `reprise config` reads it from here
+from .sources.store_location import Unset, detect_store
 
 # The history entries a session keeps: Fractal keeps its newest 20, and Reprise never keeps more.
 HISTORY_KEPT = 20
@@ -203,16 +205,6 @@ class Settings(_Section):
     search: SearchSettings = Field(default_factory=SearchSettings.model_construct)
 
 
-@dataclass(frozen=True, slots=True)
-class SourceChoice:
-    """Whether one agent's store is read, from which roots, and why (for `reprise config`)."""
-
-    name: str
-    enabled: bool
-    roots: tuple[Path, ...]
-    why: str
-
-
 @dataclass(slots=True)
 class LoadedSettings:
     settings: Settings
@@ -239,57 +231,29 @@ def load(*, state_dir: str | None = None, config_path: Path | None = None,
     for key in _flatten(data):
         sources[key] = f"config file {path}"
     root, sources["store.state_dir"] = _state_root(state_dir, environment, settings, path)
-    fractal = SourceChoice("fractal", True, (root,), f"always on; state root from {sources['store.state_dir']}")
-    choices = {"fractal": fractal,
-               "claude": _store_choice(_CLAUDE_STORE, settings.sources.claude, environment, path),
-               "codex": _store_choice(_CODEX_STORE, settings.sources.codex, environment, path)}
+    choices = _choices(settings, environment, path, root, sources["store.state_dir"])
     return LoadedSettings(settings, path, root, sources, choices)
 
 
-@dataclass(frozen=True, slots=True)
-class _AgentStore:
-    """How another agent's store is found: its name, label, root variable, default folder and the
-    folder that shows a root holds sessions."""
+def _choices(settings: Settings, env: dict[str, str], path: Path, state_root: Path, where: str
+             ) -> dict[str, SourceChoice]:
+    """Whether each registered source is on, from which roots, and why: by its store location (the
+    generic detection) or by a detection of its own (Fractal: always on, at the state root)."""
+    from .sources.registry import load_object, registry
 
-    name: str
-    label: str
-    variable: str
-    default: str
-    marker: str
-
-
-_CLAUDE_STORE = _AgentStore("claude", "Claude Code", "CLAUDE_CONFIG_DIR", ".claude", "projects")
-_CODEX_STORE = _AgentStore("codex", "Codex", "CODEX_HOME", ".codex", "sessions")
-
-
-def _store_choice(store: _AgentStore, chosen: ClaudeSettings | CodexSettings, env: dict[str, str],
-                  path: Path) -> SourceChoice:
-    name = store.name
-    if chosen.roots is not None:
-        roots, where = tuple(Path(root).expanduser() for root in chosen.roots), f"the config file {path}"
-    elif env.get(store.variable):
-        roots, where = (Path(env[store.variable]).expanduser(),), store.variable
-    else:
-        roots, where = (Path(env.get("HOME") or Path.home()) / store.default,), f"the default (~/{store.default})"
-    found, unreadable = [], []
-    for root in roots:
-        try:
-            if (root / store.marker).is_dir():
-                found.append(root)
-        except OSError as exc:   # a root the user may not look into is not listed, and says why
-            unreadable.append(f"{root} ({exc.strerror or exc})")
-    shown = ", ".join(str(root) for root in roots)
-    if unreadable and not found and chosen.enabled is not True:
-        return SourceChoice(name, False, roots, f"off: cannot look into {', '.join(unreadable)}")
-    if chosen.enabled is False:
-        return SourceChoice(name, False, roots, f"off: enabled = false in {path}")
-    if chosen.enabled is True:
-        return SourceChoice(name, True, roots, f"on: enabled = true in {path}; roots from {where}")
-    if found:
-        return SourceChoice(name, True, tuple(found), f"on: a {store.label} store exists at "
-                            f"{', '.join(str(root) for root in found)} (roots from {where})")
-    return SourceChoice(name, False, roots, f"off: no {store.label} store (no {store.marker}/ folder) at {shown} "
-                        f"(roots from {where})")
+    choices: dict[str, SourceChoice] = {}
+    for spec in registry().specs:
+        if spec.location is not None:
+            section = getattr(settings.sources, spec.name, None) or Unset()
+            choices[spec.name] = detect_store(spec, section, env, path)
+        elif spec.detect is not None:
+            try:
+                detect = load_object(spec.detect)
+                enabled, roots, why = detect(state_root, where)  # type: ignore[operator]
+            except Exception as exc:   # a plug-in's detection may raise anything: the source is off, and says why
+                enabled, roots, why = False, (), f"off: its detection failed: {type(exc).__name__}: {exc}"
+            choices[spec.name] = SourceChoice(spec.name, bool(enabled), tuple(roots), str(why))
+    return choices
 
 
 def describe(exc: ValidationError, path: Path) -> str:
