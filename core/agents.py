@@ -1,6 +1,7 @@
-"""Agent backends behind one small protocol: `fractal` (headless; it writes the session
-itself), `command` (any program; Reprise records the turn) and `echo` (built in, offline,
-deterministic; for the demo and tests, only when chosen explicitly).
+"""Agent backends behind one small protocol: Reprise's own `command` (any program; Reprise records
+the turn) and `echo` (built in, offline, deterministic; for the demo and tests, only when chosen
+explicitly), and those a source offers by name in its spec (Fractal's `fractal`, headless, which
+writes the session itself: `sources/fractal/turns.py`).
 
 Programs always run as argv lists, never through a shell, in the session's workspace.
 """
@@ -13,18 +14,19 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from .archive import Archive
+from .backend_names import backend_names, offered_backends
 from .config import AgentSettings
 from .errors import AgentError, RepriseError, UsageError
 from .outcome import INTERRUPTED_ERROR, TurnOutcome, cut_reply, left_running_note
 from .paths import SessionRef
 from .processes import Finished, run_agent
 from .rooted import Root
+from .sources.registry import load_object
 
 STDERR_TAIL = 2000
-BACKENDS = ("fractal", "command", "echo")
 
 
 @dataclass(slots=True)
@@ -155,22 +157,46 @@ def recorded_reply(archive: Archive, ref: SessionRef, turn_id: str, outcome: Tur
     return outcome
 
 
-def choose_backend(name: str | None, settings: AgentSettings) -> Backend | None:
-    """`--agent`, else `[agent] backend`, else fractal when it is installed; None when nothing fits."""
-    from .sources.fractal.turns import FractalBackend
+class OfferedBackend(Backend, Protocol):
+    """A backend a source offers by name (its spec's `backends`): a program found on PATH, built
+    without arguments."""
 
+    program: str
+    install_hint: str   # what installs the program: "install fractal-rlm"
+
+
+def _offered(dotted: str) -> OfferedBackend:
+    """The backend a spec names by its dotted path, built; an AgentError when its code does not load."""
+    try:
+        factory = load_object(dotted)
+        if not callable(factory):
+            raise TypeError(f"{dotted} is not callable")
+        return cast(OfferedBackend, factory())
+    except Exception as exc:   # a plug-in's code may raise anything: said as the backend's failure
+        raise AgentError(f"The agent backend {dotted} did not load: {type(exc).__name__}: {exc}") from None
+
+
+def choose_backend(name: str | None, settings: AgentSettings) -> Backend | None:
+    """`--agent`, else `[agent] backend`, else the first backend a source offers whose program is
+    installed (Fractal's, when `fractal` is on PATH); None when nothing fits."""
     wanted = name or settings.backend
+    offered = offered_backends()
     if wanted is None:
-        return FractalBackend() if shutil.which("fractal") else None
+        for dotted in offered.values():
+            backend = _offered(dotted)
+            if shutil.which(backend.program):
+                return backend
+        return None
     if wanted == "echo":
         return EchoBackend()
-    if wanted == "fractal":
-        if not shutil.which("fractal"):
-            raise AgentError("The fractal program was not found on PATH.",
-                             hint="install fractal-rlm, or choose another backend with --agent or [agent] backend")
-        return FractalBackend()
     if wanted == "command":
         if not settings.turn:
             raise AgentError("The command backend needs [agent] turn = [\"program\", \"arg\", ...] in the config.")
         return CommandBackend(settings.turn)
-    raise UsageError(f"Unknown agent backend {wanted!r}; choose one of {', '.join(BACKENDS)}.")
+    if wanted in offered:
+        backend = _offered(offered[wanted])
+        if not shutil.which(backend.program):
+            raise AgentError(f"The {backend.program} program was not found on PATH.",
+                             hint=f"{backend.install_hint}, or choose another backend with --agent or [agent] backend")
+        return backend
+    raise UsageError(f"Unknown agent backend {wanted!r}; choose one of {', '.join(backend_names())}.")

@@ -41,6 +41,8 @@ SPEC = SourceSpec(
     resume_folder="recorded",
     window_per_folder=True,   # the window reads the folder's own settings (its AGENTS.md)
     resume_setting="[agent] resume",
+    where_sessions_live="Fractal's sessions live in {root}/workspaces/<workspace>/sessions/.",
+    backends={"fractal": "reprise.core.sources.fractal.turns:FractalBackend"},
 )
 
 
