@@ -145,8 +145,11 @@ class SessionActionsPart(ScreenBase):
     def action_new(self) -> None:
         """A new session; which agent's is asked when more than one can start one."""
         able = [source for source in self.service.sources.values() if source.capabilities.new]
-        if len(able) <= 1:
-            self._new_titled(able[0].name if able else "fractal")
+        if not able:
+            self.notify("None of the agents Reprise reads can start a session here.", severity="warning")
+            return
+        if len(able) == 1:
+            self._new_titled(able[0].name)
             return
 
         def chosen(name: str | None) -> None:
