@@ -1,31 +1,32 @@
-"""Agent backends behind one small protocol: `fractal` (headless; it writes the session
-itself), `command` (any program; Reprise records the turn) and `echo` (built in, offline,
-deterministic; for the demo and tests, only when chosen explicitly).
+"""Agent backends behind one small protocol: Reprise's own `command` (any program; Reprise records
+the turn) and `echo` (built in, offline, deterministic; for the demo and tests, only when chosen
+explicitly), and those a source offers by name in its spec (Fractal's `fractal`, headless, which
+writes the session itself: `sources/fractal/turns.py`).
 
 Programs always run as argv lists, never through a shell, in the session's workspace.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from .archive import Archive
+from .backend_names import backend_names, offered_backends
 from .config import AgentSettings
 from .errors import AgentError, RepriseError, UsageError
 from .outcome import INTERRUPTED_ERROR, TurnOutcome, cut_reply, left_running_note
 from .paths import SessionRef
 from .processes import Finished, run_agent
 from .rooted import Root
+from .sources.registry import load_object
 
 STDERR_TAIL = 2000
-BACKENDS = ("fractal", "command", "echo")
 
 
 @dataclass(slots=True)
@@ -71,8 +72,10 @@ def substitute(template: list[str], **values: str) -> list[str]:
             for item in template]
 
 
-def _run_process(argv: list[str], request: TurnRequest, *, env: dict[str, str], cancel: threading.Event,
-                 spool: bool) -> Finished:
+def run_process(argv: list[str], request: TurnRequest, *, env: dict[str, str], cancel: threading.Event,
+                spool: bool) -> Finished:
+    """Run one turn's program: the message on stdin, in the workspace, under the request's timeout and
+    reply cap (the whole of an over-long stdout spooled when `spool`); a missing program is an AgentError."""
     try:
         return run_agent(argv, stdin=request.message, cwd=request.workspace, env=env, timeout=request.timeout,
                          cancel=cancel, stdout_cap=request.max_reply_bytes,
@@ -85,13 +88,15 @@ def _run_process(argv: list[str], request: TurnRequest, *, env: dict[str, str], 
         raise AgentError(f"Cannot start {argv[0]!r}: {exc.strerror or exc}.") from None
 
 
-def _held_note(finished: Finished) -> list[str]:
+def held_note(finished: Finished) -> list[str]:
+    """The note for a turn whose output was still held open by processes it left running."""
     if not finished.output_held:
         return []
     return [left_running_note([process.describe() for process in finished.left_running])]
 
 
-def _tail(text: str) -> str:
+def stderr_tail(text: str) -> str:
+    """The end of a program's stderr, short enough for an error line."""
     text = text.strip()
     return text if len(text) <= STDERR_TAIL else "…" + text[-STDERR_TAIL:]
 
@@ -113,9 +118,9 @@ class CommandBackend:
                               summary_file=str(summary_file))
             env = {**os.environ, "REPRISE_SESSION_ID": request.session_id,
                    "REPRISE_WORKSPACE": str(request.workspace), "REPRISE_SUMMARY_FILE": str(summary_file)}
-            finished = _run_process(argv, request, env=env, cancel=cancel, spool=True)
+            finished = run_process(argv, request, env=env, cancel=cancel, spool=True)
         out, err, stopped = finished.stdout, finished.stderr, finished.stopped
-        notes = finished.notes + _held_note(finished)
+        notes = finished.notes + held_note(finished)
         if out.over:  # the service archives the whole output and adds the marker
             response = out.head_text()
         else:
@@ -124,56 +129,12 @@ class CommandBackend:
         if stopped == "interrupted":
             status, error = "interrupted", INTERRUPTED_ERROR
         elif stopped == "timeout":
-            status, error = "failed", f"Timed out after {request.timeout:g} s. {_tail(err)}".strip()
+            status, error = "failed", f"Timed out after {request.timeout:g} s. {stderr_tail(err)}".strip()
         elif finished.status != 0:
-            status, error = "failed", f"Exit status {finished.status}. {_tail(err)}".strip()
+            status, error = "failed", f"Exit status {finished.status}. {stderr_tail(err)}".strip()
         else:
             status, error = "succeeded", None
         return TurnOutcome(status, response, error=error, notes=notes, output=out if out.over else None)
-
-
-class FractalBackend:
-    """`fractal --workspace DIR --resume ID -p - --json --quiet`: Fractal runs the turn and saves the file."""
-
-    name = "fractal"
-    writes_session = True
-
-    def __init__(self, program: str = "fractal"):
-        self.program = program
-
-    def run(self, request: TurnRequest, cancel: threading.Event) -> TurnOutcome:
-        argv = [self.program, "--workspace", str(request.workspace), "--resume", request.session_id,
-                "-p", "-", "--json", "--quiet"]
-        finished = _run_process(argv, request, env=dict(os.environ), cancel=cancel, spool=False)
-        status, err, stopped = finished.status, finished.stderr, finished.stopped
-        notes = finished.notes + _held_note(finished)
-        if stopped == "interrupted":
-            return TurnOutcome("interrupted", error=INTERRUPTED_ERROR, notes=notes)
-        if stopped == "timeout":
-            return TurnOutcome("failed", error=f"Timed out after {request.timeout:g} s. {_tail(err)}".strip(),
-                               notes=notes)
-        if finished.stdout.over:  # Fractal saved the reply itself; Reprise reads no more than the cap of it
-            notes.append(f"Fractal printed {finished.stdout.total_bytes:,} bytes, over [agent] max_reply_bytes; "
-                         "the outcome is the turn it saved.")
-            return TurnOutcome("failed", error=f"Exit status {status}; its output is over [agent] max_reply_bytes "
-                               "and it saved no turn.", notes=notes, unread=True)
-        out = finished.stdout.text()
-        result = _last_json_object(out)
-        if result is None:
-            return TurnOutcome("failed", out.strip(), notes=notes,
-                               error=f"Exit status {status}; no JSON result. {_tail(err)}".strip())
-        usage = result.get("usage")
-        reported = result.get("status")
-        turn_status = reported if isinstance(reported, str) and reported in (
-            "succeeded", "failed", "max_iterations", "interrupted") else "failed"
-        files = result.get("changed_files")
-        changed = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
-        reported_error = result.get("error")
-        error = reported_error if isinstance(reported_error, str) else None
-        if status != 0 and turn_status == "succeeded":
-            turn_status, error = "failed", error or f"Exit status {status}. {_tail(err)}".strip()
-        return TurnOutcome(turn_status, str(result.get("response") or ""), files_modified=changed, error=error,
-                           usage=usage if isinstance(usage, dict) else None, notes=notes)
 
 
 def recorded_reply(archive: Archive, ref: SessionRef, turn_id: str, outcome: TurnOutcome) -> TurnOutcome:
@@ -196,35 +157,46 @@ def recorded_reply(archive: Archive, ref: SessionRef, turn_id: str, outcome: Tur
     return outcome
 
 
-def _last_json_object(text: str) -> dict[str, object] | None:
-    for line in reversed(text.strip().splitlines()):
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
+class OfferedBackend(Backend, Protocol):
+    """A backend a source offers by name (its spec's `backends`): a program found on PATH, built
+    without arguments."""
+
+    program: str
+    install_hint: str   # what installs the program: "install fractal-rlm"
+
+
+def _offered(dotted: str) -> OfferedBackend:
+    """The backend a spec names by its dotted path, built; an AgentError when its code does not load."""
     try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+        factory = load_object(dotted)
+        if not callable(factory):
+            raise TypeError(f"{dotted} is not callable")
+        return cast(OfferedBackend, factory())
+    except Exception as exc:   # a plug-in's code may raise anything: said as the backend's failure
+        raise AgentError(f"The agent backend {dotted} did not load: {type(exc).__name__}: {exc}") from None
 
 
 def choose_backend(name: str | None, settings: AgentSettings) -> Backend | None:
-    """`--agent`, else `[agent] backend`, else fractal when it is installed; None when nothing fits."""
+    """`--agent`, else `[agent] backend`, else the first backend a source offers whose program is
+    installed (Fractal's, when `fractal` is on PATH); None when nothing fits."""
     wanted = name or settings.backend
+    offered = offered_backends()
     if wanted is None:
-        return FractalBackend() if shutil.which("fractal") else None
+        for dotted in offered.values():
+            backend = _offered(dotted)
+            if shutil.which(backend.program):
+                return backend
+        return None
     if wanted == "echo":
         return EchoBackend()
-    if wanted == "fractal":
-        if not shutil.which("fractal"):
-            raise AgentError("The fractal program was not found on PATH.",
-                             hint="install fractal-rlm, or choose another backend with --agent or [agent] backend")
-        return FractalBackend()
     if wanted == "command":
         if not settings.turn:
             raise AgentError("The command backend needs [agent] turn = [\"program\", \"arg\", ...] in the config.")
         return CommandBackend(settings.turn)
-    raise UsageError(f"Unknown agent backend {wanted!r}; choose one of {', '.join(BACKENDS)}.")
+    if wanted in offered:
+        backend = _offered(offered[wanted])
+        if not shutil.which(backend.program):
+            raise AgentError(f"The {backend.program} program was not found on PATH.",
+                             hint=f"{backend.install_hint}, or choose another backend with --agent or [agent] backend")
+        return backend
+    raise UsageError(f"Unknown agent backend {wanted!r}; choose one of {', '.join(backend_names())}.")

@@ -49,10 +49,10 @@ def _known_encoding(name: str) -> str:
 
 
 def _known_backend(name: str) -> str:
-    from .agents import BACKENDS  # agents imports this module's settings
+    from .backend_names import backend_names  # the specs' backends: read when a config names one
 
-    if name not in BACKENDS:
-        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    if name not in (names := backend_names()):
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(names)}")
     return name
 
 

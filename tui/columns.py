@@ -12,29 +12,41 @@ None) that the caller maps to its own styles."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import PurePath
 
 from rich.cells import cell_len, set_cell_size
 
 from reprise.core.rows import SessionRow
 from reprise.core.service import activity_time
+from reprise.core.sources.registry import registry
+from reprise.core.sources.spec import SourceSpec
 
 from .format import human_size, relative_time
 from .text import clipped, safe_line
 
-# The agent column: one letter per source (the source's name's first letter for one not listed),
-# lower case for a session the agent's own picker hides.
-AGENT_MARKS = {"fractal": "F", "claude": "C", "codex": "X"}
 SORTED_MARK, REVERSED_MARK = "▼", "▲"
 TITLE_GOAL = 40            # the title width the columns give way for
 TITLE_MIN = 8
 SUFFIX_MAX = 16            # a parenthesized suffix this short is kept when a title is cut
 
 
+def agent_marks() -> Mapping[str, str]:
+    """The agent column's letter of each registered source, by name: its spec's `mark`."""
+    return _marks_of(registry().specs)
+
+
+@cache
+def _marks_of(specs: tuple[SourceSpec, ...]) -> Mapping[str, str]:
+    return {spec.name: spec.mark for spec in specs}
+
+
 def agent_mark(row: SessionRow) -> str:
-    mark = AGENT_MARKS.get(row.source) or (row.source[:1].upper() or "?")
+    """The agent column of a row: its source's letter (the name's first letter for a source that is not
+    registered), lower case for a session the agent's own picker hides."""
+    mark = agent_marks().get(row.source) or (row.source[:1].upper() or "?")
     return mark.lower() if row.hidden_by_agent else mark
 
 

@@ -3,7 +3,7 @@ list`'s legend both show these entries, so the two never say different things.
 
 Each entry is a mark and its meaning; `style` names how the TUI draws the mark (the warn colour,
 muted), None for plain. The status glyphs are `columns.STATUS_WORDS`' narrow forms (the list's own
-cells), the agent letters `columns.AGENT_MARKS`."""
+cells), the agent letters each source's spec's `mark` (`columns.agent_marks`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from .columns import AGENT_MARKS, STATUS_WORDS
+from .columns import STATUS_WORDS, agent_marks
 
 PIN_MARK = "★"
 NO_TURN_MARK = "·"   # a session without a turn: no status yet
@@ -49,7 +49,8 @@ def status_entries() -> list[Entry]:
 def agent_entries(agents: Mapping[str, str]) -> list[Entry]:
     """The letter of each agent (`agents`: name to label, as the sources name themselves), then what lower
     case and the warn colour say of any of them."""
-    letters = [AGENT_MARKS.get(name, name[:1].upper()) for name in agents]
+    marks = agent_marks()
+    letters = [marks.get(name, name[:1].upper()) for name in agents]
     return ([Entry(letter, label) for letter, label in zip(letters, agents.values(), strict=True)]
             + [Entry(" ".join(letters).lower(), HIDDEN, "muted"), Entry(" ".join(letters), DUE, "warn")])
 

@@ -42,6 +42,27 @@ def test_the_legend_has_every_status_glyph_the_list_draws_and_every_agent_letter
     assert styles["f c x"] == "muted" and styles["F C X"] == "warn"
 
 
+def test_the_letters_are_the_specs_marks_and_a_new_source_brings_its_own(monkeypatch):
+    from reprise.core.rows import SessionRow
+    from reprise.core.sources.registry import Registry, registry
+    from reprise.core.sources.spec import SourceSpec
+    from reprise.tui import columns
+
+    assert columns.agent_marks() == {spec.name: spec.mark for spec in registry().specs}
+    toy = SourceSpec(name="toy", label="Toy Agent", mark="Q", order=90, id_pattern=r"[0-9a-f]{8}",
+                     factory="toy.source:Toy", listing_module="toy.listing")
+    monkeypatch.setattr(columns, "registry", lambda: Registry((*registry().specs, toy), (), {}))
+    marks = [entry.mark for entry in legend.legend({**AGENTS, "toy": "Toy Agent"})]
+    assert {"Q", "f c x q", "F C X Q"} <= set(marks)
+
+    def row(source: str, hidden: bool) -> SessionRow:
+        return SessionRow(source, "w", "0" * 8, 1, 0, 0.0, 1, 0, None, None, None, None, None, None, "/s",
+                          hidden_by_agent=hidden)
+
+    assert [columns.agent_mark(row("toy", False)), columns.agent_mark(row("toy", True))] == ["Q", "q"]
+    assert columns.agent_mark(row("zed", False)) == "Z"   # not registered: its name's first letter
+
+
 def test_the_words_are_written_once_in_the_legend_module():
     phrases = [legend.HIDDEN, legend.DUE, *(m for m in legend.STATUS_MEANINGS.values() if len(m) > 12)]
     for path in TUI.rglob("*.py"):

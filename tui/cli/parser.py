@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, NoReturn, cast
 
+from reprise.core.backend_names import backend_names
 from reprise.core.sources.registry import registry
 
 from ..lazy import lazy_module
@@ -73,7 +74,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                      description="Browse, resume, meter and trim the sessions of coding agents.")
     parser.add_argument("--demo", action="store_true",
                         help="use a demo store in a temporary folder (the TUI, or any command: `reprise --demo list`)")
-    parser.add_argument("--agent", choices=("fractal", "command", "echo"),
+    parser.add_argument("--agent", choices=backend_names(),
                         help="agent backend for turns sent from the TUI (default: [agent] backend)")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
@@ -136,7 +137,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--message", help="the message to send")
     group.add_argument("--message-file", help="read the message from a file (- for stdin)")
-    p.add_argument("--agent", choices=("fractal", "command", "echo"),
+    p.add_argument("--agent", choices=backend_names(),
                    help="backend of a Fractal session (default: [agent] backend); a Claude Code session always "
                         "runs [sources.claude] send")
     p.add_argument("--yes", action="store_true", help="send even when the context is over the window")

@@ -34,6 +34,8 @@ SPEC = SourceSpec(
     isolate={"FRACTAL_STATE_HOME": "{state}"}, unset=("FRACTAL_MODEL",),
     resume_folder="recorded", resume_setting="[agent] resume",
     window_per_folder=True,   # the window reads the folder's own settings (its AGENTS.md)
+    where_sessions_live="Fractal's sessions live in {root}/workspaces/<workspace>/sessions/.",
+    backends={"fractal": "reprise.core.sources.fractal.turns:FractalBackend"},
 )
 
 

@@ -1,12 +1,17 @@
 """Recording a turn in Fractal's format, as Fractal does: a pending summary turn and history
 turn before the agent runs, the outcome filled in after, history capped to the newest N.
-Pure functions on a SessionState; the caller archives what `cap_history` evicts and saves."""
+Pure functions on a SessionState; the caller archives what `cap_history` evicts and saves.
+And the `fractal` backend, which runs Fractal headless for a turn it saves itself."""
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 import uuid
 from typing import Any
 
+from ...agents import TurnRequest, held_note, run_process, stderr_tail
 from ...outcome import TurnOutcome
 from .models import (
     INTERRUPTED_ERROR,
@@ -100,3 +105,66 @@ def pending_age(state: SessionState, now_ts: float) -> float | None:
 
 def mark_interrupted(state: SessionState, turn_id: str, now: str) -> None:
     finish_turn(state, turn_id, TurnOutcome("interrupted", error=INTERRUPTED_ERROR), now)
+
+
+class FractalBackend:
+    """`fractal --workspace DIR --resume ID -p - --json --quiet`: Fractal runs the turn and saves the
+    file. The backend Fractal's spec offers by name (`[agent] backend = "fractal"`, `--agent fractal`),
+    and the one chosen when none is named and the program is installed."""
+
+    name = "fractal"
+    writes_session = True
+    install_hint = "install fractal-rlm"
+
+    def __init__(self, program: str = "fractal"):
+        self.program = program
+
+    def run(self, request: TurnRequest, cancel: threading.Event) -> TurnOutcome:
+        argv = [self.program, "--workspace", str(request.workspace), "--resume", request.session_id,
+                "-p", "-", "--json", "--quiet"]
+        finished = run_process(argv, request, env=dict(os.environ), cancel=cancel, spool=False)
+        status, err, stopped = finished.status, finished.stderr, finished.stopped
+        notes = finished.notes + held_note(finished)
+        if stopped == "interrupted":
+            return TurnOutcome("interrupted", error=INTERRUPTED_ERROR, notes=notes)
+        if stopped == "timeout":
+            return TurnOutcome("failed", error=f"Timed out after {request.timeout:g} s. {stderr_tail(err)}".strip(),
+                               notes=notes)
+        if finished.stdout.over:  # Fractal saved the reply itself; Reprise reads no more than the cap of it
+            notes.append(f"Fractal printed {finished.stdout.total_bytes:,} bytes, over [agent] max_reply_bytes; "
+                         "the outcome is the turn it saved.")
+            return TurnOutcome("failed", error=f"Exit status {status}; its output is over [agent] max_reply_bytes "
+                               "and it saved no turn.", notes=notes, unread=True)
+        out = finished.stdout.text()
+        result = _last_json_object(out)
+        if result is None:
+            return TurnOutcome("failed", out.strip(), notes=notes,
+                               error=f"Exit status {status}; no JSON result. {stderr_tail(err)}".strip())
+        usage = result.get("usage")
+        reported = result.get("status")
+        turn_status = reported if isinstance(reported, str) and reported in (
+            "succeeded", "failed", "max_iterations", "interrupted") else "failed"
+        files = result.get("changed_files")
+        changed = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+        reported_error = result.get("error")
+        error = reported_error if isinstance(reported_error, str) else None
+        if status != 0 and turn_status == "succeeded":
+            turn_status, error = "failed", error or f"Exit status {status}. {stderr_tail(err)}".strip()
+        return TurnOutcome(turn_status, str(result.get("response") or ""), files_modified=changed, error=error,
+                           usage=usage if isinstance(usage, dict) else None, notes=notes)
+
+
+
+def _last_json_object(text: str) -> dict[str, object] | None:
+    for line in reversed(text.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

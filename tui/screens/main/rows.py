@@ -20,6 +20,7 @@ from reprise.core.errors import RepriseError
 from reprise.core.rows import SessionRow
 from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, WorkspaceInfo, sort_key, sort_rows
+from reprise.core.sources.registry import spec_of
 
 from ...messages import CostsFilled, FilesRead, RowsLoaded, RowsRead
 from ...text import safe_line, safe_text
@@ -308,14 +309,23 @@ class RowsPart(ScreenBase):
                 + (f"ctrl+o starts a new session in {safe_line(self.service.workspace)}. " if can_start else "")
                 + f"ctrl+a looks in all folders. Reprise lists the sessions of {agents}: run one of them in a "
                 "project folder and its sessions appear here.\n\n"
-                + (f"Fractal's sessions live in {safe_line(self.service.state_root)}/workspaces/<workspace>/sessions/. "
-                   if "fractal" in self.service.sources else "")
+                + "".join(f"{line} " for line in self._where_sessions_live())
                 + "`reprise --demo` gives a tour on a store of examples.")
         empty = self.query_one("#empty-state", Static)
         empty.update(Text(text))
         for widget in (self.query_one("#columns"), self.query_one(SessionList), self.query_one(DetailPane)):
             widget.display = False
         empty.display = True
+
+    def _where_sessions_live(self) -> list[str]:
+        """Each source's sentence of where its sessions are (its spec's `where_sessions_live`, `{root}`
+        standing for its store's first root), for the sources that say it."""
+        lines = []
+        for name in self.service.sources:
+            spec, choice = spec_of(name), self.service.loaded.choices.get(name)
+            if spec is not None and spec.where_sessions_live and choice is not None and choice.roots:
+                lines.append(spec.where_sessions_live.replace("{root}", safe_line(str(choice.roots[0]))))
+        return lines
 
     def hide_empty_state(self) -> None:
         empty = self.query_one("#empty-state", Static)

@@ -152,7 +152,7 @@ class SessionActionsPart(ScreenBase):
         """A new session; which agent's is asked when more than one can start one."""
         able = [source for source in self.service.sources.values() if Creator in source.roles]
         if not able:
-            self.app.notify("None of the enabled agents can start a session from Reprise.", severity="warning")
+            self.app.notify("None of the agents Reprise reads can start a session here.", severity="warning")
             return
         if len(able) == 1:
             self._new_titled(able[0].name)
