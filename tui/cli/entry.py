@@ -151,8 +151,10 @@ def _demo_store() -> tuple[str, str, Path]:
     TUI and every command (`reprise --demo list`)."""
     import tempfile
 
-    from ..demo import build_demo, claude_root
-    from ..demo_codex import codex_root
+    from reprise.core.sources.claude.samples import claude_root
+    from reprise.core.sources.codex.samples import codex_root
+
+    from ..demo import build_demo
 
     root = Path(tempfile.mkdtemp(prefix="reprise-demo-"))
     workspace = str(build_demo(root))
