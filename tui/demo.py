@@ -24,10 +24,17 @@ def sample_writers() -> list[SampleWriter]:
 
 def build_demo(root: Path, *, now: datetime | None = None, seed: int = 7) -> Path:
     """Write the demo store under `root` and return the folder of its main project."""
+    return build_demo_store(root, now=now, seed=seed)[0]
+
+
+def build_demo_store(root: Path, *, now: datetime | None = None, seed: int = 7) -> tuple[Path, dict[str, str]]:
+    """Write the demo store under `root`: the folder of its main project, and the variables that
+    point each source at its own store there (never the user's)."""
     env = SampleEnv(root, root / "projects", now or datetime.now(UTC), seed)
     for name in PROJECTS:
         write_project(env.projects, name)
+    environment: dict[str, str] = {}
     for write in sample_writers():
-        write(env)
-    return env.project("webapp")
+        environment.update(write(env).environment)
+    return env.project("webapp"), environment
 

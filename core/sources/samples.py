@@ -65,7 +65,8 @@ class SampleSet:
     shared: tuple[str, ...] = ()
     dumps: Callable[[object], str] | None = None
     whole_files: bool = False       # each file is one JSON document (else one per line)
-    environment: dict[str, str] = field(default_factory=dict)   # what points the source at `store`
+    # What points the source at `store` (Fractal's state root is the one Reprise is given: none).
+    environment: dict[str, str] = field(default_factory=dict)
 
     def session(self, session_id: str) -> Sample:
         return next(sample for sample in self.sessions if sample.session_id == session_id)

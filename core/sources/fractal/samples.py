@@ -131,5 +131,4 @@ def write_samples(env: SampleEnv) -> SampleSet:
     broken = store.paths.sessions(workspace_key(env.project("cli-tool"))) / f"{broken_id}.json"
     broken.write_bytes(b'{"schema_version": 1, "session_id": "truncated by a crash", "summary": {"tu')
     return SampleSet("fractal", state, tuple(written), problems=(broken_id,),
-                     dumps=lambda value: json.dumps(value, indent=2), whole_files=True,
-                     environment={"REPRISE_STATE_DIR": str(state)})
+                     dumps=lambda value: json.dumps(value, indent=2), whole_files=True)
