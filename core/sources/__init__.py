@@ -1,30 +1,47 @@
-"""The session sources Reprise reads: one folder of code per agent's store, each reached only
-through the protocol of `base.py`. This registry is the one place that names them."""
+"""The session sources Reprise reads: one folder of code per agent's store, each found through the
+registry (`registry.py`, the entry-point group `reprise.sources`) and reached only through the
+protocol of `base.py`. No module here names a source."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ..paths import data_dir
+from .registry import LoadFailure, load_object, registry
 
 if TYPE_CHECKING:
     from ..config import LoadedSettings
     from .base import SessionSource
 
 
-def make_sources(loaded: LoadedSettings) -> dict[str, SessionSource]:
-    """Every source that is on (`LoadedSettings.choices`), by name, in the order listings show them."""
-    from .fractal.source import FractalSource
+class Sources(dict[str, "SessionSource"]):
+    """Every source that is on, by name, in the order listings show them (`spec.order`); `failures`:
+    the registered sources that did not load or did not start, each said in one line."""
 
-    sources: dict[str, SessionSource] = {FractalSource.name: FractalSource(loaded.state_root, loaded.settings)}
-    claude = loaded.choices.get("claude")
-    if claude is not None and claude.enabled:
-        from .claude.source import ClaudeSource
+    failures: list[LoadFailure]
 
-        sources[ClaudeSource.name] = ClaudeSource(claude.roots, loaded.settings, data_dir())
-    codex = loaded.choices.get("codex")
-    if codex is not None and codex.enabled:
-        from .codex.source import CodexSource
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = []
 
-        sources[CodexSource.name] = CodexSource(codex.roots, loaded.settings, data_dir())
+
+def make_sources(loaded: LoadedSettings) -> Sources:
+    """Every registered source that is on (`LoadedSettings.choices`), built by its spec's factory
+    (`factory(roots, settings, data_dir)`); a factory that raises is a failure, and the others start."""
+    found = registry()
+    sources = Sources()
+    sources.failures += found.failures
+    for spec in found.specs:
+        choice = loaded.choices.get(spec.name)
+        if choice is None or not choice.enabled:
+            continue
+        try:
+            factory = load_object(spec.factory)
+            if not callable(factory):
+                raise TypeError(f"{spec.factory} is not callable")
+            sources[spec.name] = factory(choice.roots, loaded.settings, data_dir())
+        except Exception as exc:   # a plug-in's code may raise anything: said, and the others start
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            sources.failures.append(LoadFailure(spec.name, found.origins.get(spec.name, ""),
+                                                f"it failed to start: {reason}"))
     return sources

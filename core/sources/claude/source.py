@@ -50,6 +50,7 @@ from .listing import KEPT, NAME, ClaudeListing, folder_guess
 from .liveness import scan_processes, writer_of
 from .records import Record, parse_lines
 from .retention import RetentionPolicy
+from .spec import SPEC
 from .transcript import read_transcript
 from .trash import ClaudeTrash
 from .windows import MODEL_WINDOWS
@@ -84,14 +85,15 @@ def _fold_of(records: list[Record]) -> ListingFold:
 
 
 class ClaudeSource(AgentStoreSource):
-    name = NAME
-    label = "Claude Code"
+    spec = SPEC
+    name = SPEC.name
+    label = SPEC.label
     capabilities = Capabilities(list=True, search=True, meter=True, resume=True, keep=True, new=True, send=True,
                                 trash=True, trim_fork=True)
-    resumes_from_any_folder = True
-    cost_label = "API-equivalent cost (subscription users pay no such sum)"
-    resume_setting = "[sources.claude] resume"
-    rename_note = "Titles and pins are Reprise's own: Claude Code's own picker does not show them."
+    resumes_from_any_folder = SPEC.resume_folder == "any"
+    cost_label = SPEC.cost_label
+    resume_setting = SPEC.resume_setting
+    rename_note = SPEC.rename_note
 
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
         self.settings = settings

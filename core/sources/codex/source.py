@@ -48,8 +48,9 @@ from .listing import NAME, CodexListing
 from .liveness import writer_of
 from .records import Record
 from .retention import NO_SWEEP
+from .spec import SPEC
 from .transcript import read_transcript
-from .trash import AFTER_TRASH, CodexTrash
+from .trash import CodexTrash
 from .windows import Configs, catalog_window
 
 # What only metering, forking, sending or starting a session needs is imported there: a listing never
@@ -74,15 +75,16 @@ class CodexSession:
 
 
 class CodexSource(AgentStoreSource):
-    name = NAME
-    label = "Codex"
+    spec = SPEC
+    name = SPEC.name
+    label = SPEC.label
     capabilities = Capabilities(list=True, search=True, meter=True, resume=True, new=True, send=True, trash=True,
                                 trim_fork=True)
-    trash_note = AFTER_TRASH
-    resumes_from_any_folder = True   # `codex resume ID` finds a rollout by id, indexed or not
-    cost_label = "cost"
-    resume_setting = "[sources.codex] resume"
-    rename_note = "Titles and pins are Reprise's own: Codex's own picker does not show them."
+    trash_note = SPEC.trash_note
+    resumes_from_any_folder = SPEC.resume_folder == "any"   # `codex resume ID` finds a rollout by id, indexed or not
+    cost_label = SPEC.cost_label
+    resume_setting = SPEC.resume_setting
+    rename_note = SPEC.rename_note
 
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
         self.settings = settings

@@ -43,6 +43,7 @@ from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
 from .meter import METER_VERSION, Meter, agents_md_section
 from .models import SessionState
+from .spec import SPEC
 from .store import Loaded, Store
 from .summary import render_summary
 from .transcript import transcript_of
@@ -61,8 +62,9 @@ NAME = "fractal"
 
 
 class FractalSource(SessionSource):
-    name = NAME
-    label = "Fractal"
+    spec = SPEC
+    name = SPEC.name
+    label = SPEC.label
     capabilities = Capabilities(list=True, search=True, meter=True, resume=True, new=True, send=True,
                                 trim_in_place=True, trim_fork=True, trash=True)
 
