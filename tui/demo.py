@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from importlib import import_module
 from pathlib import Path
 from typing import cast
 
+from reprise.core.sources.registry import load_object, registry
 from reprise.core.sources.samples import PROJECTS, SampleEnv, SampleSet, write_project
 
 SampleWriter = Callable[[SampleEnv], SampleSet]
 
 
 def sample_writers() -> list[SampleWriter]:
-    """Each source's `write_samples`, in listing order."""
-    return [cast(SampleWriter, import_module(f"reprise.core.sources.{name}.samples").write_samples)
-            for name in ("fractal", "claude", "codex")]
+    """The `write_samples` of every registered source that has samples (`SourceSpec.samples`), in
+    listing order."""
+    return [cast(SampleWriter, load_object(spec.samples)) for spec in registry().specs if spec.samples]
 
 
 def build_demo(root: Path, *, now: datetime | None = None, seed: int = 7) -> Path:

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pytest
 
+from reprise.core.sources.registry import load_object, registry
 from reprise.core.sources.samples import PROJECTS, SampleEnv, SampleSet, write_project
 from reprise.tui import cli
 
@@ -32,16 +33,8 @@ class RegisteredSource:
 
 def registered_sources() -> list[RegisteredSource]:
     """Every registered source that writes samples, in listing order."""
-    return [RegisteredSource("fractal", "Fractal", "reprise.core.sources.fractal.samples:write_samples", {}),
-            RegisteredSource("claude", "Claude Code", "reprise.core.sources.claude.samples:write_samples", {}),
-            RegisteredSource("codex", "Codex", "reprise.core.sources.codex.samples:write_samples", {})]
-
-
-def load_dotted(dotted: str) -> object:
-    import importlib  # DEV
-
-    module, _, attribute = dotted.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    return [RegisteredSource(spec.name, spec.label, spec.samples, dict(spec.isolate))
+            for spec in registry().specs if spec.samples]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -63,7 +56,7 @@ def write_samples(source: RegisteredSource, root: Path, projects: Path | None = 
     env = SampleEnv(root, projects or root / "projects", NOW)
     for name in PROJECTS:
         write_project(env.projects, name)
-    writer = cast(Callable[[SampleEnv], SampleSet], load_dotted(source.samples))
+    writer = cast(Callable[[SampleEnv], SampleSet], load_object(source.samples))
     return writer(env)
 
 

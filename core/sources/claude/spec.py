@@ -16,6 +16,7 @@ SPEC = SourceSpec(
     workspaces="recorded",
     factory="reprise.core.sources.claude.source:ClaudeSource",
     listing_module="reprise.core.sources.claude.listing",
+    samples="reprise.core.sources.claude.samples:write_samples",
     client=ClientSpec(
         "npm", ("@anthropic-ai/claude-code@2.1.332",),
         binary=("node_modules/@anthropic-ai/claude-code/bin/claude.exe",

@@ -17,6 +17,7 @@ SPEC = SourceSpec(
     workspaces="recorded",
     factory="reprise.core.sources.codex.source:CodexSource",
     listing_module="reprise.core.sources.codex.listing",
+    samples="reprise.core.sources.codex.samples:write_samples",
     client=ClientSpec(
         "npm", ("@openai/codex@0.171.0",),
         binary=("node_modules/@openai/codex-linux-*/vendor/*/bin/codex",),

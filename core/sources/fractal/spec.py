@@ -31,6 +31,7 @@ SPEC = SourceSpec(
     workspaces="group",
     factory="reprise.core.sources.fractal.spec:open_source",
     listing_module="reprise.core.sources.fractal.listing",
+    samples="reprise.core.sources.fractal.samples:write_samples",
     client=ClientSpec(
         "pypi", ("fractal-rlm==0.1.1", "predict-rlm[sbx]==0.7.0", "dspy==3.2.1", "litellm==1.84.0"),
         binary_env="REPRISE_FRACTAL_PYTHON", env={"LITELLM_LOCAL_MODEL_COST_MAP": "True"},
