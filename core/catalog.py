@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 from . import row_snapshot
+from .catalog_columns import LAYOUT
 from .catalog_db import CacheDatabase, rollback
 from .errors import RepriseError
 from .folder_scan import FolderNames, FolderStats
@@ -49,7 +50,7 @@ from .search_match import Query
 from .sources.base import HeadKeys, ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
 
-SCHEMA = 15   # 15: the heads of files a one-folder listing did not read (issue 27)
+SCHEMA = 16   # 16: the columns by name, the layout's digest in the version (issue 28); 15: heads (issue 27)
 PARALLEL_MIN = 400
 SERIAL_BATCH = 16   # files read between two reports of a cold read in this process
 EARLY_FILES = 16    # a large read heard by a screen: the newest files in scope read here first (a screen's
@@ -59,37 +60,27 @@ COLD_FILES = 64     # files in a search's scope not listed as they are, for it t
 CHANGED_WARNING = "the file changed since it was listed; refresh the listing"
 _FEW_ROWS = 64
 
-# The one place that maps the catalog's columns to a row's fields. A warm listing SELECTs, source by
-# source, the row columns (SessionRow's fields after `source`, in its order) of every file; the
-# source's name and the path come from the source (decoding the path cost a fifth of the SELECT).
+# The row columns of the `files` table, its insert and select, and the building of rows from them come
+# from one table of columns (`catalog_columns.LAYOUT`, read here at each use: a test may lay out its own).
+# A warm listing SELECTs, source by source, the row columns of every file; the source's name and the
+# path come from the source (decoding the path cost a fifth of the SELECT).
 # `details`, the listing fields as one JSON array in ListingFields' field order (Usage's for `usage`),
 # is read only for the rows a caller loads: built positionally, it loads in a fifth of the time of an
 # object built by keyword. It and the source's `carry` live in a table of their own, `file_data`:
 # in `files` they made a warm listing's scan read 45 MB of pages (Claude Code's carries are kilobytes
 # a file, on overflow pages) for the 2 MB of row columns it wants.
-# Adding, removing or reordering a field of either dataclass needs a SCHEMA bump.
-_ROW_COLUMNS = ("workspace_key", "file_id", "size", "mtime_ns", "activity_ts", "turns",
-                "context_tokens", "problem_code", "problem_message", "problem_field", "resume_cost",
-                "resume_cost_key", "content_digest")
-_COLUMNS = ("source", "grp", *_ROW_COLUMNS, "folder", "hidden", "racy", "context_window")
+# The schema's version holds a digest of the columns and of both dataclasses' fields (`_version`):
+# changing either rebuilds an older cache without a SCHEMA bump.
 _DATA_COLUMNS = ("source", "grp", "file_id", "details", "carry")
-_SELECT_ROWS = ", ".join(("grp", "folder", "hidden", "racy", "context_window", *_ROW_COLUMNS))
-_SELECT_SOURCE = f"SELECT {_SELECT_ROWS} FROM files WHERE source = ?"
-_row_values = operator.attrgetter(*_ROW_COLUMNS)
 _by_file_id = operator.itemgetter(row_snapshot.FILE_ID)
 P = ParamSpec("P")
 R = TypeVar("R")
-_INSERT = f"INSERT OR REPLACE INTO files ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 _INSERT_DATA = (f"INSERT OR REPLACE INTO file_data ({', '.join(_DATA_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(_DATA_COLUMNS))})")
 
 
 def _record_of(item: _Read) -> tuple[object, ...]:
-    row = item.row
-    return (row.source, row.group, row.workspace_key, row.file_id, row.size, row.mtime_ns, row.activity_ts,
-            row.turns, row.context_tokens, row.problem_code, row.problem_message, row.problem_field,
-            row.resume_cost, row.resume_cost_key, row.content_digest, item.folder, int(row.hidden_by_agent),
-            int(item.racy), row.context_window)
+    return LAYOUT.record(item.row, item.racy, item.folder)
 
 
 def _data_of(item: _Read) -> tuple[object, ...]:
@@ -100,6 +91,11 @@ def _data_of(item: _Read) -> tuple[object, ...]:
 DETAILS_LAYOUT = tuple(field.name for field in dataclasses.fields(ListingFields))
 USAGE_LAYOUT = tuple(field.name for field in dataclasses.fields(Usage))
 _USAGE_AT = DETAILS_LAYOUT.index("usage")
+
+
+def _version() -> tuple[int, int]:
+    """The catalog's schema: SCHEMA, and the digest of its columns' and listing fields' layout."""
+    return SCHEMA, LAYOUT.digest(DETAILS_LAYOUT, USAGE_LAYOUT)
 
 
 def _details_text(listing: ListingFields) -> str:
@@ -163,15 +159,14 @@ def _read_file(source: ListingSource, file: SessionFile, now_ns: int) -> _Read:
     found = listed.fields
     problem = found if isinstance(found, Problem) else None
     listing = _no_fields(listed.workspace_key) if isinstance(found, Problem) else found
-    folder = None if source.groups_are_workspaces else listing.workspace_path
-    row = SessionRow(
+    folder = listing.workspace_path if source.workspaces.kind == "recorded" else None
+    row = LAYOUT.row_type(
         source=source.name, workspace_key=listed.workspace_key, file_id=listed.file_id, size=listed.size,
-        mtime_ns=listed.mtime_ns, activity_ts=_activity_ts(listing, listed.mtime_ns), turns=listing.turns,
-        context_tokens=listing.context_tokens, problem_code=problem.code if problem else None,
-        problem_message=problem.message if problem else None, problem_field=problem.field if problem else None,
-        resume_cost=None, resume_cost_key=None, content_digest=listed.content_digest, path=listed.path,
-        group=file.group, workspace_path=folder, hidden_by_agent=listing.hidden_by_agent,
-        context_window=listing.context_window)
+        mtime_ns=listed.mtime_ns, activity_ts=_activity_ts(listing, listed.mtime_ns),
+        problem_code=problem.code if problem else None, problem_message=problem.message if problem else None,
+        problem_field=problem.field if problem else None, resume_cost=None, resume_cost_key=None,
+        content_digest=listed.content_digest, path=listed.path, group=file.group, workspace_path=folder,
+        **LAYOUT.figures(listing, source))
     return _Read(row, not listed.settled, _details_text(listing), folder, listed.carry)
 
 
@@ -196,20 +191,9 @@ def _rows_of(source: ListingSource, group: str, columns: list[row_snapshot.Colum
              scanned: tuple[str, FolderNames | None] = ("", None)) -> dict[Ident, SessionRow]:
     """The rows of one folder from their catalog columns (a snapshot's or the table's); each one's
     path from the names the folder's scan read (`scanned`: the folder and those), else from the source."""
-    name, file_path = source.name, source.file_path
     directory, read = scanned
-    names = read.names if read is not None else {}
-    folder_path = f"{directory}/"
-    rows = {}
-    for folder, hidden, _racy, window, *values in columns:
-        file_id = values[1]
-        file_name = names.get(file_id)
-        # The columns fill exactly the fields between `source` and `path` (mypy cannot count them).
-        rows[(name, group, file_id)] = SessionRow(
-            name, *values,  # type: ignore[misc]
-            path=file_path(group, file_id) if file_name is None else folder_path + file_name, group=group,
-            workspace_path=folder, hidden_by_agent=bool(hidden), context_window=window)
-    return rows
+    return LAYOUT.build(source.name, group, columns, read.names if read is not None else {}, f"{directory}/",
+                        source.file_path)
 
 
 def _folders_after(source: ListingSource, known: SourceRows, touched: dict[str, FolderNames | None],
@@ -217,7 +201,7 @@ def _folders_after(source: ListingSource, known: SourceRows, touched: dict[str, 
     """The source's snapshot after a refresh: the folders it did not touch as they were, the others
     from their rows now, with the names their scan read (`racy`: the rows just read whose stat cannot
     be trusted)."""
-    name, keyed = source.name, source.groups_are_workspaces
+    name, recorded, values = source.name, source.workspaces.kind == "recorded", LAYOUT.values
     folders = {group: folder for group, folder in known.folders.items() if group not in touched}
     for ident, row in cached.items():
         if row.source != name or row.group not in touched:
@@ -227,8 +211,7 @@ def _folders_after(source: ListingSource, known: SourceRows, touched: dict[str, 
             folder = folders[row.group] = row_snapshot.Folder({}, [], False, touched[row.group])
         is_racy = ident in racy
         folder.stats[row.file_id] = (row.size, row.mtime_ns)
-        folder.columns.append((None if keyed else row.workspace_path, int(row.hidden_by_agent), int(is_racy),
-                               row.context_window, *_row_values(row)))
+        folder.columns.append(values(row, is_racy, row.workspace_path if recorded else None))
         folder.racy = folder.racy or is_racy
     for group in touched.keys() & folders.keys():
         folders[group].columns.sort(key=_by_file_id)
@@ -308,7 +291,8 @@ class Catalog:
         roots = "\0".join(str(source.own_paths.root.resolve()) for source in self.sources)
         root_id = hashlib.sha256(roots.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         self.db_path = cache_dir / f"catalog-{root_id}.sqlite"
-        self._cache = CacheDatabase(self.db_path, SCHEMA, self._create)
+        schema, layout = _version()
+        self._cache = CacheDatabase(self.db_path, schema, self._create, layout=layout)
         self._lock = threading.RLock()
         self._index = SearchIndex(lambda: self.db, self._transaction)
         self.index_enabled = True              # `[search] index`: off, searches scan and nothing is indexed
@@ -341,13 +325,7 @@ class Catalog:
             "DROP TABLE IF EXISTS heads",
             *(f"DROP TABLE IF EXISTS {name}" for name in row_snapshot.TABLE_NAMES),
             *(f"DROP TABLE IF EXISTS {name}" for name in (*OLD_SEARCH_TABLE_NAMES, *SEARCH_TABLE_NAMES)),
-            """CREATE TABLE files (
-                source TEXT NOT NULL, grp TEXT NOT NULL, workspace_key TEXT NOT NULL, file_id TEXT NOT NULL,
-                size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, activity_ts REAL NOT NULL,
-                turns INTEGER NOT NULL, context_tokens INTEGER NOT NULL, problem_code TEXT, problem_message TEXT,
-                problem_field TEXT, resume_cost INTEGER, resume_cost_key TEXT, content_digest TEXT, folder TEXT,
-                hidden INTEGER NOT NULL, racy INTEGER NOT NULL, context_window INTEGER,
-                PRIMARY KEY (source, grp, file_id)) WITHOUT ROWID""",
+            LAYOUT.table,
             """CREATE TABLE file_data (
                 source TEXT NOT NULL, grp TEXT NOT NULL, file_id TEXT NOT NULL, details TEXT NOT NULL, carry BLOB,
                 PRIMARY KEY (source, grp, file_id)) WITHOUT ROWID""",
@@ -381,7 +359,7 @@ class Catalog:
     def _workspace_keys(self) -> list[str]:
         keys: set[str] = set()
         for source in self.sources:
-            if source.groups_are_workspaces:
+            if source.workspaces.kind == "group":
                 keys.update(source.groups())
             else:
                 keys.update(key for (key,) in self.db.execute(
@@ -425,18 +403,21 @@ class Catalog:
         deleted: list[Ident] = []
         # Listed whole: the rows, and the folders changed (with the names their scan read).
         whole: list[tuple[ListingSource, SourceRows, dict[str, FolderNames | None]]] = []
+        scoped: dict[str, list[str] | None] = {}
         for source in self.sources:
-            # A store grouped by workspace is scanned for the wanted keys only; one that records the
-            # folder in each file is scanned whole (a stat per file) and its rows picked by key after.
-            groups = keys if keys is not None and source.groups_are_workspaces else None
+            # A store grouped by workspace (or mapping its groups to folders) is scanned for the groups of
+            # the wanted keys only; one that records the folder in each file is scanned whole (a stat per
+            # file) and its rows picked by key after.
+            rule = source.workspaces
+            groups = scoped[source.name] = None if keys is None else rule.groups_for(keys)
             if groups is None:
-                known = row_snapshot.load(self.db, source.name, _SELECT_SOURCE)
+                known = row_snapshot.load(self.db, source.name, LAYOUT.select)
             else:
                 scope, arguments = self._scope(groups)
                 known = SourceRows(None, row_snapshot.folders_of(self.db.execute(
-                    f"{_SELECT_SOURCE} AND {scope}", [source.name, *arguments])), False)
+                    f"{LAYOUT.select} AND {scope}", [source.name, *arguments])), False)
             on_disk: Iterable[tuple[str, FolderStats]] = self._scan(source, groups, known)
-            if not source.groups_are_workspaces:
+            if rule.kind != "group":
                 # The whole scan first: it tells a store that learns its files' names from it (Codex)
                 # the path of each cached row, which took a second listing of every folder. A store
                 # grouped by workspace is scanned a folder at a time, holding one folder's stats.
@@ -448,9 +429,9 @@ class Catalog:
         early = self._read_newest(changed, keys, now_ns)
         if keys is not None:
             for source in self.sources:
-                if not source.groups_are_workspaces and source.name in changed:
-                    # Only the files that can hold these workspaces are read; the others stay new (no
-                    # row) until a listing wants them.
+                if scoped[source.name] is None and source.name in changed:
+                    # Only the files that can hold these workspaces are read (the rule narrows them); the
+                    # others stay new (no row) until a listing wants them.
                     changed[source.name] = self._of_workspaces(source, changed[source.name], keys)
         read = self._read(changed, now_ns, early)
         for item in read:
@@ -467,10 +448,10 @@ class Catalog:
                                                                                     entry[1].generation)]
                 db.executemany("DELETE FROM files WHERE source = ? AND grp = ? AND file_id = ?", deleted)
                 db.executemany("DELETE FROM file_data WHERE source = ? AND grp = ? AND file_id = ?", deleted)
-                db.executemany(_INSERT, [_record_of(item) for item in read])
+                db.executemany(LAYOUT.insert, [_record_of(item) for item in read])
                 db.executemany(_INSERT_DATA, [_data_of(item) for item in read])
                 for source, _, _ in whole if keys is None else []:   # every file read now: no head to remember
-                    if not source.groups_are_workspaces and self._heads_of(source):
+                    if source.workspaces.kind != "group" and self._heads_of(source):
                         db.execute("DELETE FROM heads WHERE source = ?", (source.name,))
                         self._heads[source.name] = {}
                 racy = {(item.row.source, item.row.group, item.row.file_id) for item in read if item.racy}
@@ -492,12 +473,13 @@ class Catalog:
         rows: list[SessionRow] = []
         with no_gc_pauses():
             for source in self.sources:
-                if wanted is not None and source.groups_are_workspaces:
-                    scope, arguments = self._scope(wanted)
-                    folders = row_snapshot.folders_of(self.db.execute(f"{_SELECT_SOURCE} AND {scope}",
+                groups = None if wanted is None else source.workspaces.groups_for(wanted)
+                if groups is not None:
+                    scope, arguments = self._scope(groups)
+                    folders = row_snapshot.folders_of(self.db.execute(f"{LAYOUT.select} AND {scope}",
                                                                       [source.name, *arguments]))
                 else:
-                    folders = row_snapshot.load(self.db, source.name, _SELECT_SOURCE).folders
+                    folders = row_snapshot.load(self.db, source.name, LAYOUT.select).folders
                 for group, folder in folders.items():
                     rows.extend(_rows_of(source, group, folder.columns).values())
             if wanted is not None:
@@ -514,7 +496,7 @@ class Catalog:
         whose file is gone to `deleted`; return the folders with any of those, or whose scan read
         names the snapshot does not hold, with those names. A folder whose stats are the ones its
         rows were read at is taken whole."""
-        name, keyed, file_path = source.name, source.groups_are_workspaces, source.file_path
+        name, keyed, file_path = source.name, source.workspaces.kind == "group", source.file_path
         touched: dict[str, FolderNames | None] = {}
         seen: dict[str, tuple[str, FolderNames | None]] = {}   # each folder scanned, and the names read
         built: dict[str, dict[Ident, SessionRow]] = {}
@@ -553,7 +535,7 @@ class Catalog:
         not look at the other folders' heads again."""
         known = self._heads_of(source)
         before = {file.path: known.get(file.path) for file in files}
-        chosen = source.files_of_workspaces(files, keys, known)
+        chosen = source.workspaces.narrow(files, keys, known)
         told = [(source.name, path, *known[path]) for path, was in before.items()
                 if path in known and known[path] != was]
         if told:
@@ -586,8 +568,8 @@ class Catalog:
                       ) -> dict[str, list[SessionFile]]:
         """Hand each changed file that was read before what its source kept of that read."""
         for name, files in changed.items():
-            if self._by_name[name].groups_are_workspaces:
-                continue   # such a store reads each file whole
+            if self._by_name[name].workspaces.kind == "group":
+                continue   # such a store (Fractal's) reads each file whole
             for i, file in enumerate(files):
                 if (name, file.group, file.file_id) in cached:
                     found = self.db.execute("SELECT carry FROM file_data WHERE source = ? AND grp = ? AND file_id = ?",
@@ -598,15 +580,17 @@ class Catalog:
 
     def _attach_workspaces_and_meta(self, rows: list[SessionRow], keys: list[str] | None) -> None:
         """Each row's folder and Reprise's own title and pin of it."""
-        # A store grouped by workspace knows its keys (its groups) and each key's folder; the others'
-        # keys come from their rows, which name their folders themselves. One pass over the rows.
+        # A store grouped by workspace knows its keys (its groups) and each key's folder; a store that maps
+        # its groups knows each key's folder; the others' rows name their folders themselves. The keys
+        # of the last two come from their rows. One pass over the rows.
         by_source: dict[str, set[str]] = {}
         paths_of: dict[str, dict[str, str | None]] = {}
+        rules = {source.name: source.workspaces for source in self.sources}
         for source in self.sources:
-            by_source[source.name] = set(source.groups() if keys is None else keys) \
-                if source.groups_are_workspaces else set()
-            if source.groups_are_workspaces:
-                paths_of[source.name] = {key: source.workspace_path(key) for key in by_source[source.name]}
+            rule = rules[source.name]
+            by_source[source.name] = set(source.groups() if keys is None else keys) if rule.kind == "group" else set()
+            if rule.kind != "recorded":
+                paths_of[source.name] = {key: rule.folder_of(key) for key in by_source[source.name]}
         for row in rows:
             paths = paths_of.get(row.source)
             if paths is None:
@@ -614,8 +598,7 @@ class Catalog:
             elif row.workspace_key in paths:
                 row.workspace_path = paths[row.workspace_key]
             else:   # a row the groups did not name (its folder was listed a moment before): looked up too
-                row.workspace_path = paths[row.workspace_key] = self._by_name[row.source].workspace_path(
-                    row.workspace_key)
+                row.workspace_path = paths[row.workspace_key] = rules[row.source].folder_of(row.workspace_key)
                 by_source[row.source].add(row.workspace_key)
         meta_rows: dict[Ident, tuple[str | None, bool]] = {}
         for source in self.sources:
@@ -660,7 +643,7 @@ class Catalog:
         for name in dict.fromkeys(name for name, _ in files):
             source = self._by_name[name]
             of_source = [file for each, file in files if each == name]
-            if keys is not None and not source.groups_are_workspaces:
+            if keys is not None and source.workspaces.groups_for(keys) is None:
                 of_source = self._of_workspaces(source, of_source, keys)
             kept.update((name, file.path) for file in of_source)
         return [(name, file) for name, file in files if (name, file.path) in kept]
@@ -889,15 +872,17 @@ class Catalog:
         files: list[tuple[ListingSource, SessionFile]] = []
         unlisted = 0
         for source in self.sources:
-            keyed = source.groups_are_workspaces
+            rule = source.workspaces
+            keyed = rule.kind == "group"
+            groups = None if keys is None else rule.groups_for(keys)
             mine: list[SessionFile] = []
-            for group in keys if keys is not None and keyed else source.groups():
+            for group in source.groups() if groups is None else groups:
                 scanned = source.file_stats(group)
                 for file_id, (size, mtime_ns) in scanned.stats.items():
                     mine.append(SessionFile(group if keyed else None, file_id, source.file_path(group, file_id),
                                             size, mtime_ns, group=group))
-            if keys is not None and not keyed:
-                mine = source.files_of_workspaces(mine, keys, dict(stored.heads.get(source.name, {})))
+            if keys is not None and groups is None:
+                mine = rule.narrow(mine, keys, dict(stored.heads.get(source.name, {})))
             unlisted += sum(stored.rows.get((source.name, file.group, file.file_id)) != (file.size, file.mtime_ns)
                             for file in mine)
             files += [(source, file) for file in mine]

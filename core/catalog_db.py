@@ -59,10 +59,13 @@ class _Broken(Exception):
 class CacheDatabase:
     """One connection to a cache database, on disk when possible, in memory otherwise."""
 
-    def __init__(self, path: Path, schema: int, create: Callable[[sqlite3.Connection], None]):
-        """`create` makes the tables of version `schema` (dropping older ones) inside a transaction."""
+    def __init__(self, path: Path, schema: int, create: Callable[[sqlite3.Connection], None], *, layout: int = 0):
+        """`create` makes the tables of version `schema` (dropping older ones) inside a transaction.
+        `layout` (16 bits) tells layouts of one schema apart (a digest of their columns): a file of
+        another layout is rebuilt, and only a file of a higher `schema` counts as a newer Reprise's."""
         self.path = path
         self.schema = schema
+        self.version = schema << 16 | layout & 0xFFFF   # what the file's user_version holds
         self.create = create
         self.in_memory = False
         self._db: sqlite3.Connection | None = None
@@ -166,17 +169,17 @@ class CacheDatabase:
 
     def _build(self, db: sqlite3.Connection) -> None:
         """Create the tables unless they are this version's already; refuse a newer version's file."""
-        if db.execute("PRAGMA user_version").fetchone()[0] == self.schema:
+        if db.execute("PRAGMA user_version").fetchone()[0] == self.version:
             return
         db.execute("BEGIN IMMEDIATE")
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > self.schema:
-                raise _Unusable(f"it was made by a newer Reprise (schema {version}; this one uses {self.schema}), "
-                                "so it is left as it is (delete it to rebuild it for this version)")
-            if version != self.schema:
+            if version >> 16 > self.schema:
+                raise _Unusable(f"it was made by a newer Reprise (schema {version >> 16}; this one uses "
+                                f"{self.schema}), so it is left as it is (delete it to rebuild it for this version)")
+            if version != self.version:
                 self.create(db)
-                db.execute(f"PRAGMA user_version = {int(self.schema)}")
+                db.execute(f"PRAGMA user_version = {int(self.version)}")
         except BaseException:
             rollback(db)
             raise

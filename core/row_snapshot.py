@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .catalog_columns import LAYOUT
 from .folder_scan import FolderNames
 
 FORMAT = 2
@@ -41,8 +42,8 @@ TRIGGERS = (
     "CREATE TRIGGER files_deleted AFTER DELETE ON files BEGIN "
     "UPDATE generations SET gen = gen + 1 WHERE source = OLD.source; END",
 )
-# Where a row's columns (the files table's, after `grp`) hold the file id and its stat.
-FILE_ID, SIZE, MTIME, RACY = 5, 6, 7, 2
+# Where a row's columns (the files table's, after `grp`: `catalog_columns.COLUMNS`) hold the file id and its stat.
+FILE_ID, SIZE, MTIME, RACY = (LAYOUT.at[name] for name in ("file_id", "size", "mtime_ns", "racy"))
 
 Stats = dict[str, tuple[int, int]]
 Columns = tuple[Any, ...]   # as SQLite gives them: text, integers, a real, nulls

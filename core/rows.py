@@ -1,8 +1,9 @@
 """A listing's row: one session file of one source, or a file that could not be read and why.
 
 Every field is declared. The identity, the stat, the sort keys and a problem come with every
-listing; the listing fields a row shows (`details`, the source's `ListingFields`) are loaded
-explicitly, for the rows a caller shows or serializes (`Catalog.load_details`), never on access.
+listing (the catalog's columns: `catalog_columns.COLUMNS` names the field each one fills); the listing
+fields a row shows (`details`, the source's `ListingFields`) are loaded explicitly, for the rows a
+caller shows or serializes (`Catalog.load_details`), never on access.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class SessionRow:
     title: str | None = None
     pinned: bool = False
     details: ListingFields | None = None   # None until loaded
+    session_id: str | None = None   # the session's id when it is not its file id (`file_is_session` False)
 
     def __repr__(self) -> str:
         return f"SessionRow({self.source!r}, {self.workspace_key!r}, {self.file_id!r})"
@@ -66,7 +68,7 @@ class SessionRow:
     def ref(self) -> SessionRef | None:
         """The session's validated name; None for a file whose name is not a valid id."""
         try:
-            return SessionRef(self.workspace_key, self.file_id, self.source)
+            return SessionRef(self.workspace_key, self.session_id or self.file_id, self.source)
         except RepriseError:
             return None
 

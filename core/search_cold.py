@@ -236,8 +236,8 @@ class ColdSearch:
         result.known[file.path] = (file.size, file.mtime_ns, kept if found.matched else False)
         if self.keys is not None and row.workspace_key not in self.keys:
             return
-        if source.groups_are_workspaces:
-            row.workspace_path = source.workspace_path(row.workspace_key)
+        if source.workspaces.kind != "recorded":
+            row.workspace_path = source.workspaces.folder_of(row.workspace_key)
         row.title, row.pinned = self.titles.get((row.source, row.workspace_key, row.file_id), (None, False))
         if row.problem_code:
             update.problems.append(Problem(row.path, row.problem_code, row.problem_message or "", row.problem_field))

@@ -574,10 +574,11 @@ class Service:
         if self._remembered:
             return
         for source in self.sources.values():
-            if not source.has_sessions(self.workspace_key):
-                continue
+            rule = source.listing.workspaces
+            if rule.kind != "group" or not source.has_sessions(self.workspace_key):
+                continue   # only a store that names its groups by key keeps a record of their folders
             self._remembered = True
-            if source.workspace_path(self.workspace_key) != str(self.workspace):
+            if rule.folder_of(self.workspace_key) != str(self.workspace):
                 with contextlib.suppress(OSError, RepriseError):  # a store the user may only read still lists
                     source.record_workspace(self.workspace_key, self.workspace)
 
@@ -604,7 +605,7 @@ class Service:
         if key == self.workspace_key:
             return str(self.workspace), "current directory"
         for source in self.sources.values():
-            recorded = source.workspace_path(key)
+            recorded = source.listing.workspaces.folder_of(key)
             if recorded:
                 return recorded, "recorded"
         named = self.catalog.workspace_folder(key)

@@ -28,6 +28,7 @@ from ..paths import OwnPaths, SessionRef
 from ..problems import Problem
 from ..transcript import Status, Transcript, Usage
 from ..trimming import RestoreResult, TrimOptions, TrimResult
+from .workspaces import GroupRule, RecordedRule, WorkspaceRule
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..agents import Backend
@@ -180,6 +181,16 @@ class ListingSource(ABC):
 
     name: ClassVar[str]
     groups_are_workspaces: ClassVar[bool] = True
+    file_is_session: ClassVar[bool] = True   # False: a row's session id is its fields', not its file id
+
+    @property
+    def workspaces(self) -> WorkspaceRule:
+        """How the store names workspaces (`workspaces.py`), which the catalog asks: by default a
+        `group` rule when `groups_are_workspaces`, else a `recorded` one narrowed by
+        `files_of_workspaces`. A store that keeps its own map of folders gives a `mapped` rule."""
+        if self.groups_are_workspaces:
+            return GroupRule(self.workspace_path)
+        return RecordedRule(self.files_of_workspaces)
 
     @abstractmethod
     def groups(self) -> list[str]:

@@ -16,6 +16,7 @@ from reprise.core.sources.fractal.codec import encode
 from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.models import TurnUsage
 from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.transcript import Usage
 
 from .test_store import make_state
 
@@ -341,14 +342,18 @@ def test_a_warm_listing_gives_the_same_rows_and_details_as_the_cold_one(store, c
     assert documents(cold) == documents(warm)
 
 
-def test_the_details_layout_is_pinned_to_the_schema_version():
-    """The details column is a positional array of ListingFields (and Usage): a changed field list
-    must come with a SCHEMA bump, or an older cache would be read into the wrong fields."""
+def test_the_details_layout_is_in_the_schema_version():
+    """The details column is a positional array of ListingFields (and Usage): the schema's version
+    holds a digest of both field lists (and of the catalog's columns), so a changed field list
+    rebuilds an older cache instead of reading it into the wrong fields."""
     from reprise.core import catalog as catalog_module
+    from reprise.core.catalog_columns import LAYOUT
 
-    assert (catalog_module.SCHEMA, catalog_module.DETAILS_LAYOUT, catalog_module.USAGE_LAYOUT) == (15, (
-        "session_id", "workspace_key", "turns", "first_message", "last_message", "last_status", "pending",
-        "last_activity", "activity_source", "context_tokens", "usage", "history_count", "branch", "model",
-        "hidden_by_agent", "workspace_path", "warning", "agent_title", "context_window"), (
-        "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "cost", "context_tokens",
-        "duration_ms", "iterations")), "the listing fields changed: bump catalog.SCHEMA and update this test"
+    details, usage = catalog_module.DETAILS_LAYOUT, catalog_module.USAGE_LAYOUT
+    assert details == tuple(f.name for f in dataclasses.fields(ListingFields))
+    assert usage == tuple(f.name for f in dataclasses.fields(Usage))
+    schema, layout = catalog_module._version()
+    assert schema == catalog_module.SCHEMA and layout == LAYOUT.digest(details, usage)
+    changed = {LAYOUT.digest(details[:-1], usage), LAYOUT.digest((*details[1:], details[0]), usage),
+               LAYOUT.digest(details, (*usage, "new_figure"))}
+    assert layout not in changed and len(changed) == 3

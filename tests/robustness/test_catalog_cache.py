@@ -139,7 +139,7 @@ def test_a_catalog_from_a_newer_reprise_is_left_as_it_is_and_the_listing_reads_t
     db_path = filled_catalog(store, cache, sessions=3).db_path
     with sqlite3.connect(db_path) as newer:
         newer.execute("CREATE TABLE future_feature (x)")
-        newer.execute(f"PRAGMA user_version = {SCHEMA + 1}")
+        newer.execute(f"PRAGMA user_version = {(SCHEMA + 1) << 16}")
     newer.close()
     before = digest(db_path)
     catalog = Catalog([FractalListing(store)], cache)
@@ -150,7 +150,7 @@ def test_a_catalog_from_a_newer_reprise_is_left_as_it_is_and_the_listing_reads_t
     catalog.close()
     assert digest(db_path) == before and broken_names(cache) == []
     with sqlite3.connect(db_path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA + 1
+        assert check.execute("PRAGMA user_version").fetchone()[0] == (SCHEMA + 1) << 16
     check.close()
 
 
