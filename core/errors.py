@@ -50,6 +50,16 @@ class ForkOnlyError(UsageError):
     exit_status = 1
 
 
+class RoleMissingError(UsageError):
+    """An action a session's source does not offer (its class lacks the role): one sentence naming the
+    source, "Codex sessions cannot be kept by Reprise.". Exits 2 like any refused usage."""
+
+    def __init__(self, message: str, *, source: str, role: str, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.source = source
+        self.role = role
+
+
 class NotFoundError(RepriseError):
     code = "not_found"
     exit_status = 3

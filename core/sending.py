@@ -10,12 +10,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .agents import TurnRequest, choose_backend, recorded_reply
-from .errors import AgentError, RepriseError, UsageError
+from .errors import AgentError, RepriseError
 from .outcome import TurnOutcome
 from .paths import SessionRef
+from .sources.roles import MeterCalibration, Sender, TurnRecorder
 
 if TYPE_CHECKING:
     from .service import Service
@@ -25,9 +26,8 @@ def send_turn(service: Service, ref: SessionRef, message: str, *, agent: str | N
               cancel: threading.Event | None, on_begin: Callable[[str], object]) -> SendResult:
     settings = service.settings.agent
     source = service.source(ref)
-    if not source.capabilities.send:   # before any backend is chosen: it would name the wrong program
-        raise UsageError(f"{source.label} sessions cannot be sent a turn by Reprise.")
-    backend = source.turn_backend(ref) or choose_backend(agent, settings)
+    sender = service.role(ref, Sender)   # before any backend is chosen: it would name the wrong program
+    backend = sender.turn_backend(ref) or choose_backend(agent, settings)
     if backend is None:
         raise AgentError("No agent backend is configured and the fractal program is not installed.",
                          hint="install fractal-rlm, or set [agent] backend = \"command\" with [agent] turn, "
@@ -40,21 +40,23 @@ def send_turn(service: Service, ref: SessionRef, message: str, *, agent: str | N
         gone = f"is gone: {workspace_path}" if workspace_path else "is unknown"
         raise AgentError(f"The folder of session {ref.session_id}'s workspace {gone}.",
                          hint="relink the workspace first")
-    estimate = service.check_sendable(ref, message, confirm_over=confirm_over).total
+    checked = service.check_sendable(ref, message, confirm_over=confirm_over)
+    estimate = checked.total if checked is not None else None
     workspace = Path(workspace_path)
     turn_id: str | None
     if backend.writes_session:
-        before, summary = source.before_agent_writes(ref)
+        before, summary = sender.before_agent_writes(ref)
         request = TurnRequest(ref.session_id, workspace, message, summary, settings.timeout, estimate,
                               settings.max_reply_bytes)
         outcome = backend.run(request, cancel)
-        turn_id = source.after_agent_wrote(ref, before, outcome)
+        turn_id = sender.after_agent_wrote(ref, before, outcome)
     else:
-        turn_id = source.begin_turn(ref, message)
+        recorder = service.role(ref, TurnRecorder)   # the backend does not save the session: Reprise records it
+        turn_id = recorder.begin_turn(ref, message)
         outcome = TurnOutcome("failed", error="Reprise stopped before the agent finished.")
         try:
             on_begin(turn_id)
-            request = TurnRequest(ref.session_id, workspace, message, source.turn_summary(ref), settings.timeout,
+            request = TurnRequest(ref.session_id, workspace, message, recorder.turn_summary(ref), settings.timeout,
                                   estimate, settings.max_reply_bytes, source.archive.directory(ref),
                                   source.archive.root)
             outcome = recorded_reply(source.archive, ref, turn_id, backend.run(request, cancel))
@@ -63,9 +65,9 @@ def send_turn(service: Service, ref: SessionRef, message: str, *, agent: str | N
             if not isinstance(exc, RepriseError):
                 raise
         finally:
-            source.finish_turn(ref, turn_id, outcome)
-    if turn_id is not None:
-        source.remember_estimate(ref, turn_id, estimate)
+            recorder.finish_turn(ref, turn_id, outcome)
+    if turn_id is not None and estimate is not None and MeterCalibration in source.roles:
+        cast(MeterCalibration, source).remember_estimate(ref, turn_id, estimate)
     return SendResult(ref, backend.name, turn_id, outcome, estimate)
 
 

@@ -15,10 +15,10 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar, cast
 
 from . import config as config_module
 from . import ui_state, undo
@@ -28,8 +28,10 @@ from .catalog import Catalog
 from .errors import (
     AgentError,
     AmbiguousError,
+    ForkOnlyError,
     NotFoundError,
     RepriseError,
+    RoleMissingError,
     UsageError,
 )
 from .gc_pauses import no_gc_pauses
@@ -59,6 +61,22 @@ from .sending import SendResult as SendResult
 from .sending import send_turn
 from .sources import make_sources
 from .sources.base import KeepReport, OpenedSession, SessionSource
+from .sources.roles import (
+    Creator,
+    Diagnosed,
+    Forking,
+    Keeping,
+    Live,
+    MeterCalibration,
+    Metered,
+    Recovering,
+    Relinking,
+    Sender,
+    Swept,
+    Trashing,
+    TrimmingInPlace,
+    missing_role,
+)
 from .times import utc_now_iso
 from .tokens import count_tokens
 from .transcript import Transcript, Usage
@@ -67,6 +85,7 @@ from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_siz
 
 P = ParamSpec("P")
 R = TypeVar("R")
+RoleT = TypeVar("RoleT")
 SORTS = ("updated", "turns", "size", "context", "next")
 SORT_ALIASES = {"cost": "next"}   # the names a sort had before: still accepted
 MIN_PREFIX = 4
@@ -279,15 +298,23 @@ class Service:
         """The source a session belongs to."""
         return self.sources[ref.source]
 
-    def _able(self, ref: SessionRef, capability: str, action: str) -> SessionSource:
-        """The session's source, when it can do `capability`; else a UsageError naming what it cannot."""
+    def role(self, ref: SessionRef, role: Callable[..., RoleT], phrase: str | None = None) -> RoleT:
+        """The session's source as `role`; RoleMissingError "<label> sessions cannot be <phrase> by
+        Reprise." when its class does not have the role."""
         source = self.source(ref)
-        if not getattr(source.capabilities, capability):
-            raise UsageError(f"{source.label} sessions cannot be {action} by Reprise.")
-        return source
+        if role not in source.roles:
+            raise missing_role(source, cast(type, role), phrase)
+        return cast(RoleT, source)
 
-    def _able_sources(self, capability: str) -> list[SessionSource]:
-        return [source for source in self.sources.values() if getattr(source.capabilities, capability)]
+    def sources_with(self, role: Callable[..., RoleT]) -> list[RoleT]:
+        """The sources that have `role`, in the registry's order."""
+        return [cast(RoleT, source) for source in self.sources.values() if role in source.roles]
+
+    def can(self, source_name: str, role: type) -> bool:
+        """Whether that source has `role` (what the front ends grey an action by); False for a source
+        that is off."""
+        source = self.sources.get(source_name)
+        return source is not None and role in source.roles
 
     # --- listing ---------------------------------------------------------------------------
 
@@ -354,7 +381,7 @@ class Service:
             recorded = None if pinned else row.context_window
             if recorded is not None:
                 if recorded not in recorded_limits:
-                    recorded_limits[recorded] = ContextLimit(recorded, warn) if self._meters(row) else None
+                    recorded_limits[recorded] = ContextLimit(recorded, warn) if self.can(row.source, Metered) else None
                 row.limit = recorded_limits[recorded]
             elif row.source in by_folder:
                 limits = by_folder[row.source]
@@ -380,17 +407,13 @@ class Service:
                     folder = folders[key]
                 row.folder = folder
 
-    def _meters(self, row: SessionRow) -> bool:
-        source = self.sources.get(row.source)
-        return source is not None and source.capabilities.meter
-
     def _context_limit(self, row: SessionRow) -> ContextLimit | None:
-        if not self._meters(row):
+        source = self.sources.get(row.source)
+        if source is None or Metered not in source.roles:
             return None
-        source = self.sources[row.source]
         folder = row.folder or row.workspace_path
         try:
-            window = source.context_window(Path(folder) if folder else self.workspace)
+            window = cast(Metered, source).context_window(Path(folder) if folder else self.workspace)
         except RepriseError:
             return None
         return ContextLimit(window, self.settings.meter.warn)
@@ -401,26 +424,28 @@ class Service:
 
     def _mark_agent_deletions(self, rows: list[SessionRow]) -> None:
         """Each row the agent deletes by age says when, unless Reprise keeps its file as it is."""
-        keeping = self._able_sources("keep")
-        if not keeping:
+        swept = [source for source in self.sources.values() if Swept in source.roles]
+        if not swept:
             return
         now = self.clock()
-        for source in keeping:
+        for source in swept:
             name = source.name
-            kept = {(ref.workspace_key, ref.session_id): version for ref, version in source.kept_versions().items()}
+            kept = ({(ref.workspace_key, ref.session_id): version
+                     for ref, version in cast(Keeping, source).kept_versions().items()}
+                    if Keeping in source.roles else {})
             mine = [row for row in rows if row.source == name]
             if kept:
                 for row in mine:
                     version = kept.get((row.workspace_key, row.file_id))
                     row.kept = version is not None and (version == (row.size, row.mtime_ns) or row.group == "kept")
                 mine = [row for row in mine if not row.kept]
-            deletion = source.deletion
+            deletion = cast(Swept, source).deletion
             for row in mine:
                 row.agent_deletion = deletion(row.path, row.mtime_ns, now)
 
     def keep(self, ref: SessionRef) -> KeepReport:
         """Copy a session (and its sidecar files) into Reprise's archive, out of its agent's clean-up."""
-        return self._able(ref, "keep", "kept").keep(ref)
+        return self.role(ref, Keeping).keep(ref)
 
     def due(self, days: float) -> list[SessionRow]:
         """Every session, in every folder, that its agent deletes by age within `days` and that Reprise
@@ -445,8 +470,8 @@ class Service:
         or SWEEP_KEEP_BYTES in all (the rest at the next listing); one that fails is not tried again by this
         process. Once nothing is left, the next SWEEP_RECHECK_S keep nothing without looking. None when no
         source asks for it."""
-        names = [source.name for source in self._able_sources("keep")
-                 if self.settings.sources.keeps_before_sweep(source.name)]
+        names = [name for name, source in self.sources.items() if Keeping in source.roles
+                 and self.settings.sources.keeps_before_sweep(source.name)]
         if not names:
             return None
         agents = tuple(self.sources[name].label for name in names)
@@ -665,41 +690,47 @@ class Service:
     def _deletion_note(self, source: SessionSource, ref: SessionRef, path: Path) -> tuple[str | None, bool, bool]:
         """When the agent deletes the session's file by age, whether that is within the week and whether
         a copy could be kept; or that Reprise keeps a copy of it. Each front end names its own way to keep."""
-        if not source.capabilities.keep:
+        roles = source.roles
+        if Swept not in roles:
             return None, False, False
         try:
             info = path.stat()
         except OSError:
             return None, False, False
-        kept = source.kept_versions().get(ref)
+        keeping = Keeping in roles
+        kept = cast(Keeping, source).kept_versions().get(ref) if keeping else None
         if kept == (info.st_size, info.st_mtime_ns):
             return (f"Reprise keeps a copy of this session as it is, out of reach of {source.label}'s clean-up.",
                     False, False)
-        deletion = source.deletion(str(path), info.st_mtime_ns, self.clock())
+        deletion = cast(Swept, source).deletion(str(path), info.st_mtime_ns, self.clock())
         if deletion is None:
             return None, False, False
         older = " (an older copy is kept)" if kept is not None else ""
-        return f"{deletion.phrase}{older}", deletion.at_risk, True
+        return f"{deletion.phrase}{older}", deletion.at_risk, keeping
 
     def new_session(self, title: str | None = None, *, source: str = "fractal") -> SessionRef:
         """Write a valid 0-turn session in the current workspace."""
-        chosen = self.sources[source]
-        if not chosen.capabilities.new:
-            raise UsageError(f"Reprise cannot start {chosen.label} sessions.")
-        return chosen.new_session(self.workspace_key, self.workspace,
+        return self._creator(source).new_session(self.workspace_key, self.workspace,
                                   SessionMeta(title=clean_title(title), created_at=utc_now_iso()))
+
+    def _creator(self, name: str) -> Creator:
+        """The source of that name as a `Creator`; RoleMissingError when it cannot start a session."""
+        source = self.sources[name]
+        if Creator not in source.roles:
+            raise RoleMissingError(f"Reprise cannot start {source.label} sessions.", source=name,
+                                   role=Creator.__name__)
+        return cast(Creator, source)
 
     def new_agent(self, name: str | None = None) -> str:
         """The agent `new` starts a session of: the one named, else `[sources] new_agent`, else the
         only enabled agent that can; a UsageError when that leaves a choice to make."""
-        able = [source.name for source in self._able_sources("new")]
+        able = [name for name, source in self.sources.items() if Creator in source.roles]
         wanted = name or self.settings.sources.new_agent
         if wanted is not None:
             if wanted not in self.sources:
                 choice = self.loaded.choices.get(wanted)
                 raise UsageError(f"The {wanted} agent is not enabled" + (f" ({choice.why})." if choice else "."))
-            if wanted not in able:
-                raise UsageError(f"Reprise cannot start {self.sources[wanted].label} sessions.")
+            self._creator(wanted)
             return wanted
         if len(able) == 1:
             return able[0]
@@ -709,7 +740,7 @@ class Service:
     def new_argv(self, ref: SessionRef) -> list[str] | None:
         """The command that starts a session `new_session` named, run in the current workspace (None:
         the session is written already, as Fractal's are)."""
-        return self.source(ref).new_argv(ref, self.workspace)
+        return self.role(ref, Creator).new_argv(ref, self.workspace)
 
     def rename(self, ref: SessionRef, title: str) -> SessionMeta:
         return self.source(ref).update_meta(ref, lambda meta: setattr(meta, "title", clean_title(title)))
@@ -723,7 +754,7 @@ class Service:
         """The argv that resumes this session. For a real handoff (`for_exec`), what the agent's next
         save would drop is archived first, and a program not on PATH is told (`program_missing`),
         nothing archived then."""
-        source = self._able(ref, "resume", "resumed")
+        source = self.source(ref)   # every source resumes (`Resumer` is required)
         if not source.exists(ref):
             raise NotFoundError(f"No session {ref.session_id} in workspace {self.folder_name(ref.workspace_key)}.",
                                 path=source.session_path(ref))
@@ -777,21 +808,21 @@ class Service:
                 via: str = SEND) -> MeterResult:
         """The next turn's meter with this draft, sent `via` the agent's send command (the composer,
         `reprise send`) or its own terminal UI (`resume`)."""
-        return self._able(ref, "meter", "metered").measure(ref, self._meter_workspace(ref), message, model=model,
-                                                           via=via)
+        meter = self.role(ref, Metered)
+        opened = self.source(ref).open(ref)
+        result = meter.prepare_meter(opened, self._meter_workspace(ref), model=model, via=via).with_message(message)
+        return result if result.via == via else replace(result, via=via)
 
     def prepare_meter(self, detail: SessionDetail, *, via: str = SEND) -> LiveMeter:
         """The meter of a shown session, ready to measure messages as they are typed."""
-        source = self._able(detail.ref, "meter", "metered")
-        return source.prepare_meter(detail.opened, self._meter_workspace(detail.ref), via=via)
+        return self.role(detail.ref, Metered).prepare_meter(detail.opened, self._meter_workspace(detail.ref), via=via)
 
     def session_path(self, ref: SessionRef) -> str:
         return str(self.source(ref).session_path(ref))
 
     def context_window(self, ref: SessionRef, model: str | None = None) -> int | None:
         """The window of the model the meter counts this session's turns for; None when not known."""
-        source = self._able(ref, "meter", "metered")
-        return source.context_window(self._meter_workspace(ref) or self.workspace, model)
+        return self.role(ref, Metered).context_window(self._meter_workspace(ref) or self.workspace, model)
 
     def _meter_workspace(self, ref: SessionRef) -> Path | None:
         path = self.workspace_path_of(ref.workspace_key)[0]
@@ -800,7 +831,10 @@ class Service:
     def resume_cost_key(self, key: str, model: str | None = None, *, source: str = "fractal") -> str:
         """What a cached resume cost depends on besides the file: model, counting and AGENTS.md."""
         path = self.workspace_path_of(key)[0]
-        return self.sources[source].resume_cost_key(Path(path) if path else None, self.workspace, model)
+        chosen = self.sources[source]
+        if Metered not in chosen.roles:
+            raise missing_role(chosen, Metered)
+        return cast(Metered, chosen).resume_cost_key(Path(path) if path else None, self.workspace, model)
 
     def fill_resume_costs(self, rows: list[SessionRow], *, first: Iterable[SessionRow] = (),
                           should_stop: Callable[[], bool] = lambda: False,
@@ -809,24 +843,23 @@ class Service:
         of `first` (those on screen) before the rest; `progress` hears how far it is every 50 rows and
         at the end. One session is read at a time and nothing of it is kept but its figure."""
         keys: dict[tuple[str, str], str] = {}
-        needed: list[tuple[SessionRow, SessionRef, SessionSource, str]] = []
+        needed: list[tuple[SessionRow, SessionRef, Metered, str]] = []
         for row in in_priority_order(rows, first):
             ref = row.ref
             if row.problem_code or ref is None:
                 continue
-            source = self.source(ref)
-            if not source.capabilities.meter:
+            if Metered not in self.source(ref).roles:
                 continue
             wanted = keys.get((ref.source, ref.workspace_key)) or keys.setdefault(
                 (ref.source, ref.workspace_key), self.resume_cost_key(ref.workspace_key, source=ref.source))
             if row.resume_cost is None or row.resume_cost_key != wanted:
-                needed.append((row, ref, source, wanted))
+                needed.append((row, ref, cast(Metered, self.source(ref)), wanted))
         done: list[SessionRow] = []
         computed = 0
-        for index, (row, ref, source, wanted) in enumerate(needed, 1):
+        for index, (row, ref, meter, wanted) in enumerate(needed, 1):
             if should_stop():
                 break
-            cost = source.resume_cost(ref, self._meter_workspace(ref), row.size, row.mtime_ns, row.context_tokens)
+            cost = meter.resume_cost(ref, self._meter_workspace(ref), row.size, row.mtime_ns, row.context_tokens)
             if cost is not None:
                 row.resume_cost, row.resume_cost_key = cost, wanted
                 done.append(row)
@@ -842,12 +875,13 @@ class Service:
 
     # --- turns ---------------------------------------------------------------------------
 
-    def check_sendable(self, ref: SessionRef, message: str, *, confirm_over: bool = False) -> MeterResult:
-        """Refuse, with the reason, a turn that should not be sent now; return the estimate."""
+    def check_sendable(self, ref: SessionRef, message: str, *, confirm_over: bool = False) -> MeterResult | None:
+        """Refuse, with the reason, a turn that should not be sent now; return the estimate (None for a
+        source without a meter)."""
         if not message.strip():
             raise UsageError("The message is empty.")
-        source = self._able(ref, "send", "sent a turn")
-        return source.check_sendable(ref, message, self._meter_workspace(ref), confirm_over=confirm_over)
+        sender = self.role(ref, Sender)
+        return sender.check_sendable(ref, message, self._meter_workspace(ref), confirm_over=confirm_over)
 
     @_as_reprise_run
     def send_turn(self, ref: SessionRef, message: str, *, agent: str | None = None, confirm_over: bool = False,
@@ -868,13 +902,21 @@ class Service:
         """(turn number, estimate before the turn, context the agent reported) for turns that have both.
         Given a shown session, nothing is read again."""
         ref, opened = self._opened(session)
-        meta = session.meta if isinstance(session, SessionDetail) else self.source(ref).read_meta(ref)
-        return self.source(ref).estimates_vs_measured(opened, meta)
+        source = self.source(ref)
+        if MeterCalibration not in source.roles:
+            return []
+        meta = session.meta if isinstance(session, SessionDetail) else source.read_meta(ref)
+        return cast(MeterCalibration, source).estimates_vs_measured(opened, meta)
 
     def stale_pending(self, session: SessionRef | SessionDetail) -> list[tuple[int, str, str | None]]:
         """(turn number, turn id, created_at) of the pending turns whose agent is gone (its liveness rule)."""
-        ref, opened = self._opened(session)
-        return [(turn.number or 0, turn.turn_id, turn.created_at) for turn in self.source(ref).stale_pending(opened)]
+        ref = session.ref if isinstance(session, SessionDetail) else session
+        source = self.source(ref)
+        if Recovering not in source.roles:
+            return []
+        opened = self._opened(session)[1]
+        return [(turn.number or 0, turn.turn_id, turn.created_at)
+                for turn in cast(Recovering, source).stale_pending(opened)]
 
     def _opened(self, session: SessionRef | SessionDetail) -> tuple[SessionRef, OpenedSession]:
         if isinstance(session, SessionDetail):
@@ -883,7 +925,7 @@ class Service:
 
     def mark_stale_interrupted(self, ref: SessionRef) -> list[str]:
         stale = [turn_id for _, turn_id, _ in self.stale_pending(ref)]
-        return self.source(ref).mark_interrupted(ref, stale) if stale else []
+        return self.role(ref, Recovering, "recovered").mark_interrupted(ref, stale) if stale else []
 
     # --- trimming and undoing ------------------------------------------------------------
 
@@ -891,13 +933,18 @@ class Service:
              force: bool = False, model: str | None = None, expected_sha256: str | None = None) -> TrimResult:
         """Preview, then (unless dry_run) archive and write the trimmed session, in place or as a fork.
         `expected_sha256` applies a previewed plan only to the file it was previewed on."""
-        able = self.source(ref).capabilities
-        if not fork and able.trim_fork and not able.trim_in_place:
-            source = self.source(ref)   # it trims only as a fork: its own refusal says how
+        source = self.source(ref)
+        if fork:
+            trim = self.role(ref, Forking, "trimmed as a fork").fork
+        elif TrimmingInPlace in source.roles:
+            trim = cast(TrimmingInPlace, source).trim_in_place
+        elif Forking in source.roles:
+            raise ForkOnlyError(f"{source.label}'s own files are never rewritten: use --fork.",
+                                hint=f"reprise trim {ref.session_id} --fork ...")
         else:
-            source = self._able(ref, "trim_fork" if fork else "trim_in_place", "trimmed")
-        result = source.trim(ref, options, self._meter_workspace(ref), dry_run=dry_run, fork=fork, force=force,
-                             model=model, expected_sha256=expected_sha256)
+            raise missing_role(source, TrimmingInPlace, "trimmed")
+        result = trim(ref, options, self._meter_workspace(ref), dry_run=dry_run, force=force, model=model,
+                      expected_sha256=expected_sha256)
         if not dry_run:
             self.undo_log.note(undo.TRIMMED, result.ref)
         return result
@@ -905,15 +952,20 @@ class Service:
     def turn_sizes(self, ref: SessionRef) -> list[TurnSize]:
         """Each turn with its size and tokens (counted with the meter's encoding), to choose turns to remove."""
         opened = self.source(ref).open(ref)
-        encoding = self.measure(ref).encoding if self.source(ref).capabilities.meter else DEFAULT_ENCODING
+        encoding = self.measure(ref).encoding if Metered in self.source(ref).roles else DEFAULT_ENCODING
         return turn_sizes(opened.transcript, lambda text: count_tokens(text, encoding))
 
     def restore(self, ref: SessionRef, *, archive_digest: str | None = None, all_trims: bool = False,
                 dry_run: bool = False, force: bool = False) -> RestoreResult:
-        able = self.source(ref).capabilities
-        return self._able(ref, "trim_fork" if able.trim_fork and not able.trim_in_place else "trim_in_place",
-                          "restored").restore(
-            ref, archive_digest=archive_digest, all_trims=all_trims, dry_run=dry_run, force=force)
+        return self._undoer(ref, "restored").restore(ref, archive_digest=archive_digest, all_trims=all_trims,
+                                                     dry_run=dry_run, force=force)
+
+    def _undoer(self, ref: SessionRef, phrase: str) -> Forking | TrimmingInPlace:
+        """The session's source as the role its trims are undone by (in place first: Fractal has both)."""
+        source = self.source(ref)
+        if TrimmingInPlace in source.roles:
+            return cast(TrimmingInPlace, source)
+        return self.role(ref, Forking, phrase)
 
     def archive_entries(self, ref: SessionRef) -> list[ArchiveEntry]:
         return self.source(ref).archive.entries(ref)
@@ -927,7 +979,8 @@ class Service:
 
     def can_undo_trim(self, ref: SessionRef) -> bool:
         """Whether `restore` without options has a trim of this session to undo."""
-        return self.source(ref).can_undo_trim(ref)
+        roles = self.source(ref).roles
+        return (TrimmingInPlace in roles or Forking in roles) and self._undoer(ref, "restored").can_undo_trim(ref)
 
     def undo_step(self, current: SessionRef | None, current_title: str | None = None, *,
                   all_workspaces: bool = False) -> undo.UndoStep | None:
@@ -942,7 +995,7 @@ class Service:
 
     def remove(self, ref: SessionRef, *, force: bool = False, title: str | None = None) -> TrashEntry:
         """Move a session to the trash; `title` is what undo's question calls it when the trash has none."""
-        entry = self._able(ref, "trash", "moved to the trash").remove(ref, force=force)
+        entry = self.role(ref, Trashing).remove(ref, force=force)
         self.undo_log.note(undo.TRASHED, ref, entry.title or title)
         return entry
 
@@ -951,7 +1004,7 @@ class Service:
 
     def trash_entries(self, *, all_workspaces: bool = False) -> list[TrashEntry]:
         keys = self._keys(all_workspaces)
-        return [entry for source in self._able_sources("trash") for entry in source.trash_entries(keys)]
+        return [entry for source in self.sources_with(Trashing) for entry in source.trash_entries(keys)]
 
     def resolve_trashed(self, text: str) -> SessionRef:
         """A trashed session by full id or unique prefix: this workspace first, then all."""
@@ -966,13 +1019,13 @@ class Service:
         raise NotFoundError(f"No trashed session matches {text!r}.", hint="reprise trash list --all")
 
     def trash_restore(self, ref: SessionRef) -> TrashEntry:
-        return self._able(ref, "trash", "restored from the trash").trash_restore(ref)
+        return self.role(ref, Trashing, "restored from the trash").trash_restore(ref)
 
     def purge(self, *, all_workspaces: bool = False, older_than: float | None = None,
               confirmed: bool = False) -> PurgeResult:
         keys = self._keys(all_workspaces)
         return _merged_purges([source.purge(keys, confirmed=confirmed, older_than=older_than)
-                               for source in self._able_sources("trash")])
+                               for source in self.sources_with(Trashing)])
 
     def prune(self, options: PruneOptions, *, all_workspaces: bool = False, confirmed: bool = False) -> PruneResult:
         rows = self.catalog.refresh(None if all_workspaces else [self.workspace_key])
@@ -981,15 +1034,19 @@ class Service:
         now = time.time()
 
         def running(ref: SessionRef) -> str | None:
+            source = self.source(ref)
+            if Live not in source.roles:
+                return None   # no liveness rule: nothing tells a session being written
             try:
-                turn = self.source(ref).running(ref, now=now)
+                turn = cast(Live, source).running(ref, now=now)
             except RepriseError:
                 return None  # unreadable now: the move itself reports it
             return f"a live pending turn ({turn.turn_id}: {turn.why})" if turn else None
 
-        trashable = [row for row in rows if row.ref is None or self.source(row.ref).capabilities.trash]
+        trashing = {name: cast(Trashing, source) for name, source in self.sources.items() if Trashing in source.roles}
+        trashable = [row for row in rows if row.ref is None or row.ref.source in trashing]
         selection = select_prune(trashable, options, now=now, running=running)
-        return _pruned_per_source(selection, self.sources, confirmed=confirmed)
+        return _pruned_per_source(selection, trashing, confirmed=confirmed)
 
     def relink(self, old: str, new_dir: str, *, force: bool = False) -> RelinkResult:
         """Move the sessions of a moved repository to its new folder's key. OLD is a key or the old path."""
@@ -997,7 +1054,12 @@ class Service:
             old_key = validate_workspace_key(old)
         except RepriseError:
             old_key = workspace_key(old)
-        return self.sources["fractal"].relink(old_key, new_dir, force=force)
+        relinking = [source for source in self.sources.values() if Relinking in source.roles]
+        if not relinking:
+            raise RoleMissingError("None of the enabled sources keeps its sessions by workspace: there is "
+                                   "nothing to relink.", source="", role=Relinking.__name__)
+        holder = next((source for source in relinking if cast(Relinking, source).has_sessions(old_key)), relinking[0])
+        return cast(Relinking, holder).relink(old_key, new_dir, force=force)
 
     def audit_records(self, *, all_workspaces: bool = True) -> list[AuditRecord]:
         keys = self._keys(all_workspaces)
@@ -1034,7 +1096,7 @@ class Service:
                                                next_step=step))
         report.problems.extend(self.catalog.scan_problems)
         report.search_index = self.index_state()
-        for source in self.sources.values():
+        for source in self.sources_with(Diagnosed):
             problems, temps, cleaned, notes = source.health(clean=clean, stale_after=STALE_TEMP_S)
             report.problems.extend(problems)
             report.temp_files.extend(temps)
@@ -1047,7 +1109,7 @@ class Service:
         Reprise kept copies of it (its archive, a copy in the trash)."""
         steps = [f"open the file: {row.path}"]
         ref = row.ref
-        if ref is not None and self.source(ref).capabilities.trash:
+        if ref is not None and self.can(ref.source, Trashing):
             steps.append(f"or move it to the trash: `reprise rm {ref.session_id}`")
         if ref is not None:
             with contextlib.suppress(RepriseError, OSError):
@@ -1094,7 +1156,7 @@ def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None
     return ref
 
 
-def _pruned_per_source(selection: PruneSelection, sources: dict[str, SessionSource], *,
+def _pruned_per_source(selection: PruneSelection, sources: dict[str, Trashing], *,
                        confirmed: bool) -> PruneResult:
     """Each source moves its own selected sessions (and may protect more: a live one); one result."""
     everyone = selection.selected + selection.protected + selection.skipped

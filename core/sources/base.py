@@ -9,7 +9,6 @@ Nothing above the sources knows a store's file format.
 
 from __future__ import annotations
 
-import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
@@ -27,32 +26,15 @@ from ..own_files import SessionMeta
 from ..paths import OwnPaths, SessionRef
 from ..problems import Problem
 from ..transcript import Status, Transcript, Usage
-from ..trimming import RestoreResult, TrimOptions, TrimResult
+from ..trimming import RestoreResult
+from .roles import Capabilities as Capabilities
+from .roles import Reader, Resumer, capabilities_of, roles_of
 from .workspaces import GroupRule, RecordedRule, WorkspaceRule
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..agents import Backend
     from ..retention import PruneSelection
     from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """The actions a source supports; each is asked before it is offered."""
-
-    list: bool = True
-    search: bool = True
-    meter: bool = False
-    resume: bool = False
-    new: bool = False
-    send: bool = False
-    trim_in_place: bool = False
-    trim_fork: bool = False
-    trash: bool = False
-    keep: bool = False   # copy a session where the agent's own clean-up cannot reach it
-
-    def names(self) -> builtins.list[str]:   # `list` in this class is the capability
-        return [name for name in self.__slots__ if getattr(self, name)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,13 +231,14 @@ class ListingSource(ABC):
         """Reprise's title and pin of a session, (None, False) when it has none or they cannot be read."""
 
 
-class SessionSource(ABC):
+class SessionSource(Reader, Resumer):
     """One agent's session store: what Reprise reads and does with its sessions. Its `listing` is
-    the part the catalog uses (it may run in worker processes, so it is a small object of its own)."""
+    the part the catalog uses (it may run in worker processes, so it is a small object of its own).
+    Every source reads and resumes; what else it does are the roles its class inherits
+    (`core/sources/roles.py`), asked through `roles`."""
 
     name: ClassVar[str]
     label: ClassVar[str]
-    capabilities: ClassVar[Capabilities]
     resumes_from_any_folder: ClassVar[bool] = False   # the agent finds a session by id wherever it runs
     cost_label: ClassVar[str] = "cost"                # what the USD figure the agent records is
     rename_note: ClassVar[str | None] = None          # what a rename in Reprise means to the agent
@@ -270,19 +253,15 @@ class SessionSource(ABC):
     # finds a file by probing every folder for its id asks this first.
     cataloged: Callable[[str], list[str]] | None = None
 
-    @abstractmethod
-    def open(self, ref: SessionRef) -> OpenedSession:
-        """The session as a transcript; NotFoundError or ProblemFileError when it cannot be read."""
+    @property
+    def roles(self) -> frozenset[type]:
+        """The roles this source's class inherits (read once per class)."""
+        return roles_of(type(self))
 
-    @abstractmethod
-    def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
-        """The command that continues this session in its agent."""
-
-    @abstractmethod
-    def exists(self, ref: SessionRef) -> bool: ...
-
-    @abstractmethod
-    def session_path(self, ref: SessionRef) -> Path: ...
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the source can do, as flags derived from its roles."""
+        return capabilities_of(roles_of(type(self)))
 
     @abstractmethod
     def has_sessions(self, key: str) -> bool:
@@ -326,11 +305,6 @@ class SessionSource(ABC):
 
     def _unsupported(self, action: str) -> UsageError:
         return UsageError(f"{self.label} sessions cannot be {action} by Reprise.")
-
-    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
-        """Before the agent resumes the session: notes, the archive entry written first, the next
-        turn's meter and who may be writing the session now, all from one read of the file."""
-        return Handoff([])
 
     def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
                 model: str | None = None, via: str = SEND) -> MeterResult:
@@ -400,10 +374,6 @@ class SessionSource(ABC):
     def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
         """The command that starts a session `new_session` named (None: the session is written already)."""
         return None
-
-    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
-             force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
-        raise self._unsupported("trimmed")
 
     def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
                 force: bool) -> RestoreResult:

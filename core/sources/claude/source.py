@@ -22,7 +22,6 @@ from ...config import Settings
 from ...errors import (
     ChangedOnDiskError,
     ConflictError,
-    ForkOnlyError,
     NotFoundError,
     PendingTurnError,
     ProblemFileError,
@@ -42,7 +41,8 @@ from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ...trimming import RestoreResult, TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
-from ..base import AgentDeletion, Capabilities, Handoff, KeepReport, OpenedSession
+from ..base import AgentDeletion, Handoff, KeepReport, OpenedSession
+from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, Swept, Trashing
 from .fields import ClaudeFields, ListingFold
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
@@ -84,12 +84,10 @@ def _fold_of(records: list[Record]) -> ListingFold:
     return fold
 
 
-class ClaudeSource(AgentStoreSource):
+class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
-    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, keep=True, new=True, send=True,
-                                trash=True, trim_fork=True)
     resumes_from_any_folder = SPEC.resume_folder == "any"
     cost_label = SPEC.cost_label
     resume_setting = SPEC.resume_setting
@@ -478,18 +476,15 @@ class ClaudeSource(AgentStoreSource):
 
     # --- trim as a fork (issue 14) -------------------------------------------------------------
 
-    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+    def fork(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
-        """Preview or write a trimmed copy of the session as a new session beside it (`fork` only:
-        Claude Code's own file is never rewritten), archived (op `fork`; the original's bytes, which
+        """Preview or write a trimmed copy of the session as a new session beside it (Claude Code's own
+        file is never rewritten), archived (op `fork`; the original's bytes, which
         capped text points at, in the original's archive, op `fork-original`), titled "<title> (trimmed)"
         with lineage."""
         from ..fork_files import write_fork
         from .fork import ForkState, new_fork_id, plan_fork
 
-        if not fork:
-            raise ForkOnlyError("Claude Code's own files are never rewritten: use --fork.",
-                                hint=f"reprise trim {ref.session_id} --fork ...")
         path = self._locate(ref)
         if path is None:
             raise NotFoundError(f"No Claude Code session file {ref.session_id} to fork (a kept copy is not forked).")

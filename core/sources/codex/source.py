@@ -20,7 +20,6 @@ from ...config import Settings
 from ...errors import (
     ChangedOnDiskError,
     ConflictError,
-    ForkOnlyError,
     NotFoundError,
     PendingTurnError,
     ProblemFileError,
@@ -40,8 +39,9 @@ from ...times import parse_time
 from ...trash_results import PruneResult, PurgeResult, TrashEntry, apply_prune
 from ...trimming import RestoreResult, TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
-from ..base import Capabilities, Handoff, OpenedSession
+from ..base import Handoff, OpenedSession
 from ..claude.liveness import process_writing
+from ..roles import Creator, Diagnosed, Forking, Live, Metered, Sender, Trashing
 from .fields import CodexFields, ListingFold
 from .layout import CodexRoot, check_session_id
 from .listing import NAME, CodexListing
@@ -74,12 +74,10 @@ class CodexSession:
     lineage_gap: str | None   # why the history before a fork is missing (its parent's rollout is not there)
 
 
-class CodexSource(AgentStoreSource):
+class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing, Live, Diagnosed):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
-    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, new=True, send=True, trash=True,
-                                trim_fork=True)
     trash_note = SPEC.trash_note
     resumes_from_any_folder = SPEC.resume_folder == "any"   # `codex resume ID` finds a rollout by id, indexed or not
     cost_label = SPEC.cost_label
@@ -334,19 +332,16 @@ class CodexSource(AgentStoreSource):
             outcome.notes.append(f"Context after this turn: {context.tokens:,} tokens (measured by Codex).")
         return newest.turn_id
 
-    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+    def fork(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
-        """Preview or write a trimmed copy of the session as a new rollout in its date folder (`fork`
-        only: Codex's own rollout is never rewritten), archived (op `fork`; the original's bytes in the
+        """Preview or write a trimmed copy of the session as a new rollout in its date folder (Codex's
+        own rollout is never rewritten), archived (op `fork`; the original's bytes in the
         original's archive, op `fork-original`), titled "<title> (trimmed)" with lineage. A fork Codex
         made is written self-contained (fork.py)."""
         from ..fork_files import write_fork
         from .fork import ForkState, fork_name, new_thread_id, plan_fork
         from .meter import DEFAULT_MODEL
 
-        if not fork:
-            raise ForkOnlyError("Codex's own rollouts are never rewritten: use --fork.",
-                                hint=f"reprise trim {ref.session_id} --fork ...")
         opened = self.open(ref)
         session = self._session(opened)
         if session.lineage_gap is not None:

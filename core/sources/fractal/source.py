@@ -37,7 +37,21 @@ from ...session_files import ReadProblem, read_regular_file
 from ...times import utc_now_iso
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
-from ..base import Capabilities, Handoff, OpenedSession, SessionSource
+from ..base import Handoff, OpenedSession, SessionSource
+from ..roles import (
+    Creator,
+    Diagnosed,
+    Forking,
+    Live,
+    MeterCalibration,
+    Metered,
+    Recovering,
+    Relinking,
+    Sender,
+    Trashing,
+    TrimmingInPlace,
+    TurnRecorder,
+)
 from .codec import fractal_would_drop
 from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
@@ -61,12 +75,11 @@ T = TypeVar("T")
 NAME = "fractal"
 
 
-class FractalSource(SessionSource):
+class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecorder, Creator, Forking,
+                    TrimmingInPlace, Trashing, Live, Recovering, Relinking, Diagnosed):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
-    capabilities = Capabilities(list=True, search=True, meter=True, resume=True, new=True, send=True,
-                                trim_in_place=True, trim_fork=True, trash=True)
 
     def __init__(self, state_root: Path, settings: Settings):
         self.settings = settings
@@ -162,8 +175,10 @@ class FractalSource(SessionSource):
         state = self.store.load(ref, keep_data=False).state
         return dataclasses.replace(self.meter.measure(state, workspace, message, model=model), via=via)
 
-    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, via: str = SEND) -> LiveMeter:
-        return self.meter.prepare(self._loaded(opened).state, workspace)
+    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
+                      via: str = SEND) -> LiveMeter:
+        """Fractal's next turn sends the same whichever way it goes: `via` changes nothing."""
+        return self.meter.prepare(self._loaded(opened).state, workspace, model=model)
 
     def context_window(self, workspace: Path, model: str | None = None) -> int:
         name, _ = self.meter.resolve_model(workspace, model)
@@ -303,8 +318,20 @@ class FractalSource(SessionSource):
         self.store.write_meta(ref, meta)
         return ref
 
-    def trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+    def trim_in_place(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
+                      force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
+        """Trim the session file itself, the dropped records archived first."""
+        return self._trim(ref, options, workspace, dry_run=dry_run, fork=False, force=force, model=model,
+                          expected_sha256=expected_sha256)
+
+    def fork(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
+        """Write the trimmed session as a new session of the same workspace; the original is unchanged."""
+        return self._trim(ref, options, workspace, dry_run=dry_run, fork=True, force=force, model=model,
+                          expected_sha256=expected_sha256)
+
+    def _trim(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool, fork: bool,
+              force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
         if expected_sha256 is not None:
             current = self.store.current_version(self.store.paths.session_file(ref))
             if current is None:

@@ -199,14 +199,14 @@ def test_the_source_writes_the_fork_beside_the_original_archives_it_and_undo_tra
     original = rollout(THREE, store / "sessions" / "2026" / "12" / "01")
     before = original.read_bytes()
     source = svc.sources["codex"]
-    result = source.trim(ref, TrimOptions(drop=("2",)), None, dry_run=False, fork=True, force=False, model=None,
+    result = source.fork(ref, TrimOptions(drop=("2",)), None, dry_run=False, force=False, model=None,
                          expected_sha256=None)
     assert result.applied and result.forked and original.read_bytes() == before
     fork = rollout(result.ref.session_id, original.parent)
     assert fork.read_bytes() == result.plan.data
     meta = source.read_meta(result.ref)
     assert meta.title == "Start a plan MARKfirst (trimmed)" and (meta.model_extra or {})["forked_from"] == THREE
-    assert source.measure(result.ref, None).parts[0].tokens == result.plan.meter_after   # the estimate
+    assert svc.measure(result.ref).parts[0].tokens == result.plan.meter_after   # the estimate
     assert source.can_undo_trim(result.ref)
     undone = source.restore(result.ref, archive_digest=None, all_trims=False, dry_run=False, force=False)
     assert undone.applied and not fork.exists() and original.read_bytes() == before
@@ -217,5 +217,5 @@ def test_a_codex_fork_whose_parent_is_missing_is_not_trimmed(store):
     rollout(THREE, store / "sessions" / "2026" / "12" / "01").unlink()
     source = service().sources["codex"]
     with pytest.raises(UsageError, match="not in the store"):
-        source.trim(SessionRef(workspace_key(ALPHA), FORK, "codex"), TrimOptions(drop=("1",)), None, dry_run=True,
-                    fork=True, force=False, model=None, expected_sha256=None)
+        source.fork(SessionRef(workspace_key(ALPHA), FORK, "codex"), TrimOptions(drop=("1",)), None, dry_run=True,
+                    force=False, model=None, expected_sha256=None)
