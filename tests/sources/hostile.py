@@ -111,7 +111,9 @@ class Fixture:
     """A store of one source in `template` (the folder the test isolation points every store into),
     the files a mutation picks from (relative to it), and what the commands name: the sessions' ids
     (the first has several turns; a tool call among them when the store has one) and a word of their
-    text. `stores` are the folders that hold the source's store, copied into each example's own."""
+    text. `stores` are the folders that hold the source's store, copied into each example's own.
+    `dumps` writes one JSON value back as the store writes it; None for a store that is not JSON text
+    (a database): its files are only cut."""
 
     source: str
     template: Path
@@ -119,11 +121,13 @@ class Fixture:
     files: dict[str, bytes]
     session_ids: tuple[str, ...]
     word: str
-    dumps: Callable[[Any], str]
+    dumps: Callable[[Any], str] | None
     whole_files: bool = False
 
     def units(self) -> list[Unit]:
-        units = []
+        units: list[Unit] = []
+        if self.dumps is None:
+            return units
         for name, data in self.files.items():
             if self.whole_files:
                 units.append(Unit(name, None, json.loads(data)))
@@ -133,6 +137,7 @@ class Fixture:
         return units
 
     def with_value(self, unit: Unit, path: tuple[Any, ...], raw: str) -> dict[str, bytes]:
+        assert self.dumps is not None, "a store that is not JSON text has no values to replace"
         text = self.dumps(replaced(unit.value, path)).replace(json.dumps(PLACEHOLDER), raw, 1)
         files = dict(self.files)
         if unit.line is None:
@@ -220,11 +225,11 @@ def check_every_command(capsys: Any, fixture: Fixture, files: dict[str, bytes]) 
 @st.composite
 def hostile_files(draw: Any, fixture: Fixture) -> dict[str, bytes]:
     """The fixture's files with one value replaced by a hostile one, or one file cut at any byte."""
-    if draw(st.integers(0, 5)) == 0:
+    units = fixture.units()
+    if not units or draw(st.integers(0, 5)) == 0:
         name = draw(st.sampled_from(sorted(fixture.files)))
         data = fixture.files[name]
         return {**fixture.files, name: data[:draw(st.integers(0, len(data)))]}
-    units = fixture.units()
     unit = draw(st.sampled_from(units))
     paths = value_paths(unit.value)
     read = [path for path in paths if path and isinstance(path[-1], str) and path[-1] in READ_KEYS]
