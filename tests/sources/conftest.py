@@ -79,6 +79,13 @@ def test_distributions_mounted() -> Iterator[None]:
             os.environ["PYTHONPATH"] = saved_env
 
 
+@pytest.fixture
+def test_distributions() -> Iterator[None]:
+    """The test-only distributions registered for the test that asks (a distribution's own tests)."""
+    with test_distributions_mounted():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _sources_of_tests(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test of a source runs with the test-only distributions registered."""
