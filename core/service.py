@@ -682,10 +682,10 @@ class Service:
         source = self.source(ref)
         opened = source.open(ref)
         return SessionDetail(ref, opened.path, source.read_meta(ref), self.workspace_path_of(ref.workspace_key)[0],
-                             opened.size, opened.warnings, opened.transcript, source.summary_text(opened),
-                             source.history(opened), opened, source.agent_title(opened), source.label,
+                             opened.size, opened.warnings, opened.transcript, opened.summary_text,
+                             opened.history, opened, opened.agent_title, source.label,
                              source.cost_label, *self._deletion_note(source, ref, opened.path),
-                             branch=source.branch(opened))
+                             branch=opened.branch)
 
     def _deletion_note(self, source: SessionSource, ref: SessionRef, path: Path) -> tuple[str | None, bool, bool]:
         """When the agent deletes the session's file by age, whether that is within the week and whether

@@ -91,6 +91,9 @@ class Transcript:
     compactions: list[Compaction] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)   # what a reader should know (history kept, skipped records)
     recorded_cost: float | None = None   # the session's cost as the agent recorded it whole (Claude Code's cost-state)
+    # The agent keeps a history of its turns apart from the conversation it sends its model (Fractal's
+    # summary and history): the History tab shows that history whole. False: the file is one conversation.
+    history_apart: bool = False
 
     def totals(self) -> Usage:
         """Sums over the turns, with `context_tokens` the newest recorded figure."""

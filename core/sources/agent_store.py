@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from ..errors import NotFoundError, RepriseError
 from ..meter import RESUME
 from ..own_files import OwnFiles, SessionMeta
 from ..paths import SessionRef
 from .base import SessionSource
+from .roles import Metered
 
 
 def recorded_folder(value: str | None) -> str | None:
@@ -63,7 +65,8 @@ class AgentStoreSource(SessionSource):
             return listed_context or None
         if opened.size != size:
             return None
-        return self.prepare_meter(opened, workspace, via=RESUME).with_message("").total or listed_context or None
+        meter = cast(Metered, self)   # each agent store that is asked for a resume cost is metered
+        return meter.prepare_meter(opened, workspace, via=RESUME).with_message("").total or listed_context or None
 
     def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta:
         if not self.exists(ref):

@@ -10,31 +10,25 @@ Nothing above the sources knows a store's file format.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, NamedTuple
 
 from ..archive import Archive, ArchiveEntry
 from ..audit import AuditLog
-from ..errors import UsageError
 from ..folder_scan import FolderNames, FolderStats
-from ..liveness import PendingTurn
-from ..meter import SEND, LiveMeter, MeterResult
-from ..outcome import TurnOutcome
+from ..meter import MeterResult
 from ..own_files import SessionMeta
 from ..paths import OwnPaths, SessionRef
 from ..problems import Problem
 from ..transcript import Status, Transcript, Usage
-from ..trimming import RestoreResult
 from .roles import Capabilities as Capabilities
 from .roles import Reader, Resumer, capabilities_of, roles_of
 from .workspaces import GroupRule, RecordedRule, WorkspaceRule
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
-    from ..agents import Backend
-    from ..retention import PruneSelection
-    from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
+    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +143,10 @@ class OpenedSession:
     transcript: Transcript
     warnings: list[Problem] = field(default_factory=list)
     native: object = None
+    agent_title: str | None = None   # the title the agent itself keeps (Claude Code's custom or AI title)
+    branch: str | None = None        # the git branch the agent recorded (its newest)
+    summary_text: str | None = None  # the agent's own rendered summary, when its format has one (Fractal)
+    history: list[dict[str, object]] | None = None   # the agent's own per-turn history records (Fractal)
 
 
 class ListingSource(ABC):
@@ -280,135 +278,3 @@ class SessionSource(Reader, Resumer):
 
     @abstractmethod
     def update_meta(self, ref: SessionRef, change: Callable[[SessionMeta], object]) -> SessionMeta: ...
-
-    def agent_title(self, opened: OpenedSession) -> str | None:
-        """The title the agent itself keeps for the session, when its format has one."""
-        return None
-
-    def branch(self, opened: OpenedSession) -> str | None:
-        """The git branch the agent recorded for the session (its newest), when its format has one."""
-        return None
-
-    def summary_text(self, opened: OpenedSession) -> str | None:
-        """The agent's own rendered summary of the session, when its format has one."""
-        return None
-
-    def history(self, opened: OpenedSession) -> list[dict[str, object]] | None:
-        """The agent's own per-turn history records, when its format keeps them."""
-        return None
-
-    def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
-        """(problems of Reprise's own files, leftover temp files, the ones cleaned, notes) for `doctor`."""
-        return [], [], [], []
-
-    # --- the actions `capabilities` names: each source that offers one overrides it ----------------
-
-    def _unsupported(self, action: str) -> UsageError:
-        return UsageError(f"{self.label} sessions cannot be {action} by Reprise.")
-
-    def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None, via: str = SEND) -> MeterResult:
-        """The next turn's meter with this draft, sent `via` the agent's send command or its own TUI."""
-        raise self._unsupported("metered")
-
-    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, via: str = SEND) -> LiveMeter:
-        raise self._unsupported("metered")
-
-    def context_window(self, workspace: Path, model: str | None = None) -> int | None:
-        """The input budget of the model the meter counts for; None when it is not known."""
-        raise self._unsupported("metered")
-
-    def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
-        raise self._unsupported("metered")
-
-    def resume_cost(self, ref: SessionRef, workspace: Path | None, size: int, mtime_ns: int,
-                    listed_context: int = 0) -> int | None:
-        """The next turn's total with an empty draft, for the file version listed (with its listed
-        measured context); None when it cannot be had now."""
-        return None
-
-    def check_sendable(self, ref: SessionRef, message: str, workspace: Path | None, *,
-                       confirm_over: bool) -> MeterResult:
-        raise self._unsupported("sent a turn")
-
-    def turn_backend(self, ref: SessionRef) -> Backend | None:
-        """The backend that runs every turn of this source's sessions (its own agent, whatever
-        `--agent` says); None: the one `--agent` or `[agent] backend` chooses."""
-        return None
-
-    def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
-        raise self._unsupported("sent a turn")
-
-    def begin_turn(self, ref: SessionRef, message: str) -> str:
-        raise self._unsupported("sent a turn")
-
-    def turn_summary(self, ref: SessionRef) -> str:
-        raise self._unsupported("sent a turn")
-
-    def finish_turn(self, ref: SessionRef, turn_id: str, outcome: TurnOutcome) -> None:
-        raise self._unsupported("sent a turn")
-
-    def after_agent_wrote(self, ref: SessionRef, turns_before: int, outcome: TurnOutcome) -> str | None:
-        raise self._unsupported("sent a turn")
-
-    def remember_estimate(self, ref: SessionRef, turn_id: str, estimate: int) -> None:
-        return None
-
-    def estimates_vs_measured(self, opened: OpenedSession, meta: SessionMeta) -> list[tuple[int, int, int]]:
-        return []
-
-    def running(self, ref: SessionRef, *, now: float) -> PendingTurn | None:
-        """The turn an agent is writing now, if any: its liveness rule."""
-        return None
-
-    def stale_pending(self, opened: OpenedSession) -> list[PendingTurn]:
-        """Pending turns whose agent is gone: what recover may mark interrupted."""
-        return []
-
-    def mark_interrupted(self, ref: SessionRef, turn_ids: list[str]) -> list[str]:
-        raise self._unsupported("changed")
-
-    def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
-        raise self._unsupported("created")
-
-    def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
-        """The command that starts a session `new_session` named (None: the session is written already)."""
-        return None
-
-    def restore(self, ref: SessionRef, *, archive_digest: str | None, all_trims: bool, dry_run: bool,
-                force: bool) -> RestoreResult:
-        raise self._unsupported("restored")
-
-    def can_undo_trim(self, ref: SessionRef) -> bool:
-        return False
-
-    def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
-        """When the agent itself will delete this file (Claude Code's age sweep); None if never."""
-        return None
-
-    def keep(self, ref: SessionRef) -> KeepReport:
-        raise self._unsupported("kept")
-
-    def kept_versions(self) -> dict[SessionRef, tuple[int, int]]:
-        """{session: (size, mtime_ns) of the file its newest kept copy was taken from}."""
-        return {}
-
-    def remove(self, ref: SessionRef, *, force: bool) -> TrashEntry:
-        raise self._unsupported("moved to the trash")
-
-    def trash_entries(self, keys: Iterable[str]) -> list[TrashEntry]:
-        return []
-
-    def trash_restore(self, ref: SessionRef) -> TrashEntry:
-        raise self._unsupported("restored from the trash")
-
-    def purge(self, keys: Iterable[str], *, confirmed: bool, older_than: float | None) -> PurgeResult:
-        from ..trash_results import PurgeResult
-
-        return PurgeResult()
-
-    def prune(self, selection: PruneSelection, *, confirmed: bool) -> PruneResult:
-        raise self._unsupported("pruned")
-
-    def relink(self, old_key: str, new_dir: str, *, force: bool) -> RelinkResult:
-        raise self._unsupported("relinked")

@@ -16,6 +16,7 @@ from reprise.core.sources.roles import (
     Metered,
     Reader,
     Resumer,
+    Trashing,
     capabilities_of,
     roles_of,
 )
@@ -37,14 +38,31 @@ def test_the_capabilities_derived_from_roles_are_the_ones_declared_before(cls):
     assert {name: getattr(derived, name) for name in DECLARED_BEFORE[cls]} == DECLARED_BEFORE[cls]
 
 
+def _implements(cls: type, role: type) -> bool:
+    """Whether the class has every method of the role, none of them abstract (the structural answer)."""
+    return all(callable(getattr(cls, name, None)) and not getattr(getattr(cls, name), "__isabstractmethod__", False)
+               for name in role.__abstractmethods__)
+
+
 @pytest.mark.parametrize("cls", list(DECLARED_BEFORE), ids=lambda cls: cls.__name__)
-def test_every_source_reads_and_resumes_and_its_declared_roles_are_its_methods(cls):
+def test_every_source_reads_and_resumes_and_declares_exactly_the_roles_it_implements(cls):
     roles = roles_of(cls)
     assert set(REQUIRED) <= roles
-    for role in OPTIONAL:   # a declared role is implemented
-        if role in roles:
-            assert all(not getattr(getattr(cls, name), "__isabstractmethod__", False)
-                       for name in role.__abstractmethods__), role
+    assert {role.__name__ for role in OPTIONAL if role in roles} == {
+        role.__name__ for role in OPTIONAL if _implements(cls, role)}
+
+
+def test_a_role_declared_and_half_implemented_cannot_be_built():
+    class Half(SessionSource, Trashing):   # the trash without its restore, purge and prune
+        name = "half"
+        label = "Half"
+
+        def remove(self, ref, *, force):
+            raise AssertionError
+
+    with pytest.raises(TypeError, match="abstract"):
+        Half()
+    assert {"trash_entries", "trash_restore", "purge", "prune"} <= Half.__abstractmethods__
 
 
 def test_roles_are_nominal_a_method_of_the_same_name_claims_none():

@@ -298,9 +298,9 @@ def test_the_history_of_any_source_groups_facts_by_provenance_and_shows_only_rec
     assert plain_text(history_lines(transcript, now)) == (
         "1 turn kept in the file (the summary has 2).\n1 record skipped\n\n── Turn 1  [succeeded]  "
         "yesterday 10:00, 5 min\nAsked: fix ␛[31mit\n" + facts)
-    # Fractal keeps its history apart from the summary: the tab shows it whole
+    # Fractal keeps its history apart from the summary (its reader says so): the tab shows it whole
     fractal = Transcript("fractal", "s1", [turn, Turn("t0", "old", "succeeded", detailed=False)],
-                         notes=["1 record skipped"])
+                         notes=["1 record skipped"], history_apart=True)
     assert plain_text(history_lines(fractal, now)) == (
         "1 turn kept in the file (the summary has 2).\n1 record skipped\n\n── Turn 1  [succeeded]  "
         "yesterday 10:00, 5 min\nUser: fix ␛[31mit\nReply: done\ndone\ndone\ndone\n  … 2 more lines\n" + facts)

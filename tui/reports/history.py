@@ -57,14 +57,14 @@ def history_lines(transcript: Transcript, now: datetime, *, show_ids: bool = Fal
     """The History tab: turn by turn, what the user asked, what the agent replied, touched and
     ran (and whether the host observed it or the model reported it), errors and usage.
 
-    Fractal keeps a history apart from the summary the model is sent, so its tab shows that
-    history whole. Another agent's file is one conversation, already on the Conversation tab: its
-    History is the record of what each turn did (the prompt's first line, no reply)."""
-    record_only = transcript.source != "fractal"
+    An agent that keeps a history apart from the summary its model is sent (`history_apart`: Fractal)
+    has that history shown whole. Another agent's file is one conversation, already on the
+    Conversation tab: its History is the record of what each turn did (the prompt's first line, no reply)."""
+    record_only = not transcript.history_apart
     kept = kept_turns(transcript)
     numbers = {id(turn): number for number, turn in enumerate(transcript.turns, start=1)}
     head = (f"{counted(len(kept), 'turn')} kept in the file (the summary has {len(transcript.turns)})."
-            if len(kept) < len(transcript.turns) or transcript.source == "fractal"
+            if len(kept) < len(transcript.turns) or transcript.history_apart
             else f"{counted(len(kept), 'turn')}.")
     lines = [line(head)]
     lines += [line(safe_line(note), style="dim") for note in transcript.notes]

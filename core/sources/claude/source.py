@@ -185,7 +185,8 @@ class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing
             found.context_tokens, found.turns, "compaction" if found.context_basis == "compact_boundary" else "reply",
             found.model))
         return OpenedSession(ref, path, size, sha256, transcript, warnings,
-                             ClaudeSession(parsed.records, context, found, inputs))
+                             ClaudeSession(parsed.records, context, found, inputs), branch=found.branch,
+                             agent_title=found.title if found.title_source in ("custom-title", "ai-title") else None)
 
     def _read(self, path: Path) -> bytes:
         try:
@@ -195,13 +196,6 @@ class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing
         except ReadProblem as exc:
             raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
         return data
-
-    def agent_title(self, opened: OpenedSession) -> str | None:
-        found = self._session(opened).fields
-        return found.title if found.title_source in ("custom-title", "ai-title") else None
-
-    def branch(self, opened: OpenedSession) -> str | None:
-        return self._session(opened).fields.branch
 
     @staticmethod
     def _subagent_count(path: Path) -> int:
@@ -332,10 +326,6 @@ class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing
 
         session = self._session(opened)
         return ClaudeMeter(self.settings.meter, self.counter, session.context, session.meter, model=model, via=via)
-
-    def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None, via: str = SEND) -> MeterResult:
-        return self.prepare_meter(self.open(ref), workspace, model=model, via=via).with_message(message)
 
     def context_window(self, workspace: Path, model: str | None = None) -> int | None:
         from .meter import ClaudeMeter, ContextNow

@@ -143,18 +143,13 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
             ContextNow(estimate, found.context_turn, found.context_window, found.model, "estimate")
         title = self.codex_listing.title_of(path, ref.session_id)
         return OpenedSession(ref, path, len(data), sha256, transcript, warnings,
-                             CodexSession(records, found, context, next_request(joined), title, lineage.gap))
+                             CodexSession(records, found, context, next_request(joined), title, lineage.gap),
+                             agent_title=title, branch=found.branch)
 
     @staticmethod
     def _session(opened: OpenedSession) -> CodexSession:
         assert isinstance(opened.native, CodexSession)
         return opened.native
-
-    def agent_title(self, opened: OpenedSession) -> str | None:
-        return self._session(opened).title
-
-    def branch(self, opened: OpenedSession) -> str | None:
-        return self._session(opened).fields.branch
 
     def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
         return [], [], [], [NO_SWEEP]
@@ -207,10 +202,6 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
         session = self._session(opened)
         return CodexMeter(self.settings.meter, self.counter, session.context, session.request, model=model, via=via,
                           limits=self._limits(opened, via))
-
-    def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None, via: str = SEND) -> MeterResult:
-        return self.prepare_meter(self.open(ref), workspace, model=model, via=via).with_message(message)
 
     def context_window(self, workspace: Path, model: str | None = None) -> int | None:
         """A user's `[[meter.models]]` window, else Codex's catalog's (95% of it), else unknown."""

@@ -6,16 +6,15 @@ stay where they always were, beside the sessions under Fractal's state root.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from ...agents import substitute
+from ...agents import Backend, substitute
 from ...archive import Archive, ArchiveEntry
 from ...audit import AuditLog
 from ...config import Settings
@@ -113,24 +112,15 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         loaded = self.store.load(ref)
         size = len(loaded.data or b"")
         loaded.data = None   # a large file's bytes are freed before anything is rendered from it
-        return OpenedSession(ref, loaded.path, size, loaded.version.sha256, transcript_of(loaded.state),
-                             list(loaded.warnings), loaded)
+        state = loaded.state
+        return OpenedSession(ref, loaded.path, size, loaded.version.sha256, transcript_of(state),
+                             list(loaded.warnings), loaded, summary_text=render_summary(state.summary),
+                             history=_history_records(state))
 
     @staticmethod
     def _loaded(opened: OpenedSession) -> Loaded:
         assert isinstance(opened.native, Loaded)
         return opened.native
-
-    def summary_text(self, opened: OpenedSession) -> str:
-        """Fractal's rendered summary, as Fractal shows it to its model."""
-        return render_summary(self._loaded(opened).state.summary)
-
-    def history(self, opened: OpenedSession) -> list[dict[str, Any]]:
-        """The history entries kept in the file, as `show --json` has always printed them."""
-        return [{"turn_id": h.turn_id, "status": h.status, "user_message": h.user_message,
-                 "files_read": h.files_read, "files_modified": h.files_modified, "commands_run": h.commands_run,
-                 "error": h.error, "created_at": h.created_at, "updated_at": h.updated_at}
-                for h in self._loaded(opened).state.history]
 
     def read_meta(self, ref: SessionRef) -> SessionMeta:
         return self.store.read_meta(ref)
@@ -168,12 +158,6 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
                         f"(reprise restore {ref.session_id} --archive {snapshot.digest[:12]})."], snapshot, meter)
 
     # --- the context meter -----------------------------------------------------------------
-
-    def measure(self, ref: SessionRef, workspace: Path | None, message: str = "", *,
-                model: str | None = None, via: str = SEND) -> MeterResult:
-        """Fractal's next turn sends the same whichever way it goes: `via` changes nothing."""
-        state = self.store.load(ref, keep_data=False).state
-        return dataclasses.replace(self.meter.measure(state, workspace, message, model=model), via=via)
 
     def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
                       via: str = SEND) -> LiveMeter:
@@ -216,6 +200,11 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
                                    hint="wait for it, or interrupt it")
         result = self.meter.measure(loaded.state, workspace, message)
         return result.sendable(confirm_over=confirm_over)
+
+    def turn_backend(self, ref: SessionRef) -> Backend | None:
+        """None: Fractal's turns run on the backend `--agent` or `[agent] backend` chooses (Reprise records
+        the turn unless that backend is Fractal's own program, which saves it)."""
+        return None
 
     def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
         """Before an agent that saves the session itself runs: archive what it would drop; (turns, summary)."""
@@ -317,6 +306,10 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         self.store.save(ref, SessionState(session_id=ref.session_id), expected=None)
         self.store.write_meta(ref, meta)
         return ref
+
+    def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
+        """None: `new_session` wrote the session already; resuming it starts Fractal."""
+        return None
 
     def trim_in_place(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
                       force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
@@ -436,6 +429,14 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
             if mode & 0o022:
                 notes.append(f"The state root {self.store.root} is writable by other users (mode {mode:o}).")
         return problems, temps, cleaned, notes
+
+
+def _history_records(state: SessionState) -> list[dict[str, object]]:
+    """The history entries kept in the file, as `show --json` has always printed them."""
+    return [{"turn_id": h.turn_id, "status": h.status, "user_message": h.user_message,
+             "files_read": h.files_read, "files_modified": h.files_modified, "commands_run": h.commands_run,
+             "error": h.error, "created_at": h.created_at, "updated_at": h.updated_at}
+            for h in state.history]
 
 
 def _as_recorded(outcome: TurnOutcome) -> None:

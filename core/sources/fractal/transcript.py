@@ -41,7 +41,7 @@ def transcript_of(state: SessionState) -> Transcript:
         turn = Turn(turn_id=entry.turn_id, user_message=entry.user_message, status=entry.status)
         _add_details(turn, entry)
         turns.append(turn)
-    transcript = Transcript(SOURCE, state.session_id, turns)
+    transcript = Transcript(SOURCE, state.session_id, turns, history_apart=True)
     kept = len(state.history)
     if kept < len(state.turns):
         transcript.notes.append(f"{kept} of {len(state.turns)} turns keep their details in the file (Fractal keeps "
