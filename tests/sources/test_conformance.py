@@ -346,3 +346,34 @@ def test_the_installed_command_survives_the_pinned_values_too(source, hostile_st
                 assert done.returncode in hostile.STATUSES and "Traceback" not in done.stderr, (
                     argv, done.stderr[-2000:])
             assert hostile.store_digest(*roots) == before
+
+
+# --- the TUI -------------------------------------------------------------------------------------------
+
+
+async def test_the_tui_shows_a_detail_and_greys_what_the_source_cannot_do(source, samples):
+    """Each sample's row, its detail (the conversation) and the actions its roles allow; the others grey."""
+    from reprise.tui.widgets.session_list import SessionList
+
+    from ..tui.conftest import build_app, settle, show_agent_hidden
+
+    show_agent_hidden()   # every sample listed, those the agent's own picker hides too
+    sample = with_turns(samples)
+    shown = service()
+    able = shown.sources[source.name].capabilities
+    app = build_app(Service.from_environment(workspace=str(sample.folder)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        session_list = screen.query_one(SessionList)
+        mine = [row.file_id for row in session_list.rows if row.source == source.name]
+        assert set(mine) == {each.session_id for each in samples.sessions if each.folder == sample.folder}
+        session_list.move_to(next(i for i, row in enumerate(session_list.rows)
+                                  if row.file_id == sample.session_id))
+        await settle(pilot)
+        assert not screen.detail_failed and screen.detail is not None
+        assert screen.detail.ref.session_id == sample.session_id
+        assert [turn.user_message for turn in screen.detail.transcript.turns] == list(sample.prompts)
+        for action, offered in (("trim", able.trim_in_place or able.trim_fork), ("delete", able.trash),
+                                ("keep", able.keep), ("resume", able.resume)):
+            assert screen.check_action(action, ()) is (True if offered else None), action
