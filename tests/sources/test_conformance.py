@@ -193,10 +193,19 @@ def refused(capsys, source: RegisteredSource, samples: SampleSet, *argv: str) ->
     assert file_digests(samples) == before
 
 
-def test_meter_parts_add_up_or_it_is_refused(source, samples, capsys):
+def with_role(capsys, source: RegisteredSource, samples: SampleSet, capability: str, *argv: str) -> Sample | None:
+    """The sample a role's round trip runs on when the source has the role; else None, the command
+    (`{id}`: the sample's id) having been refused with a sentence naming the source."""
     sample = with_turns(samples)
-    if not able(source, "meter"):
-        refused(capsys, source, samples, "meter", sample.session_id)
+    if able(source, capability):
+        return sample
+    refused(capsys, source, samples, *(part.replace("{id}", sample.session_id) for part in argv))
+    return None
+
+
+def test_meter_parts_add_up_or_it_is_refused(source, samples, capsys):
+    sample = with_role(capsys, source, samples, "meter", "meter", "{id}")
+    if sample is None:
         return
     for each in samples.sessions:
         meter = run_json(capsys, "meter", each.session_id)
@@ -206,9 +215,8 @@ def test_meter_parts_add_up_or_it_is_refused(source, samples, capsys):
 
 
 def test_a_fork_is_listed_and_found_by_its_id_or_it_is_refused(source, samples, capsys):
-    sample = with_turns(samples)
-    if not able(source, "trim_fork"):
-        refused(capsys, source, samples, "trim", sample.session_id, "--fork", "--drop", "1")
+    sample = with_role(capsys, source, samples, "trim_fork", "trim", "{id}", "--fork", "--drop", "1")
+    if sample is None:
         return
     original = {name: sha256(samples.store / name) for name in sample.files}
     preview = run_json(capsys, "trim", sample.session_id, "--fork", "--drop", "1", "--dry-run")
@@ -227,9 +235,8 @@ def test_a_fork_is_listed_and_found_by_its_id_or_it_is_refused(source, samples, 
 
 
 def test_a_trim_in_place_is_undone_byte_for_byte_or_it_is_refused(source, samples, capsys):
-    sample = with_turns(samples)
-    if not able(source, "trim_in_place"):
-        refused(capsys, source, samples, "trim", sample.session_id, "--drop", "1")
+    sample = with_role(capsys, source, samples, "trim_in_place", "trim", "{id}", "--drop", "1")
+    if sample is None:
         return
     path = sample_file(samples, sample)
     before = path.read_bytes()
@@ -240,9 +247,8 @@ def test_a_trim_in_place_is_undone_byte_for_byte_or_it_is_refused(source, sample
 
 
 def test_trash_and_restore_give_the_same_bytes_back_or_it_is_refused(source, samples, capsys):
-    sample = with_turns(samples)
-    if not able(source, "trash"):
-        refused(capsys, source, samples, "rm", sample.session_id)
+    sample = with_role(capsys, source, samples, "trash", "rm", "{id}")
+    if sample is None:
         return
     path = sample_file(samples, sample)
     before = sha256(path)
@@ -257,9 +263,8 @@ def test_trash_and_restore_give_the_same_bytes_back_or_it_is_refused(source, sam
 
 
 def test_keep_is_digest_verified_or_it_is_refused(source, samples, capsys):
-    sample = with_turns(samples)
-    if not able(source, "keep"):
-        refused(capsys, source, samples, "keep", sample.session_id)
+    sample = with_role(capsys, source, samples, "keep", "keep", "{id}")
+    if sample is None:
         return
     path = sample_file(samples, sample)
     kept = run_json(capsys, "keep", sample.session_id)
@@ -272,9 +277,8 @@ def test_keep_is_digest_verified_or_it_is_refused(source, samples, capsys):
 def test_a_send_is_checked_or_it_is_refused(source, samples, capsys):
     """Sending runs the agent (the compat suite sends for real); here the check before it: a draft within
     the window may go, and its meter counts it."""
-    sample = with_turns(samples)
-    if not able(source, "send"):
-        refused(capsys, source, samples, "send", sample.session_id, "--message", "one more", "--agent", "echo")
+    sample = with_role(capsys, source, samples, "send", "send", "{id}", "--message", "one more", "--agent", "echo")
+    if sample is None:
         return
     checker = service()
     ref = checker.resolve(sample.session_id)

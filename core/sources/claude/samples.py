@@ -191,7 +191,6 @@ def write_samples(env: SampleEnv) -> SampleSet:
     another project, interrupted; all but the terminal UI's made with `claude -p`."""
     root, now, rng = claude_root(env.root), env.now, random.Random(env.seed + 1)
     webapp, pipeline = env.project("webapp"), env.project("data-pipeline")
-    written: list[Sample] = []
 
     typed = _ClaudeFile(rng, webapp, now - timedelta(hours=3, minutes=40), interactive=True)
     typed.prompt("Add address autocomplete to the checkout form")
@@ -208,7 +207,6 @@ def write_samples(env: SampleEnv) -> SampleSet:
                " ✓ src/checkout/AddressForm.test.tsx (12 tests)\n ✓ src/checkout/AddressAutocomplete.test.tsx "
                "(9 tests)\n\n Test Files  2 passed (2)\n      Tests  21 passed (21)")
     typed.say("All 21 checkout tests pass, the 9 new ones included.", seconds=6)
-    written.append(typed.sample(root))
 
     failing = _ClaudeFile(rng, webapp, now - timedelta(days=1, hours=2))
     failing.prompt("Why does the date test fail on CI? Run it and fix it.")
@@ -219,7 +217,6 @@ def write_samples(env: SampleEnv) -> SampleSet:
     failing.say("The test formats `new Date()` in the machine's time zone and CI runs in UTC. I froze the clock "
                 "with `vi.setSystemTime` and set `TZ=Europe/Paris` in the test setup; all 7 date tests pass.",
                 seconds=30)
-    written.append(failing.sample(root))
 
     long = _ClaudeFile(rng, webapp, now - timedelta(days=4, hours=5))
     steps = [("Plan the move of the API from REST to tRPC", "Three routers (orders, users, products), moved one at "
@@ -236,13 +233,11 @@ def write_samples(env: SampleEnv) -> SampleSet:
     long.prompt("Continue with the products router", after_minutes=1)
     long.say("The products router is in place and the last REST handlers are thin wrappers around it.",
              seconds=70)
-    written.append(long.sample(root))
 
     old = _ClaudeFile(rng, webapp, now - timedelta(days=27, hours=6))
     old.prompt("Move the eslint config to the flat config format")
     old.say("Replaced .eslintrc.cjs with eslint.config.js; the rules are unchanged and `pnpm lint` is clean.",
             seconds=40)
-    written.append(old.sample(root))
 
     other = _ClaudeFile(rng, pipeline, now - timedelta(days=2, hours=3))
     other.prompt("Profile the nightly job and tell me where the time goes")
@@ -251,5 +246,5 @@ def write_samples(env: SampleEnv) -> SampleSet:
     other.prompt("Rewrite the join step with polars lazy frames", after_minutes=9)
     other.reply({"type": "text", "text": "Starting with the events scan: "}, seconds=12)
     other.interrupted()
-    written.append(other.sample(root))
-    return SampleSet("claude", root, tuple(written), dumps=compact, environment={"CLAUDE_CONFIG_DIR": str(root)})
+    written = tuple(session.sample(root) for session in (typed, failing, long, old, other))
+    return SampleSet("claude", root, written, dumps=compact, environment={"CLAUDE_CONFIG_DIR": str(root)})
