@@ -4,6 +4,7 @@ broken one named in one line and skipped while the others keep working."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,35 @@ def test_short_ids_follow_each_spec():
     assert short_id("claude", uuid7) == "019a2b3c…" and id_argument("claude", uuid7) == "019a2b3c"
     assert short_id("fractal", "short") == "short"
     assert short_id("not-loaded", uuid7) == "019a2b3c…"
+
+
+def test_a_session_ref_names_its_source_and_checks_only_the_names_shape():
+    from reprise.core.errors import InvalidIdError
+    from reprise.core.paths import OwnPaths, SessionRef, workspace_key
+
+    key = workspace_key("/home/dev/p")
+    with pytest.raises(TypeError):
+        SessionRef(key, "abc")   # type: ignore[call-arg]
+    assert SessionRef(key, "abc", "sqlite-test").source == "sqlite-test"   # any registered name's shape
+    for bad in ("", "Claude", "a/b", "x" * 33, "1st", "a\x00"):
+        with pytest.raises(InvalidIdError):
+            SessionRef(key, "abc", bad)
+    ref = SessionRef(key, "abc", "plug")
+    assert OwnPaths(Path("/data"), "plug").meta_file(ref) == Path(f"/data/workspaces/{key}/reprise/meta/plug/abc.json")
+
+
+def test_doctor_names_a_source_the_fast_scan_cannot_see(tmp_path, monkeypatch):
+    """A distribution in a zip on the path is found by importlib.metadata, not by the direct scan:
+    `missed_by_scan` (what doctor reports) names it."""
+    import zipfile
+
+    from reprise.core.sources.registry import missed_by_scan
+
+    archive = tmp_path / "plug.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("reprise_zipped-0.2.dist-info/METADATA", "Metadata-Version: 2.1\nName: reprise_zipped\n"
+                        "Version: 0.2\n")
+        zipped.writestr("reprise_zipped-0.2.dist-info/entry_points.txt", "[reprise.sources]\nzipped = z:SPEC\n")
+    assert missed_by_scan() == []
+    monkeypatch.syspath_prepend(str(archive))
+    assert [(entry.name, entry.origin) for entry in missed_by_scan()] == [("zipped", "reprise_zipped 0.2")]

@@ -22,6 +22,7 @@ from .models import (
     TurnUsage,
     UserTurn,
 )
+from .spec import SPEC
 from .store import SessionMeta, Store
 
 TOPICS = [
@@ -119,7 +120,7 @@ def write_samples(env: SampleEnv) -> SampleSet:
         key = workspace_key(folder)
         store.record_workspace(key, folder)
         for turns, statuses, age, title, pinned, long_replies in sessions:
-            ref = SessionRef(key, _session_id(rng))
+            ref = SessionRef(key, _session_id(rng), SPEC.name)
             start = env.now - age - timedelta(minutes=25 * turns)
             state_now = _state(ref.session_id, turns, statuses, start, rng, long_replies)
             store.save(ref, state_now, expected=None)
