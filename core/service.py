@@ -165,6 +165,7 @@ class SessionDetail:
     deletion_soon: bool = False      # within the week, or due
     keepable: bool = False           # a copy of the file as it is could still be kept (`keep`)
     branch: str | None = None        # the git branch the agent recorded, when it records one
+    refused: list[str] = field(default_factory=list)   # a sentence for each action its source does not offer
 
     @property
     def title(self) -> str | None:
@@ -691,7 +692,22 @@ class Service:
                              opened.size, opened.warnings, opened.transcript, opened.summary_text,
                              opened.history, opened, opened.agent_title, source.label,
                              source.cost_label, *self._deletion_note(source, ref, opened.path),
-                             branch=opened.branch)
+                             branch=opened.branch, refused=self.refusals(source.name))
+
+    def refusals(self, source_name: str) -> list[str]:
+        """A sentence for each action on a session that its source does not offer ("Codex sessions cannot
+        be moved to the trash by Reprise."), for the front ends to say beside the greyed action. The
+        meter is said where its figure would be, and keeping only by a source whose agent deletes."""
+        source = self.sources[source_name]
+        roles = source.roles
+        absent: list[tuple[type, str | None]] = [(role, None) for role in (Sender, Trashing) if role not in roles]
+        if Forking not in roles and TrimmingInPlace not in roles:
+            absent.insert(1, (Forking, "trimmed"))
+        return [self.refusal(source_name, role, phrase) for role, phrase in absent]
+
+    def refusal(self, source_name: str, role: type, phrase: str | None = None) -> str:
+        """The sentence that refuses an action of `role` on that source's sessions."""
+        return missing_role(self.sources[source_name], role, phrase).message
 
     def _deletion_note(self, source: SessionSource, ref: SessionRef, path: Path) -> tuple[str | None, bool, bool]:
         """When the agent deletes the session's file by age, whether that is within the week and whether

@@ -318,12 +318,21 @@ REFUSED: dict[type, str] = {
 }
 
 
+# The actions of the roles, as the hint of a refusal lists what a source does.
+DOES: dict[type, str] = {Metered: "meter", Sender: "send", Creator: "new", Forking: "fork",
+                         TrimmingInPlace: "trim in place", Trashing: "trash", Keeping: "keep"}
+
+
 def missing_role(source: SessionSource, role: type, phrase: str | None = None) -> RoleMissingError:
     """The refusal of an action `source` lacks `role` for: "<label> sessions cannot be <phrase> by
-    Reprise.", with the source's own word on why when its spec has one (`role_hints`)."""
+    Reprise.", with the source's own word on why when its spec has one (`role_hints`), else what
+    Reprise does with its sessions."""
     hints = getattr(getattr(source, "spec", None), "role_hints", None) or {}
+    roles = roles_of(type(source))
+    does = ["list", "search", "show", "resume", *(action for held, action in DOES.items() if held in roles)]
+    hint = hints.get(role.__name__) or f"what Reprise does with {source.label} sessions: {', '.join(does)}"
     return RoleMissingError(f"{source.label} sessions cannot be {phrase or REFUSED[role]} by Reprise.",
-                            source=source.name, role=role.__name__, hint=hints.get(role.__name__))
+                            source=source.name, role=role.__name__, hint=hint)
 
 
 @functools.cache

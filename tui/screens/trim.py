@@ -18,6 +18,7 @@ from textual.widgets import Button, Input, RadioButton, RadioSet, SelectionList,
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
+from reprise.core.sources.roles import TrimmingInPlace
 from reprise.core.trimming import TrimOptions, TrimResult, TurnSize, parse_turn_ranges, turn_ranges
 
 from ..debounce import Debouncer
@@ -149,8 +150,8 @@ class TrimDialog(ReportsWorkerErrors, Dialog[TrimRequest | None]):
         self.service = service
         self.ref = ref
         self.result: TrimResult | None = None
-        able = service.sources[ref.source].capabilities
-        self.fork_only = able.trim_fork and not able.trim_in_place   # Claude Code's files are never rewritten
+        # a source that forks and does not trim in place (Claude Code's files are never rewritten)
+        self.fork_only = not service.can(ref.source, TrimmingInPlace)
         self.operations = {op.name: op for op in operations(window, fork_only=self.fork_only)}
         self.operation = "fit"
         self.turns: list[TurnSize] | None = None

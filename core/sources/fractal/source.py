@@ -109,9 +109,10 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         return self.store.paths.session_file(ref)
 
     def open(self, ref: SessionRef) -> OpenedSession:
-        loaded = self.store.load(ref)
-        size = len(loaded.data or b"")
-        loaded.data = None   # a large file's bytes are freed before anything is rendered from it
+        # The bytes are never held beside the parsed state (the file is hashed again as it is read): the
+        # meter opens a session too, and a large file is then held once, as objects.
+        loaded = self.store.load(ref, keep_data=False)
+        size = loaded.version.size
         state = loaded.state
         return OpenedSession(ref, loaded.path, size, loaded.version.sha256, transcript_of(state),
                              list(loaded.warnings), loaded, summary_text=render_summary(state.summary),

@@ -12,6 +12,7 @@ from textual import on, work
 
 from reprise.core.errors import OverWindowError
 from reprise.core.paths import SessionRef
+from reprise.core.sources.roles import Sender
 
 from ...lazy import lazy_module
 from ...messages import TurnFinished
@@ -93,6 +94,9 @@ class ComposingPart(PreviewPart):
             return
         if not message.text.strip():
             self.app.notify("The message is empty.", severity="warning")
+            return
+        if not self.service.can(row.source, Sender):   # a draft written for another session stays
+            self.app.notify(safe_line(self.service.refusal(row.source, Sender)), severity="warning", markup=False)
             return
         self.start_turn(row.path, row.ref, message.text, confirm_over=False)
 

@@ -14,6 +14,7 @@ from reprise.core import faults
 from reprise.core.errors import RepriseError
 from reprise.core.meter import LiveMeter
 from reprise.core.rows import SessionRow
+from reprise.core.sources.roles import Metered
 
 from ...format import local_now
 from ...messages import DetailLoaded, MeterPrepared, MeterUpdated
@@ -48,8 +49,12 @@ class PreviewPart(ScreenBase):
             self.show_meter_status("this file cannot be read")
             return
         self.query_one(DetailPane).show_loading(row.display_title)
-        self.show_meter_status("counting…")
+        self.show_meter_status("counting…" if self.service.can(row.source, Metered) else self.not_metered(row.source))
         self.load_detail(row)
+
+    def not_metered(self, source: str) -> str:
+        """What the meter line says of a session whose source has no meter."""
+        return f"Reprise does not meter {self.service.sources[source].label} sessions"
 
     def show_meter_status(self, status: str | None) -> None:
         """The meter line without a result: nothing selected (None), or why there is none yet."""
@@ -67,17 +72,20 @@ class PreviewPart(ScreenBase):
         if ref is None:
             self.post_message(DetailLoaded(row.path, None, "the file name is not a valid session id"))
             return
+        metered = self.service.can(ref.source, Metered)   # a source without a meter still shows its sessions
         try:
             detail = self.service.show(ref)
             comparisons = self.service.estimates_vs_measured(detail)
             stale = self.service.stale_pending(detail)
-            window = self.service.context_window(ref)
+            window = self.service.context_window(ref) if metered else None
         except RepriseError as exc:
             self.post_message(DetailLoaded(row.path, None, str(exc)))
             return
         if worker.is_cancelled:
             return
         self.post_message(DetailLoaded(row.path, detail, comparisons=comparisons, stale=stale, window=window))
+        if not metered:
+            return
         try:
             prepared = self.service.prepare_meter(detail)
         except Exception as exc:  # the meter reports per part; anything else is shown, not raised
@@ -99,6 +107,10 @@ class PreviewPart(ScreenBase):
         self.detail_window = message.window
         self.comparisons = message.comparisons
         pane.show_detail(message.detail, stale=message.stale, now=local_now(self.reprise_app.clock()))
+        source = message.detail.ref.source
+        if not self.service.can(source, Metered):
+            self.show_meter_status(self.not_metered(source))
+            pane.show_context(None, f"{self.not_metered(source)}: no context is counted.")
         if self.history_to_end == message.path:   # kept: a second reload (the list's refresh) scrolls too
             pane.scroll_history_to_end()
 

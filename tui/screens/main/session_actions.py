@@ -16,6 +16,7 @@ from reprise.core.rows import SessionRow
 from reprise.core.service import ResumePlan
 from reprise.core.sources.base import KeepReport
 from reprise.core.sources.registry import id_argument
+from reprise.core.sources.roles import Creator, Forking, Keeping, Sender, Trashing, TrimmingInPlace
 from reprise.core.trimming import TrimResult
 from reprise.core.undo import FORKED, TRIMMED, UndoStep
 
@@ -36,6 +37,9 @@ KEEP_DUE_DAYS = 7   # the palette's "keep every session due": what `reprise keep
 # the actions that need a readable session; greyed on a row whose file or detail cannot be read
 NEEDS_READABLE = frozenset({"resume", "pick", "trim", "rename", "pin", "keep", "copy_command"})
 NEEDS_ROW = NEEDS_READABLE | {"delete", "copy_id"}
+# the roles an action on the current row needs (any one of them); greyed on a row whose source has none
+NEEDS_ROLE: dict[str, tuple[type, ...]] = {"trim": (Forking, TrimmingInPlace), "delete": (Trashing,),
+                                           "keep": (Keeping,), "focus_composer": (Sender,)}
 
 
 class SessionActionsPart(ScreenBase):
@@ -63,19 +67,20 @@ class SessionActionsPart(ScreenBase):
         if action in ("cycle_agent", "toggle_agent_hidden"):
             return len(self.service.sources) > 1
         if action == "keep_due":
-            return any(source.capabilities.keep for source in self.service.sources.values())
+            return bool(self.service.sources_with(Keeping))
+        if action == "new":
+            return bool(self.service.sources_with(Creator))
         if action == "restore_draft":
             return bool(self.cleared_draft) or None
         if action in NEEDS_ROW:
             row = self.current_row
             if row is None or (action in NEEDS_READABLE and (row.problem_code or self.detail_failed)):
                 return None
-            able = self.service.sources[row.source].capabilities
-            if ((action == "trim" and not (able.trim_in_place or able.trim_fork))
-                    or (action == "delete" and not able.trash)
-                    or (action in ("resume", "pick", "copy_command") and not able.resume)
-                    or (action == "keep" and not able.keep)):
-                return None
+        roles = NEEDS_ROLE.get(action)
+        if roles is not None:
+            row = self.current_row
+            if row is not None and not any(self.service.can(row.source, role) for role in roles):
+                return None   # the detail says why (`SessionDetail.refused`)
         return True
 
     def current_ref(self) -> SessionRef | None:
@@ -145,9 +150,12 @@ class SessionActionsPart(ScreenBase):
 
     def action_new(self) -> None:
         """A new session; which agent's is asked when more than one can start one."""
-        able = [source for source in self.service.sources.values() if source.capabilities.new]
-        if len(able) <= 1:
-            self._new_titled(able[0].name if able else "fractal")
+        able = [source for source in self.service.sources.values() if Creator in source.roles]
+        if not able:
+            self.app.notify("None of the enabled agents can start a session from Reprise.", severity="warning")
+            return
+        if len(able) == 1:
+            self._new_titled(able[0].name)
             return
 
         def chosen(name: str | None) -> None:
