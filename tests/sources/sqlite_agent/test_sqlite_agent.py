@@ -72,3 +72,23 @@ def test_its_database_is_never_written(store, capsys):
     capsys.readouterr()
     assert digest(store) == before and path.stat().st_mtime_ns == stamp
     assert sorted(entry.name for entry in path.parent.iterdir()) == ["sessions.db"]   # no journal left beside it
+
+
+def test_a_database_that_cannot_be_read_is_a_problem_named_not_a_crash(store, capsys):
+    from reprise.core.errors import ProblemFileError
+    from reprise.core.paths import SessionRef, workspace_key
+    from reprise.core.service import Service
+
+    sample = store.sessions[0]
+    path = store.store / "db" / "sessions.db"
+    path.write_bytes(path.read_bytes()[:100])   # cut inside the header: not a database any more
+    with pytest.raises(ProblemFileError) as raised:
+        Service.from_environment().show(SessionRef(workspace_key(sample.folder), sample.session_id, "sqlite-test"))
+    assert raised.value.message.startswith(f"{path}: the SQLite Agent database cannot be read")
+    for argv in (["list", "--all"], ["show", sample.session_id], ["search", "--all", "gallery"]):
+        status = cli.main(argv)
+        out, err = capsys.readouterr()
+        assert status in (0, 1, 3) and "Traceback" not in err and (status == 0 or out + err), (argv, out, err)
+    status = cli.main(["doctor"])
+    out, err = capsys.readouterr()
+    assert status == 1 and f"{path}: unreadable: the SQLite Agent database cannot be read" in out, (out, err)

@@ -49,6 +49,7 @@ class SqliteListing(ListingSource):
         self._own_paths = own_paths
         self.own_files = OwnFiles(own_paths, Root(own_paths.root, "Reprise's data folder"))
         self._stats: dict[str, tuple[str, int, int]] | None = None
+        self._problem: Problem | None = None   # why the last listing could not read the database
 
     def __reduce__(self) -> tuple[Callable[[str, str], SqliteListing], tuple[str, str]]:
         return _listing_at, (str(self.root), str(self._own_paths.root))
@@ -62,16 +63,22 @@ class SqliteListing(ListingSource):
         return MappedRule(self.groups, lambda: folders(self.database))
 
     def groups(self) -> list[str]:
+        """The folders the database names; when it cannot be read, one group that says why."""
+        self._problem = None
         try:
             self._stats = stats(self.database)   # one query per listing: its groups' stats are asked next
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
             self._stats = {}
-            return []
+            self._problem = Problem(str(self.database), "unreadable", f"the {SPEC.label} database cannot be "
+                                    f"read: {exc}")
+            return [NO_FOLDER]
         return sorted({group for group, _, _ in self._stats.values()})
 
     def file_stats(self, group: str, known: FolderNames | None = None) -> FolderStats:
         if self._stats is None:
             self.groups()
+        if self._problem is not None:
+            return FolderStats({}, str(self.database), self._problem)
         found = self._stats or {}
         return FolderStats({session_id: (size, updated) for session_id, (in_group, size, updated) in found.items()
                             if in_group == group}, str(self.database))

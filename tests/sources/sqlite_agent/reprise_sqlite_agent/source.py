@@ -14,6 +14,7 @@ from reprise.core.audit import AuditLog
 from reprise.core.errors import NotFoundError, ProblemFileError
 from reprise.core.own_files import SessionMeta
 from reprise.core.paths import OwnPaths, SessionRef
+from reprise.core.problems import Problem
 from reprise.core.sources.base import Handoff, OpenedSession, SessionSource
 from reprise.core.sources.roles import Reader, Resumer
 
@@ -43,7 +44,8 @@ class SqliteSource(SessionSource, Reader, Resumer):
         try:
             row = read_row(database, ref.session_id)
         except sqlite3.Error as exc:
-            raise ProblemFileError(f"The {self.label} database cannot be read: {exc}", path=database) from None
+            raise ProblemFileError(Problem(str(database), "unreadable", f"the {self.label} database cannot be read: "
+                                           f"{exc}")) from None
         if row is None:
             raise NotFoundError(f"No {self.label} session {ref.session_id}.")
         digest = hashlib.sha256(repr((row.folder, row.title, row.turns)).encode()).hexdigest()
