@@ -66,6 +66,32 @@ def listed(capsys, source: RegisteredSource) -> dict[str, dict]:
 # --- what every source does --------------------------------------------------------------------
 
 
+def test_the_spec_loads_and_its_store_is_found(source, samples):
+    """The registry loaded the spec (no failure), its name and mark are its own, and the store the
+    samples wrote is detected, with the reason said."""
+    from reprise.core import config
+    from reprise.core.sources.registry import registry
+
+    found = registry()
+    spec = found.get(source.name)
+    assert spec is not None and found.failure(source.name) is None
+    assert [other.mark for other in found.specs].count(spec.mark) == 1 and spec.mark.isupper()
+    assert all(spec.matches_id(sample.session_id) for sample in samples.sessions)
+    choice = config.load().choices[source.name]
+    assert choice.enabled and choice.why.startswith(("on", "always on")), choice
+
+
+def test_the_declared_roles_are_the_implemented_ones(source, samples):
+    """A role is declared (a base class) exactly when the source has its methods (the protocol's
+    structural check agrees), and the required ones are there."""
+    from reprise.core.sources.roles import REQUIRED, ROLES, roles_of
+
+    built = service().sources[source.name]
+    declared = roles_of(type(built))
+    assert set(REQUIRED) <= declared
+    assert {role for role in ROLES if isinstance(built, role)} == declared
+
+
 def test_the_samples_say_what_they_wrote(source, samples):
     assert samples.source == source.name and samples.sessions
     for sample in samples.sessions:
