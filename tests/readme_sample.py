@@ -57,8 +57,8 @@ def with_sample(readme: str, screen: str) -> str:
 def demo_environment(root: Path) -> Iterator[None]:
     """Every root `reprise --demo` points at the demo folder (never the user's), the clock's zone
     UTC; all as they were afterwards."""
-    from reprise.tui.demo import claude_root
-    from reprise.tui.demo_codex import codex_root
+    from reprise.core.sources.claude.samples import claude_root
+    from reprise.core.sources.codex.samples import codex_root
 
     wanted = {"CLAUDE_CONFIG_DIR": str(claude_root(root)), "CODEX_HOME": str(codex_root(root)),
               "REPRISE_DATA_DIR": str(root / "data"), "REPRISE_CONFIG": str(root / "config.toml"),

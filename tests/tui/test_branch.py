@@ -13,9 +13,10 @@ from reprise.core import config
 from reprise.core.rows import SessionRow
 from reprise.core.service import Service
 from reprise.core.sources.base import ListingFields
+from reprise.core.sources.claude.samples import claude_root
+from reprise.core.sources.codex.samples import codex_root
 from reprise.tui import cli
-from reprise.tui.demo import build_demo, claude_root
-from reprise.tui.demo_codex import codex_root
+from reprise.tui.demo import build_demo
 from reprise.tui.screens.main import match_rank, matches
 from reprise.tui.widgets.session_list import SessionList
 

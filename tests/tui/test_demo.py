@@ -17,8 +17,9 @@ from reprise.core import config
 from reprise.core.rows import SessionRow
 from reprise.core.service import Service
 from reprise.core.sources.claude.retention import RetentionPolicy
-from reprise.tui.demo import build_demo, claude_root
-from reprise.tui.demo_codex import codex_root
+from reprise.core.sources.claude.samples import claude_root
+from reprise.core.sources.codex.samples import codex_root
+from reprise.tui.demo import build_demo
 from reprise.tui.screens.dialogs import ConfirmDialog
 from reprise.tui.screens.trim import TrimDialog
 from reprise.tui.widgets.session_list import SessionList

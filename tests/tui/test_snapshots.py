@@ -15,8 +15,9 @@ from textual.widgets import Input
 from reprise.core import config
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
-from reprise.tui.demo import build_demo, claude_root
-from reprise.tui.demo_codex import codex_root
+from reprise.core.sources.claude.samples import claude_root
+from reprise.core.sources.codex.samples import codex_root
+from reprise.tui.demo import build_demo
 
 from ..core.test_store import make_state
 from .conftest import NOW, build_app, settle

@@ -153,15 +153,14 @@ def _demo_store() -> tuple[str, str, Path]:
     TUI and every command (`reprise --demo list`)."""
     import tempfile
 
-    from ..demo import build_demo, claude_root
-    from ..demo_codex import codex_root
+    from ..demo import build_demo_store
 
     root = Path(tempfile.mkdtemp(prefix="reprise-demo-"))
-    workspace = str(build_demo(root))
+    folder, environment = build_demo_store(root)
+    workspace = str(folder)
     os.environ["REPRISE_CACHE_DIR"] = str(root / "cache")
-    # The demo's own Claude Code root, data folder and (absent) config: never the user's ~/.claude.
-    os.environ["CLAUDE_CONFIG_DIR"] = str(claude_root(root))
-    os.environ["CODEX_HOME"] = str(codex_root(root))   # the demo's own Codex home, never the user's
+    # Each source's own store in the demo, its data folder and (absent) config: never the user's.
+    os.environ.update(environment)
     os.environ["REPRISE_DATA_DIR"] = str(root / "data")
     os.environ["REPRISE_CONFIG"] = str(root / "config.toml")
     print(f"reprise: demo store in {safe_line(root)} (removed when this run ends)", file=sys.stderr)

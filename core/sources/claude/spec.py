@@ -11,6 +11,7 @@ SPEC = SourceSpec(
     settings=f"{_PACKAGE}.settings:ClaudeSettings",
     location=StoreLocation("CLAUDE_CONFIG_DIR", default=".claude", marker="projects"),
     factory=f"{_PACKAGE}.source:ClaudeSource", listing_module=f"{_PACKAGE}.listing", workspaces="recorded",
+    samples="reprise.core.sources.claude.samples:write_samples",
     client=ClientSpec(
         "npm", ("@anthropic-ai/claude-code@2.1.332",),
         # bin/claude.exe is a small placeholder script until the package's postinstall replaces it

@@ -19,6 +19,7 @@ SPEC = SourceSpec(
                       binary_env="REPRISE_CODEX_BIN", min_size=1_000_000,
                       offline="runs in a loopback-only namespace against the tests' fake OpenAI Responses server"),
     isolate={"CODEX_HOME": "{tmp}/codex"}, session_files="rollouts",
+    samples="reprise.core.sources.codex.samples:write_samples",
     resume_folder="any",   # `codex resume ID` finds a rollout by id, indexed or not
     rename_note="Titles and pins are Reprise's own: Codex's own picker does not show them.",
     trash_note=_AFTER_TRASH,

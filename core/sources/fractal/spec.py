@@ -26,6 +26,7 @@ SPEC = SourceSpec(
     id_pattern=ID_PATTERN, detect="reprise.core.sources.fractal.spec:detect",   # always on, at the state root
     factory="reprise.core.sources.fractal.spec:open_source", listing_module="reprise.core.sources.fractal.listing",
     workspaces="group",   # a group of its store is named by the workspace key
+    samples="reprise.core.sources.fractal.samples:write_samples",
     client=ClientSpec(
         "pypi", ("fractal-rlm==0.1.1", "predict-rlm[sbx]==0.7.0", "dspy==3.2.1", "litellm==1.84.0"),
         binary_env="REPRISE_FRACTAL_PYTHON", env={"LITELLM_LOCAL_MODEL_COST_MAP": "True"},

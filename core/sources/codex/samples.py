@@ -1,10 +1,11 @@
-"""The demo's Codex sessions: rollouts written in the byte form of Codex CLI 0.171.0 (the records,
-their field order and compact JSON lines of the real rollouts in `tests/fixtures/codex-store/`), in
-the demo's own `CODEX_HOME`, with the demo's folders as `cwd`, and a `session_index.jsonl` that
-renames one. The long preamble Codex writes into every first turn (its ~26 KB tool list and base
-instructions, the skills list) is there in shape, its texts shortened. The interactive session's
-`originator` and `source` ("cli") are what Codex's terminal UI writes by its own code, not seen in a
-captured file (the captured rollouts are all `codex exec` runs)."""
+"""Codex's sample sessions (the `--demo` store's and the conformance suite's): rollouts written in
+the byte form of Codex CLI 0.171.0 (the records, their field order and compact JSON lines of the real
+rollouts in `tests/fixtures/codex-store/`), in their own `CODEX_HOME` (`env.root/codex`), with the
+sample project folders as `cwd`, and a `session_index.jsonl` that renames one. The long preamble
+Codex writes into every first turn (its ~26 KB tool list and base instructions, the skills list) is
+there in shape, its texts shortened. The interactive session's `originator` and `source` ("cli") are
+what Codex's terminal UI writes by its own code, not seen in a captured file (the captured rollouts
+are all `codex exec` runs)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import string
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from .demo_files import write_json_lines
+from ..samples import Sample, SampleEnv, SampleSet, compact, write_json_lines
 
 CODEX_VERSION = "0.171.0"
 CODEX_MODEL = "gpt-6.2-sol"
@@ -33,7 +34,7 @@ _PERMISSIONS = {"type": "managed", "file_system": {"type": "restricted", "entrie
 
 
 def codex_root(root: Path) -> Path:
-    """The demo's own Codex home (what `CODEX_HOME` points at while the demo runs)."""
+    """The samples' own Codex home under `root` (what `CODEX_HOME` points at)."""
     return root / "codex"
 
 
@@ -65,6 +66,8 @@ class CodexRollout:
         self.turn_started = start
         self.replies = 0
         self.turns = 0
+        self.prompts: list[str] = []
+        self.ran_tool = False
         self._record("session_meta", self._meta())
 
     # --- ids and clock -------------------------------------------------------------------------------
@@ -165,6 +168,7 @@ class CodexRollout:
             "collaboration_mode_kind": "default"})
         if self.turns == 0:
             self._preamble()
+        self.prompts.append(text)
         self.turns += 1
         self._record("turn_context", {"turn_id": self.turn_id, "root_turn_id": self.turn_id, "disabled_plugin_ids": [],
                                       "cwd": self.cwd, "approval_policy": "on-request", "approvals_reviewer": "user",
@@ -227,6 +231,7 @@ class CodexRollout:
     def command(self, intro: str, command: str, output: str, *, exit_code: int = 0, seconds: float = 8) -> None:
         """A command run through Codex's code-mode `exec` tool: the call, the command, its output."""
         self._agent_message(intro, seconds)
+        self.ran_tool = True
         call_id = f"call_{''.join(self.rng.choice(_ID_CHARS) for _ in range(24))}"
         script = f"const done = await tools.exec_command({json.dumps({'cmd': command})});\ntext(done.output);\n"
         self._item({"type": "custom_tool_call", "id": f"fc_{call_id[5:]}", "status": "completed", "call_id": call_id,
@@ -256,20 +261,26 @@ class CodexRollout:
         folder = root / "sessions" / f"{self.created:%Y}" / f"{self.created:%m}" / f"{self.created:%d}"
         return write_json_lines(folder / name, self.lines, self.clock)
 
+    def sample(self, root: Path, title: str | None = None) -> Sample:
+        """The rollout written under `root`, and what it holds."""
+        path = self.write(root)
+        return Sample(self.session_id, Path(self.cwd), tuple(self.prompts), title=title, tool_call=self.ran_tool,
+                      files=(str(path.relative_to(root)),))
+
 
 def write_session_index(root: Path, names: list[tuple[CodexRollout, str]]) -> None:
     """Codex's `session_index.jsonl`: one `{"id", "thread_name", "updated_at"}` line per rename."""
     lines = [{"id": rollout.session_id, "thread_name": name,
               "updated_at": rollout.clock.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")} for rollout, name in names]
-    (root / "session_index.jsonl").write_bytes(
-        b"".join(json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode() + b"\n" for line in lines))
+    (root / "session_index.jsonl").write_bytes(b"".join(compact(line).encode() + b"\n" for line in lines))
 
 
-def write_codex_sessions(root: Path, projects: Path, now: datetime, rng: random.Random) -> list[Path]:
+def write_samples(env: SampleEnv) -> SampleSet:
     """Four Codex sessions: three in the main project (one from Codex's terminal UI with a command,
     one `codex exec` run, which Codex's own picker hides, and one renamed in `session_index.jsonl`)
     and one `codex exec` run in another project."""
-    webapp, cli_tool = (projects / "webapp").resolve(), (projects / "cli-tool").resolve()
+    root, now, rng = codex_root(env.root), env.now, random.Random(env.seed + 2)
+    webapp, cli_tool = env.project("webapp"), env.project("cli-tool")
     written = []
 
     typed = CodexRollout(rng, webapp, now - timedelta(days=5, hours=2), interactive=True)
@@ -281,13 +292,13 @@ def write_codex_sessions(root: Path, projects: Path, now: datetime, rng: random.
                   " ✓ src/cart/total.test.ts (14 tests)\n ✓ src/cart/coupon.test.ts (6 tests)\n\n Test Files  2 passed "
                   "(2)\n      Tests  20 passed (20)\n")
     typed.say("All 20 cart tests pass, the 3 new coupon cases included.", seconds=5)
-    written.append(typed.write(root))
+    written.append(typed.sample(root))
 
     renamed = CodexRollout(rng, webapp, now - timedelta(days=6, hours=4), interactive=True)
     renamed.prompt("Add a setting for the number of items per page in the order history")
     renamed.say("Added `ordersPerPage` (10, 25 or 50) to the account settings; the order history reads it and keeps "
                 "the page in the URL.", seconds=50)
-    written.append(renamed.write(root))
+    written.append(renamed.sample(root, "Orders: page size setting"))
     write_session_index(root, [(renamed, "Orders: page size setting")])
 
     run = CodexRollout(rng, webapp, now - timedelta(days=9, hours=1))
@@ -295,11 +306,12 @@ def write_codex_sessions(root: Path, projects: Path, now: datetime, rng: random.
     run.say("There are 4: src/cart/total.ts:18 (round once, at the end), src/api/client.ts:52 (retry on 503), "
             "src/checkout/AddressForm.tsx:9 (postcode formats) and src/settings/Theme.tsx:31 (system theme).",
             seconds=15)
-    written.append(run.write(root))
+    written.append(run.sample(root))
 
     other = CodexRollout(rng, cli_tool, now - timedelta(days=2, hours=7))
     other.prompt("Why does `cli-tool --version` print nothing when stdout is a pipe?")
     other.say("The version is printed with `print(..., end='')` and the process exits through `os._exit`, which "
               "skips flushing stdout; it now returns from main instead.", seconds=30)
-    written.append(other.write(root))
-    return written
+    written.append(other.sample(root))
+    return SampleSet("codex", root, tuple(written), shared=("session_index.jsonl",), dumps=compact,
+                     environment={"CODEX_HOME": str(root)})

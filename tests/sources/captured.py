@@ -1,0 +1,77 @@
+"""Stores captured from the real clients (tests/fixtures/claude-store, tests/fixtures/codex-store) and a
+Fractal session of the test factories: what the property test of hostile values mutates besides each
+source's samples (the real clients' own bytes, a few sessions each). By source name."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .. import factories
+from .hostile import Fixture
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CLAUDE_PROJECTS = FIXTURES / "claude-store" / "projects"
+ALPHA_SLUG = "-tmp-reprise-claude-fixture-work-alpha"
+BETA_SLUG = "-tmp-reprise-claude-fixture-work-beta"
+CLAUDE_THREE = "33333333-3333-4333-8333-333333333333"   # three turns, in alpha
+CLAUDE_NAMED = "dddddddd-dddd-4ddd-8ddd-dddddddddddd"   # a custom title, in beta
+CLAUDE_BASH = "55555555-5555-4555-8555-555555555555"    # tool calls and their results, in alpha
+CODEX_DAY = FIXTURES / "codex-store" / "sessions" / "2026" / "12" / "01"
+CODEX_THREE = "01a2331b-c3e0-7ab0-a9f5-6874c14f3431"
+CODEX_NAMED = "01a2331b-de50-7ab2-a964-d899416039d8"   # named in session_index.jsonl
+CODEX_TOOL = "01a2331b-cc0a-74b3-8c63-8c4e7c73f7a6"    # a tool call and its output
+FRACTAL_ID = factories.session_id_for("hostile-values")
+
+
+def claude_fixture(slug: str, session_id: str) -> bytes:
+    return (CLAUDE_PROJECTS / slug / f"{session_id}.jsonl").read_bytes()
+
+
+def codex_fixture_path(session_id: str) -> Path:
+    [path] = CODEX_DAY.glob(f"rollout-*-{session_id}.jsonl")
+    return path
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _written(root: Path, files: dict[str, bytes]) -> dict[str, bytes]:
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    return files
+
+
+def _claude(root: Path) -> Fixture:
+    title = {"type": "custom-title", "customTitle": "Plan MARKtitle", "sessionId": CLAUDE_THREE}
+    three = claude_fixture(ALPHA_SLUG, CLAUDE_THREE) + _compact(title).encode() + b"\n"
+    files = _written(root, {f"claude/projects/{ALPHA_SLUG}/{CLAUDE_THREE}.jsonl": three,
+                            f"claude/projects/{ALPHA_SLUG}/{CLAUDE_BASH}.jsonl": claude_fixture(ALPHA_SLUG,
+                                                                                              CLAUDE_BASH)})
+    return Fixture("claude", root, ("claude",), files, (CLAUDE_THREE, CLAUDE_BASH), "MARKfirst", _compact)
+
+
+def _codex(root: Path) -> Fixture:
+    rollouts = [codex_fixture_path(session_id) for session_id in (CODEX_THREE, CODEX_TOOL)]
+    index = json.dumps({"id": CODEX_THREE, "thread_name": "Named MARKindex", "updated_at": "2026-12-01T20:00:00Z"})
+    files = {f"codex/sessions/2026/12/01/{rollout.name}": rollout.read_bytes() for rollout in rollouts}
+    files = _written(root, {**files, "codex/session_index.jsonl": index.encode() + b"\n"})
+    return Fixture("codex", root, ("codex",), files, (CODEX_THREE, CODEX_TOOL), "MARKfirst", _compact)
+
+
+def _fractal(root: Path) -> Fixture:
+    data = factories.session_dict(FRACTAL_ID, turns=3, statuses=("succeeded",), seed=24)
+    data["summary"]["turns"][0]["user"]["message"] = data["history"][0]["user_message"] = "Start MARKfractal now"
+    folder = root / "fractal-project"
+    folder.mkdir(exist_ok=True)
+    path = factories.write_session(root / "state", folder, factories.dumps(data), session_id=FRACTAL_ID)
+    files = {str(path.relative_to(root)): path.read_bytes()}
+    return Fixture("fractal", root, ("state",), files, (FRACTAL_ID,), "MARKfractal",
+                   lambda value: json.dumps(value, indent=2), whole_files=True)
+
+
+CAPTURED: dict[str, Callable[[Path], Fixture]] = {"claude": _claude, "codex": _codex, "fractal": _fractal}
