@@ -33,6 +33,7 @@ Figures (median of the runs with [min-max], base and head, head ÷ base, within 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -60,6 +61,7 @@ QUICK_REPEATS, QUICK_COLD_REPEATS = 3, 2
 METER_BYTES, QUICK_METER_BYTES = 20 * 2**20, 5 * 2**20
 FRACTAL_MODEL = "gpt-5"   # bench/meter.py's pin
 START_REPEATS, QUICK_START_REPEATS = 15, 5   # start-up runs are short: more of them
+REFERENCE = "`python -c pass` (reference: the same program both sides)"
 HEADERS = ("", "base", "head", "head ÷ base", "runs", "within 10%")
 REAL_CLAUDE = PROJECT / "tests" / "fixtures" / "claude-meter"
 
@@ -232,6 +234,14 @@ def whole(argv: list[str], env: dict[str, str], cwd: Path, *, expect: int = 0) -
     return done
 
 
+def timed(argv_of: Callable[[Side], list[str]], envs: dict[str, dict[str, str]]) -> Callable[[Side], Sample]:
+    """A measure of a side: the whole process `argv_of(side)` in that side's environment."""
+    def once(side: Side) -> Sample:
+        done = whole(argv_of(side), envs[side.name], side.scratch)
+        return done.wall, done.cpu
+    return once
+
+
 class Worker:
     """A process of one side running `reprise ARGV` through `main(argv)` once per request; each
     answer is the wall and CPU (the process and its reaped children) of that call."""
@@ -341,9 +351,11 @@ def codex_session(root: Path, workspace: Path, size: int) -> MeterSession:
     return MeterSession("Codex", session_id, str(workspace), path.stat().st_size)
 
 
-def fractal_session(base: Side, env: dict[str, str], root: Path, workspace: Path) -> MeterSession:
+def fractal_session(sides: tuple[Side, Side], envs: dict[str, dict[str, str]], root: Path,
+                    workspace: Path) -> MeterSession:
     """bench/meter.py's long session (60 turns, 300,000-character summary), written by a process of
-    the base side (bench/stores.py writes it through Reprise's Fractal store, whose place may move)."""
+    the base side, else of the head (bench/stores.py writes it through Reprise's Fractal store, whose
+    module a refactor may move, and the bench with it)."""
     from .meter import AGENTS_MD
 
     workspace.mkdir(parents=True)
@@ -351,10 +363,17 @@ def fractal_session(base: Side, env: dict[str, str], root: Path, workspace: Path
     code = ("import sys\nfrom pathlib import Path\nfrom bench import stores\n"
             "key, session_id, path = stores.write_long_session(Path(sys.argv[1]), Path(sys.argv[2]))\n"
             "print(session_id, path.stat().st_size)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(root), str(workspace)], capture_output=True, text=True,
-                         env={**env, "PYTHONPATH": f"{base.package}{os.pathsep}{PROJECT}"}, cwd=base.scratch)
-    if out.returncode:
-        raise RuntimeError(f"the Fractal long session was not written: {out.stderr[-1500:]}")
+    errors = []
+    for side in sides:
+        env = {**envs[side.name], "PYTHONPATH": f"{side.package}{os.pathsep}{PROJECT}"}
+        out = subprocess.run([sys.executable, "-c", code, str(root), str(workspace)], capture_output=True, text=True,
+                             env=env, cwd=side.scratch)
+        if out.returncode == 0:
+            break
+        errors.append(f"{side.name}: {out.stderr[-700:]}")
+        shutil.rmtree(root / "workspaces", ignore_errors=True)
+    else:
+        raise RuntimeError("the Fractal long session was not written: " + " ".join(errors))
     session_id, size = out.stdout.split()
     return MeterSession("Fractal", session_id, str(workspace), int(size), ("--model", FRACTAL_MODEL))
 
@@ -417,111 +436,134 @@ def run(store: Any, report: Any, *, quick: bool = False, log: Callable[[str], No
 
 
 class Seam:
-    """One run: the two sides laid out, then every figure, alternating."""
+    """One run: the two sides laid out, then every group of figures, alternating. A figure or a group
+    that fails is said in a note (and its rows say "failed"); the others are still measured."""
 
     def __init__(self, section: Any, scratch: Path, base: str, quick: bool, repeats: int, cold_repeats: int,
                  log: Callable[[str], None]):
         self.section, self.scratch, self.base, self.quick = section, scratch, base, quick
         self.repeats, self.cold_repeats, self.log = repeats, cold_repeats, log
+        self.starts = QUICK_START_REPEATS if quick else START_REPEATS
         self.loads: list[str] = []
         self.ratios: dict[str, dict[str, float]] = {}
+        self.failed: list[str] = []
+        self.caches = 0
+
+    # --- bookkeeping ---
 
     def step(self, text: str) -> None:
         self.loads.append(f"{wp.load():.2f}")
         self.log(f"  {text} (load {self.loads[-1]}) ...")
 
-    def figure(self, what: str, runs: dict[str, list[Sample]], *, cpu: bool = True) -> None:
+    def figure(self, what: str, measure: Callable[[], dict[str, list[Sample]]], *, cpu: bool = True) -> None:
+        """Measure one figure and add its rows; a failure is a row that says so and a note."""
+        try:
+            runs = measure()
+        except Exception as exc:   # the head's code may fail anywhere: said, and the run goes on
+            self.fail(what, exc)
+            self.section.row(what, "failed", "failed", "", "", False)
+            return
         self.ratios[what] = add_rows(self.section, what, runs, cpu=cpu)
 
+    def fail(self, what: str, exc: Exception) -> None:
+        self.failed.append(what)
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:700]
+        self.section.note(f"{what} failed: {reason}")
+        self.log(f"  FAILED: {what}: {reason}")
+
+    def group(self, what: str, measure: Callable[[], None]) -> None:
+        """A group of figures whose preparation may fail as a whole (said, and the run goes on)."""
+        try:
+            measure()
+        except Exception as exc:
+            self.fail(what, exc)
+
+    def cache(self, side: Side) -> Path:
+        """A new cache folder of this side (a first run ever)."""
+        self.caches += 1
+        return side.scratch / f"cache-{self.caches}"
+
+    def empty(self, side: Side) -> Path:
+        return side.scratch / "empty"
+
+    # --- the run ---
+
     def measure(self) -> None:
-        section, scratch, log = self.section, self.scratch, self.log
         for name in ("base", "head"):
             for each in ("home", "xdg", "empty/state", "empty/claude", "empty/codex"):
-                (scratch / name / each).mkdir(parents=True)
-        log(f"  laying out the base commit {self.base} and this checkout ...")
-        base_commit, base_entry = commit_package(self.base, scratch / "base" / "package")
-        head_label, head_entry = checkout_package(scratch / "head" / "package")
-        sides = (Side("base", base_commit[:7], scratch / "base" / "package", scratch / "base", base_entry),
-                 Side("head", head_label, scratch / "head" / "package", scratch / "head", head_entry))
-        caches = iter(range(1_000_000))
-
-        def cache(side: Side) -> Path:
-            return side.scratch / f"cache-{next(caches)}"
-
-        def empty_env(side: Side) -> dict[str, str]:
-            empty = side.scratch / "empty"
-            return side.env(cache=cache(side), state=empty / "state", claude=empty / "claude", codex=empty / "codex")
-
-        envs = {side.name: empty_env(side) for side in sides}
+                (self.scratch / name / each).mkdir(parents=True)
+        self.log(f"  laying out the base commit {self.base} and this checkout ...")
+        base_commit, base_entry = commit_package(self.base, self.scratch / "base" / "package")
+        head_label, head_entry = checkout_package(self.scratch / "head" / "package")
+        sides = (Side("base", base_commit[:7], self.scratch / "base" / "package", self.scratch / "base", base_entry),
+                 Side("head", head_label, self.scratch / "head" / "package", self.scratch / "head", head_entry))
         for side in sides:
-            check_code(side, envs[side.name])
-        python = [sys.executable, "-c"]
-        starts = QUICK_START_REPEATS if self.quick else START_REPEATS
+            check_code(side, self.empty_env(side))
+        self.group("start-up", lambda: self.start_up(sides))
+        mixed_out: dict[str, Any] = {}
+        self.group("listing of the mixed store", lambda: self.mixed_listing(sides, mixed_out))
+        fractal = fractal_store()
+        if fractal is None:
+            self.section.note("The Fractal scale store is not in bench/.stores/ (`python -m bench.run --only "
+                              "listing` builds it): its listing row is left out.")
+        else:
+            self.group("listing of the Fractal store", lambda: self.fractal_listing(sides, fractal))
+        sessions: list[MeterSession] = []
+        self.group("meter", lambda: self.meter(sides, sessions))
+        self.notes(sides, mixed_out, fractal, sessions)
 
-        # --- start-up ---
+    def empty_env(self, side: Side) -> dict[str, str]:
+        empty = self.empty(side)
+        return side.env(cache=self.cache(side), state=empty / "state", claude=empty / "claude", codex=empty / "codex")
+
+    def start_up(self, sides: tuple[Side, Side]) -> None:
         self.step("start-up: python -c pass, importing the entry, reprise --help, reprise list --json (empty)")
+        envs = {side.name: self.empty_env(side) for side in sides}
+        python = [sys.executable, "-c"]
         commands: tuple[tuple[str, Callable[[Side], list[str]]], ...] = (
-            ("`python -c pass` (reference: the same program both sides)", lambda side: python + ["pass"]),
-            (f"`python -c 'import {head_entry.split(':')[0]}'` (the `reprise` script's module)",
+            (REFERENCE, lambda side: python + ["pass"]),
+            (f"`python -c 'import {sides[1].module}'` (the `reprise` script's module)",
              lambda side: python + [f"import {side.module}"]),
             ("`reprise --help`", lambda side: side.reprise("--help")),
             ("`reprise list --json`, empty stores (every source built)", lambda side: side.reprise("list", "--json")))
         for what, argv_of in commands:
-            def once(side: Side, argv_of: Callable[[Side], list[str]] = argv_of) -> Sample:
-                done = whole(argv_of(side), envs[side.name], side.scratch)
-                return done.wall, done.cpu
-            self.figure(what, alternate(once, sides, starts))
+            self.figure(what, functools.partial(alternate, timed(argv_of, envs), sides, self.starts))
 
-        # --- listing, issue 27's mixed store ---
-        mixed = wp.store(self.quick)
-        folder, count = mixed.largest_folder()
+    def mixed_listing(self, sides: tuple[Side, Side], out: dict[str, Any]) -> None:
+        mixed = out["mixed"] = wp.store(self.quick)
+        folder, count = out["folder"] = mixed.largest_folder()
         self.log("  mixed store: " + mixed.describe())
 
-        def mixed_env(side: Side, cache_dir: Path | None = None) -> dict[str, str]:
-            return side.env(cache=cache_dir or cache(side), state=side.scratch / "empty" / "state",
+        def env(side: Side, cache: Path | None = None) -> dict[str, str]:
+            return side.env(cache=cache or self.cache(side), state=self.empty(side) / "state",
                             claude=mixed.claude.root, codex=mixed.codex.root)
 
+        warm = {side.name: env(side) for side in sides}
         listed: dict[str, int] = {}
-        warm = {side.name: mixed_env(side) for side in sides}
-
-        def cold_all(side: Side) -> Sample:
-            done = whole(side.reprise("list", "--all", "--json"), mixed_env(side), side.scratch)
-            listed[side.name] = sessions_listed(done.stdout)
-            return done.wall, done.cpu
-
-        self.step(f"list --all --json, cold, {mixed.sessions:,} sessions")
-        self.figure(f"`reprise list --all --json`, mixed store ({mixed.sessions:,} sessions), cold",
-                    alternate(cold_all, sides, self.cold_repeats, warmups=0))
-        for side in sides:   # the warm cache filled once, uncounted
-            whole(side.reprise("list", "--all", "--json"), warm[side.name], side.scratch)
-
-        def warm_all(side: Side) -> Sample:
-            done = whole(side.reprise("list", "--all", "--json"), warm[side.name], side.scratch)
-            listed[side.name] = sessions_listed(done.stdout)
-            return done.wall, done.cpu
-
-        self.step("list --all --json, warm")
-        self.figure("  the same, warm", alternate(warm_all, sides, self.repeats))
+        every, one = ("list", "--all", "--json"), ("list", "--workspace", folder, "--json")
+        self.step("mixed store: the warm caches filled (a cold listing each, uncounted; bytecode compiled)")
+        for side in sides:
+            listed[side.name] = sessions_listed(whole(side.reprise(*every), warm[side.name], side.scratch).stdout)
         self.check_counts("the mixed store's `list --all --json`", listed)
 
-        one = ["list", "--workspace", folder, "--json"]
+        def listing(args: tuple[str, ...], fresh: bool) -> Callable[[Side], Sample]:
+            def once(side: Side) -> Sample:
+                done = whole(side.reprise(*args), env(side) if fresh else warm[side.name], side.scratch)
+                listed[side.name] = sessions_listed(done.stdout)
+                return done.wall, done.cpu
+            return once
 
-        def cold_folder(side: Side) -> Sample:
-            done = whole(side.reprise(*one), mixed_env(side), side.scratch)
-            listed[side.name] = sessions_listed(done.stdout)
-            return done.wall, done.cpu
-
-        def warm_folder(side: Side) -> Sample:
-            done = whole(side.reprise(*one), warm[side.name], side.scratch)
-            return done.wall, done.cpu
-
+        self.step(f"list --all --json, cold and warm, {mixed.sessions:,} sessions")
+        self.figure(f"`reprise list --all --json`, mixed store ({mixed.sessions:,} sessions), cold",
+                    lambda: alternate(listing(every, True), sides, self.cold_repeats, warmups=0))
+        self.figure("  the same, warm", lambda: alternate(listing(every, False), sides, self.repeats))
+        self.check_counts("the mixed store's `list --all --json`", listed)
         self.step(f"list --workspace {folder}, cold and warm")
         self.figure(f"`reprise list --workspace FOLDER --json`, {count:,} sessions, cold",
-                    alternate(cold_folder, sides, self.cold_repeats, warmups=0))
+                    lambda: alternate(listing(one, True), sides, self.cold_repeats, warmups=0))
+        self.figure("  the same, warm", lambda: alternate(listing(one, False), sides, self.repeats))
         self.check_counts("the folder's `list --json`", listed)
-        self.figure("  the same, warm", alternate(warm_folder, sides, self.repeats))
 
-        # --- the TUI's first row, warm ---
         from .cold_start import OUR_ROW, paint
 
         self.step(f"TUI first row, warm, {folder}")
@@ -530,55 +572,51 @@ class Seam:
             return paint(side.reprise("--workspace", folder), OUR_ROW, warm[side.name], side.scratch), None
 
         self.figure(f"TUI first row, warm ({folder}, a {wp.TUI_SIZE[0]}x{wp.TUI_SIZE[1]} pty)",
-                    alternate(first_row, sides, self.repeats), cpu=False)
+                    lambda: alternate(first_row, sides, self.repeats), cpu=False)
 
-        # --- listing, the Fractal scale store, in-process ---
-        fractal = fractal_store()
-        if fractal is None:
-            section.note("The Fractal scale store is not in bench/.stores/ (`python -m bench.run --only listing` "
-                         "builds it): its listing row is left out.")
-        else:
-            self.step(f"Fractal store ({fractal.sessions:,} sessions): a cold listing fills each side's cache")
-            fenvs = {side.name: side.env(cache=cache(side), state=fractal.root,
-                                         claude=side.scratch / "empty" / "claude",
-                                         codex=side.scratch / "empty" / "codex") for side in sides}
-            for side in sides:
-                done = whole(side.reprise("list", "--all", "--json"), fenvs[side.name], side.scratch)
-                listed[side.name] = sessions_listed(done.stdout)
-            self.check_counts("the Fractal store's `list --all --json`", listed)
-            self.step("Fractal store, warm list --all --json, in-process")
-            self.figure(f"Fractal store ({fractal.sessions:,} sessions): `list --all --json` warm, in-process",
-                        in_process(sides, fenvs, ["list", "--all", "--json"], self.repeats, fresh_cache=False))
+    def fractal_listing(self, sides: tuple[Side, Side], fractal: stores.ScaleStore) -> None:
+        self.step(f"Fractal store ({fractal.sessions:,} sessions): a cold listing fills each side's cache")
+        envs = {side.name: side.env(cache=self.cache(side), state=fractal.root, claude=self.empty(side) / "claude",
+                                    codex=self.empty(side) / "codex") for side in sides}
+        listed = {side.name: sessions_listed(whole(side.reprise("list", "--all", "--json"), envs[side.name],
+                                                   side.scratch).stdout) for side in sides}
+        self.check_counts("the Fractal store's `list --all --json`", listed)
+        self.step("Fractal store, warm list --all --json, in-process")
+        self.figure(f"Fractal store ({fractal.sessions:,} sessions): `list --all --json` warm, in-process",
+                    lambda: in_process(sides, envs, ["list", "--all", "--json"], self.repeats, fresh_cache=False))
 
-        # --- meter ---
+    def meter(self, sides: tuple[Side, Side], sessions: list[MeterSession]) -> None:
         size = QUICK_METER_BYTES if self.quick else METER_BYTES
-        data = scratch / "meter"
+        data = self.scratch / "meter"
         self.step(f"meter: writing a {size // 2**20} MB Claude Code session and Codex rollout, and Fractal's long one")
-        (data / "claude" / "projects").mkdir(parents=True)
-        (data / "codex").mkdir(parents=True)
-        (data / "state").mkdir(parents=True)
-        sessions = [claude_session(data / "claude", size), codex_session(data / "codex", data / "codex-folder", size),
-                    fractal_session(sides[0], envs["base"], data / "state", data / "fractal-folder")]
-        meter_envs = {side.name: side.env(cache=cache(side), state=data / "state", claude=data / "claude",
-                                          codex=data / "codex") for side in sides}
+        for each in ("claude/projects", "codex", "state"):
+            (data / each).mkdir(parents=True)
+        sessions += [claude_session(data / "claude", size), codex_session(data / "codex", data / "codex-folder", size),
+                     fractal_session(sides, {side.name: self.empty_env(side) for side in sides}, data / "state",
+                                     data / "fractal-folder")]
+        envs = {side.name: side.env(cache=self.cache(side), state=data / "state", claude=data / "claude",
+                                    codex=data / "codex") for side in sides}
         totals: dict[str, dict[str, int]] = {}
         for session in sessions:
             argv = ["--workspace", session.workspace, "--json", "meter", session.session_id, *session.args]
-            for side in sides:   # one whole process each: the two sides' counts must agree
-                done = whole(side.reprise(*argv), {**meter_envs[side.name], "REPRISE_CACHE_DIR": str(cache(side))},
-                             side.scratch)
-                totals.setdefault(session.label, {})[side.name] = json.loads(done.stdout)["total"]
+
+            def counts(argv: list[str] = argv, label: str = session.label) -> dict[str, list[Sample]]:
+                for side in sides:   # one whole process each (bytecode compiled): the two counts must agree
+                    env = {**envs[side.name], "REPRISE_CACHE_DIR": str(self.cache(side))}
+                    done = whole(side.reprise(*argv), env, side.scratch)
+                    totals.setdefault(label, {})[side.name] = json.loads(done.stdout)["total"]
+                return in_process(sides, envs, argv, self.repeats, fresh_cache=True)
+
             self.step(f"meter, {session.label}, {session.bytes / 2**20:.1f} MB, in-process")
             self.figure(f"`reprise meter ID --json`, {session.label} {session.bytes / 2**20:.1f} MB session, "
-                        "in-process, new cache each call", in_process(sides, meter_envs, argv, self.repeats,
-                                                                       fresh_cache=True))
+                        "in-process, new cache each call", counts)
         for label, by_side in totals.items():
-            if by_side["base"] != by_side["head"]:
-                section.note(f"The meter totals differ for the {label} session: base {by_side['base']:,}, head "
-                             f"{by_side['head']:,} tokens.")
-        section.note("Meter totals (base = head unless said above): "
-                     + ", ".join(f"{label} {by_side['head']:,} tokens" for label, by_side in totals.items()) + ".")
-        self.notes(sides, mixed, folder, fractal, sessions)
+            if by_side.get("base") != by_side.get("head"):
+                self.section.note(f"The meter totals differ for the {label} session: base {by_side.get('base')}, "
+                                  f"head {by_side.get('head')} tokens.")
+        if totals:
+            self.section.note("Meter totals (base = head unless said above): " + ", ".join(
+                f"{label} {by_side.get('head', 0):,} tokens" for label, by_side in totals.items()) + ".")
 
     def check_counts(self, what: str, listed: dict[str, int]) -> None:
         """Stop if the head lists nothing, say it if the sides list different numbers of sessions."""
@@ -586,38 +624,49 @@ class Seam:
             raise RuntimeError(f"{what}: the head listed no session (base {listed['base']:,}); are its sources "
                                "registered (the entry points of its pyproject.toml)?")
         if listed.get("head") != listed.get("base"):
-            self.section.note(f"{what}: base listed {listed.get('base')} sessions, head {listed.get('head')}.")
+            note = f"{what}: base listed {listed.get('base')} sessions, head {listed.get('head')}."
+            if note not in self.section.notes:
+                self.section.note(note)
 
-    def notes(self, sides: tuple[Side, Side], mixed: Any, folder: str, fractal: Any,
+    def notes(self, sides: tuple[Side, Side], mixed_out: dict[str, Any], fractal: stores.ScaleStore | None,
               sessions: list[MeterSession]) -> None:
         section = self.section
         base, head = sides
-        missed = [what for what, ratios in self.ratios.items() if any(r > WITHIN for r in ratios.values())]
+        cpu_missed = [what for what, ratios in self.ratios.items() if ratios.get("CPU", 0) > WITHIN]
+        wall_missed = [what for what, ratios in self.ratios.items()
+                       if ratios["wall"] > WITHIN and what not in cpu_missed]
         section.note(f"Base: commit {base.label} (`git archive`); head: this checkout, {head.label}. Each runs as "
                      "`python -c \"import sys; from MODULE import FUNCTION; sys.exit(FUNCTION())\" ARGS` (what its "
                      f"`reprise` script runs: head `{head.entry}`, base `{base.entry}`) with PYTHONPATH naming a "
                      "package folder laid out as pip installs it, beside a `reprise-VERSION.dist-info` with that "
                      "side's entry points (from its own pyproject.toml), so reading entry points is counted; bytecode "
-                     "compiled once per side (PYTHONPYCACHEPREFIX), one uncounted warm-up run per side except cold "
-                     "listings.")
+                     "compiled once per side (PYTHONPYCACHEPREFIX) by uncounted runs before each figure.")
         section.note(f"Cells: median [min–max] of the runs; runs: head+base; ratio: head's median ÷ base's; within "
                      f"10%: the ratio ≤ {WITHIN:.2f}. Runs alternate (base, head; then head, base) so the machine's "
                      "noise falls on both. Wall: fork to exit; CPU: user + system of the process and every process "
-                     "it started (bench/whole_process.py); in-process rows: the call's wall and this "
-                     "process's CPU with its reaped children.")
-        section.note(f"Listing: issue 27's store ({mixed.describe()}), stdout a pipe; cold = a new cache folder each "
-                     f"run; warm = the cache of an uncounted listing; the folder is {folder}. "
-                     + (f"Fractal: the scale store ({fractal.sessions:,} sessions), each side's entry called with "
-                        "`['list', '--all', '--json']` in a loop in a process of its own, output to /dev/null, the "
-                        "cache filled by a whole-process listing first." if fractal else ""))
-        section.note("Meter: each side's entry called with `['--workspace', FOLDER, '--json', 'meter', ID]` in a loop "
-                     "in a process of its own, a new cache folder each call (the first count of the session: its "
-                     "listing, the file read, the count); sessions: "
-                     + "; ".join(f"{s.label} {s.bytes:,} bytes" for s in sessions)
-                     + f" (the Fractal one with --model {FRACTAL_MODEL}). TUI: bench/cold_start.py's first row on a "
-                     "pty, the warm cache of the listing rows; wall only.")
+                     "it started (bench/whole_process.py); in-process rows: the call's wall and its process's CPU "
+                     "with its reaped children.")
+        if "mixed" in mixed_out:
+            section.note(f"Listing: issue 27's store ({mixed_out['mixed'].describe()}), stdout a pipe; cold = a new "
+                         "cache folder each run; warm = the cache of an uncounted cold listing; the folder is "
+                         f"{mixed_out['folder'][0]}. TUI: bench/cold_start.py's first row on a pty, that warm cache; "
+                         "wall only.")
+        if fractal is not None:
+            section.note(f"Fractal listing: the scale store ({fractal.sessions:,} sessions), each side's entry called "
+                         "with `['list', '--all', '--json']` in a loop in a process of its own, output to /dev/null, "
+                         "the cache filled by a whole-process listing first, one uncounted call.")
+        if sessions:
+            section.note("Meter: each side's entry called with `['--workspace', FOLDER, '--json', 'meter', ID]` in a "
+                         "loop in a process of its own, a new cache folder each call (the first count of the session: "
+                         "its listing, the file read, the count), one uncounted call; sessions: "
+                         + "; ".join(f"{s.label} {s.bytes:,} bytes" for s in sessions)
+                         + f" (the Fractal one with --model {FRACTAL_MODEL}).")
         section.note("1-minute load average at each step: " + ", ".join(self.loads) + f" ({os.cpu_count()} cores)"
-                     + ("; above 1 the figures are noisy, run it again on a quiet machine." if
-                        max(float(x) for x in self.loads) > 1 else "."))
-        section.note("Outside 10%: " + ("; ".join(missed) if missed else "none") + ".")
-
+                     + ("; above 1 the figures are noisy: run it again on a quiet machine." if
+                        self.loads and max(float(x) for x in self.loads) > 1 else "."))
+        reference = next((ratios["wall"] for what, ratios in self.ratios.items() if what.startswith(REFERENCE)), None)
+        section.note("Outside 10% in CPU: " + ("; ".join(cpu_missed) if cpu_missed else "none")
+                     + ". In wall time only: " + ("; ".join(wall_missed) if wall_missed else "none")
+                     + (f". Failed: {'; '.join(self.failed)}" if self.failed else "")
+                     + (f". The reference row runs the same program on both sides: its wall ratio, {reference:.3f}, "
+                        "shows how far noise alone moves a ratio in this run." if reference is not None else "."))
