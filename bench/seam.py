@@ -36,21 +36,20 @@ from __future__ import annotations
 import functools
 import json
 import os
-import random
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from . import stores
+from . import agent_meter, stores
 from . import whole_process as wp
+from .meter import AGENTS_MD, fine_seconds
 
 USES_STORE = False   # it finds the Fractal scale store itself and never builds it
 PROJECT = Path(__file__).resolve().parent.parent
@@ -63,7 +62,6 @@ FRACTAL_MODEL = "gpt-5"   # bench/meter.py's pin
 START_REPEATS, QUICK_START_REPEATS = 15, 5   # start-up runs are short: more of them
 REFERENCE = "`python -c pass` (reference: the same program both sides)"
 HEADERS = ("", "base", "head", "head ÷ base", "runs", "within 10%")
-REAL_CLAUDE = PROJECT / "tests" / "fixtures" / "claude-meter"
 
 # Run in a process of one side: the command line's entry in a loop. Its protocol goes on a copy of
 # the first stdout; the commands' own output (descriptor 1) goes to /dev/null.
@@ -322,32 +320,13 @@ class MeterSession:
 
 def claude_session(root: Path, size: int) -> MeterSession:
     """bench/agent_meter.py's Claude Code session: one the real client began, grown to `size`."""
-    from . import claude_store
-
-    real = next(REAL_CLAUDE.glob("*.jsonl"))
-    cwd = next(json.loads(line)["cwd"] for line in real.read_text().splitlines() if '"cwd"' in line)
-    folder = root / "projects" / claude_store.slug(cwd)
-    folder.mkdir(parents=True)
-    path = folder / real.name
-    path.write_bytes(real.read_bytes())
-    pools = claude_store._Pools(1)
-    turn = 0
-    while path.stat().st_size < size:
-        turn += 1
-        claude_store.append_turn(path, seed=turn, budget=400_000, pools=pools)
-    return MeterSession("Claude Code", real.stem, cwd, path.stat().st_size)
+    path, session_id, cwd = agent_meter.claude_session_file(root, size)
+    return MeterSession("Claude Code", session_id, cwd, path.stat().st_size)
 
 
 def codex_session(root: Path, workspace: Path, size: int) -> MeterSession:
     """bench/agent_meter.py's Codex rollout of `size` bytes."""
-    from . import codex_store
-
-    rng = random.Random("agent-meter")
-    session_id = "019a0000-0000-7000-8000-000000000001"
-    start = time.time() - 86400
-    path = codex_store.path_of(root, {"session_id": session_id, "start": start, "archived": False})
-    codex_store.write_rollout(path, codex_store._Templates(), stores._Text(rng, stores._corpus(1)), rng, target=size,
-                              session_id=session_id, cwd=str(workspace), start=start, source="cli")
+    path, session_id = agent_meter.codex_session_file(root, str(workspace), size)
     return MeterSession("Codex", session_id, str(workspace), path.stat().st_size)
 
 
@@ -356,8 +335,6 @@ def fractal_session(sides: tuple[Side, Side], envs: dict[str, dict[str, str]], r
     """bench/meter.py's long session (60 turns, 300,000-character summary), written by a process of
     the base side, else of the head (bench/stores.py writes it through Reprise's Fractal store, whose
     module a refactor may move, and the bench with it)."""
-    from .meter import AGENTS_MD
-
     workspace.mkdir(parents=True)
     (workspace / "AGENTS.md").write_text(AGENTS_MD, encoding="utf-8")
     code = ("import sys\nfrom pathlib import Path\nfrom bench import stores\n"
@@ -385,16 +362,8 @@ def sessions_listed(stdout: bytes) -> int:
 
 # --- the report -------------------------------------------------------------------------------------
 
-def _fmt(value: float) -> str:
-    if value < 0.001:
-        return f"{value * 1000:.3f} ms"
-    if value < 1:
-        return f"{value * 1000:.1f} ms"
-    return f"{value:.2f} s"
-
-
 def _cell(values: list[float]) -> str:
-    return f"{_fmt(statistics.median(values))} [{_fmt(min(values))}–{_fmt(max(values))}]"
+    return f"{fine_seconds(statistics.median(values))} [{fine_seconds(min(values))}–{fine_seconds(max(values))}]"
 
 
 def _values(samples: list[Sample], index: int) -> list[float]:
