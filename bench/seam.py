@@ -355,9 +355,11 @@ def fractal_session(sides: tuple[Side, Side], envs: dict[str, dict[str, str]], r
     return MeterSession("Fractal", session_id, str(workspace), int(size), ("--model", FRACTAL_MODEL))
 
 
-def sessions_listed(stdout: bytes) -> int:
-    """How many sessions a `list --json` document holds."""
-    return len(json.loads(stdout)["sessions"])
+def sessions_listed(stdout: bytes) -> int | None:
+    """How many sessions a `list --json` document holds (None: not a document of that shape)."""
+    document = json.loads(stdout)
+    sessions = document.get("sessions") if isinstance(document, dict) else None
+    return len(sessions) if isinstance(sessions, list) else None
 
 
 # --- the report -------------------------------------------------------------------------------------
@@ -508,7 +510,7 @@ class Seam:
                             claude=mixed.claude.root, codex=mixed.codex.root)
 
         warm = {side.name: env(side) for side in sides}
-        listed: dict[str, int] = {}
+        listed: dict[str, int | None] = {}
         every, one = ("list", "--all", "--json"), ("list", "--workspace", folder, "--json")
         self.step("mixed store: the warm caches filled (a cold listing each, uncounted; bytecode compiled)")
         for side in sides:
@@ -565,7 +567,7 @@ class Seam:
                                      data / "fractal-folder")]
         envs = {side.name: side.env(cache=self.cache(side), state=data / "state", claude=data / "claude",
                                     codex=data / "codex") for side in sides}
-        totals: dict[str, dict[str, int]] = {}
+        totals: dict[str, dict[str, object]] = {}
         for session in sessions:
             argv = ["--workspace", session.workspace, "--json", "meter", session.session_id, *session.args]
 
@@ -573,7 +575,7 @@ class Seam:
                 for side in sides:   # one whole process each (bytecode compiled): the two counts must agree
                     env = {**envs[side.name], "REPRISE_CACHE_DIR": str(self.cache(side))}
                     done = whole(side.reprise(*argv), env, side.scratch)
-                    totals.setdefault(label, {})[side.name] = json.loads(done.stdout)["total"]
+                    totals.setdefault(label, {})[side.name] = json.loads(done.stdout).get("total")
                 return in_process(sides, envs, argv, self.repeats, fresh_cache=True)
 
             self.step(f"meter, {session.label}, {session.bytes / 2**20:.1f} MB, in-process")
@@ -585,9 +587,9 @@ class Seam:
                                   f"head {by_side.get('head')} tokens.")
         if totals:
             self.section.note("Meter totals (base = head unless said above): " + ", ".join(
-                f"{label} {by_side.get('head', 0):,} tokens" for label, by_side in totals.items()) + ".")
+                f"{label} {by_side.get('head')} tokens" for label, by_side in totals.items()) + ".")
 
-    def check_counts(self, what: str, listed: dict[str, int]) -> None:
+    def check_counts(self, what: str, listed: dict[str, int | None]) -> None:
         """Stop if the head lists nothing, say it if the sides list different numbers of sessions."""
         if listed.get("head") == 0 and listed.get("base"):
             raise RuntimeError(f"{what}: the head listed no session (base {listed['base']:,}); are its sources "
