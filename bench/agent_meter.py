@@ -33,12 +33,12 @@ KEY_TARGET_MS = 5.0
 REAL_CLAUDE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "claude-meter"
 
 
-def _claude_service(scratch: Path):
+def claude_session_file(root: Path, size: int = SIZE) -> tuple[Path, str, str]:
     """A session the real Claude Code began (its request log, which the meter calibrates on, is real:
-    tests/fixtures/claude-meter), grown to SIZE by turns in the generator's byte form."""
-    from . import claude_store, codex_listing
+    tests/fixtures/claude-meter), grown to `size` by turns in the generator's byte form, under the
+    config folder `root`: its path, id and folder."""
+    from . import claude_store
 
-    root = scratch / "claude"
     real = next(REAL_CLAUDE.glob("*.jsonl"))
     cwd = next(json.loads(line)["cwd"] for line in real.read_text().splitlines() if '"cwd"' in line)
     folder = root / "projects" / claude_store.slug(cwd)
@@ -47,24 +47,40 @@ def _claude_service(scratch: Path):
     path.write_bytes(real.read_bytes())
     pools = claude_store._Pools(1)
     turn = 0
-    while path.stat().st_size < SIZE:
+    while path.stat().st_size < size:
         turn += 1
         claude_store.append_turn(path, seed=turn, budget=400_000, pools=pools)
-    (scratch / "state").mkdir()
-    service = codex_listing.service(scratch / "state", root, None, scratch / "cache", str(scratch))
-    return service, real.stem
+    return path, real.stem, cwd
 
 
-def _codex_service(scratch: Path):
-    from . import codex_listing, codex_store
+def codex_session_file(root: Path, cwd: str, size: int = SIZE) -> tuple[Path, str]:
+    """A Codex rollout of `size` bytes run in `cwd`, under the Codex home `root`: its path and id."""
+    from . import codex_store
 
-    root = scratch / "codex"
     rng = random.Random("agent-meter")
     session_id = "019a0000-0000-7000-8000-000000000001"
     start = time.time() - 86400
     path = codex_store.path_of(root, {"session_id": session_id, "start": start, "archived": False})
-    codex_store.write_rollout(path, codex_store._Templates(), stores._Text(rng, stores._corpus(1)), rng, target=SIZE,
-                              session_id=session_id, cwd=str(scratch), start=start, source="cli")
+    codex_store.write_rollout(path, codex_store._Templates(), stores._Text(rng, stores._corpus(1)), rng, target=size,
+                              session_id=session_id, cwd=cwd, start=start, source="cli")
+    return path, session_id
+
+
+def _claude_service(scratch: Path):
+    from . import codex_listing
+
+    root = scratch / "claude"
+    _, session_id, _ = claude_session_file(root)
+    (scratch / "state").mkdir()
+    service = codex_listing.service(scratch / "state", root, None, scratch / "cache", str(scratch))
+    return service, session_id
+
+
+def _codex_service(scratch: Path):
+    from . import codex_listing
+
+    root = scratch / "codex"
+    _, session_id = codex_session_file(root, str(scratch))
     (scratch / "state").mkdir()
     return codex_listing.service(scratch / "state", None, root, scratch / "cache", str(scratch)), session_id
 

@@ -5,6 +5,7 @@
     python -m bench.run --only listing
     python -m bench.run --only meter --write-docs   # replace only that section of docs/benchmarks.md
     python -m bench.run --only search --only cold_start   # issue 27's table (its own 2,500-session store)
+    python -m bench.run --only seam --base HEAD~3 --merge-docs   # issue 28: this checkout beside a base commit
 
 It builds the scale stores once (bench/.stores/, git-ignored, reused while the generator's
 parameters are unchanged), runs each benchmark module's `run(store, report)` and prints one
@@ -53,6 +54,7 @@ BENCHMARKS = {
     "tui_exit": "bench.tui_exit",
     "search": "bench.search",
     "cold_start": "bench.cold_start",
+    "seam": "bench.seam",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 
@@ -264,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-docs", action="store_true", help="do not write docs/benchmarks.md")
     parser.add_argument("--merge-docs", dest="write_docs", action="store_true",
                         help="the same as --write-docs: with --only, replace just these sections")
+    parser.add_argument("--base", metavar="REV", help="the base commit bench/seam.py measures against "
+                                                      "(default: its BASE_COMMIT)")
     args = parser.parse_args(argv)
     command = "python -m bench.run" + (" " + shlex.join(sys.argv[1:] if argv is None else argv)
                                        if (sys.argv[1:] if argv is None else argv) else "")
@@ -284,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     report = Report()
     for name in selected:
         log(f"benchmark: {name}")
-        importlib.import_module(BENCHMARKS[name]).run(store, report, quick=args.quick, log=log)
+        options = {"base": args.base} if name == "seam" and args.base else {}
+        importlib.import_module(BENCHMARKS[name]).run(store, report, quick=args.quick, log=log, **options)
 
     elapsed = time.perf_counter() - started
     print()
