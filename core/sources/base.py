@@ -26,6 +26,7 @@ from ..transcript import Status, Transcript, Usage
 from .byte_scan import ByteScanRule
 from .roles import Capabilities as Capabilities
 from .roles import Reader, Resumer, capabilities_of, roles_of
+from .spec import SourceSpec
 from .workspaces import GroupRule, RecordedRule, WorkspaceRule
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
@@ -241,6 +242,7 @@ class SessionSource(Reader, Resumer):
     Every source reads and resumes; what else it does are the roles its class inherits
     (`core/sources/roles.py`), asked through `roles`."""
 
+    spec: ClassVar[SourceSpec]   # what the registry knows of it (name, label, mark, id shape, store, client)
     name: ClassVar[str]
     label: ClassVar[str]
     resumes_from_any_folder: ClassVar[bool] = False   # the agent finds a session by id wherever it runs

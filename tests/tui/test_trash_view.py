@@ -9,8 +9,7 @@ from pathlib import Path
 
 from reprise.core import config
 from reprise.core.service import Service
-from reprise.tui.demo import build_demo, claude_root
-from reprise.tui.demo_codex import codex_root
+from reprise.tui.demo import build_demo_store
 from reprise.tui.screens.dialogs import ConfirmDialog, FilterDialog
 from reprise.tui.widgets.session_list import SessionList
 
@@ -20,9 +19,9 @@ from .conftest import NOW, build_app, settle, show_agent_hidden
 def _mixed_service(tmp_path: Path, monkeypatch) -> tuple[Service, Path]:
     """The demo's three stores, with Claude Code and Codex on as `reprise --demo` sets them."""
     root = tmp_path / "demo"
-    workspace = build_demo(root, now=NOW)
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_root(root)))
-    monkeypatch.setenv("CODEX_HOME", str(codex_root(root)))
+    workspace, environment = build_demo_store(root, now=NOW)
+    for name, value in environment.items():   # each agent's store in the demo, as `reprise --demo` sets them
+        monkeypatch.setenv(name, value)
     show_agent_hidden()   # every session of the demo, those the agents' own pickers hide too
     service = Service(config.load(state_dir=str(root / "state"), env=dict(os.environ)), workspace=workspace,
                       cache=root / "cache")
