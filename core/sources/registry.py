@@ -19,7 +19,9 @@ import sys
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..session_files import ReadProblem, read_head
 from .spec import NAME_SHAPE, SourceSpec
 
 GROUP = "reprise.sources"
@@ -27,6 +29,7 @@ OWN_DISTRIBUTION = "reprise"
 NOT_REGISTERED = "Reprise's own sources are not registered: reinstall Reprise (`pip install -e .`)"
 # Ids no source may accept: they are not file names, or they hold a separator, NUL or a control character.
 _UNSAFE_IDS = (".", "..", "/", "a/b", "\x00", "a\x00b", "\x01", "\t", "\n", "\x1f", "\x7f", "\x85")
+_MAX_METADATA = 1 << 20   # an entry-points or metadata file larger than this is not read
 _FIELD_VALUES = {"id_shown": ("head", "tail"), "workspaces": ("group", "recorded", "mapped"),
                  "resume_folder": ("any", "recorded", "exact")}
 
@@ -161,32 +164,37 @@ def _scan(path: Iterable[str]) -> tuple[list[EntryPoint], bool]:
             if normal in seen:
                 continue
             seen.add(normal)
-            try:
-                with open(os.path.join(folder or ".", name, "entry_points.txt"), encoding="utf-8") as file:
-                    text = file.read()
-            except (OSError, UnicodeDecodeError):
+            text = _read_text(Path(folder or ".", name, "entry_points.txt"))
+            if text is None:
                 continue
             entries = _group_entries(text, GROUP)
             if entries:
-                version = version.split("-")[0] or _version(os.path.join(folder or ".", name))
+                version = version.split("-")[0] or _version(Path(folder or ".", name))
                 origin = f"{project} {version}" if version else project
                 found += [EntryPoint(entry, value, origin, normal == OWN_DISTRIBUTION) for entry, value in entries]
     return found, OWN_DISTRIBUTION in seen
 
 
-def _version(info: str) -> str:
+def _version(info: Path) -> str:
     """The version a distribution's metadata file states (an `.egg-info` folder's name has none)."""
     for name in ("METADATA", "PKG-INFO"):
-        try:
-            with open(os.path.join(info, name), encoding="utf-8") as file:
-                for line in file:
-                    if line.startswith("Version:"):
-                        return line.partition(":")[2].strip()
-                    if not line.strip():
-                        break
-        except (OSError, UnicodeDecodeError):
-            continue
+        text = _read_text(Path(info, name))
+        for line in (text or "").splitlines():
+            if line.startswith("Version:"):
+                return line.partition(":")[2].strip()
+            if not line.strip():   # the headers end here
+                break
     return ""
+
+
+def _read_text(path: Path) -> str | None:
+    """A distribution's small metadata file as text (through the one reader of core/session_files.py);
+    None when it is missing or cannot be read."""
+    try:
+        data, _ = read_head(path, _MAX_METADATA)
+        return data.decode("utf-8")
+    except (OSError, ReadProblem, UnicodeDecodeError):
+        return None
 
 
 def _group_entries(text: str, group: str) -> list[tuple[str, str]]:
