@@ -329,8 +329,7 @@ def test_search_records_decoded_by_orjson_are_jsons_even_for_an_integer_beyond_6
     reads it as a float): every file's records are json's."""
     import json
 
-    from reprise.core.sources import agent_json
-    from reprise.core.sources import jsonl_lines
+    from reprise.core.sources import agent_json, jsonl_lines
 
     work = tmp_path / "big"
     big = ClaudeFile("5e551011-0000-4000-8000-0000000000dd", cwd=str(work))
