@@ -69,7 +69,7 @@ class LongSession:
         self.workspace.mkdir(parents=True)
         (self.workspace / "AGENTS.md").write_text(AGENTS_MD, encoding="utf-8")
         key, session_id, self.path = stores.write_long_session(self.root, self.workspace, **options)
-        self.ref = SessionRef(key, session_id)
+        self.ref = SessionRef(key, session_id, "fractal")
         self.settings = Settings(meter=MeterSettings(model=MODEL))
         self.loaded = LoadedSettings(self.settings, config_path=self.dir / "no-config.toml", state_root=self.root)
         self.state = Store(self.root).load(self.ref).state

@@ -267,7 +267,7 @@ class Archive:
         """The damaged lines of every archive index of these workspaces (for `doctor`)."""
         found = []
         for key in keys:
-            folder = self.paths.reprise_dir(key) / "archive"
+            folder = self.paths.archive_folder(key)
             try:
                 names = self.root.names(folder)
             except RepriseError as exc:
@@ -278,7 +278,7 @@ class Archive:
                 continue
             for name, is_dir in names:
                 try:
-                    ref = SessionRef(key, name)
+                    ref = SessionRef(key, name, self.paths.source)
                 except RepriseError:
                     continue
                 if is_dir:

@@ -7,7 +7,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     model_validator,
 )
 
@@ -30,12 +31,6 @@ MAX_CONFIG_BYTES = 1 << 20   # a config file larger than this is refused, never 
 
 DEFAULT_OVERHEAD = 13_631  # Fractal 0.1.1's fixed prompt text, measured on a live gpt-5 turn (README)
 DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session_id}"]
-CLAUDE_RESUME = ["claude", "--resume", "{session_id}"]
-CLAUDE_NEW = ["claude", "--session-id", "{session_id}"]
-CLAUDE_SEND = ["claude", "--resume", "{session_id}", "-p", "--output-format", "json"]  # the message on stdin
-CODEX_RESUME = ["codex", "resume", "{session_id}"]
-CODEX_NEW = ["codex", "resume", "{session_id}"]   # on the rollout Reprise started (sources/codex/new.py)
-CODEX_SEND = ["codex", "exec", "--json", "--skip-git-repo-check", "resume", "{session_id}", "-"]  # the message on stdin
 MAX_TIMEOUT_S = 7 * 24 * 3600
 MAX_TOKENS = 100_000_000
 MAX_REPLY_BYTES = 256 * 1024 * 1024  # a reply this long still leaves a session Reprise opens
@@ -146,42 +141,23 @@ class HistorySettings(_Section):
     max_turns: int = Field(default=HISTORY_KEPT, ge=1, le=HISTORY_KEPT)
 
 
-class SweptSettings(_Section):
-    """The settings of a source whose agent deletes sessions by age (a sweep): `keep_before_sweep` keeps,
-    during listings, the sessions it deletes within the week (`Service.list_sessions`)."""
-
-    keep_before_sweep: bool = False
-
-
-class ClaudeSettings(SweptSettings):
-    """`[sources.claude]`: Claude Code's stores. `enabled` unset: on when a root exists."""
-
-    enabled: bool | None = None
-    roots: list[Text] | None = Field(default=None, min_length=1)   # unset: $CLAUDE_CONFIG_DIR, else ~/.claude
-    resume: list[Text] = Field(default_factory=lambda: list(CLAUDE_RESUME), min_length=1)
-    new: list[Text] = Field(default_factory=lambda: list(CLAUDE_NEW), min_length=1)
-    send: list[Text] = Field(default_factory=lambda: list(CLAUDE_SEND), min_length=1)
-
-
-class CodexSettings(_Section):
-    """`[sources.codex]`: Codex CLI's stores. `enabled` unset: on when a root has a `sessions/` folder."""
-
-    enabled: bool | None = None
-    roots: list[Text] | None = Field(default=None, min_length=1)   # unset: $CODEX_HOME, else ~/.codex
-    resume: list[Text] = Field(default_factory=lambda: list(CODEX_RESUME), min_length=1)
-    new: list[Text] = Field(default_factory=lambda: list(CODEX_NEW), min_length=1)
-    send: list[Text] = Field(default_factory=lambda: list(CODEX_SEND), min_length=1)
-
-
 class SourcesSettings(_Section):
-    claude: ClaudeSettings = Field(default_factory=ClaudeSettings.model_construct)
-    codex: CodexSettings = Field(default_factory=CodexSettings.model_construct)
-    new_agent: Literal["fractal", "claude", "codex"] | None = None   # `reprise new`'s agent when more than one is on
+    """`[sources]`: `new_agent`, and one table per registered source that has settings
+    (`[sources.<name>]`, its spec's model), added when the model is built (`settings_model`)."""
+
+    new_agent: Text | None = None   # `reprise new`'s agent when more than one is on; checked against the registry
+
+    if TYPE_CHECKING:   # each source's table is a field of the model built from the registry
+        def __getattr__(self, name: str) -> Any: ...
+
+    def section(self, name: str) -> BaseModel | None:
+        """The `[sources.<name>]` table of a source, or None when the source has none."""
+        value = getattr(self, name, None)
+        return value if isinstance(value, BaseModel) else None
 
     def keeps_before_sweep(self, name: str) -> bool:
         """Whether the settings of the source `name` ask to keep what its agent's sweep deletes within the week."""
-        section = getattr(self, name, None)
-        return isinstance(section, SweptSettings) and section.keep_before_sweep
+        return getattr(self.section(name), "keep_before_sweep", False) is True
 
 
 class SearchSettings(_Section):
@@ -196,13 +172,76 @@ class SearchSettings(_Section):
         return None if self.max_mb is None else self.max_mb << 20
 
 
-class Settings(_Section):
+class _Settings(_Section):
+    """Every section. Fractal's are the top-level `[agent]`, `[store]` and `[history]` (the one legacy
+    exception: users' files have them); every other source has its `[sources.<name>]` table."""
+
     store: StoreSettings = Field(default_factory=StoreSettings.model_construct)
     agent: AgentSettings = Field(default_factory=AgentSettings.model_construct)
     meter: MeterSettings = Field(default_factory=MeterSettings.model_construct)
     history: HistorySettings = Field(default_factory=HistorySettings.model_construct)
     sources: SourcesSettings = Field(default_factory=SourcesSettings.model_construct)
     search: SearchSettings = Field(default_factory=SearchSettings.model_construct)
+
+
+if TYPE_CHECKING:
+    Settings = _Settings
+else:
+    def __getattr__(name: str) -> object:
+        if name == "Settings":   # the model of the registered sources' tables (`settings_model`)
+            return settings_model()
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """The settings model of one registry, and the sources whose settings model did not load (why)."""
+
+    model: type[_Settings]
+    broken: dict[str, str]
+
+
+_BUILT: dict[int, tuple[object, _Built]] = {}
+
+
+def settings_model() -> type[_Settings]:
+    """`Settings` with `[sources]` holding a table per registered source that has settings: its spec's
+    model, validated like every section. A source that did not load (or whose settings model did not)
+    may keep its table: it is taken unchecked, since nothing reads it."""
+    return _built().model
+
+
+def _built() -> _Built:
+    from .sources.registry import load_object, registry
+    from .sources.settings import SourceSettings
+
+    found = registry()
+    cached = _BUILT.get(id(found))
+    if cached is not None and cached[0] is found:
+        return cached[1]
+    tables: dict[str, Any] = {}
+    broken: dict[str, str] = {}
+    for spec in found.specs:
+        if spec.settings is None:
+            continue
+        try:
+            model = load_object(spec.settings)
+            if not (isinstance(model, type) and issubclass(model, SourceSettings)):
+                raise TypeError(f"{spec.settings} is not a SourceSettings model")
+        except Exception as exc:   # a plug-in's import may raise anything: its source is off, and says why
+            broken[spec.name] = f"its settings model did not load: {type(exc).__name__}: {exc}"
+            tables[spec.name] = (dict[str, Any] | None, None)
+            continue
+        tables[spec.name] = (model, Field(default_factory=model.model_construct))
+    for failure in found.failures:
+        if failure.name and failure.name not in tables and failure.name != "new_agent":
+            tables[failure.name] = (dict[str, Any] | None, None)
+    sources = create_model("SourcesSettings", __base__=SourcesSettings, **tables)
+    model = create_model("Settings", __base__=_Settings,
+                         sources=(sources, Field(default_factory=sources.model_construct)))
+    built = _Built(model, broken)
+    _BUILT[id(found)] = (found, built)
+    return built
 
 
 @dataclass(slots=True)
@@ -220,30 +259,44 @@ def load(*, state_dir: str | None = None, config_path: Path | None = None,
     environment = dict(os.environ if env is None else env)
     path = config_path or paths.config_file(environment)
     data = _read_toml(path)
+    built = _built()
     if data:
         try:
-            settings = Settings.model_validate(data)
+            settings = built.model.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(describe(exc, path), path=path) from None
+        _check_new_agent(settings, path)
     else:  # no config file: the defaults, without building the validators (20 ms of a listing's 0.3 s)
-        settings = Settings.model_construct()
+        settings = built.model.model_construct()
     sources = dict.fromkeys(_keys(settings), "default")
     for key in _flatten(data):
         sources[key] = f"config file {path}"
     root, sources["store.state_dir"] = _state_root(state_dir, environment, settings, path)
-    choices = _choices(settings, environment, path, root, sources["store.state_dir"])
+    choices = _choices(settings, environment, path, root, sources["store.state_dir"], built.broken)
     return LoadedSettings(settings, path, root, sources, choices)
 
 
-def _choices(settings: Settings, env: dict[str, str], path: Path, state_root: Path, where: str
-             ) -> dict[str, SourceChoice]:
+def _check_new_agent(settings: Settings, path: Path) -> None:
+    """`[sources] new_agent` names a registered source (the registry decides, not a fixed list)."""
+    from .sources.registry import registry
+
+    wanted, names = settings.sources.new_agent, registry().names
+    if wanted is not None and wanted not in names:
+        raise ConfigError(f"{path}: sources.new_agent: unknown agent {_shown(wanted)}; the sources are "
+                          f"{', '.join(names)}", path=path)
+
+
+def _choices(settings: Settings, env: dict[str, str], path: Path, state_root: Path, where: str,
+             broken: dict[str, str]) -> dict[str, SourceChoice]:
     """Whether each registered source is on, from which roots, and why: by its store location (the
     generic detection) or by a detection of its own (Fractal: always on, at the state root)."""
     from .sources.registry import load_object, registry
 
     choices: dict[str, SourceChoice] = {}
     for spec in registry().specs:
-        if spec.location is not None:
+        if spec.name in broken:
+            choices[spec.name] = SourceChoice(spec.name, False, (), f"off: {broken[spec.name]}")
+        elif spec.location is not None:
             section = getattr(settings.sources, spec.name, None) or Unset()
             choices[spec.name] = detect_store(spec, section, env, path)
         elif spec.detect is not None:
@@ -288,7 +341,7 @@ _WANTED = {"int_type": "must be an integer", "float_type": "must be a number", "
 
 def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel]:
     """The settings model that holds the key at `loc` (list indexes skipped)."""
-    model: type[BaseModel] = Settings
+    model: type[BaseModel] = settings_model()
     for part in loc:
         if isinstance(part, str):
             annotation = model.model_fields[part].annotation

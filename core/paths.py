@@ -19,7 +19,9 @@ from pathlib import Path
 from .errors import InvalidIdError
 
 MAX_ID_LENGTH = 128
-SOURCE_NAMES = ("fractal", "claude", "codex")
+# A source's name (`SourceSpec.name`, `[sources.<name>]`, `--source <name>`): which ones exist is the
+# registry's to say (core/sources/registry.py), not this module's.
+SOURCE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _KEY_SHAPE = re.compile(r"^[A-Za-z0-9._-]{1,80}--[0-9a-f]{16}$")
 
@@ -74,21 +76,6 @@ def workspace_key(path: str | Path) -> str:
     return f"{slug[:80]}--{digest}"
 
 
-def short_id(source: str, session_id: str) -> str:
-    """How a listing shows an id in nine characters: its start, or for Codex its end (a Codex id is a
-    UUIDv7, whose first characters are the time its months of sessions share). Either part, without
-    the ellipsis, names the session in an id argument when it is unique."""
-    if len(session_id) <= 9:
-        return session_id
-    return f"…{session_id[-8:]}" if source == "codex" else f"{session_id[:8]}…"
-
-
-def id_argument(source: str, session_id: str) -> str:
-    """The short form of an id to print in a command the user may type (`reprise trash restore ID`):
-    `short_id` without its ellipsis."""
-    return short_id(source, session_id).strip("…")
-
-
 def validate_session_id(session_id: str) -> str:
     """Return the id if it is safe as a file name; raise InvalidIdError otherwise."""
     if not isinstance(session_id, str) or not session_id:
@@ -122,24 +109,25 @@ class SessionRef:
 
     workspace_key: str
     session_id: str
-    source: str = "fractal"
+    source: str   # the name of a source (which ones are registered is checked where a name comes in)
 
     def __post_init__(self) -> None:
         validate_workspace_key(self.workspace_key)
         validate_session_id(self.session_id)
-        if self.source not in SOURCE_NAMES:
-            raise InvalidIdError(f"{self.source[:40]!r} is not a session source ({', '.join(SOURCE_NAMES)}).")
+        if not isinstance(self.source, str) or not SOURCE_NAME.fullmatch(self.source):
+            shown = str(self.source)[:40].encode("unicode_escape").decode("ascii")
+            raise InvalidIdError(f"{shown!r} is not a source name.")
 
 
 @dataclass(frozen=True, slots=True)
 class OwnPaths:
     """Where Reprise keeps its own files for one source's sessions: `workspaces/<key>/reprise/` under
-    `root`. For Fractal that root is Fractal's state root (the files Reprise always kept there); for
-    another agent it is Reprise's data folder, with each kind of file in a folder named after the
-    source, so that Reprise never writes into another agent's store."""
+    `root` (Reprise's data folder), with each kind of file in a folder named after the source, so that
+    Reprise never writes into another agent's store. (Fractal's layout, `fractal/layout.py`, keeps its
+    files under its own state root without that folder, where Reprise always kept them.)"""
 
     root: Path
-    source: str = "fractal"
+    source: str
 
     @property
     def workspaces(self) -> Path:
@@ -152,8 +140,7 @@ class OwnPaths:
         return self.workspace(key) / "reprise"
 
     def _own(self, key: str, kind: str) -> Path:
-        folder = self.reprise_dir(key) / kind
-        return folder if self.source == "fractal" else folder / self.source
+        return self.reprise_dir(key) / kind / self.source
 
     def workspace_record(self, key: str) -> Path:
         return self.reprise_dir(key) / "workspace.json"

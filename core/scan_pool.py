@@ -38,10 +38,9 @@ MAX_WORKERS = 8
 UI_NICENESS = 5   # a UI's workers: below it, yet not starved by whatever else the machine runs
 FIRST_BATCH = 8        # the first batches are small so the first results (the newest sessions) come soon,
 LARGEST_BATCH = 256    # and grow to this
-# What the workers' work needs, imported once by the forkserver (a module missing here is imported by
-# each worker on its first batch).
-PRELOAD = ("__main__", "reprise.core.catalog", "reprise.core.sources.claude.listing",
-           "reprise.core.sources.codex.listing", "reprise.core.sources.fractal.listing")
+# What the workers' work needs, imported once by the forkserver, with each registered source's listing
+# module (`SourceSpec.listing_module`); a module missing here is imported by each worker on its first batch.
+PRELOAD = ("__main__", "reprise.core.catalog")
 
 _HELD = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)   # what a program's handler ends it on
 _lock = threading.Lock()
@@ -157,7 +156,11 @@ def _shared_pool() -> ProcessPoolExecutor:
         from concurrent.futures import ProcessPoolExecutor
 
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([name for name in PRELOAD if name != "__main__" or _main_is_a_file()])
+        from .sources.registry import registry
+
+        listings = [spec.listing_module for spec in registry().specs]
+        context.set_forkserver_preload([name for name in (*PRELOAD, *listings)
+                                        if name != "__main__" or _main_is_a_file()])
         with _real_stderr():   # its queues' locks start the resource tracker
             _pool = ProcessPoolExecutor(max_workers=worker_count(), mp_context=context,
                                         initializer=_start_worker, initargs=(os.getpid(), _niceness))

@@ -59,6 +59,7 @@ from .sending import SendResult as SendResult
 from .sending import send_turn
 from .sources import make_sources
 from .sources.base import KeepReport, OpenedSession, SessionSource
+from .sources.registry import LoadFailure, missed_by_scan, registry
 from .times import utc_now_iso
 from .tokens import count_tokens
 from .transcript import Transcript, Usage
@@ -246,7 +247,9 @@ class Service:
         """`progress` hears how far a long read is: new or changed files listed, the first search's indexing."""
         self.loaded = loaded
         self.settings = loaded.settings
-        self.sources: dict[str, SessionSource] = make_sources(loaded)
+        sources = make_sources(loaded)
+        self.sources: dict[str, SessionSource] = sources
+        self.load_failures: list[LoadFailure] = sources.failures   # each said once: CLI start, config, doctor, TUI
         self.catalog = Catalog([source.listing for source in self.sources.values()], cache or cache_dir(),
                                parallel=parallel_scan, progress=progress)
         self.catalog.index_enabled = self.settings.search.index
@@ -492,9 +495,12 @@ class Service:
             if name not in self.sources:
                 choice = self.loaded.choices.get(name)
                 if choice is None:
-                    raise UsageError(f"Unknown source {name!r}; the sources are {', '.join(self.loaded.choices)}.")
-                raise UsageError(f"The {name} source is off: {choice.why}.",
-                                 hint="see `reprise config`; set [sources.claude] roots in the config file")
+                    failure = registry().failure(name)
+                    raise UsageError(failure.line[:1].upper() + failure.line[1:] + "." if failure else
+                                     f"Unknown source {name!r}; the sources are {', '.join(self.loaded.choices)}.")
+                spec = registry().get(name)
+                where = f"; set [sources.{name}] roots in the config file" if spec and spec.location else ""
+                raise UsageError(f"The {name} source is off: {choice.why}.", hint=f"see `reprise config`{where}")
         return [name for name in self.sources if name in names]
 
     def load_details(self, rows: list[SessionRow]) -> None:
@@ -680,9 +686,10 @@ class Service:
         older = " (an older copy is kept)" if kept is not None else ""
         return f"{deletion.phrase}{older}", deletion.at_risk, True
 
-    def new_session(self, title: str | None = None, *, source: str = "fractal") -> SessionRef:
-        """Write a valid 0-turn session in the current workspace."""
-        chosen = self.sources[source]
+    def new_session(self, title: str | None = None, *, source: str | None = None) -> SessionRef:
+        """Start a session in the current workspace: a valid 0-turn one of the agent `source` (None: the
+        one `new_agent` chooses)."""
+        chosen = self.sources[source or self.new_agent()]
         if not chosen.capabilities.new:
             raise UsageError(f"Reprise cannot start {chosen.label} sessions.")
         return chosen.new_session(self.workspace_key, self.workspace,
@@ -796,7 +803,7 @@ class Service:
         path = self.workspace_path_of(ref.workspace_key)[0]
         return Path(path) if path else None
 
-    def resume_cost_key(self, key: str, model: str | None = None, *, source: str = "fractal") -> str:
+    def resume_cost_key(self, key: str, model: str | None = None, *, source: str) -> str:
         """What a cached resume cost depends on besides the file: model, counting and AGENTS.md."""
         path = self.workspace_path_of(key)[0]
         return self.sources[source].resume_cost_key(Path(path) if path else None, self.workspace, model)
@@ -1032,6 +1039,11 @@ class Service:
                 report.warnings.append(Problem(row.path, "warning", row.fields.warning, severity="warning",
                                                next_step=step))
         report.problems.extend(self.catalog.scan_problems)
+        report.problems.extend(Problem(failure.origin, "source_not_loaded", failure.line)
+                               for failure in self.load_failures)
+        report.problems.extend(Problem(entry.origin, "source_not_loaded", f'the source "{entry.name}" ({entry.origin}) '
+                                       "is installed where Reprise's start does not look for sources; it is not loaded")
+                               for entry in missed_by_scan())
         report.search_index = self.index_state()
         for source in self.sources.values():
             problems, temps, cleaned, notes = source.health(clean=clean, stale_after=STALE_TEMP_S)
@@ -1062,8 +1074,12 @@ class Service:
         return config_module.effective(self.loaded)
 
     def source_choices(self) -> list[config_module.SourceChoice]:
-        """Each source, whether it is on, its roots and why (`reprise config`)."""
-        return list(self.loaded.choices.values())
+        """Each source, whether it is on, its roots and why (`reprise config`); a registered source
+        that did not load or start is off, and says why."""
+        failed = {failure.name: failure for failure in self.load_failures if failure.name}
+        choices = [config_module.SourceChoice(choice.name, False, choice.roots, failed.pop(choice.name).line)
+                   if choice.name in failed else choice for choice in self.loaded.choices.values()]
+        return choices + [config_module.SourceChoice(name, False, (), failure.line) for name, failure in failed.items()]
 
 
 def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None]], text: str,

@@ -100,6 +100,8 @@ class RepriseApp(ReportsWorkerErrors, IndexesInBackground):
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen(self.service, mode=self.mode, agent=self.agent))
+        for failure in self.service.load_failures:   # a source that did not load: said once, the others work
+            self.notify(safe_line(failure.line), title="Reprise", severity="warning", timeout=12, markup=False)
         loop = asyncio.get_running_loop()
 
         def deliver(sig: int) -> None:

@@ -134,7 +134,7 @@ def build_demo(root: Path, *, now: datetime | None = None, seed: int = 7) -> Pat
         key = workspace_key(folder)
         store.record_workspace(key, folder.resolve())
         for turns, statuses, age, title, pinned, long_replies in sessions:
-            ref = SessionRef(key, _session_id(rng))
+            ref = SessionRef(key, _session_id(rng), "fractal")
             start = now - age - timedelta(minutes=25 * turns)
             state = _state(ref.session_id, turns, statuses, start, rng, long_replies)
             store.save(ref, state, expected=None)

@@ -135,6 +135,13 @@ def entry_points(path: Iterable[str]) -> list[EntryPoint]:
     return sorted(found, key=lambda entry: not entry.own)
 
 
+def missed_by_scan(path: Iterable[str] | None = None) -> list[EntryPoint]:
+    """The group's entry points `importlib.metadata` finds and the direct scan does not (for `doctor`:
+    a distribution the fast reader cannot see, zipped or unusual); [] when they agree."""
+    scanned = {(entry.name, entry.value) for entry in _scan(tuple(sys.path) if path is None else path)[0]}
+    return [entry for entry in _from_metadata() if (entry.name, entry.value) not in scanned]
+
+
 def _scan(path: Iterable[str]) -> tuple[list[EntryPoint], bool]:
     """The group's entries in each distribution's `entry_points.txt`; the first distribution of a
     name on the path wins, as in `importlib.metadata`. Also whether Reprise's own was seen."""

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-NAME_SHAPE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+from ..paths import SOURCE_NAME
+
+NAME_SHAPE = SOURCE_NAME   # a source's name: a-z, 0-9, _ and -, starting with a letter, at most 32 characters
 
 
 def _empty() -> Mapping[str, Any]:

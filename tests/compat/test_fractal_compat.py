@@ -66,7 +66,7 @@ def test_corpus_state_saved_by_reprise_loads_in_fractal_without_warning(fractal,
     session_id, data = CORPUS[name]
     state = decode(data, path="x.json", expected_id=session_id).state
     store = Store(isolated_paths)
-    ref = SessionRef(paths.workspace_key(workspace), session_id)
+    ref = SessionRef(paths.workspace_key(workspace), session_id, "fractal")
     store.save(ref, state, expected=None)
     written = store.paths.session_file(ref).read_bytes()
     result = fractal.one("save", workspace=str(workspace), session_id=session_id)
@@ -86,7 +86,7 @@ def test_history_beyond_twenty_saved_by_reprise_loads_and_fractal_keeps_the_last
     session_id = factories.session_id_for("long-history")
     state = SessionState.model_validate(factories.session_dict(session_id, turns=25, history_limit=None, seed=30))
     assert fractal_would_drop(state) == ["5 history turns beyond Fractal's 20"]
-    Store(isolated_paths).save(SessionRef(paths.workspace_key(workspace), session_id), state, expected=None)
+    Store(isolated_paths).save(SessionRef(paths.workspace_key(workspace), session_id, "fractal"), state, expected=None)
     result = fractal.one("save", workspace=str(workspace), session_id=session_id)
     assert result["warnings"] == [] and result["turns"] == 25 and result["history"] == 20
     assert fractal_bytes(result) == factories.session_bytes(session_id, turns=25, history_limit=20, seed=30)
@@ -177,7 +177,7 @@ def test_sessions_fractal_writes_decode_without_problem_or_warning_and_reencode_
         assert encode(decoded.state) == data, name
         assert len(decoded.state.turns) == len(turns)
         assert len(decoded.state.history) == min(len(turns), 20)
-        loaded = store.load(SessionRef(paths.workspace_key(workspace), session_id))
+        loaded = store.load(SessionRef(paths.workspace_key(workspace), session_id, "fractal"))
         assert loaded.data == data and loaded.warnings == []
 
 
@@ -306,6 +306,6 @@ def test_files_fractal_loads_as_is_load_in_reprise_with_a_warning(fractal, bad_f
     for name in WARNING_CASES:
         data, result, folder = bad_files[name]
         assert result["warnings"] == [] and result["turns"] == 1 and result["session_id"] == session_id, name
-        loaded = store.load(SessionRef(paths.workspace_key(folder), session_id))
+        loaded = store.load(SessionRef(paths.workspace_key(folder), session_id, "fractal"))
         assert [w.severity for w in loaded.warnings] == ["warning"], name
         assert encode(loaded.state) == fractal_bytes(result, "dump"), name

@@ -30,7 +30,7 @@ def setup(fractal, tmp_path, isolated_paths):
     written = fractal.one("write_turns", workspace=str(workspace), turns=turns)
     assert "raised" not in written
     service = Service(config.load(state_dir=str(isolated_paths)), workspace=workspace)
-    return service, SessionRef(service.workspace_key, written["session_id"]), workspace
+    return service, SessionRef(service.workspace_key, written["session_id"], "fractal"), workspace
 
 
 def assert_fractal_loads_it_cleanly(fractal, service: Service, ref: SessionRef, workspace) -> None:

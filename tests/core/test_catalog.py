@@ -34,7 +34,7 @@ def catalog(store, tmp_path):
 
 
 def put(store: Store, key: str, session_id: str, turns: int, **kwargs) -> SessionRef:
-    ref = SessionRef(key, session_id)
+    ref = SessionRef(key, session_id, "fractal")
     state = make_state(turns, session_id)
     for name, value in kwargs.items():
         setattr(state, name, value)

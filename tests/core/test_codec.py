@@ -252,7 +252,7 @@ def test_deep_nesting_in_an_unknown_field_loads_and_saves_back_json_equal(isolat
     decoded = decode(raw, path="x.json", expected_id=SID)
     assert decoded.state is not None
     store = Store(isolated_paths)
-    ref = SessionRef(KEY, SID)
+    ref = SessionRef(KEY, SID, "fractal")
     put(isolated_paths, raw)
     loaded = store.load(ref)
     store.save(ref, loaded.state, expected=loaded.version)
@@ -313,7 +313,7 @@ def test_cost_overflowing_to_infinity_is_not_rewrite_safe():
 
 def test_store_never_rewrites_a_loadable_file_into_one_it_rejects(isolated_paths):
     store = Store(isolated_paths)
-    ref = SessionRef(KEY, SID)
+    ref = SessionRef(KEY, SID, "fractal")
     put(isolated_paths, _cost_overflowing_to_infinity())
     loaded = store.load(ref)
     if loaded.warnings:  # a correct core may refuse to call it safe; then there is nothing to rewrite
@@ -335,7 +335,7 @@ def test_store_reports_the_problem_and_leaves_the_file_untouched(name, isolated_
     assert inspected.decoded.problem.field == field
     assert inspected.size == len(BAD[name])
     with pytest.raises(ProblemFileError) as raised:
-        store.load(SessionRef(KEY, SID))
+        store.load(SessionRef(KEY, SID, "fractal"))
     assert raised.value.problem.code == code
     assert sha(path) == before
     assert listing(path.parent) == files_before
@@ -345,7 +345,7 @@ def test_store_reports_the_problem_and_leaves_the_file_untouched(name, isolated_
 def test_store_loads_warning_files_with_their_warning_and_leaves_them_untouched(name, isolated_paths):
     path = put(isolated_paths, BAD[name])
     before, files_before = sha(path), listing(path.parent)
-    loaded = Store(isolated_paths).load(SessionRef(KEY, SID))
+    loaded = Store(isolated_paths).load(SessionRef(KEY, SID, "fractal"))
     assert [w.code for w in loaded.warnings] == [WARNINGS[name][0]]
     assert loaded.data == BAD[name]
     assert sha(path) == before and listing(path.parent) == files_before
@@ -386,7 +386,7 @@ def test_store_refuses_a_symlink_that_leaves_the_state_root(isolated_paths, tmp_
     store = Store(isolated_paths)
     assert store.inspect(link, SID).decoded.problem.code == "symlink_outside"
     with pytest.raises(ProblemFileError) as raised:
-        store.load(SessionRef(KEY, SID))
+        store.load(SessionRef(KEY, SID, "fractal"))
     assert raised.value.problem.code == "symlink_outside"
     assert sha(outside) == before and link.is_symlink()
 
@@ -419,7 +419,7 @@ def test_store_follows_a_symlink_that_stays_inside_the_state_root(isolated_paths
     store = Store(isolated_paths)
     inspected = store.inspect(link, SID)
     assert inspected.decoded.problem is None and inspected.decoded.rewrite_safe
-    loaded = store.load(SessionRef(KEY, SID))
+    loaded = store.load(SessionRef(KEY, SID, "fractal"))
     assert loaded.data == data and len(loaded.state.turns) == 1
 
 

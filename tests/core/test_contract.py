@@ -43,7 +43,7 @@ def build_store(tmp_path: Path, state: Path) -> tuple[Service, dict[str, Session
     for name in names:
         session_id, data = corpus[name]
         factories.write_session(state, folder, data)
-        refs[name] = SessionRef(factories.workspace_key(folder), session_id)
+        refs[name] = SessionRef(factories.workspace_key(folder), session_id, "fractal")
     factories.write_session(state, folder, b"{\"schema_version\": 1, \"session_id\": 7}\n", session_id="b" * 32)
     factories.write_session(state, OLD_PROJECT, factories.session_bytes("c" * 32, turns=2, seed=30))
     return Service(config.load(state_dir=str(state)), workspace=folder), refs

@@ -249,7 +249,7 @@ def test_draft_is_the_total_with_the_draft_minus_the_total_with_an_empty_compose
     typed = prepared.with_message("please fix the failing parser test")
     assert typed.draft == typed.total - empty.total == typed.total - prepared.base_total
     assert 0 < typed.draft < 40
-    ref = SessionRef(workspace_key(tmp_path), "a" * 32)
+    ref = SessionRef(workspace_key(tmp_path), "a" * 32, "fractal")
     assert contract.dump(contract.meter(ref, typed))["draft"] == typed.draft
 
 
@@ -352,7 +352,7 @@ def test_an_unknown_window_has_no_share_no_warning_and_is_never_over():
     result = _result(None, 10**9)
     assert (result.percent, result.state) == (None, "unknown")
     assert result.sendable(confirm_over=False) is result
-    document = contract.meter(SessionRef(workspace_key("/w"), "s"), result)
+    document = contract.meter(SessionRef(workspace_key("/w"), "s", "fractal"), result)
     assert (document.window, document.percent, document.state) == (None, None, "unknown")
     with pytest.raises(OverWindowError):
         _result(1_000, 1_001).sendable(confirm_over=False)
@@ -360,7 +360,7 @@ def test_an_unknown_window_has_no_share_no_warning_and_is_never_over():
 
 def test_the_meter_document_says_how_the_turn_goes_when_the_agent_compacts_and_the_calibration():
     result = _result(200_000, 1_000, via="resume", compacts_at=167_000, calibration=1.149_96)
-    document = contract.meter(SessionRef(workspace_key("/w"), "s"), result)
+    document = contract.meter(SessionRef(workspace_key("/w"), "s", "fractal"), result)
     assert (document.via, document.compacts_at, document.calibration) == ("resume", 167_000, 1.15)
 
 

@@ -53,10 +53,10 @@ def test_ids_that_could_leave_a_folder_are_rejected():
 @settings(max_examples=300, deadline=None)
 @given(st.text(min_size=1, max_size=200))
 def test_no_accepted_id_builds_a_path_outside_the_sessions_folder(text):
-    paths = StorePaths(Path("/state"))
+    paths = StorePaths(Path("/state"), "fractal")
     key = workspace_key("/home/dev/p")
     try:
-        ref = SessionRef(key, text)
+        ref = SessionRef(key, text, "fractal")
     except InvalidIdError:
         return
     for path in (paths.session_file(ref), paths.meta_file(ref), paths.lock_file(ref), paths.archive_dir(ref)):
@@ -68,7 +68,7 @@ def test_no_accepted_id_builds_a_path_outside_the_sessions_folder(text):
 def test_workspace_keys_that_are_not_keys_are_rejected():
     for bad in ("..", "../x--0123456789abcdef", "x", "a/b--0123456789abcdef"):
         with pytest.raises(InvalidIdError):
-            SessionRef(bad, "abcd")
+            SessionRef(bad, "abcd", "fractal")
 
 
 def test_folder_is_recovered_from_a_plain_key_and_not_guessed_for_a_lossy_one():

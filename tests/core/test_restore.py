@@ -45,7 +45,7 @@ def archive(store):
 def ref():
     from reprise.core.paths import workspace_key
 
-    return SessionRef(workspace_key("/home/dev/project"), ID)
+    return SessionRef(workspace_key("/home/dev/project"), ID, "fractal")
 
 
 def fractal_adds_turns(store: Store, ref: SessionRef, count: int) -> bytes:
@@ -232,7 +232,7 @@ def test_any_sequence_of_trims_restored_in_reverse_gives_the_original_bytes(stat
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "state")
         archive = Archive(store.paths)
-        ref = SessionRef("home-dev-project--0123456789abcdef", ID)
+        ref = SessionRef("home-dev-project--0123456789abcdef", ID, "fractal")
         store.save(ref, state, expected=None)
         original = store.paths.session_file(ref).read_bytes()
         applied = 0

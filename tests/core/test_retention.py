@@ -108,8 +108,8 @@ def test_prune_needs_a_criterion():
 
 def test_prune_without_confirmation_only_lists_and_with_it_moves_to_the_trash(tmp_path):
     store = Store(tmp_path / "state")
-    old = SessionRef(KEY, "a" * 32)
-    recent = SessionRef(KEY, "b" * 32)
+    old = SessionRef(KEY, "a" * 32, "fractal")
+    recent = SessionRef(KEY, "b" * 32, "fractal")
     write(store, old, build_state(3, session_id=old.session_id))
     fresh = build_state(3, session_id=recent.session_id)
     for entry in fresh.history:
@@ -133,7 +133,7 @@ def test_prune_without_confirmation_only_lists_and_with_it_moves_to_the_trash(tm
 
 def live(state, *, mtime, now, tmp_path) -> list[str]:
     store = Store(tmp_path / "state")
-    ref = SessionRef(KEY, state.session_id)
+    ref = SessionRef(KEY, state.session_id, "fractal")
     return [turn.turn_id for turn in pending_turns(store, ref, state, mtime=mtime, now=now) if turn.live]
 
 

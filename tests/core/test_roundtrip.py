@@ -78,7 +78,7 @@ def test_store_save_after_load_writes_the_bytes_it_read(name, isolated_paths):
     session_id, data = CORPUS[name]
     path = factories.write_session(isolated_paths, KEY, data)
     store = Store(isolated_paths)
-    ref = SessionRef(KEY, session_id)
+    ref = SessionRef(KEY, session_id, "fractal")
     loaded = store.load(ref)
     assert loaded.data == data
     version = store.save(ref, loaded.state, expected=loaded.version)

@@ -50,7 +50,7 @@ def store(tmp_path):
 
 @pytest.fixture
 def ref():
-    return SessionRef(workspace_key("/home/dev/project"), ID)
+    return SessionRef(workspace_key("/home/dev/project"), ID, "fractal")
 
 
 def test_saved_file_is_fractal_bytes_mode_0600_in_0700_dirs_with_no_temp_left(store, ref):
@@ -126,7 +126,7 @@ def test_a_second_process_waits_for_the_lock_and_gives_up_with_a_clear_error(sto
         from reprise.core.sources.fractal.store import Store
         from reprise.core.paths import SessionRef
         store = Store(Path({str(store.root)!r}))
-        with store.lock(SessionRef({ref.workspace_key!r}, {ref.session_id!r})):
+        with store.lock(SessionRef({ref.workspace_key!r}, {ref.session_id!r}, "fractal")):
             print("locked", flush=True)
             time.sleep(3)
     """)
@@ -151,7 +151,7 @@ def test_killed_after_temp_write_leaves_the_old_file_and_only_a_hidden_temp(stor
         from reprise.core.paths import SessionRef
         from reprise.core.sources.fractal.codec import decode
         store = Store(Path({str(store.root)!r}))
-        ref = SessionRef({ref.workspace_key!r}, {ref.session_id!r})
+        ref = SessionRef({ref.workspace_key!r}, {ref.session_id!r}, "fractal")
         loaded = store.load(ref)
         loaded.state.summary.turns.clear()
         store.save(ref, loaded.state, expected=loaded.version)
@@ -196,7 +196,7 @@ def test_archive_write_failure_is_an_archive_error(store, ref):
 
 def test_a_load_without_the_bytes_has_the_same_version_and_current_version_hashes_the_file(tmp_path):
     store = Store(tmp_path / "state")
-    ref = SessionRef(workspace_key("/home/dev/project"), "0123456789abcdef0123456789abcdef")
+    ref = SessionRef(workspace_key("/home/dev/project"), "0123456789abcdef0123456789abcdef", "fractal")
     state = SessionState.model_validate({"schema_version": 1, "session_id": ref.session_id,
                                          "summary": {"turns": []}, "history": [], "x": "y" * 3_000_000})
     store.save(ref, state, expected=None)

@@ -40,7 +40,7 @@ def trash(store):
 
 
 def make(store: Store, n: int, key: str = KEY, *, title: str | None = None, **kwargs) -> SessionRef:
-    ref = SessionRef(key, sid(n))
+    ref = SessionRef(key, sid(n), "fractal")
     write(store, ref, build_state(3, session_id=ref.session_id, **kwargs))
     if title:
         store.write_meta(ref, SessionMeta(title=title, pinned=False))
@@ -64,7 +64,7 @@ def test_rm_moves_the_session_and_its_metadata_to_the_trash(store, trash):
 
 def test_rm_of_a_missing_session_is_not_found(store, trash):
     with pytest.raises(NotFoundError):
-        trash.remove(SessionRef(KEY, sid(9)), now=OLD_NOW)
+        trash.remove(SessionRef(KEY, sid(9), "fractal"), now=OLD_NOW)
 
 
 def test_rm_refuses_a_session_with_a_recent_pending_turn_unless_forced(store, trash):
@@ -78,7 +78,7 @@ def test_rm_refuses_a_session_with_a_recent_pending_turn_unless_forced(store, tr
 
 
 def test_rm_moves_a_broken_file_too(store, trash):
-    ref = SessionRef(KEY, sid(4))
+    ref = SessionRef(KEY, sid(4), "fractal")
     path = store.paths.session_file(ref)
     path.parent.mkdir(parents=True)
     path.write_bytes(b"{broken")
@@ -150,12 +150,12 @@ def test_relink_moves_sessions_metadata_archives_and_trash_to_the_new_folders_ke
     folder.mkdir()
     result = relink(store, old_key, folder, now=OLD_NOW)
     new_key = workspace_key(folder)
-    moved = SessionRef(new_key, kept.session_id)
+    moved = SessionRef(new_key, kept.session_id, "fractal")
     assert result.new_key == new_key and result.sessions == [kept.session_id] and result.trashed == [trashed.session_id]
     assert store.paths.session_file(moved).read_bytes() == data and not store.exists(kept)
     assert store.read_meta(moved).title == "moved"
     assert [e.op for e in Archive(store.paths).entries(moved)] == ["trim-original", "trim"]
-    assert store.paths.trash_file(SessionRef(new_key, trashed.session_id)).exists()
+    assert store.paths.trash_file(SessionRef(new_key, trashed.session_id, "fractal")).exists()
     assert store.workspace_path(new_key) == str(folder.resolve())
     assert [r.op for r in AuditLog(store.paths).read([new_key])][-1] == "relink"
     assert [r.op for r in AuditLog(store.paths).read([old_key])][-1] == "relink"
@@ -169,8 +169,8 @@ def test_relink_refuses_on_id_collisions_and_moves_nothing(store, tmp_path):
     make(store, 1, workspace_key(folder))
     with pytest.raises(ConflictError, match=first.session_id):
         relink(store, old_key, folder, now=OLD_NOW)
-    assert store.exists(first) and store.exists(SessionRef(old_key, sid(2)))
-    assert not store.exists(SessionRef(workspace_key(folder), sid(2)))
+    assert store.exists(first) and store.exists(SessionRef(old_key, sid(2), "fractal"))
+    assert not store.exists(SessionRef(workspace_key(folder), sid(2), "fractal"))
 
 
 def test_relink_refuses_a_session_whose_agent_is_probably_running(store, tmp_path):

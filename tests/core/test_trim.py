@@ -101,7 +101,7 @@ def archive(store):
 
 @pytest.fixture
 def ref():
-    return SessionRef(workspace_key("/home/dev/project"), ID)
+    return SessionRef(workspace_key("/home/dev/project"), ID, "fractal")
 
 
 def write(store: Store, ref: SessionRef, state: SessionState) -> bytes:
@@ -369,7 +369,7 @@ def test_killed_after_the_first_archive_entry_leaves_the_session_untouched(store
         from reprise.core.sources.fractal.store import Store
         from reprise.core.sources.fractal.trim import TrimOptions, trim_session
         store = Store(Path({str(store.root)!r}))
-        ref = SessionRef({ref.workspace_key!r}, {ref.session_id!r})
+        ref = SessionRef({ref.workspace_key!r}, {ref.session_id!r}, "fractal")
         trim_session(store, Archive(store.paths), ref, TrimOptions(cap_replies=10, spare=0), now={OLD_NOW})
     """)
     env = {**os.environ, "REPRISE_FAULTS": "after_archive=kill"}
@@ -529,7 +529,7 @@ def test_a_fork_of_a_session_removed_after_loading_is_refused_with_nothing_writt
     monkeypatch.setattr(store, "load", then_removed)
     with pytest.raises(ChangedOnDiskError, match="was removed since Reprise read it"):
         trim_session(store, archive, ref, TrimOptions(fold=2), fork=True, fork_id="f" * 32, now=OLD_NOW)
-    fork = SessionRef(ref.workspace_key, "f" * 32)
+    fork = SessionRef(ref.workspace_key, "f" * 32, "fractal")
     assert not store.exists(fork) and archive.entries(fork) == []
 
 

@@ -63,7 +63,7 @@ def main() -> int:
 
         writer.install_fault_counter(writer.Log(os.devnull))
     service = Service(config.load(state_dir=state_dir), workspace=Path(workspace))
-    ref = SessionRef(workspace_key(workspace), session_id)
+    ref = SessionRef(workspace_key(workspace), session_id, "fractal")
     try:
         if op == "append":
             result = append(service, ref, rest[0], int(rest[1]))

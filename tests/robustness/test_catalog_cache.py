@@ -38,7 +38,7 @@ def store(tmp_path):
 
 
 def put(store: Store, session_id: str, turns: int, *, data: bytes | None = None, mtime: float | None = None) -> Path:
-    path = store.paths.session_file(SessionRef(KEY, session_id))
+    path = store.paths.session_file(SessionRef(KEY, session_id, "fractal"))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(encode(make_state(turns, session_id)) if data is None else data)
     if mtime is not None:

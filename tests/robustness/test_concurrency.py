@@ -82,7 +82,7 @@ def session(tmp_path):
     """(state root, workspace folder, ref) of a Fractal-written 3-turn session with long replies."""
     root, workspace = tmp_path / "state", tmp_path / "project"
     workspace.mkdir()
-    ref = SessionRef(workspace_key(workspace), factories.session_id_for("race"))
+    ref = SessionRef(workspace_key(workspace), factories.session_id_for("race"), "fractal")
     factories.write_session(root, workspace, factories.session_bytes(ref.session_id, turns=3, response_chars=300,
                                                                      statuses=("succeeded",), seed=5))
     return root, workspace, ref
@@ -93,7 +93,7 @@ def session(tmp_path):
 @pytest.mark.slow
 def test_two_processes_appending_100_turns_each_lose_none_and_archive_every_evicted_history_turn(session, tmp_path):
     root, workspace, _ = session
-    ref = SessionRef(workspace_key(workspace), "c" * 32)
+    ref = SessionRef(workspace_key(workspace), "c" * 32, "fractal")
     factories.write_session(root, workspace, factories.dumps(factories.session_dict(ref.session_id, turns=0)))
     start = tmp_path / "start"
     env = {**child_env(tmp_path, "[history]\nmax_turns = 20\n"), "RACE_START_GATE": str(start)}

@@ -61,7 +61,7 @@ def project(tmp_path, monkeypatch, isolated_paths):
     folder = tmp_path / "project"
     folder.mkdir()
     monkeypatch.chdir(folder)
-    ref = SessionRef(workspace_key(folder), SESSION)
+    ref = SessionRef(workspace_key(folder), SESSION, "fractal")
     path = Store(isolated_paths).paths.session_file(ref)
     path.parent.mkdir(parents=True)
     path.write_bytes(encode(make_state(3, SESSION)))

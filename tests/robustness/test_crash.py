@@ -266,7 +266,7 @@ def trimmed_session(tmp_path):
     workspace = tmp_path / "project"
     workspace.mkdir()
     service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=workspace, cache=tmp_path / "cache")
-    ref = SessionRef(service.workspace_key, "e" * 32)
+    ref = SessionRef(service.workspace_key, "e" * 32, "fractal")
     path = service.sources["fractal"].store.paths.session_file(ref)
     path.parent.mkdir(parents=True)
     path.write_bytes(factories.session_bytes(ref.session_id, turns=4, statuses=("succeeded",), response_chars=300))

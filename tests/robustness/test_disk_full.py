@@ -64,7 +64,7 @@ def full_audit_page(store: Store) -> None:
 
 
 def session(store: Store, session_id: str = "s1") -> SessionRef:
-    ref = SessionRef(KEY, session_id)
+    ref = SessionRef(KEY, session_id, "fractal")
     write(store, ref, build_state(4, session_id=session_id))
     return ref
 

@@ -75,7 +75,7 @@ def make_service(tmp_path: Path, toml: str = "") -> Service:
 
 
 def put(service: Service, state: SessionState, *, mtime: float) -> SessionRef:
-    ref = SessionRef(service.workspace_key, state.session_id)
+    ref = SessionRef(service.workspace_key, state.session_id, "fractal")
     path = service.sources["fractal"].store.paths.session_file(ref)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(encode(state))

@@ -95,10 +95,10 @@ def hostile_store(root: Path) -> Hostile:
     factories.write_session(state, workspace, factories.session_bytes(TRASHED_ID, turns=1), TRASHED_ID)
     bad_path = factories.write_session(state, workspace, b'{"schema_version": 1, "session_id": ', BAD_FILE_ID)
     store = Store(state)
-    ref = SessionRef(workspace_key(workspace), SESSION_ID)
+    ref = SessionRef(workspace_key(workspace), SESSION_ID, "fractal")
     store.record_workspace(ref.workspace_key, workspace)
     store.write_meta(ref, SessionMeta(title=TITLE))
-    store.write_meta(SessionRef(ref.workspace_key, TRASHED_ID), SessionMeta(title=TRASHED_TITLE))
+    store.write_meta(SessionRef(ref.workspace_key, TRASHED_ID, "fractal"), SessionMeta(title=TRASHED_TITLE))
     return Hostile(root, workspace, state, ref, bad_path)
 
 
@@ -293,7 +293,7 @@ def test_head_reading_one_line_of_a_long_output_stops_reprise_quietly(tmp_path):
     state = tmp_path / "state"
     session_id = factories.session_id_for("long")
     factories.write_session(state, workspace, factories.session_bytes(session_id, turns=40, response_chars=20_000))
-    found = Hostile(tmp_path, workspace, state, SessionRef(workspace_key(workspace), session_id), workspace)
+    found = Hostile(tmp_path, workspace, state, SessionRef(workspace_key(workspace), session_id, "fractal"), workspace)
     result = subprocess.run(["bash", "-o", "pipefail", "-c", f'"{REPRISE}" show {session_id} --summary | head -1'],
                             stdin=subprocess.DEVNULL, capture_output=True, text=True, env=cli_env(found),
                             cwd=workspace, timeout=120, check=False)
@@ -329,8 +329,9 @@ def test_pick_with_stdin_stdout_and_stderr_redirected_draws_on_the_tty_and_print
     state = tmp_path / "state"
     session_id = factories.session_id_for("pick me")
     factories.write_session(state, workspace, factories.session_bytes(session_id, turns=2))
-    Store(state).write_meta(SessionRef(workspace_key(workspace), session_id), SessionMeta(title="pickmetitle"))
-    found = Hostile(tmp_path, workspace, state, SessionRef(workspace_key(workspace), session_id), workspace)
+    ref = SessionRef(workspace_key(workspace), session_id, "fractal")
+    Store(state).write_meta(ref, SessionMeta(title="pickmetitle"))
+    found = Hostile(tmp_path, workspace, state, ref, workspace)
     master, slave = os.openpty()  # the slave stays open here: a pty nobody holds reads as EIO
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
     out_path, err_path = tmp_path / "out.txt", tmp_path / "err.txt"

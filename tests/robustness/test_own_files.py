@@ -64,7 +64,7 @@ def store(tmp_path):
 
 
 def session(store: Store, session_id: str = "s1") -> SessionRef:
-    ref = SessionRef(KEY, session_id)
+    ref = SessionRef(KEY, session_id, "fractal")
     write(store, ref, build_state(4, session_id=session_id))
     return ref
 
@@ -238,7 +238,7 @@ def test_doctor_names_each_damaged_line_of_the_audit_log_and_the_archive_index(t
     workspace.mkdir()
     service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=workspace, cache=tmp_path / "cache")
     store = service.sources["fractal"].store
-    ref = SessionRef(service.workspace_key, "s1")
+    ref = SessionRef(service.workspace_key, "s1", "fractal")
     write(store, ref, build_state(4, session_id="s1"))
     trim_session(store, service.sources["fractal"].archive, ref, TrimOptions(keep_history=1), now=OLD_NOW)
     audit, index = store.paths.audit_file(ref.workspace_key), store.paths.archive_dir(ref) / "index.jsonl"

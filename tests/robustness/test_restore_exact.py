@@ -34,7 +34,7 @@ def workspace(tmp_path):
 
 def session(workspace: Path, tmp_path: Path, turns: int = 8, **kwargs) -> tuple[Service, SessionRef, bytes]:
     service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=workspace)
-    ref = SessionRef(workspace_key(workspace), "0123456789abcdef0123456789abcdef")
+    ref = SessionRef(workspace_key(workspace), "0123456789abcdef0123456789abcdef", "fractal")
     path = service.sources["fractal"].store.paths.session_file(ref)
     path.parent.mkdir(parents=True)
     path.write_bytes(encode(build_state(turns, response_chars=600, **kwargs)))

@@ -56,7 +56,7 @@ def link(store: Store, where: str, outside: Path) -> Path:
 
 
 def session(store: Store, session_id: str = VICTIM) -> SessionRef:
-    ref = SessionRef(KEY, session_id)
+    ref = SessionRef(KEY, session_id, "fractal")
     write(store, ref, build_state(4, session_id=session_id))
     return ref
 
@@ -208,7 +208,7 @@ def test_the_cli_purge_of_a_linked_archive_names_the_link_in_one_line_and_keeps_
     workspace.mkdir()
     (tmp_path / "config.toml").write_text("")
     store = Store(tmp_path / "state")
-    ref = SessionRef(workspace_key(workspace), VICTIM)
+    ref = SessionRef(workspace_key(workspace), VICTIM, "fractal")
     write(store, ref, build_state(4, session_id=VICTIM))
     Trash(store).remove(ref, now=OLD_NOW)
     outside = outside_folder(tmp_path)

@@ -63,9 +63,9 @@ def every_path(paths: StorePaths, ref: SessionRef) -> dict[str, Path]:
 @settings(max_examples=400, deadline=None)
 @given(session_id=st.text(min_size=1, max_size=140), key=st.one_of(KEY_SHAPED, st.text(max_size=100)))
 def test_every_path_of_a_valid_ref_stays_in_its_workspace_and_invalid_refs_raise_invalid_id(session_id, key):
-    paths = StorePaths(ROOT)
+    paths = StorePaths(ROOT, "fractal")
     try:
-        ref = SessionRef(key, session_id)
+        ref = SessionRef(key, session_id, "fractal")
     except InvalidIdError:
         return
     workspace = ROOT / "workspaces" / key
@@ -111,7 +111,8 @@ def resolving_service(tmp_path_factory):
     factories.write_session(root, there, factories.session_bytes("x", turns=1), session_id="x")
     service = Service(config.load(state_dir=str(root), config_path=base / "none.toml"), workspace=here,
                       cache=base / "cache")
-    known = {SessionRef(row.workspace_key, row.file_id) for row in service.list_sessions(all_workspaces=True).rows}
+    known = {SessionRef(row.workspace_key, row.file_id, "fractal")
+             for row in service.list_sessions(all_workspaces=True).rows}
     return service, known
 
 
@@ -290,7 +291,7 @@ def hostile_state(session_id: str) -> SessionState:
 
 
 def save_hostile_session(service: Service) -> SessionRef:
-    ref = SessionRef(service.workspace_key, "b" * 32)
+    ref = SessionRef(service.workspace_key, "b" * 32, "fractal")
     service.sources["fractal"].store.save(ref, hostile_state(ref.session_id), expected=None)
     service.sources["fractal"].store.write_meta(ref, SessionMeta(title=f"[b]title[/b] {HOSTILE}"))
     return ref

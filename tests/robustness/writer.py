@@ -95,7 +95,7 @@ def trim_options(rng: random.Random) -> TrimOptions:
 def main() -> int:
     state_dir, workspace, session_id, log_path, seed = sys.argv[1:6]
     log = Log(log_path)
-    ref = SessionRef(workspace_key(workspace), session_id)
+    ref = SessionRef(workspace_key(workspace), session_id, "fractal")
     service = Service(config.load(state_dir=state_dir), workspace=Path(workspace))
     install_fault_counter(log)
     install_write_log(log, service.sources["fractal"].store.paths.session_file(ref))

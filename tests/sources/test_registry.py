@@ -4,13 +4,11 @@ broken one named in one line and skipped while the others keep working."""
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from reprise.core.sources.registry import (
-    GROUP,
     NOT_REGISTERED,
     EntryPoint,
     LoadFailure,
@@ -22,26 +20,10 @@ from reprise.core.sources.registry import (
 )
 from reprise.core.sources.spec import SourceSpec
 
+from .plug_ins import plug_in as _plug_in
+from .plug_ins import spec_module as _spec_module
+
 BUILT_IN = ("fractal", "claude", "codex")
-
-
-def _plug_in(folder: Path, entries: dict[str, str], modules: dict[str, str], dist: str = "reprise_plug") -> None:
-    """A distribution in `folder` declaring `entries` in the group, and the modules they name."""
-    info = folder / f"{dist}-0.3.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.3.0\n")
-    lines = "".join(f"{name} = {value}\n" for name, value in entries.items())
-    (info / "entry_points.txt").write_text(f"[console_scripts]\nother = x:y\n\n[{GROUP}]\n{lines}")
-    for name, text in modules.items():
-        (folder / f"{name}.py").write_text(textwrap.dedent(text))
-
-
-def _spec_module(**fields: object) -> str:
-    given = {"name": "plug", "label": "Plug Agent", "mark": "P", "order": 50,
-             "id_pattern": r"[a-z0-9]{1,40}", "factory": "nowhere:Source", "listing_module": "nowhere",
-             "detect": "nowhere:detect", **fields}
-    args = ", ".join(f"{key}={value!r}" for key, value in given.items())
-    return f"from reprise.core.sources.spec import SourceSpec\nSPEC = SourceSpec({args})\n"
 
 
 def test_the_built_in_sources_are_found_through_the_entry_point_group():
@@ -65,7 +47,8 @@ def test_a_plug_in_with_a_good_spec_loads_in_its_order(tmp_path, monkeypatch):
 @pytest.mark.parametrize(("module", "text", "reason"), [
     ("reprise_plug_missing", None, "ModuleNotFoundError: No module named 'reprise_plug_missing'"),
     ("reprise_plug_raises", "raise RuntimeError('no yaml here')\n", "RuntimeError: no yaml here"),
-    ("reprise_plug_not_spec", "SPEC = {'name': 'plug'}\n", "a bad spec: reprise_plug_not_spec:SPEC is a dict, not a SourceSpec"),
+    ("reprise_plug_not_spec", "SPEC = {'name': 'plug'}\n",
+     "a bad spec: reprise_plug_not_spec:SPEC is a dict, not a SourceSpec"),
     ("reprise_plug_pattern", _spec_module(id_pattern=".+"), "a bad spec: its id pattern accepts '.'"),
     ("reprise_plug_compile", _spec_module(id_pattern="[a-"), "a bad spec: its id pattern does not compile"),
     ("reprise_plug_named", _spec_module(name="other"), "a bad spec: its spec is named 'other', not 'plug'"),
@@ -125,3 +108,35 @@ def test_short_ids_follow_each_spec():
     assert short_id("claude", uuid7) == "019a2b3c…" and id_argument("claude", uuid7) == "019a2b3c"
     assert short_id("fractal", "short") == "short"
     assert short_id("not-loaded", uuid7) == "019a2b3c…"
+
+
+def test_a_session_ref_names_its_source_and_checks_only_the_names_shape():
+    from reprise.core.errors import InvalidIdError
+    from reprise.core.paths import OwnPaths, SessionRef, workspace_key
+
+    key = workspace_key("/home/dev/p")
+    with pytest.raises(TypeError):
+        SessionRef(key, "abc")   # type: ignore[call-arg]
+    assert SessionRef(key, "abc", "sqlite-test").source == "sqlite-test"   # any registered name's shape
+    for bad in ("", "Claude", "a/b", "x" * 33, "1st", "a\x00"):
+        with pytest.raises(InvalidIdError):
+            SessionRef(key, "abc", bad)
+    ref = SessionRef(key, "abc", "plug")
+    assert OwnPaths(Path("/data"), "plug").meta_file(ref) == Path(f"/data/workspaces/{key}/reprise/meta/plug/abc.json")
+
+
+def test_doctor_names_a_source_the_fast_scan_cannot_see(tmp_path, monkeypatch):
+    """A distribution in a zip on the path is found by importlib.metadata, not by the direct scan:
+    `missed_by_scan` (what doctor reports) names it."""
+    import zipfile
+
+    from reprise.core.sources.registry import missed_by_scan
+
+    archive = tmp_path / "plug.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("reprise_zipped-0.2.dist-info/METADATA", "Metadata-Version: 2.1\nName: reprise_zipped\n"
+                        "Version: 0.2\n")
+        zipped.writestr("reprise_zipped-0.2.dist-info/entry_points.txt", "[reprise.sources]\nzipped = z:SPEC\n")
+    assert missed_by_scan() == []
+    monkeypatch.syspath_prepend(str(archive))
+    assert [(entry.name, entry.origin) for entry in missed_by_scan()] == [("zipped", "reprise_zipped 0.2")]

@@ -239,7 +239,7 @@ async def test_the_list_follows_the_disk_keeping_selection_and_composer_text(ser
         await settle(pilot)
         selected = session_list.current.path
         await pilot.press("tab", *"draft text")
-        ref = SessionRef(service.workspace_key, "f" * 32)
+        ref = SessionRef(service.workspace_key, "f" * 32, "fractal")
         service.sources["fractal"].store.save(ref, make_state(2, ref.session_id), expected=None)
         for _ in range(30):
             await asyncio.sleep(0.1)
@@ -262,7 +262,7 @@ async def test_empty_store_shows_how_to_start_and_where_data_lives(tmp_path):
 
 
 async def test_a_large_session_opens_in_a_worker_with_a_warning(service):
-    ref = SessionRef(service.workspace_key, "e" * 32)
+    ref = SessionRef(service.workspace_key, "e" * 32, "fractal")
     state = make_state(30, ref.session_id)
     for turn in state.history:
         turn.trace = {"steps": ["x" * 400_000]}
@@ -277,7 +277,7 @@ async def test_a_large_session_opens_in_a_worker_with_a_warning(service):
 
 
 async def test_hostile_text_is_shown_literally(service):
-    ref = SessionRef(service.workspace_key, "d" * 32)
+    ref = SessionRef(service.workspace_key, "d" * 32, "fractal")
     state = make_state(1, ref.session_id)
     hostile = "[bold red]boom[/] [link=https://x.test]x[/link] \x1b[31mred\x1b[0m \x07bell"
     state.turns[0].user.message = hostile

@@ -42,7 +42,7 @@ def run_json(capsys, *argv: str) -> tuple[int, dict]:
 
 
 def put(state_root: Path, folder: Path | str, session_id: str, turns: int) -> SessionRef:
-    ref = SessionRef(workspace_key(folder), session_id)
+    ref = SessionRef(workspace_key(folder), session_id, "fractal")
     path = Store(state_root).paths.session_file(ref)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(encode(make_state(turns, session_id)))
@@ -352,7 +352,7 @@ def test_rm_trash_list_restore_and_purge_that_asks(capsys, workspace, isolated_p
     monkeypatch.setattr(sys, "stdin", open(os.devnull))
     status, out, err = run(capsys, "trash", "purge")
     assert status == 2 and "--yes" in err
-    assert Store(isolated_paths).paths.trash_file(SessionRef(workspace_key(workspace), "b" * 32)).exists()
+    assert Store(isolated_paths).paths.trash_file(SessionRef(workspace_key(workspace), "b" * 32, "fractal")).exists()
     status, result = run_json(capsys, "trash", "purge", "--yes")
     assert status == 0 and [p["session_id"] for p in result["purged"]] == ["b" * 32]
 

@@ -108,7 +108,7 @@ def test_messages_name_a_workspace_by_its_folder_never_its_key(capsys, workspace
     assert any(str(one) in c for c in candidates) and any(str(two) in c for c in candidates)
     assert not any(workspace_key(one) in c or workspace_key(two) in c for c in candidates)
     service = Service.from_environment(workspace=str(workspace))
-    gone = SessionRef(workspace_key(workspace), "e" * 32)
+    gone = SessionRef(workspace_key(workspace), "e" * 32, "fractal")
     with pytest.raises(NotFoundError) as missing:
         service.resume_plan(gone, for_exec=False)
     assert str(workspace) in str(missing.value) and workspace_key(workspace) not in str(missing.value)

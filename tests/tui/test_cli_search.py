@@ -27,7 +27,7 @@ def test_the_pipe_ends_with_the_answer_while_the_index_is_built(isolated_paths: 
         state = make_state(2, f"{number:08x}-0000-4000-8000-000000000000")
         if number % 30 == 0:   # a few hold the word: the others are left for the index
             state.summary.turns[1].user.message = state.history[1].user_message = "the zebra crossing"
-        path = Store(isolated_paths).paths.session_file(SessionRef(workspace_key(work), state.session_id))
+        path = Store(isolated_paths).paths.session_file(SessionRef(workspace_key(work), state.session_id, "fractal"))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(encode(state))
     gate = tmp_path / "gate"
@@ -66,7 +66,7 @@ def test_a_reader_gone_before_the_answer_ends_the_search_quietly(isolated_paths:
     work.mkdir()
     state = make_state(2, "0000000a-0000-4000-8000-000000000000")
     state.summary.turns[1].user.message = state.history[1].user_message = "the zebra crossing"
-    path = Store(isolated_paths).paths.session_file(SessionRef(workspace_key(work), state.session_id))
+    path = Store(isolated_paths).paths.session_file(SessionRef(workspace_key(work), state.session_id, "fractal"))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(encode(state))
     read, write = os.pipe()

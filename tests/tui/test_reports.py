@@ -43,7 +43,7 @@ def put_worked_session(state_root, folder) -> SessionRef:
     state.turns[2].user.message = state.history[2].user_message = LONG_MESSAGE
     worked = state.history[1]
     worked.files_read, worked.files_modified, worked.commands_run = ["src/app.py", "README.md"], ["src/app.py"], ["pytest -q"]
-    ref = SessionRef(workspace_key(folder), SESSION_ID)
+    ref = SessionRef(workspace_key(folder), SESSION_ID, "fractal")
     path = Store(state_root).paths.session_file(ref)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(encode(state))

@@ -99,7 +99,7 @@ def test_empty_state(snap_compare, tmp_path):
 
 
 def test_hostile_text_renders_literally(snap_compare, snap_service):
-    ref = SessionRef(snap_service.workspace_key, "d" * 32)
+    ref = SessionRef(snap_service.workspace_key, "d" * 32, "fractal")
     state = make_state(1, ref.session_id)
     hostile = "[bold red]NOT BOLD[/] [link=https://evil.test]no link[/link] \x1b[2J\x1b[31mnot red\x1b[0m \x07"
     state.turns[0].user.message = hostile

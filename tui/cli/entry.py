@@ -119,6 +119,8 @@ def _run(argv: list[str] | None) -> int:
         with no_collection():
             service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace,
                                                             parallel_scan=True, progress=progress or no_progress)
+        for failure in service.load_failures:   # a source that did not load: one line each, the others work
+            note(failure.line)
         try:
             return COMMANDS[top.command](service, namespace, as_json)
         finally:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from reprise.core import list_document
 from reprise.core.errors import RepriseError, UsageError
-from reprise.core.paths import short_id
 from reprise.core.progress import Progress
+from reprise.core.sources.registry import short_id
 
 from ..format import counted, human_size, human_time, local_now, money, session_folder
 from ..lazy import lazy_module

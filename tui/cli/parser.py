@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, NoReturn, cast
 
 from reprise.core.backend_names import backend_names
-from reprise.core.paths import SOURCE_NAMES
+from reprise.core.sources.registry import registry
 
 from ..lazy import lazy_module
 from ..text import safe_line
@@ -90,8 +90,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="updated, turns, size, context (the last measured), next (the next turn's tokens; "
                         "cost is its old name); largest or newest first")
     p.add_argument("--reverse", action="store_true", help="smallest or oldest first")
-    p.add_argument("--source", action="append", choices=SOURCE_NAMES, metavar="NAME",
-                   help=f"only this agent's sessions ({', '.join(SOURCE_NAMES)}); repeatable")
+    p.add_argument("--source", action="append", choices=registry().names, metavar="NAME",
+                   help=f"only this agent's sessions ({', '.join(registry().names)}); repeatable")
     p.add_argument("--interactive", action="store_true",
                    help="leave out the sessions the agent's own picker hides (`claude -p` and SDK runs)")
 
@@ -105,7 +105,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id "
                    "(Claude Code, Codex)")
     p.add_argument("--title")
-    p.add_argument("--agent", dest="new_agent", choices=SOURCE_NAMES,
+    p.add_argument("--agent", dest="new_agent", choices=registry().names,
                    help="the agent of the new session (default: [sources] new_agent, else the only one enabled)")
     p.add_argument("--print", action="store_true", help="print the command that starts it instead of running it")
 

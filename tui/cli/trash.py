@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reprise.core.errors import UsageError
-from reprise.core.paths import short_id
+from reprise.core.sources.registry import short_id
 
 from ..format import human_size
 from ..text import clipped, safe_line

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from reprise.core.paths import short_id
 from reprise.core.rows import SessionRow
 from reprise.core.search_index import SearchHit
 from reprise.core.search_snippet import char_cells
+from reprise.core.sources.registry import short_id
 
 if TYPE_CHECKING:
     from reprise.core.search_engine import SearchUpdate

@@ -32,8 +32,8 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from reprise.core.paths import id_argument
 from reprise.core.retention import format_age
+from reprise.core.sources.registry import id_argument
 
 from ..format import relative_time
 from ..text import clipped, one_line, safe_line, safe_text

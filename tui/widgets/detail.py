@@ -22,8 +22,8 @@ from textual.reactive import reactive
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from reprise.core.meter import MeterResult
-from reprise.core.paths import id_argument
 from reprise.core.service import SessionDetail
+from reprise.core.sources.registry import id_argument
 from reprise.core.times import parse_time
 
 from ..format import human_size, human_time, local_now, session_folder

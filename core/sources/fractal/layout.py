@@ -11,7 +11,12 @@ from ...paths import OwnPaths, SessionRef, validate_workspace_key
 
 @dataclass(frozen=True, slots=True)
 class StorePaths(OwnPaths):
-    """The layout under one Fractal state root: its sessions, and Reprise's own files of them."""
+    """The layout under one Fractal state root: its sessions, and Reprise's own files of them
+    (directly in `reprise/<kind>/`, without the source's folder other sources have: where Reprise
+    always kept them)."""
+
+    def _own(self, key: str, kind: str) -> Path:
+        return self.reprise_dir(key) / kind
 
     def sessions(self, key: str) -> Path:
         return self.workspaces / validate_workspace_key(key) / "sessions"

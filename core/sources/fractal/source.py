@@ -297,7 +297,7 @@ class FractalSource(SessionSource):
 
     def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
         """Write a valid 0-turn session (Fractal resumes it)."""
-        ref = SessionRef(key, uuid.uuid4().hex)
+        ref = SessionRef(key, uuid.uuid4().hex, "fractal")
         self.store.record_workspace(key, folder)
         self.store.save(ref, SessionState(session_id=ref.session_id), expected=None)
         self.store.write_meta(ref, meta)

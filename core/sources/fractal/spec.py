@@ -22,25 +22,18 @@ if TYPE_CHECKING:
 ID_PATTERN = r"(?!.*\.json\Z)(?!\.\.?\Z)[^/\\\x00-\x1f\x7f-\x9f\ud800-\udfff]{1,128}"
 
 SPEC = SourceSpec(
-    name="fractal",
-    label="Fractal",
-    mark="F",
-    order=0,
-    id_pattern=ID_PATTERN,
-    detect="reprise.core.sources.fractal.spec:detect",
-    workspaces="group",
-    factory="reprise.core.sources.fractal.spec:open_source",
-    listing_module="reprise.core.sources.fractal.listing",
+    name="fractal", label="Fractal", mark="F", order=0,
+    id_pattern=ID_PATTERN, detect="reprise.core.sources.fractal.spec:detect",   # always on, at the state root
+    factory="reprise.core.sources.fractal.spec:open_source", listing_module="reprise.core.sources.fractal.listing",
+    workspaces="group",   # a group of its store is named by the workspace key
     client=ClientSpec(
         "pypi", ("fractal-rlm==0.1.1", "predict-rlm[sbx]==0.7.0", "dspy==3.2.1", "litellm==1.84.0"),
         binary_env="REPRISE_FRACTAL_PYTHON", env={"LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         side_venvs={"REPRISE_SANDBOX_PYTHON": ("websockets<16", "pydantic", "pandas")},
         offline="live turns run in a loopback-only namespace against the tests' fake model server"),
-    isolate={"FRACTAL_STATE_HOME": "{state}"},
-    unset=("FRACTAL_MODEL",),
-    resume_folder="recorded",
+    isolate={"FRACTAL_STATE_HOME": "{state}"}, unset=("FRACTAL_MODEL",),
+    resume_folder="recorded", resume_setting="[agent] resume",
     window_per_folder=True,   # the window reads the folder's own settings (its AGENTS.md)
-    resume_setting="[agent] resume",
     where_sessions_live="Fractal's sessions live in {root}/workspaces/<workspace>/sessions/.",
     backends={"fractal": "reprise.core.sources.fractal.turns:FractalBackend"},
 )

@@ -80,7 +80,7 @@ class Store(OwnFiles):
 
     def __init__(self, root: Path):
         self.root = Path(root)
-        self.paths: StorePaths = StorePaths(self.root)
+        self.paths: StorePaths = StorePaths(self.root, "fractal")
         super().__init__(self.paths, Root(self.root))
 
     # --- reading -------------------------------------------------------------------------

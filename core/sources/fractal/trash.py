@@ -184,7 +184,7 @@ class Trash:
         for key in keys:
             for session_id in _session_ids(self.root, self.paths.trash_dir(key)):
                 try:
-                    found.append(self._entry(SessionRef(key, session_id)))
+                    found.append(self._entry(SessionRef(key, session_id, "fractal")))
                 except FileNotFoundError:
                     continue  # purged or restored meanwhile
         found.sort(key=lambda entry: entry.trashed_ts, reverse=True)
@@ -299,7 +299,7 @@ class Trash:
             if not (is_dir and name.startswith(TOMBSTONE_PREFIX)):
                 continue
             try:
-                ref = SessionRef(key, name[len(TOMBSTONE_PREFIX):])
+                ref = SessionRef(key, name[len(TOMBSTONE_PREFIX):], "fractal")
             except RepriseError:
                 continue
             tomb = trash / name
@@ -353,7 +353,7 @@ def relink(store: Store, old_key: str, new_dir: str | Path, *, force: bool = Fal
              (archives, (paths.archive_dir,))]
     for ids, places in kinds:
         for session_id in ids:
-            old, new = SessionRef(old_key, session_id), SessionRef(new_key, session_id)
+            old, new = SessionRef(old_key, session_id, "fractal"), SessionRef(new_key, session_id, "fractal")
             moves += [(place(old), place(new)) for place in places]
     for source, target in moves:
         root.check(source)
@@ -417,7 +417,7 @@ class _SessionLocks:
         loaded: list[Loaded] = []
         try:
             for session_id in self.ids:
-                ref = SessionRef(self.key, session_id)
+                ref = SessionRef(self.key, session_id, "fractal")
                 self.stack.enter_context(self.store.lock(ref))
                 try:
                     loaded.append(self.store.load(ref))

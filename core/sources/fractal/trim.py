@@ -531,7 +531,7 @@ def trim_session(store: Store, archive: Archive, ref: SessionRef, options: TrimO
         if running is not None:
             plan.notes.append(f"pending turn {running.turn_id} may still be running ({running.why}); "
                               "applying needs --force")
-    target = SessionRef(ref.workspace_key, target_id) if target_id else ref
+    target = SessionRef(ref.workspace_key, target_id, "fractal") if target_id else ref
     return TrimResult(plan, ref, target, False, dry_run, fork)
 
 
@@ -572,7 +572,7 @@ def apply_trim(store: Store, archive: Archive, loaded: Loaded, plan: TrimPlan, *
         return TrimResult(plan, ref, ref, False, False, fork_id is not None)
     # A changed plan (`changed` is `records is not None`) holds its records, their digest and the new bytes.
     assert plan.records is not None and plan.records_digest is not None and plan.data is not None
-    target = SessionRef(ref.workspace_key, fork_id) if fork_id else ref
+    target = SessionRef(ref.workspace_key, fork_id, "fractal") if fork_id else ref
     audit = audit or AuditLog(store.paths)
     options = {**plan.options.as_dict(), "fork": fork_id, "force": force}
     digests = [plan.records_digest, plan.original_digest]

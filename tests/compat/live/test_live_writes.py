@@ -75,7 +75,7 @@ def test_fractal_continues_every_session_reprise_writes(fractal, live, isolated_
             more = fractal.one("write_turns", workspace=str(workspace), session_id=session_id,
                                turns=[{"message": "a turn whose agent died", "status": None}])
             assert "raised" not in more
-        return SessionRef(key, session_id)
+        return SessionRef(key, session_id, "fractal")
 
     targets: dict[str, tuple[SessionRef, object]] = {"new": (service.new_session(title="from reprise"), workspace)}
     for kind, options in TRIMS.items():
@@ -100,7 +100,7 @@ def test_fractal_continues_every_session_reprise_writes(fractal, live, isolated_
     old.rename(new)
     relinked = service.relink(str(old), str(new))
     assert moved_id in relinked.sessions
-    targets["relink"] = (SessionRef(workspace_key(str(new)), moved_id), new)
+    targets["relink"] = (SessionRef(workspace_key(str(new)), moved_id, "fractal"), new)
 
     before = {label: state_of(service, ref) for label, (ref, _) in targets.items()}
     assert before["recover"].turns[-1].agent.status == "interrupted"
@@ -121,6 +121,6 @@ def test_a_turn_that_reaches_max_iterations_takes_the_fallback_call_and_is_recor
     assert result.output["status"] == "max_iterations", result.describe()
     assert len(result.requests) == 3  # two action calls, then the fallback extraction
     service = Service(config.load(), workspace=workspace)
-    state = service.sources["fractal"].store.load(SessionRef(service.workspace_key, session_id)).state
+    state = service.sources["fractal"].store.load(SessionRef(service.workspace_key, session_id, "fractal")).state
     assert state.turns[-1].agent.status == "max_iterations"
     assert "fallback" in state.turns[-1].agent.error

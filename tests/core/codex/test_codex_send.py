@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from reprise.core.config import CODEX_SEND
 from reprise.core.errors import ConflictError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
+from reprise.core.sources.codex.settings import SEND as CODEX_SEND
 from reprise.core.sources.codex.turns import parse_events
 from reprise.tui import cli
 

@@ -15,9 +15,10 @@ import pytest
 from reprise.core import contract
 from reprise.core.errors import AgentError, AmbiguousError, NotFoundError
 from reprise.core.meter import TokenCounter
-from reprise.core.paths import SessionRef, short_id, workspace_key
+from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
 from reprise.core.sources.codex.meter import ITEM_FRAME
+from reprise.core.sources.registry import short_id
 from tests import factories
 from tests.core.codex.builder import START, CodexRollout, rename
 

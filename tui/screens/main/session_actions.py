@@ -10,11 +10,12 @@ from textual import on, work
 from textual.widgets import Input, TextArea
 
 from reprise.core.errors import RepriseError
-from reprise.core.paths import SessionRef, id_argument
+from reprise.core.paths import SessionRef
 from reprise.core.problems import Problem
 from reprise.core.rows import SessionRow
 from reprise.core.service import ResumePlan
 from reprise.core.sources.base import KeepReport
+from reprise.core.sources.registry import id_argument
 from reprise.core.trimming import TrimResult
 from reprise.core.undo import FORKED, TRIMMED, UndoStep
 
