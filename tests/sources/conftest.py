@@ -9,11 +9,13 @@ while a test of a source runs, that and the distribution's folder are first on `
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import tomllib
@@ -55,6 +57,7 @@ def _test_distributions() -> list[str]:
     if not projects:
         return []
     infos = Path(tempfile.mkdtemp(prefix="reprise-test-distributions-"))
+    atexit.register(shutil.rmtree, infos, ignore_errors=True)
     for project in projects:
         _dist_info(project, infos)
     return [str(infos), *(str(project) for project in projects)]
