@@ -3,7 +3,8 @@ insert and select, the row snapshot's layout (`row_snapshot`) and the building o
 from stored columns are made, and the catalog's schema version is derived.
 
 A new sortable figure is one entry here (its name, SQL type and where a read of a file gives it:
-an expression of the file's `listing` fields) and its typed field on `SessionRow`; the insert,
+an expression of the file's `listing` fields; one keyword of `_figured` for a listing field of
+the same name) and its typed field on `SessionRow`, checked when the layout is built; the insert,
 the select, the schema and its version, the snapshot and the rows follow. The code that copies
 columns in and out of rows on a warm listing (ten thousand rows at a time) is generated from the
 table once, as `dataclasses` generates `__init__`: one plain function, no loop over the columns
@@ -75,6 +76,7 @@ Builder = Callable[[str, str, list[tuple[Any, ...]], Mapping[str, str], str, Cal
 
 
 def _compiled(source: str, name: str, scope: dict[str, Any]) -> Any:
+    """The function `name` the generated `source` defines."""
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<catalog_columns {name}>", "exec"), scope, namespace)   # noqa: S102  # our table's text only
     return namespace[name]
