@@ -22,6 +22,14 @@ class SourceChoice:
     why: str
 
 
+@dataclass(frozen=True, slots=True)
+class StoreRoot:
+    """One root folder of an agent's store (a folder its variable, its default or the config names);
+    each agent's layout names the folders and files under it."""
+
+    path: Path
+
+
 class StoreSection(Protocol):
     """What the detection reads of a source's `[sources.<name>]` table."""
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..store_location import StoreRoot
 from ..uuid_ids import checked_uuid, is_uuid
 
 SUFFIX = ".jsonl"
@@ -29,10 +30,8 @@ def check_session_id(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class ClaudeRoot:
+class ClaudeRoot(StoreRoot):
     """One Claude Code root folder."""
-
-    path: Path
 
     @property
     def projects(self) -> Path:

@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..store_location import StoreRoot
 from ..uuid_ids import UUID, checked_uuid, is_uuid
 
 SUFFIX = ".jsonl"
 ARCHIVED = "archived_sessions"
 INDEX = "session_index.jsonl"
-SHORT_ID = 8   # the characters a row shows: the end of the id, its random part
 _ROLLOUT = re.compile(rf"rollout-\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}-\d{{2}}-\d{{2}}-({UUID})\.jsonl")
 _YEAR, _TWO = re.compile(r"\d{4}"), re.compile(r"\d{2}")
 
@@ -36,16 +36,9 @@ def check_session_id(text: str) -> str:
     return checked_uuid(text, "Codex")
 
 
-def short_id(session_id: str) -> str:
-    """What a row shows of a Codex id: its last characters (the first ones are the time)."""
-    return session_id[-SHORT_ID:]
-
-
 @dataclass(frozen=True, slots=True)
-class CodexRoot:
+class CodexRoot(StoreRoot):
     """One Codex root folder."""
-
-    path: Path
 
     @property
     def sessions(self) -> Path:
