@@ -17,7 +17,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -77,7 +76,7 @@ def write_atomic(path: Path, data: bytes, *, temp_stem: str | None = None) -> No
     directory = path.parent
     _ensure_dir(directory)
     stem = temp_stem or path.stem
-    temp = directory / f".{stem}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    temp = directory / f".{stem}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         try:

@@ -9,9 +9,6 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, NoReturn, cast
 
-from reprise.core.backend_names import backend_names
-from reprise.core.sources.registry import registry
-
 from ..lazy import lazy_module
 from ..text import safe_line
 
@@ -34,6 +31,31 @@ class _SortKeys:
 
     def __contains__(self, key: object) -> bool:
         return key in core_service.SORTS or key in core_service.SORT_ALIASES
+
+
+class _Backends:
+    """The agent backends `--agent` takes (Reprise's own and the ones the sources offer), read from
+    the registry when an argument is checked: `reprise --help` reads no source's spec."""
+
+    def __iter__(self) -> Iterator[str]:
+        from reprise.core.backend_names import backend_names
+
+        return iter(backend_names())
+
+    def __contains__(self, key: object) -> bool:
+        return key in list(self)
+
+
+class _Sources:
+    """The names of the registered sources, read from the registry when an argument is checked."""
+
+    def __iter__(self) -> Iterator[str]:
+        from reprise.core.sources.registry import registry
+
+        return iter(registry().names)
+
+    def __contains__(self, key: object) -> bool:
+        return key in list(self)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,8 +96,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                      description="Browse, resume, meter and trim the sessions of coding agents.")
     parser.add_argument("--demo", action="store_true",
                         help="use a demo store in a temporary folder (the TUI, or any command: `reprise --demo list`)")
-    parser.add_argument("--agent", choices=backend_names(),
-                        help="agent backend for turns sent from the TUI (default: [agent] backend)")
+    parser.add_argument("--agent", choices=_Backends(), metavar="BACKEND",
+                        help="agent backend for turns sent from the TUI: command, echo or one a source offers "
+                             "(default: [agent] backend)")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -90,8 +113,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="updated, turns, size, context (the last measured), next (the next turn's tokens; "
                         "cost is its old name); largest or newest first")
     p.add_argument("--reverse", action="store_true", help="smallest or oldest first")
-    p.add_argument("--source", action="append", choices=registry().names, metavar="NAME",
-                   help=f"only this agent's sessions ({', '.join(registry().names)}); repeatable")
+    p.add_argument("--source", action="append", choices=_Sources(), metavar="NAME",
+                   help="only this agent's sessions (a source's name, as `reprise config` lists them); repeatable")
     p.add_argument("--interactive", action="store_true",
                    help="leave out the sessions the agent's own picker hides (`claude -p` and SDK runs)")
 
@@ -105,7 +128,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id "
                    "(Claude Code, Codex)")
     p.add_argument("--title")
-    p.add_argument("--agent", dest="new_agent", choices=registry().names,
+    p.add_argument("--agent", dest="new_agent", choices=_Sources(), metavar="NAME",
                    help="the agent of the new session (default: [sources] new_agent, else the only one enabled)")
     p.add_argument("--print", action="store_true", help="print the command that starts it instead of running it")
 
@@ -137,7 +160,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--message", help="the message to send")
     group.add_argument("--message-file", help="read the message from a file (- for stdin)")
-    p.add_argument("--agent", choices=backend_names(),
+    p.add_argument("--agent", choices=_Backends(), metavar="BACKEND",
                    help="backend of a Fractal session (default: [agent] backend); a Claude Code session always "
                         "runs [sources.claude] send")
     p.add_argument("--yes", action="store_true", help="send even when the context is over the window")
