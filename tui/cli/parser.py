@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from ..lazy import lazy_module
 from ..text import safe_line
@@ -58,7 +58,21 @@ class _Sources:
         return key in list(self)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, but a help text without a %-placeholder is printed as it is: argparse would
+    first read every choice of the option (the registry's sources and backends) to fill placeholders
+    the text does not have."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        text = self._get_help_string(action)
+        return text if text is not None and "%" not in text else super()._expand_help(action)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:  # argparse's own usage errors: one line, exit 2
         if "--json" in sys.argv:
             print(json.dumps(contract.dump(contract.usage_error(message))))
