@@ -67,7 +67,7 @@ def new_session_id() -> str:
 def split_turns(messages: list[dict[str, Any]]) -> list[GeminiTurn]:
     """The turns of a session's merged messages (what comes before the first prompt is in none)."""
     starts = [at for at, message in enumerate(messages) if prompt_text(message) is not None]
-    ends = starts[1:] + [len(messages)]
+    ends = [*starts[1:], len(messages)][:len(starts)]
     return [GeminiTurn(number, str(messages[start]["id"]), start, end)
             for number, (start, end) in enumerate(zip(starts, ends, strict=True), start=1)]
 
