@@ -39,6 +39,7 @@ from ...session_files import ReadProblem, read_head
 from ...times import parse_time
 from .. import agent_json
 from ..base import AgentDeletion
+from .layout import CHATS, TMP, is_session_name, join_id, marker_folder
 
 AGENT = "Gemini CLI"
 DAY_S = 86400.0
@@ -360,46 +361,46 @@ def _newest_in(lines: list[bytes]) -> float | None:
 
 # --- the sweep of each folder, for a listing ------------------------------------------------------
 
-SESSION_PREFIX = "session-"
-PROJECT_ROOT_FILE = ".project_root"
+MAX_STUB_BYTES = 1 << 20   # a file of a session's beyond this is taken to hold conversation, unread
+_EMPTY = (f"due for deletion at {AGENT}'s next start in its folder (of another session): its file {{name}} holds "
+          "no conversation, and the client's sweep deletes such a file with every file of the session")
 
 
-def is_session_name(name: str) -> bool:
-    """Whether Gemini CLI's sweep counts a file of `chats/` by its name."""
-    return name.startswith(SESSION_PREFIX) and (name.endswith(".jsonl") or name.endswith(".json"))
+def has_conversation(path: Path) -> bool:
+    """Whether the client's sweep counts this file as a session (`getAllSessionFiles`): it names a
+    session, is no subagent's and holds a message the client resumes. A file too large to read here
+    counts as one; one that cannot be read as none (the client deletes what it cannot load)."""
+    from .lines import chat_of_bytes
 
-
-def short_id(name: str) -> str:
-    """The 8 characters a session file's name ends with (what a deletion matches files by)."""
-    return name.rsplit(".", 1)[0][-8:]
+    try:
+        data, size = read_head(path, MAX_STUB_BYTES)
+    except (OSError, ReadProblem):
+        return False
+    if size > MAX_STUB_BYTES:
+        return True
+    chat = chat_of_bytes(data)
+    return bool(chat.session_id) and chat.kind != "subagent" and chat.has_resumable_content
 
 
 class Sweeps:
     """The sweep that reaches each session file of the stores `stores` (`.gemini` folders): the policy
-    of its folder (read once a folder), its `lastUpdated` (read once a file version) and, when the
-    policy counts, how many sessions of its folder were updated after it. A file elsewhere (a kept
-    copy in Reprise's data folder) is out of reach."""
+    of its folder (read once a folder), its `lastUpdated` (read once a file version), whether a file
+    of its holds no conversation (which the sweep deletes with the whole session) and, when the policy
+    counts, how many sessions of its folder were updated after it. A file elsewhere (a kept copy in
+    Reprise's data folder) is out of reach."""
 
     def __init__(self, stores: list[Path], *, system: Path | None = SYSTEM_SETTINGS):
         self.stores = [Path(store) for store in stores]
         self.system = system
         self._policies: dict[Path, SweepPolicy] = {}
         self._updated: dict[str, tuple[int, int, float | None]] = {}
-        self._folders: dict[tuple[Path, float], list[tuple[str, float | None]]] = {}
+        self._talking: dict[str, tuple[int, int, bool]] = {}
+        self._folders: dict[tuple[Path, float], list[tuple[str, int, int]]] = {}
 
     def store_of(self, chats: Path) -> Path | None:
         """The store whose `tmp/<slug>/chats/` folder this is, or None."""
         store = chats.parent.parent.parent
-        return store if chats.name == "chats" and chats.parent.parent.name == "tmp" and store in self.stores else None
-
-    def folder_of(self, chats: Path) -> Path | None:
-        """The folder a project's `chats/` belongs to, from its `.project_root` (None when unknown)."""
-        try:
-            text, _ = read_head(chats.parent / PROJECT_ROOT_FILE, 64 * 1024)
-        except (OSError, ReadProblem):
-            return None
-        folder = text.decode("utf-8", "replace").strip()
-        return Path(folder) if folder.startswith("/") and "\0" not in folder else None
+        return store if chats.name == CHATS and chats.parent.parent.name == TMP and store in self.stores else None
 
     def policy(self, chats: Path) -> SweepPolicy | None:
         """The sweep of this `chats/` folder (None: not a folder of the stores)."""
@@ -407,7 +408,8 @@ class Sweeps:
         if store is None:
             return None
         if chats not in self._policies:
-            self._policies[chats] = read_policy(store, self.folder_of(chats), system=self.system)
+            folder = marker_folder(chats.parent)
+            self._policies[chats] = read_policy(store, Path(folder) if folder else None, system=self.system)
         return self._policies[chats]
 
     def updated(self, path: Path, size: int, mtime_ns: int) -> float | None:
@@ -418,8 +420,16 @@ class Sweeps:
         self._updated[str(path)] = (size, mtime_ns, moment)
         return moment
 
-    def _ranked(self, chats: Path, now: float) -> list[tuple[str, float | None]]:
-        """(name, lastUpdated) of each session file of the folder, read once for a moment `now`."""
+    def _talks(self, path: Path, size: int, mtime_ns: int) -> bool:
+        known = self._talking.get(str(path))
+        if known is not None and known[:2] == (size, mtime_ns):
+            return known[2]
+        talks = has_conversation(path)
+        self._talking[str(path)] = (size, mtime_ns, talks)
+        return talks
+
+    def _scan(self, chats: Path, now: float) -> list[tuple[str, int, int]]:
+        """(name, size, mtime_ns) of each session file of the folder, read once for a moment `now`."""
         key = (chats, now)
         if key not in self._folders:
             self._folders = {k: v for k, v in self._folders.items() if k[1] == now}
@@ -429,7 +439,7 @@ class Sweeps:
                     for entry in entries:
                         if is_session_name(entry.name) and entry.is_file(follow_symlinks=False):
                             info = entry.stat(follow_symlinks=False)
-                            found.append((entry.name, self.updated(Path(entry.path), info.st_size, info.st_mtime_ns)))
+                            found.append((entry.name, info.st_size, info.st_mtime_ns))
             except OSError:
                 pass
             self._folders[key] = found
@@ -441,15 +451,19 @@ class Sweeps:
         policy = self.policy(file.parent)
         if policy is None or not policy.sweeps:
             return None
-        try:
-            size = file.stat().st_size
-        except OSError:
-            return None
+        files = self._scan(file.parent, now)
+        mine = join_id(file.name)
+        for name, size, mtime in files:
+            if join_id(name) == mine and not self._talks(file.parent / name, size, mtime):
+                return AgentDeletion(now, _EMPTY.format(name=name), True)
+        size = next((size for name, size, _ in files if name == file.name), -1)
         moment = self.updated(file, size, mtime_ns)
         newer = None
         if policy.max_count is not None:
-            mine = short_id(file.name)
             mine_at = now if moment is None else moment   # no lastUpdated: the client takes "now"
-            newer = sum(1 for name, at in self._ranked(file.parent, now)
-                        if short_id(name) != mine and (now if at is None else at) > mine_at)
+            newer = 0
+            for name, size, mtime in files:
+                if join_id(name) != mine:
+                    at = self.updated(file.parent / name, size, mtime)
+                    newer += (now if at is None else at) > mine_at
         return policy.deletion(moment, newer, now)

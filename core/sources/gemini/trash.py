@@ -11,12 +11,12 @@ from pathlib import Path
 
 from ..file_trash import AgentFileTrash
 from ..uuid_ids import is_uuid
-from .retention import is_session_name, short_id
+from .layout import is_session_name, join_id
 
 
 def named_for(path: Path, session_id: str) -> bool:
     """Whether `path` is named as the client names a file of the session (`session-...-<id8>.json[l]`)."""
-    return is_session_name(path.name) and short_id(path.name) == session_id[:8]
+    return is_session_name(path.name) and join_id(path.name) == session_id[:8]
 
 
 class GeminiTrash(AgentFileTrash):

@@ -17,7 +17,6 @@ under its lock.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -95,11 +94,6 @@ def iso(moment: datetime) -> str:
     """`Date.toISOString()`: UTC, milliseconds, `Z`."""
     moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-def project_hash(folder: str) -> str:
-    """The `projectHash` the client records for a session of `folder`."""
-    return hashlib.sha256(folder.encode("utf-8")).hexdigest()
 
 
 def file_name(session_id: str, started: datetime) -> str:

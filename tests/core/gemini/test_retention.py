@@ -141,7 +141,7 @@ def _session(chats: Path, name: str, session_id: str, updated: float | None, *, 
     head = {"sessionId": session_id, "projectHash": "h", "startTime": _iso(NOW - 90 * DAY_S)}
     if updated is not None:
         head["lastUpdated"] = _iso(updated - 60)
-    lines = [json.dumps(head), json.dumps({"id": "m1", "type": "user", "content": "x" * pad})]
+    lines = [json.dumps(head), json.dumps({"id": "m1", "type": "user", "content": "hello " + "x" * pad})]
     if updated is not None:
         lines.append(json.dumps({"$set": {"lastUpdated": _iso(updated)}}))
     path = chats / name
@@ -180,3 +180,31 @@ def test_max_count_ranks_the_folders_sessions_by_last_updated(store: Path, tmp_p
     assert [deletion.at_risk for deletion in phrases if deletion is not None] == [False, False, True, True]
     assert phrases[1] is not None
     assert phrases[1].phrase.endswith("(sooner once 2 newer sessions exist in its folder; 1 do now)")
+
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "gemini" / "store-0.61.0" / "home" / ".gemini"
+
+
+def test_a_resumes_stub_without_conversation_makes_the_whole_session_due(tmp_path: Path) -> None:
+    """The real client's store: the three-turn session's resume left a stub holding no conversation,
+    which the client's next start in that folder deletes with every file of the session."""
+    import shutil
+
+    store = tmp_path / ".gemini"
+    shutil.copytree(FIXTURE, store)
+    chats = store / "tmp" / "alpha" / "chats"
+    sweeps = Sweeps([store], system=None)
+    now = datetime_of("2026-12-07T00:00:00Z")
+    main = chats / "session-2026-12-06T19-46-e9b105e8.jsonl"
+    deletion = sweeps.deletion(str(main), main.stat().st_mtime_ns, now)
+    assert deletion is not None and deletion.at_risk and deletion.at == now
+    assert "session-2026-12-06T19-48-e9b105e8.jsonl holds no conversation" in deletion.phrase
+    single = chats / "session-2026-12-06T19-48-0b721226.jsonl"
+    kept = sweeps.deletion(str(single), single.stat().st_mtime_ns, now)
+    assert kept is not None and kept.phrase == "deleted by Gemini CLI in 29 days" and not kept.at_risk
+
+
+def datetime_of(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text).timestamp()

@@ -16,7 +16,8 @@ from reprise.core.sources.gemini.fork import message_texts, plan_fork, split_tur
 from reprise.core.sources.gemini.lines import chat_of_bytes
 from reprise.core.sources.gemini.liveness import ids_in_argv
 from reprise.core.sources.gemini.new import new_argv
-from reprise.core.sources.gemini.writer import file_name, header, line, project_hash, stringify, write_session
+from reprise.core.sources.gemini.layout import project_hash
+from reprise.core.sources.gemini.writer import file_name, header, line, stringify, write_session
 from reprise.core.trimming import TrimOptions
 
 SID = "5f0c2a3e-1b2c-4d5e-8f90-123456789abc"
