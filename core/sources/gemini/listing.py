@@ -67,6 +67,16 @@ def _member(name: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionFiles:
+    """The files of one session: the one the client resumes, the others of it in its folder (a
+    resume's stubs, a `.json` moved to `.jsonl`), and its subagents' files."""
+
+    main: Path
+    others: list[Path]
+    subagents: list[Path]
+
+
+@dataclass(frozen=True, slots=True)
 class Members:
     """The other files of each session of one `chats/` folder (by its row's file id), as the folder was
     when its stamp was taken."""
@@ -339,6 +349,63 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         fields.session_id = session_id or ""
         return ListedFile(key, file.file_id, file.path, size, mtime_ns, fields, settled(now_ns, mtime_ns), digest,
                           carry)
+
+    # --- finding a session by its id ------------------------------------------------------------------
+
+    def locate(self, session_id: str, key: str | None = None) -> SessionFiles | None:
+        """The files of a session: in the projects the workspace `key` maps to first, then in every
+        project; a subagent's session in its parent's subagents' folder when no project holds it."""
+        groups = self.groups()
+        first = self._rule.groups_for([key]) if key is not None else None
+        ordered = list(dict.fromkeys([*(first or []), *groups]))
+        for group in ordered:
+            found = self._files_in(Path(group), session_id)
+            if found is not None:
+                return found
+        for group in ordered:
+            found = self._subagent_file(Path(group), session_id)
+            if found is not None:
+                return SessionFiles(found, [], [])
+        return None
+
+    def _files_in(self, group: Path, session_id: str) -> SessionFiles | None:
+        try:
+            names = [name for name in os.listdir(group) if is_session_name(name) and join_id(name) == session_id[:8]]
+        except OSError:
+            return None
+        mine = [name for name in main_first(names) if self._names_session(group / name, session_id)]
+        if not mine:
+            return None
+        return SessionFiles(group / mine[0], [group / name for name in mine[1:]], self._subagents(group / session_id))
+
+    def _names_session(self, path: Path, session_id: str) -> bool:
+        """Whether the file is of the session: its first header names it, else its lines merged do."""
+        if self._session_named(path) == session_id:
+            return True
+        try:
+            return self.read_chat(path)[1].session_id == session_id
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return False
+
+    @staticmethod
+    def _subagents(folder: Path) -> list[Path]:
+        try:
+            return sorted(folder / name for name in os.listdir(folder) if name.endswith(SUFFIXES))
+        except OSError:
+            return []
+
+    @staticmethod
+    def _subagent_file(group: Path, session_id: str) -> Path | None:
+        try:
+            parents = [name for name in os.listdir(group) if is_uuid(name)]
+        except OSError:
+            return None
+        for parent in sorted(parents):
+            for suffix in SUFFIXES:
+                candidate = group / parent / f"{session_id}{suffix}"
+                if candidate.is_file():
+                    return candidate
+        return None
 
     # --- search --------------------------------------------------------------------------------------
 
