@@ -56,7 +56,6 @@ class GeminiSource(AgentStoreSource, Trashing, Live):
     name = SPEC.name
     label = SPEC.label
     trash_note = SPEC.trash_note
-    resumes_from_any_folder = False   # `gemini --resume ID` looks only in the very folder it runs in
     cost_label = SPEC.cost_label
     resume_setting = SPEC.resume_setting
     rename_note = SPEC.rename_note
