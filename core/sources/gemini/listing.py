@@ -4,8 +4,8 @@ fields of one session, read on from where the last read of it ended.
 A group is one project's `chats/` folder; its workspace is the folder the client's map gives the
 project (`workspaces.py`). A row is a session, not a file: the files of one session (a resume's
 stub files, a `.json` a resume moved to `.jsonl`) are joined by the id in their names
-(`layout.join_id`), the row's file the one the client resumes (`layout.main_first`) and its stat the
-sum of their sizes with the newest of their mtimes; the session's id is read from its lines. A
+(`layout.join_id`), the row's file the one the client resumes (`layout.main_first`) and its stat that
+file's size with the newest of their mtimes; the session's id is read from its lines. A
 subagent's session (`chats/<parent id>/`) is its parent's, not a row of its own, unless its parent's
 file is gone. Session files are append-only JSON lines: the listing keeps, per file, the `carry` of
 `core/sources/grown.py` with the merge's state (`fields.ListingFold`), so a grown file is read from
@@ -88,8 +88,7 @@ class Members:
 def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[str, tuple[int, int]],
                                                                           dict[str, list[str]]]:
     """{row file id: stat} of a `chats/` folder's names and {row file id: its other session files}: the
-    session files of one session joined (`join_id`) under the one the client resumes, their sizes
-    summed and the newest mtime; a subagents' folder whose session has no file here gives a row for
+    session files of one session joined (`join_id`) under the one the client resumes (`join_stats`); a subagents' folder whose session has no file here gives a row for
     each of its files (their file id `<folder>/<name>`)."""
     by_id: dict[str, list[str]] = {}
     for name in names:
@@ -106,12 +105,12 @@ def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[st
 
 
 def join_stats(stats: Sequence[tuple[int, int]]) -> tuple[int, int]:
-    """One stat of a session's files: (-1, -1) when its first cannot be stat'ed; else the sizes of
-    those that can summed, and the newest mtime."""
+    """One stat of a session's files, the one the client resumes first: (-1, -1) when that one cannot
+    be stat'ed; else its size (what is read and shown) and the newest mtime of them all (a stub
+    written later is a change of the session)."""
     if not stats or stats[0][0] < 0:
         return -1, -1
-    found = [stat for stat in stats if stat[0] >= 0]
-    return sum(size for size, _ in found), max(mtime for _, mtime in found)
+    return stats[0][0], max(mtime for size, mtime in stats if size >= 0)
 
 
 def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
