@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reprise.core.catalog import Catalog
-from reprise.core.paths import OwnPaths, workspace_key
+from reprise.core.paths import OwnPaths, SessionRef, workspace_key
 from reprise.core.rows import SessionRow
 from reprise.core.sources.gemini.listing import GeminiListing
 from reprise.core.sources.gemini.source import GeminiSource
@@ -76,8 +76,6 @@ def test_the_stub_joins_its_session_s_stat(tmp_path):
 def test_the_source_opens_reads_and_resumes_a_session_by_its_id(tmp_path, settings_for):
     root = store_copy("store-0.61.0", tmp_path)
     source = GeminiSource([root], settings_for(), tmp_path / "data")
-    from reprise.core.paths import SessionRef
-
     ref = SessionRef(workspace_key(ALPHA), RESUMED, "gemini")
     opened = source.open(ref)
     assert [turn.user_message for turn in opened.transcript.turns] == [
@@ -97,9 +95,8 @@ def test_a_rewound_session_shows_what_the_client_would_send_and_says_it_was_rewo
     [row] = rows_of(listing_of(root, tmp_path), tmp_path).values()
     assert row.id == REWOUND and row.turns == 2
     assert (row.fields.first_message, row.fields.last_message) == ("First step MARKkeep", "After the rewind MARKafter")
-    from reprise.core.paths import SessionRef
-
-    opened = GeminiSource([root], settings_for(), tmp_path / "data").open(SessionRef(row.workspace_key, REWOUND, "gemini"))
+    source = GeminiSource([root], settings_for(), tmp_path / "data")
+    opened = source.open(SessionRef(row.workspace_key, REWOUND, "gemini"))
     assert [turn.user_message for turn in opened.transcript.turns] == ["First step MARKkeep",
                                                                       "After the rewind MARKafter"]
     assert any("Rewound" in note for note in opened.transcript.notes)
@@ -113,8 +110,6 @@ def test_whole_file_sessions_of_an_older_client_are_listed_and_read(tmp_path, se
     assert [row.turns for row in by_turns] == [1, 2]
     assert by_turns[1].fields.first_message == "Legacy start MARKold"
     assert by_turns[1].fields.last_message == "Legacy again MARKolder"
-    from reprise.core.paths import SessionRef
-
     source = GeminiSource([root], settings_for(), tmp_path / "data")
     shell = source.open(SessionRef(by_turns[0].workspace_key, by_turns[0].id, "gemini")).transcript.turns[0]
     assert shell.commands and "OUTWORD42" in (shell.tool_calls[0].result or "")
