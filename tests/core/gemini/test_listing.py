@@ -205,3 +205,50 @@ def test_appending_to_a_grown_session_reads_only_what_was_appended(tmp_path):
                                                                   "content": [{"text": "kept MARKkept"}]}]}})
     assert row.turns == 1 and row.fields.first_message == "kept MARKkept" and row.fields.agent_title == "A title"
     catalog.close()
+
+
+def _subagent(root: Path, parent: str, sub: str) -> Path:
+    folder = root / "tmp" / "alpha" / "chats" / parent
+    folder.mkdir()
+    path = folder / f"{sub}.jsonl"
+    path.write_text("".join(json.dumps(record, separators=(",", ":")) + "\n" for record in (
+        {"sessionId": sub, "projectHash": "ab" * 32, "startTime": "2026-12-06T19:48:33.000Z",
+         "lastUpdated": "2026-12-06T19:48:33.000Z", "kind": "subagent", "directories": [ALPHA]},
+        {"id": "s1", "timestamp": "2026-12-06T19:48:33.100Z", "type": "user", "content": [{"text": "Look around"}]},
+        {"id": "s2", "timestamp": "2026-12-06T19:48:33.200Z", "type": "gemini", "content": "Done.",
+         "tokens": {"input": 100, "output": 2, "cached": 0, "thoughts": 0, "tool": 0, "total": 102}})),
+        encoding="utf-8")
+    return path
+
+
+def test_a_subagent_session_counts_with_its_parent_and_is_no_row_of_its_own(tmp_path, settings_for):
+    root = store_copy("store-0.61.0", tmp_path)
+    sub = "11111111-2222-4333-8444-555555555555"
+    _subagent(root, RESUMED, sub)
+    rows = rows_of(listing_of(root, tmp_path), tmp_path)
+    assert len(rows) == 4 and sub not in rows and rows[RESUMED].turns == 3
+    opened = GeminiSource([root], settings_for(), tmp_path / "data").open(
+        SessionRef(workspace_key(ALPHA), RESUMED, "gemini"))
+    assert "1 subagent session of this session is not shown." in opened.transcript.notes
+
+
+def test_a_subagent_whose_parent_is_gone_is_listed_hidden_as_the_client_hides_it(tmp_path, settings_for):
+    root = store_copy("store-0.61.0", tmp_path)
+    sub = "11111111-2222-4333-8444-555555555555"
+    _subagent(root, RESUMED, sub)
+    for stale in (root / "tmp" / "alpha" / "chats").glob("session-*-e9b105e8.jsonl"):
+        stale.unlink()
+    rows = rows_of(listing_of(root, tmp_path), tmp_path)
+    assert rows[sub].hidden_by_agent and rows[sub].turns == 1 and RESUMED not in rows
+    source = GeminiSource([root], settings_for(), tmp_path / "data")
+    opened = source.open(SessionRef(workspace_key(ALPHA), sub, "gemini"))
+    assert [turn.reply for turn in opened.transcript.turns] == ["Done."]
+
+
+def test_what_the_client_s_own_list_hides_is_marked(tmp_path):
+    root = store_copy("store-0.61.0", tmp_path)
+    chats = root / "tmp" / "alpha" / "chats"
+    (chats / "session-2026-12-06T19-46-e9b105e8.jsonl").unlink()   # its stub alone: only the session context
+    rows = rows_of(listing_of(root, tmp_path), tmp_path)
+    assert rows[RESUMED].hidden_by_agent and rows[RESUMED].turns == 0
+    assert not rows[ONE_TURN].hidden_by_agent and not rows[SHELL].hidden_by_agent
