@@ -35,6 +35,7 @@ from ..uuid_ids import is_uuid
 from ..workspaces import unmapped_key
 from .fields import GeminiFields, ListingFold, orjson_exact
 from .layout import (
+    PREFIX,
     SUFFIXES,
     GeminiRoot,
     Registry,
@@ -89,17 +90,29 @@ def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[st
                                                                           dict[str, list[str]]]:
     """{row file id: stat} of a `chats/` folder's names and {row file id: its other session files}: the
     session files of one session joined (`join_id`) under the one the client resumes (`join_stats`);
-    a subagents' folder is no row here (`orphan_subagents`)."""
-    by_id: dict[str, list[str]] = {}
+    a subagents' folder is no row here (`orphan_subagents`). Run on every listing for every file:
+    a session of one file (most) costs a dict lookup or two."""
+    by_id: dict[str, str | list[str]] = {}
     for name in names:
-        by_id.setdefault(join_id(name), []).append(name)
+        if not name.startswith(PREFIX):
+            continue   # a subagents' folder
+        key = join_id(name)
+        known = by_id.get(key)
+        if known is None:
+            by_id[key] = name
+        elif isinstance(known, list):
+            known.append(name)
+        else:
+            by_id[key] = [known, name]
     rows: dict[str, tuple[int, int]] = {}
     others: dict[str, list[str]] = {}
+    missing = (-1, -1)
     for group in by_id.values():
-        files = main_first([name for name in group if is_session_name(name)])
-        if not files:
+        if isinstance(group, str):
+            rows[group] = stats.get(group, missing)
             continue
-        rows[files[0]] = join_stats([stats.get(name, (-1, -1)) for name in files])
+        files = main_first(group)
+        rows[files[0]] = join_stats([stats.get(name, missing) for name in files])
         others[files[0]] = files[1:]
     return rows, others
 
@@ -117,9 +130,12 @@ def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, in
     """{`<folder>/<name>`: stat} of the files of each subagents' folder whose session has no file in
     the group (the client deleted or Reprise trashed it): listed, never dropped."""
     found: dict[str, tuple[int, int]] = {}
+    folders = [name for name in names if not name.startswith(PREFIX) and is_uuid(name)]
+    if not folders:
+        return found
     parents = {join_id(name) for name in rows}
-    for name in names:
-        if not is_uuid(name) or name[:8] in parents:
+    for name in folders:
+        if name[:8] in parents:
             continue
         try:
             with os.scandir(os.path.join(group, name)) as entries:
