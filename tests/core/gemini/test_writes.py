@@ -277,7 +277,8 @@ def test_the_reply_is_read_from_the_json_the_client_prints() -> None:
         "Exit status 42. Invalid session identifier"
 
 
-def test_gemini_cli_home_names_the_stores_home_only_when_needed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gemini_cli_home_names_the_stores_home_only_when_needed(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from reprise.core.sources.gemini.turns import client_env
 
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
