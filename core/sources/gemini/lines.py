@@ -190,14 +190,15 @@ class Merge(Generic[V]):
                 self._merge(record)
                 listed = record.get("messages")
                 if isinstance(listed, list):
-                    self._put_all(listed)
+                    self.add(listed)
 
     def _put(self, message: dict[str, Any]) -> None:
         if self.first_prompt is None:
             self.first_prompt = first_prompt_of(message) or None
         self.messages[message["id"]] = self.summarize(message)
 
-    def _put_all(self, listed: list[Any]) -> None:
+    def add(self, listed: list[Any]) -> None:
+        """Add (or replace by id) each message of a list, as a header's or `$set`'s list is added."""
         for message in listed:
             if isinstance(message, dict) and isinstance(message.get("id"), str):
                 self._put(message)
@@ -221,7 +222,7 @@ class Merge(Generic[V]):
         if isinstance(listed, list):
             before = set(self.messages)
             self.messages.clear()
-            self._put_all(listed)
+            self.add(listed)
             if before - set(self.messages):
                 self.replaced_lists += 1
         self._merge(update)
