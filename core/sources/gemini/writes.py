@@ -1,6 +1,6 @@
 """What Reprise writes of Gemini CLI sessions, and what Gemini CLI's own sweep will delete: the roles
-`GeminiSource` takes from here (trash, keep, fork, new, send, liveness, the sweep), on the hooks every
-agent store gives (`AgentStoreSource`: where a session's file is, its root, its bytes).
+`GeminiSource` takes from here (keep, fork, new, send, the sweep), on the hooks every agent store gives
+(`AgentStoreSource`: where a session's file is, its root, its bytes, who may be writing it, its trash).
 
 Reprise never rewrites a Gemini CLI file: a fork is a new file beside the original (`fork.py`,
 `writer.py`), a new session is written by the client itself (`new.py`), a send is the client's own
@@ -22,12 +22,11 @@ from ...paths import SessionRef
 from ...problems import Problem
 from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
-from ..base import AgentDeletion, KeepReport, OpenedSession
+from ..base import AgentDeletion, KeepReport
+from ..roles import Metered
 from .keep import keep, kept_sessions
 from .layout import CHATS, TMP, is_session_name, join_id, main_first
-from .liveness import writer_of
-from .retention import AT_RISK_DAYS, Sweeps, last_updated, read_policy
-from .trash import GeminiTrash
+from .retention import AT_RISK_DAYS, Sweeps, read_policy
 
 NAME = "gemini"
 DEFAULT_MODEL = "gemini-2.5-pro"   # the tokenizer a fork counts with when the session names no model
@@ -39,21 +38,7 @@ class GeminiWriting(AgentStoreSource):
 
     _sweeps: Sweeps | None = None
 
-    # --- liveness ----------------------------------------------------------------------------
-
-    def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
-        """Why the session counts as being written now (a `lastUpdated` minutes old, a Gemini CLI process
-        on its id or holding its file), or None (None too when it could not be read: `opened` is None)."""
-        if opened is None:
-            return None
-        written = writer_of(opened.path, ref.session_id, last_updated(opened.path),
-                            time.time() if now is None else now)
-        return written.why if written is not None else None
-
     # --- the trash and keep --------------------------------------------------------------------
-
-    def _trash(self) -> GeminiTrash:
-        return GeminiTrash(self.own_paths, self.audit, self.own_files.lock)
 
     def keep(self, ref: SessionRef) -> KeepReport:
         """Copy the session's file and its subagents' files into Reprise's archive, out of the sweep's reach."""
@@ -115,7 +100,7 @@ class GeminiWriting(AgentStoreSource):
         return GeminiSendBackend(list(self.settings.sources.gemini.send), store)
 
     def check_sendable(self, ref: SessionRef, message: str, workspace: Path | None, *,
-                       confirm_over: bool) -> MeterResult:
+                       confirm_over: bool) -> MeterResult | None:
         """The meter with the message; refused when the session's file is gone, or while Gemini CLI may be
         running it (a process on its id or holding its file: a `lastUpdated` a moment ago alone does not
         refuse, it is the turn Reprise sent before), or over the window unless confirmed."""
@@ -130,6 +115,8 @@ class GeminiWriting(AgentStoreSource):
         if running is not None:
             raise PendingTurnError(f"Gemini CLI may be running session {ref.session_id} now ({running.why}).",
                                    hint="finish or leave that Gemini CLI first")
+        if Metered not in self.roles:
+            return None   # no meter of Gemini CLI's next request: nothing to weigh the message against
         return self.prepare_meter(opened, workspace).with_message(message).sendable(confirm_over=confirm_over)
 
     # --- a new session -------------------------------------------------------------------------
