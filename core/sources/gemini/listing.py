@@ -4,8 +4,8 @@ fields of one session, read on from where the last read of it ended.
 A group is one project's `chats/` folder; its workspace is the folder the client's map gives the
 project (`workspaces.py`). A row is a session, not a file: the files of one session (a resume's
 stub files, a `.json` a resume moved to `.jsonl`) are joined by the id in their names
-(`layout.join_id`), the row's file the one the client resumes (`layout.main_first`) and its stat the
-sum of their sizes with the newest of their mtimes; the session's id is read from its lines. A
+(`layout.join_id`), the row's file the one the client resumes (`layout.main_first`) and its stat that
+file's size with the newest of their mtimes; the session's id is read from its lines. A
 subagent's session (`chats/<parent id>/`) is its parent's, not a row of its own, unless its parent's
 file is gone. Session files are append-only JSON lines: the listing keeps, per file, the `carry` of
 `core/sources/grown.py` with the merge's state (`fields.ListingFold`), so a grown file is read from
@@ -67,6 +67,16 @@ def _member(name: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionFiles:
+    """The files of one session: the one the client resumes, the others of it in its folder (a
+    resume's stubs, a `.json` moved to `.jsonl`), and its subagents' files."""
+
+    main: Path
+    others: list[Path]
+    subagents: list[Path]
+
+
+@dataclass(frozen=True, slots=True)
 class Members:
     """The other files of each session of one `chats/` folder (by its row's file id), as the folder was
     when its stamp was taken."""
@@ -78,8 +88,7 @@ class Members:
 def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[str, tuple[int, int]],
                                                                           dict[str, list[str]]]:
     """{row file id: stat} of a `chats/` folder's names and {row file id: its other session files}: the
-    session files of one session joined (`join_id`) under the one the client resumes, their sizes
-    summed and the newest mtime; a subagents' folder whose session has no file here gives a row for
+    session files of one session joined (`join_id`) under the one the client resumes (`join_stats`); a subagents' folder whose session has no file here gives a row for
     each of its files (their file id `<folder>/<name>`)."""
     by_id: dict[str, list[str]] = {}
     for name in names:
@@ -96,12 +105,12 @@ def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[st
 
 
 def join_stats(stats: Sequence[tuple[int, int]]) -> tuple[int, int]:
-    """One stat of a session's files: (-1, -1) when its first cannot be stat'ed; else the sizes of
-    those that can summed, and the newest mtime."""
+    """One stat of a session's files, the one the client resumes first: (-1, -1) when that one cannot
+    be stat'ed; else its size (what is read and shown) and the newest mtime of them all (a stub
+    written later is a change of the session)."""
     if not stats or stats[0][0] < 0:
         return -1, -1
-    found = [stat for stat in stats if stat[0] >= 0]
-    return sum(size for size, _ in found), max(mtime for _, mtime in found)
+    return stats[0][0], max(mtime for size, mtime in stats if size >= 0)
 
 
 def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
@@ -339,6 +348,63 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         fields.session_id = session_id or ""
         return ListedFile(key, file.file_id, file.path, size, mtime_ns, fields, settled(now_ns, mtime_ns), digest,
                           carry)
+
+    # --- finding a session by its id ------------------------------------------------------------------
+
+    def locate(self, session_id: str, key: str | None = None) -> SessionFiles | None:
+        """The files of a session: in the projects the workspace `key` maps to first, then in every
+        project; a subagent's session in its parent's subagents' folder when no project holds it."""
+        groups = self.groups()
+        first = self._rule.groups_for([key]) if key is not None else None
+        ordered = list(dict.fromkeys([*(first or []), *groups]))
+        for group in ordered:
+            found = self._files_in(Path(group), session_id)
+            if found is not None:
+                return found
+        for group in ordered:
+            found = self._subagent_file(Path(group), session_id)
+            if found is not None:
+                return SessionFiles(found, [], [])
+        return None
+
+    def _files_in(self, group: Path, session_id: str) -> SessionFiles | None:
+        try:
+            names = [name for name in os.listdir(group) if is_session_name(name) and join_id(name) == session_id[:8]]
+        except OSError:
+            return None
+        mine = [name for name in main_first(names) if self._names_session(group / name, session_id)]
+        if not mine:
+            return None
+        return SessionFiles(group / mine[0], [group / name for name in mine[1:]], self._subagents(group / session_id))
+
+    def _names_session(self, path: Path, session_id: str) -> bool:
+        """Whether the file is of the session: its first header names it, else its lines merged do."""
+        if self._session_named(path) == session_id:
+            return True
+        try:
+            return self.read_chat(path)[1].session_id == session_id
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return False
+
+    @staticmethod
+    def _subagents(folder: Path) -> list[Path]:
+        try:
+            return sorted(folder / name for name in os.listdir(folder) if name.endswith(SUFFIXES))
+        except OSError:
+            return []
+
+    @staticmethod
+    def _subagent_file(group: Path, session_id: str) -> Path | None:
+        try:
+            parents = [name for name in os.listdir(group) if is_uuid(name)]
+        except OSError:
+            return None
+        for parent in sorted(parents):
+            for suffix in SUFFIXES:
+                candidate = group / parent / f"{session_id}{suffix}"
+                if candidate.is_file():
+                    return candidate
+        return None
 
     # --- search --------------------------------------------------------------------------------------
 
