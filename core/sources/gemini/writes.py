@@ -65,9 +65,17 @@ class GeminiWriting(AgentStoreSource):
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
         return self.sweeps.deletion(path, mtime_ns, now)
 
+    def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
+        """For `doctor`: the settings files that cannot be read, damaged keep records, what the sweep does
+        by the user's settings, and the sessions it deletes within the week that Reprise does not keep as
+        they are. Reprise leaves no temp files of its own in a Gemini CLI store."""
+        problems, notes = self.sweep_health()
+        problems.extend(kept_sessions(self.own_paths).problems)
+        return problems, [], [], notes
+
     def sweep_health(self) -> tuple[list[Problem], list[str]]:
-        """For `doctor`: the settings files that cannot be read, what the sweep does by the user's
-        settings, and the sessions it deletes within the week that Reprise does not keep as they are."""
+        """The settings files that cannot be read, what the sweep does by the user's settings, and the
+        sessions it deletes within the week that Reprise does not keep as they are."""
         problems: list[Problem] = []
         notes: list[str] = []
         now = time.time()
