@@ -359,6 +359,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             notes.append(f"Gemini CLI's map names no folder for its project {Path(group).parent.name!r} "
                          "(no .project_root, not in projects.json): its folder is unknown")
         found.cwd = folder
+        # Gemini CLI writes no window: the meter's (windows.py) is the model's, not the file's.
         fields = agent_fields(found, file.file_id, key, folder=folder, window=None, hidden=found.hidden_by_agent,
                               warning="; ".join(notes) or None, agent_title=found.summary)
         fields.session_id = session_id or ""
