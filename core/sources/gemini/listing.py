@@ -17,22 +17,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import RepriseError
 from ...folder_scan import FolderNames, FolderStats, scan_folder
-from ...paths import OwnPaths, workspace_key
+from ...paths import OwnPaths
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ..agent_json import Exact
 from ..base import ListedFile, SearchRecord, SessionFile
 from ..grown import GrownRead, first_record
-from ..jsonl_listing import JsonlListing, row_digest, settled
+from ..jsonl_listing import RACY_NS, JsonlListing, row_digest, settled
 from ..jsonl_listing import listing_fields as agent_fields
 from ..uuid_ids import is_uuid
-from ..workspaces import unmapped_key
 from .fields import GeminiFields, ListingFold, orjson_exact
 from .layout import (
     PREFIX,
@@ -48,7 +48,7 @@ from .layout import (
 )
 from .legacy import legacy_chat
 from .lines import Chat, Parsed, chat_of_bytes, line_kind, parse_chat
-from .workspaces import GeminiRule, unmapped_name
+from .workspaces import GeminiRule, key_of
 
 NAME = "gemini"
 STUB_HEAD_BYTES = 16 << 10
@@ -219,8 +219,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         return {group: folder for group in self.groups() if (folder := self.folder_of_group(group)) is not None}
 
     def key_of_group(self, group: str) -> str:
-        folder = self.folder_of_group(group)
-        return unmapped_key(unmapped_name(group)) if folder is None else workspace_key(folder)
+        return key_of(group, self.folder_of_group(group))
 
     def workspace_path(self, key: str) -> str | None:
         return self._rule.folder_of(key)
@@ -258,7 +257,8 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             except OSError:
                 return []
             members = Members(stamp, joined(names, {})[1])
-            self._members[group] = members
+            if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) >= RACY_NS:   # else a change may keep it
+                self._members[group] = members
         return members.others.get(file.file_id, [])
 
     def _stat_others(self, group: Path, others: list[str]) -> list[tuple[int, int]]:
@@ -348,7 +348,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
              now_ns: int, digest: str, carry: bytes | None) -> ListedFile:
         group = self._group_of(file)
         folder = self.folder_of_group(group)
-        key = unmapped_key(unmapped_name(group)) if folder is None else workspace_key(folder)
+        key = key_of(group, folder)
         notes = list(warnings)
         session_id = found.session_id if found.session_id is not None and is_uuid(found.session_id) else None
         if session_id is None:
