@@ -466,9 +466,9 @@ class Service:
         with no_gc_pauses():
             rows = [row for row in self.catalog.refresh(None) if row.source in sources]
             self._mark_agent_deletions(rows)
-        due = [row for row in rows if row.agent_deletion is not None and row.agent_deletion.at <= horizon
-               and row.ref is not None]
-        return sorted(due, key=lambda row: row.agent_deletion.at if row.agent_deletion else 0.0)
+        due = [row for row in rows if row.agent_deletion is not None and row.agent_deletion.at is not None
+               and row.agent_deletion.at <= horizon and row.ref is not None]
+        return sorted(due, key=lambda row: row.agent_deletion.at or 0.0 if row.agent_deletion else 0.0)
 
     def _keep_before_sweeps(self) -> SweepKeeping | None:
         """For each source that has a sweep and whose settings say `keep_before_sweep`, keep (as `keep --due`
