@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..live.batch import configured_binary, prepare_client, run_batch
+from ..live.batch import ClientUnavailable, configured_binary, prepare_client, run_batch
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "fake_gemini.py"
@@ -58,8 +58,11 @@ def find_gemini_bin() -> Path | None:
 
 
 def prepare() -> Path:
-    """The client's entry script, checked, and a namespace check; raises ClientUnavailable."""
-    return prepare_client(BIN_ENV, "the real Gemini CLI")
+    """The client's entry script, checked, node on PATH and a namespace check; raises ClientUnavailable."""
+    binary = prepare_client(BIN_ENV, "the real Gemini CLI")
+    if shutil.which("node") is None:
+        raise ClientUnavailable(f"{BIN_ENV}={binary} needs node, which is not on PATH")
+    return binary
 
 
 def node() -> str:
