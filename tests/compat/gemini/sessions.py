@@ -13,11 +13,12 @@ start, which ask the model for a summary and write it into an earlier session's 
 
 The API for other tests:
 - `run_gemini(binary, root, steps)`: run a list of `Step`s (args, folder) in one namespace against
-  the scripted fake (fake_gemini.py: the prompt's words script the reply) and return a `Run`: the
+  the scripted fake (fake_gemini.py: the prompt's words script the reply) and return a `GeminiRun`: the
   store root (`<root>/home/.gemini`) and one `StepResult` per step (exit status, output, the
   request bodies the step sent);
 - `LiveGemini(binary, root)` does the same batch by batch on one store (`.run(steps)`, `.one(step)`);
-- `make_store(binary, root)` runs the scenario (`SCENARIO`) and returns a `GeminiStore`.
+- `make_store(binary, root)` runs the scenario (`SCENARIO`) and returns a `GeminiStore` (the
+  `gemini_store` fixture: one per test run).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..live.batch import ClientUnavailable, configured_binary, prepare_client, run_batch
+from ..live.batch import ClientUnavailable, Run, configured_binary, prepare_client, run_batch
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "fake_gemini.py"
@@ -92,12 +93,24 @@ def prompt_step(prompt: str, cwd: Path, *, resume: str | None = None, options: S
 
 @dataclass(slots=True)
 class StepResult:
+    """One step's run (its exit status and output) and the requests it sent: bodies and paths."""
+
     step: Step
-    returncode: int
-    stdout: str
-    stderr: str
+    done: Run
     requests: list[dict] = field(default_factory=list)
     request_paths: list[str] = field(default_factory=list)
+
+    @property
+    def returncode(self) -> int:
+        return self.done.returncode
+
+    @property
+    def stdout(self) -> str:
+        return self.done.stdout
+
+    @property
+    def stderr(self) -> str:
+        return self.done.stderr
 
     @property
     def output(self) -> dict:
@@ -161,8 +174,7 @@ class LiveGemini:
                  "timeout": timeout} for step in steps]
         done = run_batch(self.root / "batches" / f"{self.batches:02d}", port=PORT, server=SERVER, runs=runs,
                          timeout=timeout)
-        return [StepResult(step, run.returncode, run.stdout, run.stderr,
-                           [json.loads(path.read_bytes() or b"{}") for path in run.request_files],
+        return [StepResult(step, run, [json.loads(path.read_bytes() or b"{}") for path in run.request_files],
                            [path.with_suffix(".path").read_text() for path in run.request_files])
                 for step, run in zip(steps, done, strict=True)]
 
@@ -192,7 +204,7 @@ class LiveGemini:
 
 
 @dataclass(slots=True)
-class Run:
+class GeminiRun:
     """What `run_gemini` made: the store root and each step's result."""
 
     store: Path
@@ -200,11 +212,11 @@ class Run:
 
 
 def run_gemini(binary: Path, root: Path, steps: Sequence[Step], *, settings: dict[str, Any] | None = None,
-               env: dict[str, str] | None = None) -> Run:
+               env: dict[str, str] | None = None) -> GeminiRun:
     """Run `steps` (their folders under `root/work`, trusted) in one namespace against the scripted
     fake, with the store at `root/home/.gemini` (made when absent)."""
     live = LiveGemini(binary, root, settings=settings)
-    return Run(live.store, live.run(steps, env=env))
+    return GeminiRun(live.store, live.run(steps, env=env))
 
 
 def backdate_minute(path: Path, minutes: int = 2) -> Path:
@@ -232,6 +244,7 @@ SCENARIO: list[tuple[str, str, str, str, str]] = [
     ("second folder", "beta", "beta", "new", "Another project MARKbeta"),
 ]
 SESSION_OF = {label: session for label, session, *_ in SCENARIO}
+FOLDER_OF = {session: folder for _, session, folder, *_ in SCENARIO}
 YOLO = {"bash": ["--yolo"]}    # headless runs offer no shell tool without it
 # the session whose file is renamed a minute earlier before its first resume (the resume then
 # leaves a stub file with the same sessionId beside it). It is the last in its folder: the client's
@@ -242,13 +255,20 @@ BACKDATED = "three"
 
 @dataclass(slots=True)
 class GeminiStore:
-    root: Path
-    store: Path
+    """The scenario's store: its folders by name, the session ids the client chose (by the
+    scenario's session names), every step's result, and the LiveGemini that ran them."""
+
+    live: LiveGemini
     folders: dict[str, Path]
     ids: dict[str, str]
-    folder_of: dict[str, str]
     results: list[StepResult]
-    live: LiveGemini
+
+    @property
+    def store(self) -> Path:
+        return self.live.store
+
+    def folder_of(self, session: str) -> Path:
+        return self.folders[FOLDER_OF[session]]
 
     def files(self, session: str) -> list[Path]:
         """The files of `session` (by its sessionId), by name."""
@@ -279,27 +299,18 @@ def make_store(binary: Path, root: Path) -> GeminiStore:
         if result.returncode != 0 or result.session_id is None:
             raise AssertionError(f"a scenario step failed: {result.describe()}")
         ids.setdefault(session, result.session_id)
-    return GeminiStore(root, live.store, folders, ids, {s: f for _, s, f, *_ in SCENARIO}, results, live)
-
-
-def make_root() -> Path:
-    """A root folder whose path has the same length on every run."""
-    return Path(tempfile.mkdtemp(prefix="reprise-gemini-", dir="/tmp"))
-
-
-def remove_root(root: Path) -> None:
-    shutil.rmtree(root, ignore_errors=True)
+    return GeminiStore(live, folders, ids, results)
 
 
 if __name__ == "__main__":  # a dev run: python -m tests.compat.gemini.sessions [ROOT]; or ... run ARGS (one step)
     if sys.argv[1:2] == ["run"]:
-        where = make_root()
+        where = Path(tempfile.mkdtemp(prefix="reprise-gemini-", dir="/tmp"))
         one = LiveGemini(find_gemini_bin() or DEV_BIN, where)
         result = one.one(Step(sys.argv[2:], one.folder("here")))
         print(result.returncode, result.stdout, result.stderr[-3000:], result.request_paths, sep="\n")
         print(where)
         sys.exit(0)
-    where = Path(sys.argv[1]) if len(sys.argv) > 1 else make_root()
+    where = Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="reprise-gemini-", dir="/tmp"))
     made = make_store(find_gemini_bin() or DEV_BIN, where)
     for step_result in made.results:
         print(step_result.step.label, step_result.returncode, step_result.session_id, step_result.request_paths)
