@@ -17,6 +17,7 @@ The API for other tests:
   store root (`<root>/home/.gemini`) and one `StepResult` per step (exit status, output, the
   request bodies the step sent);
 - `LiveGemini(binary, root)` does the same batch by batch on one store (`.run(steps)`, `.one(step)`);
+- `make_root()` / `remove_root(root)`: a fresh root under /tmp for such a store, and its removal;
 - `make_store(binary, root)` runs the scenario (`SCENARIO`) and returns a `GeminiStore` (the
   `gemini_store` fixture: one per test run).
 """
@@ -302,15 +303,24 @@ def make_store(binary: Path, root: Path) -> GeminiStore:
     return GeminiStore(live, folders, ids, results)
 
 
+def make_root() -> Path:
+    """A fresh root folder for a store of a test's own (remove it with `remove_root`)."""
+    return Path(tempfile.mkdtemp(prefix="reprise-gemini-", dir="/tmp"))
+
+
+def remove_root(root: Path) -> None:
+    shutil.rmtree(root, ignore_errors=True)
+
+
 if __name__ == "__main__":  # a dev run: python -m tests.compat.gemini.sessions [ROOT]; or ... run ARGS (one step)
     if sys.argv[1:2] == ["run"]:
-        where = Path(tempfile.mkdtemp(prefix="reprise-gemini-", dir="/tmp"))
+        where = make_root()
         one = LiveGemini(find_gemini_bin() or DEV_BIN, where)
         result = one.one(Step(sys.argv[2:], one.folder("here")))
         print(result.returncode, result.stdout, result.stderr[-3000:], result.request_paths, sep="\n")
         print(where)
         sys.exit(0)
-    where = Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="reprise-gemini-", dir="/tmp"))
+    where = Path(sys.argv[1]) if len(sys.argv) > 1 else make_root()
     made = make_store(find_gemini_bin() or DEV_BIN, where)
     for step_result in made.results:
         print(step_result.step.label, step_result.returncode, step_result.session_id, step_result.request_paths)
