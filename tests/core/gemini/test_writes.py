@@ -162,6 +162,9 @@ def test_forks_that_cannot_be_made_are_refused() -> None:
     with pytest.raises(UsageError, match="subagent"):
         _plan(_js({"sessionId": SID, "projectHash": "h", "kind": "subagent"}), drop=("1",))
     assert not _plan(_session(), keep_history=5).changed
+    deep = _session().replace(b'"third answer"', b"[" * 800 + b"]" * 800)
+    with pytest.raises(UsageError, match="nested too deeply"):
+        _plan(deep, drop=("1",))
 
 
 def test_message_texts_count_tool_arguments_and_results() -> None:
