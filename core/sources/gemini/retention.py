@@ -37,6 +37,7 @@ from typing import Any
 from ...problems import Problem
 from ...session_files import ReadProblem, read_head
 from ...times import parse_time
+from ...times import whole_span as _span
 from .. import agent_json
 from ..base import AgentDeletion
 from .layout import CHATS, TMP, is_session_name, join_id, marker_folder
@@ -142,14 +143,6 @@ def _in_days(days: int) -> str:
 def _in(left: float) -> str:
     return _in_days(int(left // DAY_S)) if left >= DAY_S else f"deleted by {AGENT} in {_span(left)}"
 
-
-def _span(seconds: float) -> str:
-    """Whole units, rounded down (the deletion is never later than the phrase says): 4 days, 1 day, 5 hours."""
-    for unit, size in (("day", DAY_S), ("hour", 3600.0), ("minute", 60.0)):
-        if seconds >= size:
-            count = int(seconds // size)
-            return f"{count} {unit}" + ("" if count == 1 else "s")
-    return "under a minute"
 
 
 # --- the settings -------------------------------------------------------------------------------
