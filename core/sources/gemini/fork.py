@@ -155,8 +155,12 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, now: datetime,
     if chat.rewound:
         notes.append("the original was rewound: the fork holds what Gemini CLI would resume, without the "
                      "messages the rewind took away")
-    chosen = fork_steps.chosen_fork(chat.session_id, options, original, turns, context_before, notes,
-                                    lambda steps: _build(chat, turns, steps, fork_id, now, original, count))
+    try:
+        chosen = fork_steps.chosen_fork(chat.session_id, options, original, turns, context_before, notes,
+                                        lambda steps: _build(chat, turns, steps, fork_id, now, original, count))
+    except RecursionError:
+        raise UsageError("A message of this session is nested too deeply to be written again; Reprise does not "
+                         "fork it.") from None
     if isinstance(chosen, TrimPlan):
         return chosen
     built, _, fit = chosen
