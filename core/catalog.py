@@ -374,11 +374,14 @@ class Catalog:
         return None if found is None else str(found[0])
 
     @_guarded
-    def paths_of(self, source: str, file_id: str) -> list[str]:
-        """Where the rows of a file id of one source, as the last refresh saw them, say it is."""
+    def paths_of(self, source: str, session_id: str) -> list[str]:
+        """Where the rows of a session id of one source, as the last refresh saw them, say its files
+        are (the id is the file id unless the row names a session id of its own: `file_is_session`)."""
         listing = self._by_name[source]
-        return [listing.file_path(str(group), file_id) for (group,) in self.db.execute(
-            "SELECT grp FROM files WHERE source = ? AND file_id = ? ORDER BY grp", (source, file_id))]
+        return [listing.file_path(str(group), str(file_id)) for group, file_id in self.db.execute(
+            "SELECT grp, file_id FROM files WHERE source = ? "
+            "AND (session_id = ? OR session_id IS NULL AND file_id = ?) ORDER BY grp, file_id",
+            (source, session_id, session_id))]
 
     # --- refresh ---------------------------------------------------------------------------
 
@@ -611,7 +614,7 @@ class Catalog:
             meta_rows.update(self._refresh_meta(source.name, sorted(source_keys), on_disk))
         if meta_rows:
             for row in rows:
-                found = meta_rows.get((row.source, row.workspace_key, row.file_id))
+                found = meta_rows.get((row.source, row.workspace_key, row.id))
                 if found is not None:
                     row.title, row.pinned = found
 

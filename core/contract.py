@@ -919,7 +919,7 @@ def snippet(hit: CoreSearchHit) -> str:
 
 
 def search(hits: Iterable[CoreSearchHit], update: SearchUpdate | None = None) -> Search:
-    return Search(hits=[SearchHit(session_id=hit.row.file_id, workspace_key=hit.row.workspace_key, turn=hit.turn,
+    return Search(hits=[SearchHit(session_id=hit.row.id, workspace_key=hit.row.workspace_key, turn=hit.turn,
                                   field=hit.field, snippet=snippet(hit)) for hit in hits],  # type: ignore[arg-type]
                   outputs_cut=0 if update is None else update.cut,
                   problems=[] if update is None else [problem(p) for p in update.problems])

@@ -35,7 +35,8 @@ def session_data(row: SessionRow) -> dict[str, Any]:
                                                           "field": row.problem_field},
         "warning": fields.warning, "source": row.source, "branch": fields.branch, "model": fields.model,
         "hidden_by_agent": bool(fields.hidden_by_agent), "agent_title": fields.agent_title,
-        "deleted_by_agent_at": None if deletion is None else _iso(deletion.at), "kept": bool(row.kept),
+        "deleted_by_agent_at": None if deletion is None or deletion.at is None else _iso(deletion.at),
+        "kept": bool(row.kept),
     }
 
 

@@ -65,10 +65,16 @@ class SessionRow:
         return self.details
 
     @property
+    def id(self) -> str:
+        """The session's id: its fields' when its file id is not it (`file_is_session` False), else the
+        file id. What a row shows, copies and is found by (`reprise show ID`, the list's filter)."""
+        return self.session_id or self.file_id
+
+    @property
     def ref(self) -> SessionRef | None:
         """The session's validated name; None for a file whose name is not a valid id."""
         try:
-            return SessionRef(self.workspace_key, self.session_id or self.file_id, self.source)
+            return SessionRef(self.workspace_key, self.id, self.source)
         except RepriseError:
             return None
 

@@ -238,7 +238,7 @@ class ColdSearch:
             return
         if source.workspaces.kind != "recorded":
             row.workspace_path = source.workspaces.folder_of(row.workspace_key)
-        row.title, row.pinned = self.titles.get((row.source, row.workspace_key, row.file_id), (None, False))
+        row.title, row.pinned = self.titles.get((row.source, row.workspace_key, row.id), (None, False))
         if row.problem_code:
             update.problems.append(Problem(row.path, row.problem_code, row.problem_message or "", row.problem_field))
             return

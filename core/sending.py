@@ -16,6 +16,7 @@ from .agents import TurnRequest, choose_backend, recorded_reply
 from .errors import AgentError, RepriseError
 from .outcome import TurnOutcome
 from .paths import SessionRef
+from .run_folder import exact_folder_gone, folder_is_gone, runs_anywhere, runs_only_there
 from .sources.roles import MeterCalibration, Sender, TurnRecorder
 
 if TYPE_CHECKING:
@@ -34,7 +35,9 @@ def send_turn(service: Service, ref: SessionRef, message: str, *, agent: str | N
                               "or pass --agent echo to try Reprise offline")
     cancel = cancel or threading.Event()
     workspace_path = service.workspace_path_of(ref.workspace_key)[0]
-    if source.resumes_from_any_folder and (workspace_path is None or not Path(workspace_path).is_dir()):
+    if runs_only_there(source) and folder_is_gone(workspace_path):
+        raise exact_folder_gone(source, ref.session_id, workspace_path, AgentError)
+    if runs_anywhere(source) and folder_is_gone(workspace_path):
         workspace_path = str(service.existing_folder())   # the agent finds the session by id from here
     if workspace_path is None or not Path(workspace_path).is_dir():
         gone = f"is gone: {workspace_path}" if workspace_path else "is unknown"

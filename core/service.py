@@ -54,6 +54,7 @@ from .resume_costs import CostProgress as CostProgress
 from .resume_costs import in_priority_order
 from .retention import PruneCandidate, PruneOptions, PruneSelection, select_prune
 from .rows import SessionRow
+from .run_folder import exact_folder_gone, exact_new_folder_gone, folder_is_gone, runs_anywhere, runs_only_there
 from .search_build import BuildResult
 from .search_engine import SearchUpdate, UpdateSink
 from .search_index import SearchHit
@@ -441,7 +442,7 @@ class Service:
             mine = [row for row in rows if row.source == name]
             if kept:
                 for row in mine:
-                    version = kept.get((row.workspace_key, row.file_id))
+                    version = kept.get((row.workspace_key, row.id))
                     row.kept = version is not None and (version == (row.size, row.mtime_ns) or row.group == "kept")
                 mine = [row for row in mine if not row.kept]
             deletion = cast(Swept, source).deletion
@@ -465,9 +466,9 @@ class Service:
         with no_gc_pauses():
             rows = [row for row in self.catalog.refresh(None) if row.source in sources]
             self._mark_agent_deletions(rows)
-        due = [row for row in rows if row.agent_deletion is not None and row.agent_deletion.at <= horizon
-               and row.ref is not None]
-        return sorted(due, key=lambda row: row.agent_deletion.at if row.agent_deletion else 0.0)
+        due = [row for row in rows if row.agent_deletion is not None and row.agent_deletion.at is not None
+               and row.agent_deletion.at <= horizon and row.ref is not None]
+        return sorted(due, key=lambda row: row.agent_deletion.at or 0.0 if row.agent_deletion else 0.0)
 
     def _keep_before_sweeps(self) -> SweepKeeping | None:
         """For each source that has a sweep and whose settings say `keep_before_sweep`, keep (as `keep --due`
@@ -659,7 +660,7 @@ class Service:
             validate_session_id(text)
         for keys in ([self.workspace_key], None):
             rows = self.catalog.refresh(keys)
-            ref = _matching_ref([(row.ref, row.file_id, row.workspace_key, row.path) for row in rows], text,
+            ref = _matching_ref([(row.ref, row.id, row.workspace_key, row.path) for row in rows], text,
                                 "sessions", self.folder_name)
             if ref is not None:
                 return ref
@@ -680,7 +681,7 @@ class Service:
             return LastSession(ref, empty)
         if rows:
             raise NotFoundError(f"No session in workspace {self.workspace} has a turn yet ({len(rows)} empty).",
-                                hint=f"resume one by its id: reprise resume {rows[0].file_id[:8]}")
+                                hint=f"resume one by its id: reprise resume {rows[0].id[:8]}")
         raise NotFoundError(f"No session in workspace {self.workspace} yet.", hint="reprise new")
 
     # --- one session ---------------------------------------------------------------------
@@ -734,8 +735,12 @@ class Service:
     def new_session(self, title: str | None = None, *, source: str | None = None) -> SessionRef:
         """Start a session in the current workspace: a valid 0-turn one of the agent `source` (None: the
         one `new_agent` chooses)."""
-        return self._creator(source or self.new_agent()).new_session(self.workspace_key, self.workspace,
-                                  SessionMeta(title=clean_title(title), created_at=utc_now_iso()))
+        name = source or self.new_agent()
+        creator = self._creator(name)
+        if runs_only_there(self.sources[name]) and not self.workspace.is_dir():
+            raise exact_new_folder_gone(self.sources[name], self.workspace)
+        return creator.new_session(self.workspace_key, self.workspace,
+                                   SessionMeta(title=clean_title(title), created_at=utc_now_iso()))
 
     def _creator(self, name: str) -> Creator:
         """The source of that name as a `Creator`; RoleMissingError when it cannot start a session."""
@@ -784,7 +789,9 @@ class Service:
                                 path=source.session_path(ref))
         workspace, where = self.workspace_path_of(ref.workspace_key)
         moved: list[str] = []
-        if source.resumes_from_any_folder and (workspace is None or not Path(workspace).is_dir()):
+        if runs_only_there(source) and folder_is_gone(workspace):
+            raise exact_folder_gone(source, ref.session_id, workspace)
+        if runs_anywhere(source) and folder_is_gone(workspace):
             # Claude Code finds a session by its id from any folder (checked with the real client),
             # and records the folder it was resumed in from then on.
             here = self.existing_folder()
@@ -1115,7 +1122,7 @@ class Service:
                 report.problems.append(Problem(row.path, row.problem_code, row.problem_message or "",
                                                row.problem_field, next_step=self._repair_step(row)))
             elif row.fields.warning:
-                step = f"look at it before a trim rewrites it: reprise show {row.file_id}"
+                step = f"look at it before a trim rewrites it: reprise show {row.id}"
                 report.warnings.append(Problem(row.path, "warning", row.fields.warning, severity="warning",
                                                next_step=step))
         report.problems.extend(self.catalog.scan_problems)
@@ -1167,7 +1174,9 @@ def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None
     """The one candidate whose id is `text`, else the one whose id starts with it, else the one whose
     id ends with it (at least MIN_PREFIX characters); None when none does; AmbiguousError when several
     do. Each candidate is (ref, id, workspace key, path): a file whose name is not a valid id has no ref.
-    The candidates an AmbiguousError lists name their folder (`folder_name` of the key), never the key."""
+    The candidates an AmbiguousError lists name their folder (`folder_name` of the key), never the key.
+    Candidates of one session (the files of a store that keeps a session in several) count once."""
+    candidates = _one_per_session(candidates)
     exact = [c for c in candidates if c[1] == text]
     if len(exact) > 1:
         raise AmbiguousError(f"Session id {text} exists in {len(exact)} workspaces.",
@@ -1187,6 +1196,20 @@ def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None
     if ref is None:
         raise UsageError(f"{path}: the file name is not a valid session id.", path=path)
     return ref
+
+
+def _one_per_session(candidates: list[tuple[SessionRef | None, str, str, str | None]]
+                     ) -> list[tuple[SessionRef | None, str, str, str | None]]:
+    """The candidates, a session named by several of them (one per file) once."""
+    seen: set[SessionRef] = set()
+    kept = []
+    for candidate in candidates:
+        ref = candidate[0]
+        if ref is None or ref not in seen:
+            kept.append(candidate)
+        if ref is not None:
+            seen.add(ref)
+    return kept
 
 
 def _pruned_per_source(selection: PruneSelection, sources: dict[str, Trashing], *,

@@ -12,7 +12,7 @@ from reprise.core.sources.roles import OPTIONAL, REQUIRED
 
 # What every source is and has, whatever its roles (`SessionSource`'s own abstract methods and attributes).
 IDENTITY_METHODS = ("has_sessions", "workspace_path", "record_workspace", "read_meta", "update_meta")
-IDENTITY_VALUES = ("spec", "name", "label", "resumes_from_any_folder", "cost_label", "rename_note", "window_per_folder",
+IDENTITY_VALUES = ("spec", "name", "label", "cost_label", "rename_note", "window_per_folder",
                    "resume_setting", "trash_note", "listing", "own_paths", "archive", "audit", "cataloged")
 
 

@@ -106,7 +106,7 @@ class AgentDeletion(NamedTuple):
     """When an agent will delete a session file by age, and how to say it (a tuple: a listing makes
     one for each of thousands of rows, and a frozen dataclass takes three times as long to make)."""
 
-    at: float          # seconds since the epoch
+    at: float | None   # seconds since the epoch; None: not by a date (Gemini CLI's `maxCount`, not reached)
     phrase: str        # "deleted by Claude Code in 4 days"
     at_risk: bool      # within the week, or due
 
@@ -245,7 +245,6 @@ class SessionSource(Reader, Resumer):
     spec: ClassVar[SourceSpec]   # what the registry knows of it (name, label, mark, id shape, store, client)
     name: ClassVar[str]
     label: ClassVar[str]
-    resumes_from_any_folder: ClassVar[bool] = False   # the agent finds a session by id wherever it runs
     cost_label: ClassVar[str] = "cost"                # what the USD figure the agent records is
     rename_note: ClassVar[str | None] = None          # what a rename in Reprise means to the agent
     window_per_folder: ClassVar[bool] = True          # `context_window` reads the folder's own settings

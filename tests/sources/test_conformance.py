@@ -117,7 +117,7 @@ def test_listing_lists_every_sample_with_its_folder_title_and_turns(source, samp
         assert rows[file_id]["problem"], rows[file_id]
     # The service's rows, the TUI's: the same sessions, each under its own source.
     rows_of_service = service().list_sessions(all_workspaces=True, sources=[source.name]).rows
-    assert {row.file_id for row in rows_of_service} == set(rows)
+    assert {row.id for row in rows_of_service} == set(rows)
 
 
 def test_one_folder_lists_the_rows_of_that_folder_only(source, samples, capsys, monkeypatch):
@@ -147,7 +147,7 @@ def test_one_folder_cold_reads_only_that_folders_files(source, samples, tmp_path
 
     monkeypatch.setattr(type(listing), "read_listing", counted)
     hostile.settled([samples.store])   # files at rest: one written within the clock's racy window is read again
-    paths = {row.file_id: row.path for row in service().list_sessions(all_workspaces=True, sources=[source.name]).rows}
+    paths = {row.id: row.path for row in service().list_sessions(all_workspaces=True, sources=[source.name]).rows}
     of_folder: dict[Path, set[str]] = {}
     for sample in samples.sessions:
         of_folder.setdefault(sample.folder, set()).add(paths[sample.session_id])
@@ -158,7 +158,7 @@ def test_one_folder_cold_reads_only_that_folders_files(source, samples, tmp_path
         catalog = Catalog([listing], tmp_path / f"cache-{number}")
         rows = catalog.refresh([workspace_key(folder)])
         assert files <= set(read) <= files | problems, (folder, read)
-        assert {row.file_id for row in rows} - set(samples.problems) == {
+        assert {row.id for row in rows} - set(samples.problems) == {
             sample.session_id for sample in samples.sessions if sample.folder == folder}
         first = set(read)
         read.clear()
@@ -195,7 +195,7 @@ def test_search_finds_a_word_of_each_sample(source, samples, capsys):
         hits = run_json(capsys, "search", "--all", word)["hits"]
         assert any(hit["session_id"] == sample.session_id and hit["field"] == "user" for hit in hits), (word, hits)
         found = searcher.search(word, all_workspaces=True)
-        assert any(hit.row.source == source.name and hit.row.file_id == sample.session_id for hit in found)
+        assert any(hit.row.source == source.name and hit.row.id == sample.session_id for hit in found)
 
 
 def test_resume_names_the_session_and_runs_in_its_folder(source, samples, capsys):
@@ -396,10 +396,10 @@ async def test_the_tui_shows_a_detail_and_greys_what_the_source_cannot_do(source
         await settle(pilot)
         screen = app.screen
         session_list = screen.query_one(SessionList)
-        mine = [row.file_id for row in session_list.rows if row.source == source.name]
+        mine = [row.id for row in session_list.rows if row.source == source.name]
         assert set(mine) == {each.session_id for each in samples.sessions if each.folder == sample.folder}
         session_list.move_to(next(i for i, row in enumerate(session_list.rows)
-                                  if row.file_id == sample.session_id))
+                                  if row.id == sample.session_id))
         await settle(pilot)
         assert not screen.detail_failed and screen.detail is not None
         assert screen.detail.ref.session_id == sample.session_id

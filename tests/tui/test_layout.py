@@ -15,6 +15,7 @@ from textual.widgets._toast import Toast
 
 from reprise.core import config
 from reprise.core.service import Service
+from reprise.core.sources.registry import registry
 from reprise.tui.widgets.composer import Composer
 from reprise.tui.widgets.detail import DetailPane
 from reprise.tui.widgets.meter import MeterBar
@@ -151,6 +152,7 @@ async def test_the_empty_state_names_every_agent_read_and_shows_no_tabs(tmp_path
     folder = tmp_path / "empty-project"
     folder.mkdir()
     (tmp_path / "claude" / "projects").mkdir(parents=True)   # Claude Code's store exists: its source is on
+    (tmp_path / "codex" / "sessions").mkdir(parents=True)   # and Codex's
     service = Service(config.load(state_dir=str(tmp_path / "state")), workspace=folder)
     app = build_app(service)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -160,6 +162,13 @@ async def test_the_empty_state_names_every_agent_read_and_shows_no_tabs(tmp_path
         labels = [source.label for source in service.sources.values()]
         assert empty.display and not app.screen.query_one(DetailPane).display
         assert len(labels) > 1 and all(label in text for label in labels)
+        # One sentence per source, from its spec, saying where its sessions live.
+        assert {"claude", "codex"} <= set(service.sources)
+        assert f"Claude Code's sessions live in {tmp_path / 'claude'}/projects/<project>/." in text
+        assert f"Codex's sessions live in {tmp_path / 'codex'}/sessions/<year>/<month>/<day>/." in text
+        for name in service.sources:
+            spec = registry().get(name)
+            assert spec is not None and spec.where_sessions_live, name
 
 
 async def test_a_rename_shows_in_the_preview_at_once(tmp_path):

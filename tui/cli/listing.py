@@ -77,9 +77,9 @@ def list_sessions(service: Service, args: ListArguments, as_json: bool) -> int:
     at_risk = [row for row in listing.rows if row.agent_deletion is not None and row.agent_deletion.at_risk]
     for row in at_risk[:10]:
         assert row.agent_deletion is not None
-        shown_id = clipped(short_id(row.source, row.file_id), 9)
+        shown_id = clipped(short_id(row.source, row.id), 9)
         print(f"  {shown_id}: {safe_line(row.agent_deletion.phrase)} (`reprise keep "
-              f"{safe_line(row.file_id[:8])}` keeps a copy)")
+              f"{safe_line(row.id[:8])}` keeps a copy)")
     if len(at_risk) > 10:
         print(f"  … and {len(at_risk) - 10} more deleted within the week (`reprise doctor` lists them)")
     return 0
@@ -111,7 +111,7 @@ def list_table_lines(service: Service, listing: Listing, width: int, now: float)
     lines = [" ".join([f"{'ID':11}" + ("A " if agents else "") + shape.title_cell("TITLE".ljust(shape.title_width)),
                        *shape.header()]).rstrip()]
     for row in listing.rows:
-        shown_id = clipped(short_id(row.source, row.file_id), 9)
+        shown_id = clipped(short_id(row.source, row.id), 9)
         cells = [f"{PIN_MARK if row.pinned else ' '}{shown_id:9} " + (f"{agent_mark(row)} " if agents else "")
                  + shape.title_cell(title_label(row.display_title, shape.title_width))]
         for column, narrow in shape.columns:

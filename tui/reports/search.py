@@ -102,7 +102,7 @@ def group_lines(group: HitGroup, *, per_session: int = HITS_PER_SESSION, width: 
     count = len(group.hits)
     agent, folder, age = session_facts(row, now)
     facts = f"  ({hits_phrase(count)}) · {folder} · {age}"
-    lines = [line((clipped(short_id(row.source, row.file_id), 9).ljust(9), ""), f"  {agent} ",
+    lines = [line((clipped(short_id(row.source, row.id), 9).ljust(9), ""), f"  {agent} ",
                   (clipped(row.display_title, max(width - 13 - len(facts), 20)), "bold"), (facts, "dim"))]
     for hit in group.hits[:per_session]:
         place = where(hit)

@@ -81,7 +81,6 @@ class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
-    resumes_from_any_folder = SPEC.resume_folder == "any"
     cost_label = SPEC.cost_label
     resume_setting = SPEC.resume_setting
     rename_note = SPEC.rename_note

@@ -73,7 +73,6 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
     name = SPEC.name
     label = SPEC.label
     trash_note = SPEC.trash_note
-    resumes_from_any_folder = SPEC.resume_folder == "any"   # `codex resume ID` finds a rollout by id, indexed or not
     cost_label = SPEC.cost_label
     resume_setting = SPEC.resume_setting
     rename_note = SPEC.rename_note

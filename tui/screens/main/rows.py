@@ -40,7 +40,7 @@ def matches(row: SessionRow, needle: str) -> bool:
     """The list's filter: title, first and last message, the folder's name (its last part: the path
     above it, `/home/ada`, would match every row), git branch, or id prefix."""
     needle = needle.lower()
-    return (row.file_id.startswith(needle) or needle in (row.title or row.fields.agent_title or "").lower()
+    return (row.id.startswith(needle) or needle in (row.title or row.fields.agent_title or "").lower()
             or needle in row.fields.first_message.lower() or needle in row.fields.last_message.lower()
             or needle in (row.fields.branch or "").lower() or needle in (row.folder or "").rsplit("/", 1)[-1].lower()
             or (row.problem_message is not None and needle in row.problem_message.lower()))
@@ -62,7 +62,7 @@ def match_rank(row: SessionRow, needle: str) -> int:
         return 1
     if needle in title:
         return 2
-    if row.file_id.startswith(needle):
+    if row.id.startswith(needle):
         return 3
     return 4 if needle in (row.fields.branch or "").lower() else 5
 

@@ -336,7 +336,7 @@ class SessionActionsPart(ScreenBase):
     def action_copy_id(self) -> None:
         row = self.current_row
         if row is not None:
-            self.copy(row.file_id, "the id")
+            self.copy(row.id, "the id")
 
     def action_copy_command(self) -> None:
         """The command `reprise pick --command` prints: `cd DIR && ARGV`."""

@@ -1,6 +1,7 @@
 """The test agent's store as the catalog lists it: a group is a folder the database names (the
-`mapped` workspace rule: the database is the map), a "file" is one session's rows, at
-`<database>#<session id>`; every read opens the database read-only."""
+`mapped` workspace rule: the database is the map), a "file" is one session's records joined, named
+by its first record at `<database>#<record id>` (so a file id is not a session id: the session's id
+comes with its listing fields); every read opens the database read-only."""
 
 from __future__ import annotations
 
@@ -19,13 +20,13 @@ from reprise.core.sources.transcript_search import search_records
 from reprise.core.sources.workspaces import MappedRule, WorkspaceRule
 from reprise.core.transcript import Transcript, Turn
 
-from .database import NO_FOLDER, Row, database_of, folders, read_row, stats
+from .database import NO_FOLDER, Row, database_of, folders, read_row, session_of, stats
 from .spec import SPEC
 
 
-def session_path(database: Path, session_id: str) -> str:
-    """Where a listing says a session is: the database, and the session's id after a `#`."""
-    return f"{database}#{session_id}"
+def session_path(database: Path, record_id: str) -> str:
+    """Where a listing says a session is: the database, and its first record's id after a `#`."""
+    return f"{database}#{record_id}"
 
 
 def transcript_of(row: Row) -> Transcript:
@@ -42,6 +43,7 @@ def _listing_at(root: str, data: str) -> SqliteListing:
 class SqliteListing(ListingSource):
     name = SPEC.name
     groups_are_workspaces = False
+    file_is_session = SPEC.file_is_session
 
     def __init__(self, root: Path, own_paths: OwnPaths):
         self.root = root
@@ -80,7 +82,7 @@ class SqliteListing(ListingSource):
         if self._problem is not None:
             return FolderStats({}, str(self.database), self._problem)
         found = self._stats or {}
-        return FolderStats({session_id: (size, updated) for session_id, (in_group, size, updated) in found.items()
+        return FolderStats({file_id: (size, updated) for file_id, (in_group, size, updated) in found.items()
                             if in_group == group}, str(self.database))
 
     def file_path(self, group: str, file_id: str) -> str:
@@ -88,7 +90,8 @@ class SqliteListing(ListingSource):
 
     def _row(self, file: SessionFile) -> Row | Problem:
         try:
-            row = read_row(self.database, file.file_id)
+            session_id = session_of(self.database, file.file_id)
+            row = None if session_id is None else read_row(self.database, session_id)
         except sqlite3.Error as exc:
             return Problem(file.path, "unreadable", f"the database cannot be read: {exc}")
         if row is None:

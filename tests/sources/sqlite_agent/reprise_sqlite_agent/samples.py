@@ -1,5 +1,6 @@
 """The test agent's sample sessions: one database under `env.root/sqlite-agent`, three sessions in
-two of the sample project folders, one titled by the agent (the conformance suite's store)."""
+two of the sample project folders, one titled by the agent, and one kept in two records (a resume
+added the second, with its last turn)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ SESSIONS = [
         ("Write a changelog entry for it", "Added the entry under Unreleased."),
         ("Bump the patch version", "The version is 2.4.1 now.")]),
 ]
+RESUMED = 2   # this one's last turn is in a second record, as a resume writes it
 
 
 def write_samples(env: SampleEnv) -> SampleSet:
@@ -36,11 +38,17 @@ def write_samples(env: SampleEnv) -> SampleSet:
             session_id = f"{rng.getrandbits(64):016x}"
             folder = env.project(project)
             updated = env.now - timedelta(hours=3 * number + 1)
-            db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?)",
-                       (session_id, str(folder), title, int(updated.timestamp() * 1e9)))
-            for turn, (prompt, reply) in enumerate(turns, start=1):
-                db.executemany("INSERT INTO messages VALUES (?, ?, ?, ?)",
-                               [(session_id, turn, "user", prompt), (session_id, turn, "assistant", reply)])
+            parts = [turns[:-1], turns[-1:]] if number == RESUMED else [turns]
+            first_turn = 1
+            for part_number, part in enumerate(parts):
+                record = f"rec-{rng.getrandbits(32):08x}"
+                when = updated + timedelta(minutes=part_number)
+                db.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?)", (record, session_id, str(folder),
+                           title if part_number == 0 else None, int(when.timestamp() * 1e9)))
+                for turn, (prompt, reply) in enumerate(part, start=first_turn):
+                    db.executemany("INSERT INTO messages VALUES (?, ?, ?, ?)",
+                                   [(record, turn, "user", prompt), (record, turn, "assistant", reply)])
+                first_turn += len(part)
             written.append(Sample(session_id, folder, tuple(prompt for prompt, _ in turns), title=title,
                                   files=(str(path.relative_to(root)),)))
     db.close()

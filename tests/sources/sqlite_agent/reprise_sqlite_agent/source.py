@@ -49,7 +49,7 @@ class SqliteSource(SessionSource, Reader, Resumer):
         if row is None:
             raise NotFoundError(f"No {self.label} session {ref.session_id}.")
         digest = hashlib.sha256(repr((row.folder, row.title, row.turns)).encode()).hexdigest()
-        return OpenedSession(ref, self.session_path(ref), row.size, digest, transcript_of(row))
+        return OpenedSession(ref, Path(session_path(database, row.records[0])), row.size, digest, transcript_of(row))
 
     def exists(self, ref: SessionRef) -> bool:
         try:
@@ -58,7 +58,12 @@ class SqliteSource(SessionSource, Reader, Resumer):
             return False
 
     def session_path(self, ref: SessionRef) -> Path:
-        return Path(session_path(self.sqlite_listing.database, ref.session_id))
+        """Where the listing says the session is: its first record (its id, when it has none)."""
+        try:
+            row = read_row(self.sqlite_listing.database, ref.session_id)
+        except sqlite3.Error:
+            row = None
+        return Path(session_path(self.sqlite_listing.database, row.records[0] if row else ref.session_id))
 
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
         return ["sqlite-agent", "--resume", ref.session_id]

@@ -1,5 +1,7 @@
 """The test agent's spec: its store is `$REPRISE_SQLITE_AGENT_HOME/db/sessions.db` (default
-`~/.sqlite-agent`), and the database's `folder` column maps its sessions to folders."""
+`~/.sqlite-agent`), and the database's `folder` column maps its sessions to folders. A session may
+span several records (`file_is_session` False), and the agent resumes a session only in the very
+folder it ran in (`resume_folder = "exact"`): the seam's proof for an agent of that shape."""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ SPEC = SourceSpec(
     samples="reprise_sqlite_agent.samples:write_samples",
     isolate={"REPRISE_SQLITE_AGENT_HOME": "{tmp}/sqlite-agent"},
     session_files="rows",
-    resume_folder="any",
+    resume_folder="exact",
+    file_is_session=False,
     resume_setting="sqlite-agent --resume",
     where_sessions_live="SQLite Agent keeps its sessions in {root}/db/sessions.db.",
 )

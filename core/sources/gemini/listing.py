@@ -1,0 +1,437 @@
+"""Gemini CLI's side of the listing: its session files under every root, their stat, and the listing
+fields of one session, read on from where the last read of it ended.
+
+A group is one project's `chats/` folder; its workspace is the folder the client's map gives the
+project (`workspaces.py`). A row is a session, not a file: the files of one session (a resume's
+stub files, a `.json` a resume moved to `.jsonl`) are joined by the id in their names
+(`layout.join_id`), the row's file the one the client resumes (`layout.main_first`) and its stat that
+file's size with the newest of their mtimes; the session's id is read from its lines. A
+subagent's session (`chats/<parent id>/`) is its parent's, not a row of its own, unless its parent's
+file is gone. Session files are append-only JSON lines: the listing keeps, per file, the `carry` of
+`core/sources/grown.py` with the merge's state (`fields.ListingFold`), so a grown file is read from
+where the last read ended, a `$rewindTo` or `$set` appended later included. A `.json` session
+(`legacy.py`), rewritten whole by the client, is read whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import RepriseError
+from ...folder_scan import FolderNames, FolderStats, scan_folder
+from ...paths import OwnPaths, workspace_key
+from ...problems import Problem
+from ...session_files import ReadProblem, read_regular_file
+from ..base import ListedFile, SearchRecord, SessionFile
+from ..grown import GrownRead, first_record
+from ..jsonl_listing import JsonlListing, row_digest, settled
+from ..jsonl_listing import listing_fields as agent_fields
+from ..transcript_search import search_records
+from ..uuid_ids import is_uuid
+from ..workspaces import unmapped_key
+from .fields import GeminiFields, ListingFold, orjson_exact
+from .layout import (
+    SUFFIXES,
+    GeminiRoot,
+    Registry,
+    folder_of_project,
+    is_session_name,
+    join_id,
+    main_first,
+    marker_folder,
+    read_registry,
+)
+from .legacy import legacy_chat
+from .lines import Chat, Parsed, chat_of_bytes, line_kind, parse_chat
+from .workspaces import GeminiRule, unmapped_name
+
+NAME = "gemini"
+STUB_HEAD_BYTES = 16 << 10
+
+
+def _parse(data: bytes, start: int, first: int) -> Parsed:
+    return parse_chat(data, start, first, exact=orjson_exact)
+
+
+def _is_header(record: dict[str, object]) -> bool:
+    return line_kind(record) == "header"
+
+
+def _member(name: str) -> str | None:
+    """The names of a `chats/` folder a session is in: its session files, its subagents' folders."""
+    return name if is_session_name(name) or is_uuid(name) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFiles:
+    """The files of one session: the one the client resumes, the others of it in its folder (a
+    resume's stubs, a `.json` moved to `.jsonl`), and its subagents' files."""
+
+    main: Path
+    others: list[Path]
+    subagents: list[Path]
+
+
+@dataclass(frozen=True, slots=True)
+class Members:
+    """The other files of each session of one `chats/` folder (by its row's file id), as the folder was
+    when its stamp was taken."""
+
+    stamp: tuple[int, int, int]
+    others: dict[str, list[str]]
+
+
+def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[str, tuple[int, int]],
+                                                                          dict[str, list[str]]]:
+    """{row file id: stat} of a `chats/` folder's names and {row file id: its other session files}: the
+    session files of one session joined (`join_id`) under the one the client resumes (`join_stats`); a subagents' folder whose session has no file here gives a row for
+    each of its files (their file id `<folder>/<name>`)."""
+    by_id: dict[str, list[str]] = {}
+    for name in names:
+        by_id.setdefault(join_id(name), []).append(name)
+    rows: dict[str, tuple[int, int]] = {}
+    others: dict[str, list[str]] = {}
+    for group in by_id.values():
+        files = main_first([name for name in group if is_session_name(name)])
+        if not files:
+            continue
+        rows[files[0]] = join_stats([stats.get(name, (-1, -1)) for name in files])
+        others[files[0]] = files[1:]
+    return rows, others
+
+
+def join_stats(stats: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """One stat of a session's files, the one the client resumes first: (-1, -1) when that one cannot
+    be stat'ed; else its size (what is read and shown) and the newest mtime of them all (a stub
+    written later is a change of the session)."""
+    if not stats or stats[0][0] < 0:
+        return -1, -1
+    return stats[0][0], max(mtime for size, mtime in stats if size >= 0)
+
+
+def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """{`<folder>/<name>`: stat} of the files of each subagents' folder whose session has no file in
+    the group (the client deleted or Reprise trashed it): listed, never dropped."""
+    found: dict[str, tuple[int, int]] = {}
+    parents = {join_id(name) for name in rows}
+    for name in names:
+        if not is_uuid(name) or name[:8] in parents:
+            continue
+        try:
+            with os.scandir(os.path.join(group, name)) as entries:
+                for entry in entries:
+                    if entry.name.endswith(SUFFIXES) and entry.is_file(follow_symlinks=False):
+                        info = entry.stat(follow_symlinks=False)
+                        found[f"{name}/{entry.name}"] = (info.st_size, info.st_mtime_ns)
+        except OSError:
+            continue
+    return found
+
+
+class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
+    """Gemini CLI's stores under their roots, as the catalog lists them: a group is one project's
+    `chats/` folder, mapped to the project's folder by the client's own map."""
+
+    name = NAME
+    groups_are_workspaces = False
+    file_is_session = False
+
+    def __init__(self, roots: Sequence[Path], own_paths: OwnPaths):
+        super().__init__(roots, own_paths)
+        self.roots: list[GeminiRoot] = [GeminiRoot(Path(root)) for root in roots]
+        self._prefixes = [(f"{root.path}/", root) for root in self.roots]
+        self._registries: dict[Path, Registry] = {}
+        self._markers: dict[str, tuple[tuple[int, int, int] | None, str | None]] = {}
+        self._members: dict[str, Members] = {}
+        self._rule = GeminiRule(self.groups, self.folders)
+
+    @property
+    def workspaces(self) -> GeminiRule:
+        return self._rule
+
+    def root_of(self, path: str | Path) -> GeminiRoot:
+        """The root a session file is under (the listing never names a file outside its roots)."""
+        text = str(path)
+        for prefix, root in self._prefixes:
+            if text.startswith(prefix):
+                return root
+        raise self._outside(text, "Gemini CLI")
+
+    def root_path(self, path: str | Path) -> Path:
+        return self.root_of(path).path
+
+    # --- projects and their folders --------------------------------------------------------------
+
+    def groups(self) -> list[str]:
+        return [str(root.chats_of(slug)) for root in self.roots for slug in root.project_folders()]
+
+    def registry(self, root: GeminiRoot) -> Registry:
+        """The root's `projects.json`, read again only when its stat changed."""
+        found = self._registries[root.path] = read_registry(root.projects, self._registries.get(root.path))
+        return found
+
+    def folder_of_group(self, group: str) -> str | None:
+        """The folder a project's `chats/` folder stands for (`layout.folder_of_project`), or None."""
+        project = Path(group).parent
+        try:
+            root = self.root_of(group)
+        except RepriseError:
+            return None
+        return folder_of_project(project.name, self._marker(project), self.registry(root).folders)
+
+    def _marker(self, project: Path) -> str | None:
+        """The project's `.project_root`, read again only when its stat changed."""
+        key = str(project)
+        try:
+            info = os.stat(project / ".project_root")
+            stamp: tuple[int, int, int] | None = (info.st_size, info.st_mtime_ns, info.st_ino)
+        except OSError:
+            stamp = None
+        known = self._markers.get(key)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        folder = marker_folder(project) if stamp is not None else None
+        self._markers[key] = (stamp, folder)
+        return folder
+
+    def folders(self) -> dict[str, str]:
+        """{group: folder} of every group whose folder the client's map gives."""
+        return {group: folder for group in self.groups() if (folder := self.folder_of_group(group)) is not None}
+
+    def key_of_group(self, group: str) -> str:
+        folder = self.folder_of_group(group)
+        return unmapped_key(unmapped_name(group)) if folder is None else workspace_key(folder)
+
+    def workspace_path(self, key: str) -> str | None:
+        return self._rule.folder_of(key)
+
+    # --- files ---------------------------------------------------------------------------------------
+
+    def file_stats(self, group: str, known: FolderNames | None = None) -> FolderStats:
+        scanned = scan_folder(group, "Gemini CLI chats folder", _member, known)
+        if scanned.problem is not None:
+            return scanned
+        names = list(scanned.stats)
+        rows, others = joined(names, scanned.stats)
+        rows.update(orphan_subagents(group, names, rows))
+        if scanned.names is not None and scanned.names.stamp is not None:
+            self._members[group] = Members(scanned.names.stamp, others)
+        return FolderStats(rows, scanned.directory, None, scanned.names)
+
+    def file_path(self, group: str, file_id: str) -> str:
+        return f"{group}/{file_id}"
+
+    def others_of(self, file: SessionFile) -> list[str]:
+        """The other session files of the row's session in its folder (stubs, a moved `.json`)."""
+        group = str(Path(file.path).parent)
+        if "/" in file.file_id:
+            return []   # a subagent's file, listed alone
+        try:
+            info = os.stat(group)
+        except OSError:
+            return []
+        stamp = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+        members = self._members.get(group)
+        if members is None or members.stamp != stamp:
+            try:
+                names = [name for name in os.listdir(group) if is_session_name(name)]
+            except OSError:
+                return []
+            members = Members(stamp, joined(names, {})[1])
+            self._members[group] = members
+        return members.others.get(file.file_id, [])
+
+    def _stat_others(self, group: Path, others: list[str]) -> list[tuple[int, int]]:
+        found = []
+        for name in others:
+            try:
+                info = os.stat(group / name, follow_symlinks=False)
+                found.append((info.st_size, info.st_mtime_ns))
+            except OSError:
+                found.append((-1, -1))
+        return found
+
+    # --- a row ---------------------------------------------------------------------------------------
+
+    def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
+        if file.path.endswith(".json"):
+            return self._whole_listed(file, now_ns)
+        return super().read_listing(file, now_ns)
+
+    def _unread_key(self, file: SessionFile) -> str:
+        return self.key_of_group(self._group_of(file))
+
+    def _group_of(self, file: SessionFile) -> str:
+        path = Path(file.path)
+        return str(path.parent.parent if "/" in file.file_id else path.parent)
+
+    def _listed(self, file: SessionFile, read: GrownRead[ListingFold], now_ns: int) -> ListedFile:
+        found = read.fold.result()
+        if not found.is_session:   # the client reads such a file as one JSON document
+            return self._whole_listed(file, now_ns)
+        size, mtime_ns, notes = self._joined_stat(file, read.size, read.mtime_ns, found.session_id)
+        digest = row_digest(read, f"{size}|{mtime_ns}")
+        return self._row(file, found, size, mtime_ns, [*read.warnings, *notes], now_ns, digest, read.carry.to_bytes())
+
+    def _whole_listed(self, file: SessionFile, now_ns: int) -> ListedFile:
+        """The row of a file read whole: a `.json` session, or a file whose lines never name one."""
+        path = Path(file.path)
+        key = self._unread_key(file)
+        try:
+            data, info = read_regular_file(path, self.root_path(path))
+        except FileNotFoundError:
+            return ListedFile(key, file.file_id, file.path, -1, -1,
+                              Problem(file.path, "vanished", "the file disappeared while it was read"), settled=False)
+        except (ReadProblem, OSError, RepriseError) as exc:
+            code = exc.code if isinstance(exc, ReadProblem) else "unreadable"
+            message = exc.message if isinstance(exc, ReadProblem) else str(exc)
+            return ListedFile(key, file.file_id, file.path, file.size, file.mtime_ns, Problem(file.path, code, message))
+        self.bytes_read += len(data)
+        chat = legacy_chat(data) if file.path.endswith(".json") else chat_of_bytes(data)
+        size, mtime_ns, notes = self._joined_stat(file, len(data), info.st_mtime_ns,
+                                                  chat.session_id if chat is not None else None)
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if chat is None or not chat.legacy:
+            problem = Problem(file.path, "no_session", "neither its lines nor the whole file name a session "
+                              "(sessionId and projectHash): Gemini CLI does not list it" if data.strip()
+                              else "the session file is empty")
+            return ListedFile(key, file.file_id, file.path, size, mtime_ns, problem, settled(now_ns, mtime_ns), digest)
+        return self._row(file, fold_of(chat).result(), size, mtime_ns, [*chat.warnings, *notes], now_ns, digest, None)
+
+    def _joined_stat(self, file: SessionFile, size: int, mtime_ns: int, session_id: str | None
+                     ) -> tuple[int, int, list[str]]:
+        """The row's stat (the file read, with the session's other files, as `file_stats` joins them)
+        and what to say of another file that names another session."""
+        others = self.others_of(file)
+        if not others:
+            return size, mtime_ns, []
+        group = Path(file.path).parent
+        joined_size, joined_mtime = join_stats([(size, mtime_ns), *self._stat_others(group, others)])
+        notes = []
+        for name in others:
+            named = self._session_named(group / name)
+            if named is not None and session_id is not None and named != session_id:
+                notes.append(f"{name} holds session {named[:40]!r}, not this one; it is listed with it (their "
+                             "names share the id's first 8 characters)")
+        return joined_size, joined_mtime, notes
+
+    def _session_named(self, path: Path) -> str | None:
+        """The session id the first header of a small file names; None when it cannot be told."""
+        try:
+            record, _ = first_record(path, self.root_path(path), self.parse, _is_header)
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return None
+        named = record.get("sessionId") if record is not None else None
+        return named if isinstance(named, str) else None
+
+    def _row(self, file: SessionFile, found: GeminiFields, size: int, mtime_ns: int, warnings: list[str],
+             now_ns: int, digest: str, carry: bytes | None) -> ListedFile:
+        group = self._group_of(file)
+        folder = self.folder_of_group(group)
+        key = unmapped_key(unmapped_name(group)) if folder is None else workspace_key(folder)
+        notes = list(warnings)
+        session_id = found.session_id if found.session_id is not None and is_uuid(found.session_id) else None
+        if session_id is None:
+            shown = (found.session_id or "")[:40].encode("unicode_escape").decode("ascii")
+            notes.append(f"its session id {shown!r} is not a UUID: Reprise cannot name it" if found.session_id
+                         else "it names no session id")
+        if folder is None:
+            notes.append(f"Gemini CLI's map names no folder for its project {Path(group).parent.name!r} "
+                         "(no .project_root, not in projects.json): its folder is unknown")
+        found.cwd = folder
+        fields = agent_fields(found, file.file_id, key, folder=folder, window=None, hidden=found.hidden_by_agent,
+                              warning="; ".join(notes) or None, agent_title=found.summary)
+        fields.session_id = session_id or ""
+        return ListedFile(key, file.file_id, file.path, size, mtime_ns, fields, settled(now_ns, mtime_ns), digest,
+                          carry)
+
+    # --- finding a session by its id ------------------------------------------------------------------
+
+    def locate(self, session_id: str, key: str | None = None) -> SessionFiles | None:
+        """The files of a session: in the projects the workspace `key` maps to first, then in every
+        project; a subagent's session in its parent's subagents' folder when no project holds it."""
+        groups = self.groups()
+        first = self._rule.groups_for([key]) if key is not None else None
+        ordered = list(dict.fromkeys([*(first or []), *groups]))
+        for group in ordered:
+            found = self._files_in(Path(group), session_id)
+            if found is not None:
+                return found
+        for group in ordered:
+            found = self._subagent_file(Path(group), session_id)
+            if found is not None:
+                return SessionFiles(found, [], [])
+        return None
+
+    def _files_in(self, group: Path, session_id: str) -> SessionFiles | None:
+        try:
+            names = [name for name in os.listdir(group) if is_session_name(name) and join_id(name) == session_id[:8]]
+        except OSError:
+            return None
+        mine = [name for name in main_first(names) if self._names_session(group / name, session_id)]
+        if not mine:
+            return None
+        return SessionFiles(group / mine[0], [group / name for name in mine[1:]], self._subagents(group / session_id))
+
+    def _names_session(self, path: Path, session_id: str) -> bool:
+        """Whether the file is of the session: its first header names it, else its lines merged do."""
+        if self._session_named(path) == session_id:
+            return True
+        try:
+            return self.read_chat(path)[1].session_id == session_id
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return False
+
+    @staticmethod
+    def _subagents(folder: Path) -> list[Path]:
+        try:
+            return sorted(folder / name for name in os.listdir(folder) if name.endswith(SUFFIXES))
+        except OSError:
+            return []
+
+    @staticmethod
+    def _subagent_file(group: Path, session_id: str) -> Path | None:
+        try:
+            parents = [name for name in os.listdir(group) if is_uuid(name)]
+        except OSError:
+            return None
+        for parent in sorted(parents):
+            for suffix in SUFFIXES:
+                candidate = group / parent / f"{session_id}{suffix}"
+                if candidate.is_file():
+                    return candidate
+        return None
+
+    # --- search --------------------------------------------------------------------------------------
+
+    def read_chat(self, path: Path) -> tuple[bytes, Chat]:
+        """A session file's bytes and the session they hold, as the client loads it."""
+        data, _ = read_regular_file(path, self.root_path(path))
+        chat = legacy_chat(data) if path.name.endswith(".json") else chat_of_bytes(data, exact=orjson_exact)
+        if chat is None:
+            raise ReadProblem("no_session", "the file is not a session Gemini CLI reads")
+        return data, chat
+
+    def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
+        from .transcript import read_transcript
+
+        try:
+            _, chat = self.read_chat(Path(file.path))
+        except (FileNotFoundError, ReadProblem, OSError, RepriseError):
+            return None
+        transcript, _ = read_transcript(chat)
+        return search_records(transcript)
+
+
+def fold_of(chat: Chat) -> ListingFold:
+    """The listing fold of a session read whole."""
+    fold = ListingFold()
+    keep = fold.merge.keep
+    fold.merge.metadata = {key: value for key, value in chat.metadata.items() if keep is None or key in keep}
+    fold.merge.add(chat.messages)
+    fold.merge.rewinds = int(chat.rewound)
+    return fold

@@ -1,0 +1,163 @@
+"""Gemini CLI's stores as a session source: list, read, search and resume its sessions, and move them
+to Reprise's trash.
+
+Reprise reads Gemini CLI's session files as its own loader does (`lines.py`) and never rewrites one:
+a session is its `sessionId`, found among the `chats/` folders of its projects (`listing.py`), and
+`gemini --resume ID` runs in the session's own folder, the only one where the client looks for it.
+Reprise never runs `gemini --list-sessions` or the interactive start to learn anything (both write a
+model summary into another session's file). Its own files of Gemini sessions (titles, pins) live in
+Reprise's data folder, under `gemini/` folders (`OwnPaths`).
+
+The class stays small: reading is in `listing.py`, `lines.py` and `transcript.py`; each role added
+later (meter, send, fork, keep, sweep) delegates to its own module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...agents import substitute
+from ...config import Settings
+from ...errors import NotFoundError, ProblemFileError, RepriseError, RoleMissingError
+from ...meter import SEND, LiveMeter
+from ...paths import OwnPaths, SessionRef
+from ...problems import Problem
+from ...session_files import ReadProblem, read_regular_file
+from ...times import parse_time
+from ..agent_store import AgentStoreSource
+from ..base import Handoff, OpenedSession
+from ..roles import Live, Trashing
+from .fields import GeminiFields
+from .layout import GeminiRoot, check_session_id
+from .lines import Chat
+from .listing import NAME, GeminiListing, SessionFiles, fold_of
+from .liveness import writer_of
+from .spec import SPEC
+from .transcript import read_transcript
+from .trash import GeminiTrash
+
+
+@dataclass(slots=True)
+class GeminiSession:
+    """What Reprise read of one session (the source's own model): its merged lines, its listing
+    fields, and its files."""
+
+    chat: Chat
+    fields: GeminiFields
+    files: SessionFiles
+
+
+class GeminiSource(AgentStoreSource, Trashing, Live):
+    spec = SPEC
+    name = SPEC.name
+    label = SPEC.label
+    trash_note = SPEC.trash_note
+    cost_label = SPEC.cost_label
+    resume_setting = SPEC.resume_setting
+    rename_note = SPEC.rename_note
+
+    def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
+        self.roots: list[GeminiRoot] = [GeminiRoot(Path(root)) for root in roots]
+        self.gemini_listing = GeminiListing(roots, OwnPaths(data, NAME))
+        super().__init__(settings, self.gemini_listing)
+
+    # --- finding and reading -----------------------------------------------------------------
+
+    def _files(self, ref: SessionRef) -> SessionFiles | None:
+        return self.gemini_listing.locate(check_session_id(ref.session_id), ref.workspace_key)
+
+    def _locate(self, ref: SessionRef) -> Path | None:
+        files = self._files(ref)
+        return files.main if files is not None else None
+
+    def exists(self, ref: SessionRef) -> bool:
+        return self._locate(ref) is not None
+
+    def _new_path(self, ref: SessionRef) -> Path:
+        return self.roots[0].tmp / ref.session_id if self.roots else Path(ref.session_id)
+
+    def _root_path(self, path: Path) -> Path:
+        return self.gemini_listing.root_path(path)
+
+    def _read(self, path: Path) -> bytes:
+        return read_regular_file(path, self._root_path(path))[0]
+
+    def open(self, ref: SessionRef) -> OpenedSession:
+        files = self._files(ref)
+        if files is None:
+            raise NotFoundError(f"No Gemini CLI session {ref.session_id} in any root "
+                                f"({', '.join(str(root.path) for root in self.roots)}).")
+        path = files.main
+        try:
+            data, chat = self.gemini_listing.read_chat(path)
+        except FileNotFoundError:
+            raise NotFoundError(f"The Gemini CLI session file {path} disappeared.", path=path) from None
+        except ReadProblem as exc:
+            raise ProblemFileError(Problem(str(path), exc.code, exc.message)) from None
+        transcript, notes = read_transcript(chat, ref.session_id, subagents=len(files.subagents))
+        warnings = [Problem(str(path), "skipped_line", warning) for warning in chat.warnings]
+        if chat.end < len(data) and not chat.legacy:
+            warnings.append(Problem(str(path), "truncated_line", f"the last line ({len(data) - chat.end:,} bytes) "
+                                    "is incomplete, probably being written; it was skipped"))
+        warnings.extend(Problem(str(path), "note", note) for note in notes)
+        fields = fold_of(chat).result()
+        return OpenedSession(ref, path, len(data), hashlib.sha256(data).hexdigest(), transcript, warnings,
+                             GeminiSession(chat, fields, files), agent_title=chat.summary)
+
+    @staticmethod
+    def _session(opened: OpenedSession) -> GeminiSession:
+        assert isinstance(opened.native, GeminiSession)
+        return opened.native
+
+    # --- resuming ----------------------------------------------------------------------------
+
+    def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
+        return substitute(self.settings.sources.gemini.resume, session_id=ref.session_id, workspace=workspace or "")
+
+    def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
+        opened = self.open(ref)
+        notes = []
+        session = self._session(opened)
+        if session.fields.hidden_by_agent:
+            notes.append("Gemini CLI's own list does not show this session (a subagent's, or nothing it would "
+                         "resume); `gemini --resume` may refuse it.")
+        writer = self.writer(ref, opened)
+        if writer is not None:
+            notes.append(f"Gemini CLI may be writing this session now ({writer}); resuming it as well would "
+                         "interleave two conversations in one session file.")
+        return Handoff(notes, None, None, writer)
+
+    def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
+        """Why the session counts as being written now (a recent message, a Gemini CLI running it), or
+        None (None too when it could not be read: `opened` is None)."""
+        if opened is None:
+            return None
+        newest = self._session(opened).fields.last_activity
+        moment = parse_time(newest) if newest else None
+        written = writer_of(opened.path, ref.session_id, moment.timestamp() if moment else None,
+                            time.time() if now is None else now)
+        return written.why if written is not None else None
+
+    def _measured(self, opened: OpenedSession) -> tuple[int | None, int]:
+        fields = self._session(opened).fields
+        return fields.context_tokens, fields.context_turn
+
+    def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
+                      via: str = SEND) -> LiveMeter:
+        raise RoleMissingError("Gemini CLI sessions cannot be metered by Reprise.", source=self.name, role="Metered")
+
+    # --- the trash ---------------------------------------------------------------------------
+
+    def _trash(self) -> GeminiTrash:
+        return GeminiTrash(self.own_paths, self.audit, self.own_files.lock)
+
+    def _missing_note(self, ref: SessionRef) -> str:
+        try:
+            self._files(ref)
+        except RepriseError as exc:
+            return f" ({exc})"
+        return ""

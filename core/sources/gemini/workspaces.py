@@ -1,0 +1,39 @@
+"""Gemini CLI's workspaces: the `mapped` rule (`core/sources/workspaces.py`). Its sessions are kept
+by project (`tmp/<slug>/chats/`), and the client keeps its own map of slugs to folders: each
+project's `.project_root` marker, and the root's `projects.json`. A project neither names (a
+marker gone, a registry reset, another machine's store) is listed under an unknown folder keyed by
+its slug, never dropped.
+
+A group is a project's `chats/` folder, by its path (several roots may hold the same slug).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import PurePath
+
+from ...paths import workspace_key
+from ..workspaces import MappedRule, unmapped_key
+
+
+def unmapped_name(group: str) -> str:
+    """What names a group the map does not: its slug, then its root ("alpha in /home/u/.gemini")."""
+    chats = PurePath(group)
+    return f"{chats.parent.name} in {chats.parent.parent.parent}"
+
+
+class GeminiRule(MappedRule):
+    """The `mapped` rule with an unmapped group named by its slug first (`unmapped_name`)."""
+
+    def __init__(self, groups: Callable[[], list[str]], folders: Callable[[], Mapping[str, str]]):
+        super().__init__(groups, folders)
+        self._folders_now = folders
+
+    def key_of(self, group: str) -> str:
+        folder = self._folders_now().get(group)
+        return unmapped_key(unmapped_name(group)) if folder is None else workspace_key(folder)
+
+    def keys(self) -> dict[str, str]:
+        folders = self._folders_now()
+        return {group: self.key_of(group) if group not in folders else workspace_key(folders[group])
+                for group in self._groups()}
