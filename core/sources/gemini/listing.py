@@ -26,11 +26,11 @@ from ...folder_scan import FolderNames, FolderStats, scan_folder
 from ...paths import OwnPaths, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
+from ..agent_json import Exact
 from ..base import ListedFile, SearchRecord, SessionFile
 from ..grown import GrownRead, first_record
 from ..jsonl_listing import JsonlListing, row_digest, settled
 from ..jsonl_listing import listing_fields as agent_fields
-from ..transcript_search import search_records
 from ..uuid_ids import is_uuid
 from ..workspaces import unmapped_key
 from .fields import GeminiFields, ListingFold, orjson_exact
@@ -88,8 +88,8 @@ class Members:
 def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[str, tuple[int, int]],
                                                                           dict[str, list[str]]]:
     """{row file id: stat} of a `chats/` folder's names and {row file id: its other session files}: the
-    session files of one session joined (`join_id`) under the one the client resumes (`join_stats`); a subagents' folder whose session has no file here gives a row for
-    each of its files (their file id `<folder>/<name>`)."""
+    session files of one session joined (`join_id`) under the one the client resumes (`join_stats`);
+    a subagents' folder is no row here (`orphan_subagents`)."""
     by_id: dict[str, list[str]] = {}
     for name in names:
         by_id.setdefault(join_id(name), []).append(name)
@@ -362,9 +362,9 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             if found is not None:
                 return found
         for group in ordered:
-            found = self._subagent_file(Path(group), session_id)
-            if found is not None:
-                return SessionFiles(found, [], [])
+            alone = self._subagent_file(Path(group), session_id)
+            if alone is not None:
+                return SessionFiles(alone, [], [])
         return None
 
     def _files_in(self, group: Path, session_id: str) -> SessionFiles | None:
@@ -408,23 +408,24 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
 
     # --- search --------------------------------------------------------------------------------------
 
-    def read_chat(self, path: Path) -> tuple[bytes, Chat]:
-        """A session file's bytes and the session they hold, as the client loads it."""
+    def read_chat(self, path: Path, exact: Exact = orjson_exact) -> tuple[bytes, Chat]:
+        """A session file's bytes and the session they hold, as the client loads it (decoded by orjson
+        where `exact` says orjson's value is json's for what the reader uses)."""
         data, _ = read_regular_file(path, self.root_path(path))
-        chat = legacy_chat(data) if path.name.endswith(".json") else chat_of_bytes(data, exact=orjson_exact)
+        chat = legacy_chat(data) if path.name.endswith(".json") else chat_of_bytes(data, exact=exact)
         if chat is None:
             raise ReadProblem("no_session", "the file is not a session Gemini CLI reads")
         return data, chat
 
     def read_search_records(self, file: SessionFile) -> list[SearchRecord] | None:
-        from .transcript import read_transcript
+        from .search import chat_search_records
+        from .search import orjson_exact as search_exact
 
         try:
-            _, chat = self.read_chat(Path(file.path))
+            _, chat = self.read_chat(Path(file.path), search_exact)
         except (FileNotFoundError, ReadProblem, OSError, RepriseError):
             return None
-        transcript, _ = read_transcript(chat)
-        return search_records(transcript)
+        return chat_search_records(chat, chat.session_id or file.file_id)
 
 
 def fold_of(chat: Chat) -> ListingFold:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reprise.core.catalog import Catalog
-from reprise.core.paths import OwnPaths, workspace_key
+from reprise.core.paths import OwnPaths, SessionRef, workspace_key
 from reprise.core.rows import SessionRow
 from reprise.core.sources.gemini.listing import GeminiListing
 from reprise.core.sources.gemini.source import GeminiSource
@@ -76,8 +76,6 @@ def test_the_stub_joins_its_session_s_stat(tmp_path):
 def test_the_source_opens_reads_and_resumes_a_session_by_its_id(tmp_path, settings_for):
     root = store_copy("store-0.61.0", tmp_path)
     source = GeminiSource([root], settings_for(), tmp_path / "data")
-    from reprise.core.paths import SessionRef
-
     ref = SessionRef(workspace_key(ALPHA), RESUMED, "gemini")
     opened = source.open(ref)
     assert [turn.user_message for turn in opened.transcript.turns] == [
@@ -97,9 +95,8 @@ def test_a_rewound_session_shows_what_the_client_would_send_and_says_it_was_rewo
     [row] = rows_of(listing_of(root, tmp_path), tmp_path).values()
     assert row.id == REWOUND and row.turns == 2
     assert (row.fields.first_message, row.fields.last_message) == ("First step MARKkeep", "After the rewind MARKafter")
-    from reprise.core.paths import SessionRef
-
-    opened = GeminiSource([root], settings_for(), tmp_path / "data").open(SessionRef(row.workspace_key, REWOUND, "gemini"))
+    source = GeminiSource([root], settings_for(), tmp_path / "data")
+    opened = source.open(SessionRef(row.workspace_key, REWOUND, "gemini"))
     assert [turn.user_message for turn in opened.transcript.turns] == ["First step MARKkeep",
                                                                       "After the rewind MARKafter"]
     assert any("Rewound" in note for note in opened.transcript.notes)
@@ -113,8 +110,6 @@ def test_whole_file_sessions_of_an_older_client_are_listed_and_read(tmp_path, se
     assert [row.turns for row in by_turns] == [1, 2]
     assert by_turns[1].fields.first_message == "Legacy start MARKold"
     assert by_turns[1].fields.last_message == "Legacy again MARKolder"
-    from reprise.core.paths import SessionRef
-
     source = GeminiSource([root], settings_for(), tmp_path / "data")
     shell = source.open(SessionRef(by_turns[0].workspace_key, by_turns[0].id, "gemini")).transcript.turns[0]
     assert shell.commands and "OUTWORD42" in (shell.tool_calls[0].result or "")
@@ -210,3 +205,50 @@ def test_appending_to_a_grown_session_reads_only_what_was_appended(tmp_path):
                                                                   "content": [{"text": "kept MARKkept"}]}]}})
     assert row.turns == 1 and row.fields.first_message == "kept MARKkept" and row.fields.agent_title == "A title"
     catalog.close()
+
+
+def _subagent(root: Path, parent: str, sub: str) -> Path:
+    folder = root / "tmp" / "alpha" / "chats" / parent
+    folder.mkdir()
+    path = folder / f"{sub}.jsonl"
+    path.write_text("".join(json.dumps(record, separators=(",", ":")) + "\n" for record in (
+        {"sessionId": sub, "projectHash": "ab" * 32, "startTime": "2026-12-06T19:48:33.000Z",
+         "lastUpdated": "2026-12-06T19:48:33.000Z", "kind": "subagent", "directories": [ALPHA]},
+        {"id": "s1", "timestamp": "2026-12-06T19:48:33.100Z", "type": "user", "content": [{"text": "Look around"}]},
+        {"id": "s2", "timestamp": "2026-12-06T19:48:33.200Z", "type": "gemini", "content": "Done.",
+         "tokens": {"input": 100, "output": 2, "cached": 0, "thoughts": 0, "tool": 0, "total": 102}})),
+        encoding="utf-8")
+    return path
+
+
+def test_a_subagent_session_counts_with_its_parent_and_is_no_row_of_its_own(tmp_path, settings_for):
+    root = store_copy("store-0.61.0", tmp_path)
+    sub = "11111111-2222-4333-8444-555555555555"
+    _subagent(root, RESUMED, sub)
+    rows = rows_of(listing_of(root, tmp_path), tmp_path)
+    assert len(rows) == 4 and sub not in rows and rows[RESUMED].turns == 3
+    opened = GeminiSource([root], settings_for(), tmp_path / "data").open(
+        SessionRef(workspace_key(ALPHA), RESUMED, "gemini"))
+    assert "1 subagent session of this session is not shown." in opened.transcript.notes
+
+
+def test_a_subagent_whose_parent_is_gone_is_listed_hidden_as_the_client_hides_it(tmp_path, settings_for):
+    root = store_copy("store-0.61.0", tmp_path)
+    sub = "11111111-2222-4333-8444-555555555555"
+    _subagent(root, RESUMED, sub)
+    for stale in (root / "tmp" / "alpha" / "chats").glob("session-*-e9b105e8.jsonl"):
+        stale.unlink()
+    rows = rows_of(listing_of(root, tmp_path), tmp_path)
+    assert rows[sub].hidden_by_agent and rows[sub].turns == 1 and RESUMED not in rows
+    source = GeminiSource([root], settings_for(), tmp_path / "data")
+    opened = source.open(SessionRef(workspace_key(ALPHA), sub, "gemini"))
+    assert [turn.reply for turn in opened.transcript.turns] == ["Done."]
+
+
+def test_what_the_client_s_own_list_hides_is_marked(tmp_path):
+    root = store_copy("store-0.61.0", tmp_path)
+    chats = root / "tmp" / "alpha" / "chats"
+    (chats / "session-2026-12-06T19-46-e9b105e8.jsonl").unlink()   # its stub alone: only the session context
+    rows = rows_of(listing_of(root, tmp_path), tmp_path)
+    assert rows[RESUMED].hidden_by_agent and rows[RESUMED].turns == 0
+    assert not rows[ONE_TURN].hidden_by_agent and not rows[SHELL].hidden_by_agent
