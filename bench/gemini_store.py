@@ -38,7 +38,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,8 +48,8 @@ from . import claude_store, stores
 
 GENERATOR_VERSION = 1
 STORES_DIR = stores.STORES_DIR
-MODELS = ("gemini-2.5-pro", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-3-pro-preview")
-ENV_ID = "environment-context"   # replaced by the client's stable id when the fixtures are read
+MODELS = ("gemini-3-pro-preview", "gemini-3-flash-preview", "gemini-2.5-pro", "gemini-2.5-flash")
+ENV_ID = "d04923d38bb0f6017037e74183378ef4"   # the session context's id: the same in every session
 _SEPARATORS = (",", ":")
 
 
@@ -57,13 +57,13 @@ _SEPARATORS = (",", ":")
 class GeminiStoreParams:
     name: str = "gemini"
     sessions: int = 2_000
-    rewind_share: float = 0.1        # a `$rewindTo` an earlier prompt, then more turns
+    resume_share: float = 0.08       # an interactive session resumed before a turn (a headless one: every later turn)
+    rewind_share: float = 0.1        # `/rewind` to an earlier prompt (`$rewindTo`, a snapshot), then more turns
     summary_share: float = 0.45      # a `$set` of `summary` (the client's model summary)
     subagent_share: float = 0.08     # a subagent session under chats/<session id>/
-    same_minute_share: float = 0.2   # a resume within the name's minute: its header lands in the session's file
+    same_minute_share: float = 0.2   # a resume within a minute of the last: its stub lines join that minute's stub
     legacy_sessions: int = 12        # whole-file `.json` sessions (older clients)
     orphan_folders: int = 3          # slugs with chats but in neither projects.json nor .project_root
-    max_stubs: int = 40              # resumes that leave stub files, at most, per session
     seed: int = 20261206
     version: int = GENERATOR_VERSION
 
@@ -187,8 +187,9 @@ class SessionFacts:
 
 
 class SessionWriter:
-    """Appends one session's lines as the client's recorder does, keeping the clock and the message
-    list the client holds in memory (what a `$rewindTo` cuts)."""
+    """Appends one session's lines as the client's recorder does, keeping what the client holds in
+    memory: the messages as last written (what a resume's or a rewind's `$set.messages` snapshot
+    re-writes, and what a `$rewindTo` cuts)."""
 
     def __init__(self, handle, text: stores._Text, rng: random.Random, *, session_id: str, cwd: str, temp_dir: str,
                  start: float, model: str) -> None:
@@ -197,10 +198,15 @@ class SessionWriter:
         self.hash = project_hash(cwd)
         self.now = start
         self.bytes = self.lines = 0
-        self.messages: list[tuple[str, str]] = []   # (id, type) as the client holds them
-        self.prompts: list[str] = []                # ids of the prompts still held
-        self.context = 9_000                        # tokens of the next request
+        self.held: list[dict[str, Any]] = []   # the messages the client holds, as last written
+        self.context = 9_000                   # tokens of the next request
         self.tool_calls = 0
+
+    @property
+    def prompts(self) -> list[str]:
+        """The ids of the prompts held (user messages of text, the session context left out)."""
+        return [m["id"] for m in self.held if m["type"] == "user" and m["id"] != ENV_ID
+                and any("text" in part for part in m["content"])]
 
     def tick(self, low: float = 0.05, high: float = 2.0) -> str:
         self.now += self.rng.uniform(low, high)
@@ -215,7 +221,8 @@ class SessionWriter:
     def header(self, *, kind: str = "main", directories: list[str] | None = None) -> dict[str, Any]:
         moment = stamp(self.now)
         record: dict[str, Any] = {"sessionId": self.session_id, "projectHash": self.hash, "startTime": moment,
-                                  "lastUpdated": moment, "kind": kind}
+                                  "lastUpdated": moment}
+        record["kind"] = kind
         if directories is not None:
             record["directories"] = directories
         return record
@@ -226,13 +233,44 @@ class SessionWriter:
         self.set_messages([self.env_message()])
 
     def env_message(self) -> dict[str, Any]:
-        return {"id": ENV_ID, "timestamp": self.tick(0.01, 0.1), "type": "user",
+        return {"id": ENV_ID, "timestamp": stamp(self.now + 0.001), "type": "user",
                 "content": [{"text": env_context(self.cwd, self.temp_dir, self.now)}]}
 
     def set_messages(self, messages: list[dict[str, Any]]) -> None:
-        self.emit({"$set": {"messages": messages, "lastUpdated": stamp(self.now)}})
-        self.messages = [(m["id"], m["type"]) for m in messages]
-        self.prompts = [m["id"] for m in messages if m["type"] == "user" and m["id"] != ENV_ID]
+        """A `$set.messages` snapshot: the client's message list replaced by these."""
+        self.emit({"$set": {"messages": messages, "lastUpdated": self.tick(0.001, 0.01)}})
+        self.held = list(messages)
+
+    def history(self, *, with_env: bool) -> list[dict[str, Any]]:
+        """The held messages as the client re-reads them into its history and writes them back
+        (`convertSessionToClientHistory`, then `updateMessagesFromHistory`): a model message's text
+        becomes parts with its calls' `functionCall`s, a `<id>_response` message carries its calls'
+        results, and the `functionResponse` messages and the session context (unless kept) drop out."""
+        out: list[dict[str, Any]] = []
+        env = next((m for m in self.held if m["id"] == ENV_ID), None)
+        if with_env:
+            out.append(env or self.env_message())
+        for message in self.held:
+            if message["id"] == ENV_ID:
+                continue
+            if message["type"] == "user":
+                if any("text" in part and part["text"].strip() for part in message["content"]):
+                    out.append(message)
+                continue
+            calls = message.get("toolCalls") or []
+            parts = ([{"text": message["content"]}] if isinstance(message["content"], str) and message["content"]
+                     else list(message["content"]) if isinstance(message["content"], list) else [])
+            if not any("functionCall" in part for part in parts):
+                parts += [{"functionCall": {"id": c["id"], "name": c["name"], "args": c["args"]}} for c in calls]
+            responses = list({json.dumps(part, sort_keys=True): part
+                              for c in calls for part in (c.get("result") or [])}.values())
+            if calls and len(calls) > 1:
+                message = dict(message, toolCalls=[dict(c, result=responses) for c in calls])
+            out.append(dict(message, content=parts))
+            if responses:
+                out.append({"id": f"{message['id']}_response", "timestamp": stamp(self.now), "type": "user",
+                            "content": responses})
+        return out
 
     def touched(self) -> None:
         self.emit({"$set": {"lastUpdated": self.tick(0.001, 0.01)}})
@@ -240,14 +278,16 @@ class SessionWriter:
     def push(self, message: dict[str, Any]) -> None:
         """A message line: a new one, or one with a held id written again (it replaces it)."""
         self.emit(message)
-        if all(held != message["id"] for held, _ in self.messages):
-            self.messages.append((message["id"], message["type"]))
+        for index, held in enumerate(self.held):
+            if held["id"] == message["id"]:
+                self.held[index] = message
+                return
+        self.held.append(message)
 
     def prompt(self, text: str) -> str:
         message_id = _uuid(self.rng)
         self.push({"id": message_id, "timestamp": self.tick(), "type": "user", "content": [{"text": text}]})
         self.touched()
-        self.prompts.append(message_id)
         self.context += len(text) // 4 + 8
         return message_id
 
@@ -259,36 +299,46 @@ class SessionWriter:
         self.context += output + 20
         return tokens
 
+    def _call(self, output_chars: int) -> dict[str, Any]:
+        """One tool call's record, with its result (a shell command, or a file read)."""
+        shell = self.rng.random() < 0.7
+        millis = int(self.now * 1000)
+        output = self.text(max(40, int(output_chars * self.rng.uniform(0.5, 1.5))))
+        if shell:
+            name = "run_shell_command"
+            command = self.rng.choice(("git diff", "pytest -q", "ls -la", "rg -n 'def ' src", "make lint"))
+            call_id = f"{name}__{name}_{millis}_{self.tool_calls % 3}"
+            args: dict[str, Any] = {"command": command, "description": "Run the command the user gave."}
+            wrapped = (f"<untrusted_context>\nOutput: {output}\nProcess Group PGID: {self.rng.randrange(9, 99_999)}"
+                       "\n</untrusted_context>")
+            display, description, shown, markdown = output, command, "Shell", False
+        else:
+            name = "read_file"
+            target = f"{self.cwd}/src/mod_{self.rng.randrange(90)}.py"
+            call_id = f"{name}__{name}_{millis}_{self.tool_calls % 3}"
+            args = {"file_path": target}
+            wrapped, display, description, shown, markdown = output, "", target, "ReadFile", True
+        response = {"functionResponse": {"id": call_id, "name": name, "response": {"output": wrapped}}}
+        self.context += len(wrapped) // 4
+        self.tool_calls += 1
+        return {"id": call_id, "name": name, "args": args, "result": [response], "status": "success",
+                "timestamp": self.tick(0.5, 20), "resultDisplay": display, "description": description,
+                "displayName": shown, "renderOutputAsMarkdown": markdown}
+
     def model_message(self, text: str, *, calls: int, output_chars: int) -> None:
-        """The model's message: recorded, its tokens added, its tool calls (with results) added, and
-        for a tool call the `functionResponse` message that carries the results on."""
+        """The model's message and its tokens; with tool calls, the message written again with them
+        (their results in), then the `functionResponse` message that carries the results on."""
         message: dict[str, Any] = {"id": _uuid(self.rng), "timestamp": self.tick(1, 30), "type": "gemini",
-                                   "content": text, "thoughts": [], "tokens": None, "model": self.model}
+                                   "content": text, "thoughts": [],
+                                   "tokens": self.tokens(len(text) // 4 + 30 * calls + 10), "model": self.model}
         self.push(message)
         self.touched()
-        message = dict(message, tokens=self.tokens(len(text) // 4 + 30 * calls + 10))
-        self.push(message)
         if not calls:
             return
-        records = []
-        responses = []
-        for _ in range(calls):
-            call_id = f"{self.rng.choice(('run_shell_command', 'read_file', 'search_file_content'))}-" \
-                      f"{int(self.now * 1000)}-{self.text.hex(48)}"
-            name = call_id.rsplit("-", 2)[0]
-            args = ({"command": self.rng.choice(("git diff", "pytest -q", "ls -la", "rg -n 'def ' src"))}
-                    if name == "run_shell_command" else {"file_path": f"{self.cwd}/src/mod_{self.rng.randrange(90)}.py"}
-                    if name == "read_file" else {"pattern": "def main"})
-            output = self.text(max(40, int(output_chars * self.rng.uniform(0.5, 1.5))))
-            response = {"functionResponse": {"id": call_id, "name": name, "response": {"output": output}}}
-            records.append({"id": call_id, "name": name, "args": args, "result": [response], "status": "success",
-                            "timestamp": self.tick(0.5, 20), "resultDisplay": output, "displayName": name,
-                            "description": "", "renderOutputAsMarkdown": name != "run_shell_command"})
-            responses.append(response)
-            self.context += len(output) // 4
-            self.tool_calls += 1
+        records = [self._call(output_chars) for _ in range(calls)]
         self.push(dict(message, toolCalls=records))
-        self.push({"id": _uuid(self.rng), "timestamp": self.tick(0.01, 0.2), "type": "user", "content": responses})
+        self.push({"id": _uuid(self.rng), "timestamp": self.tick(0.01, 0.2), "type": "user",
+                   "content": [part for record in records for part in record["result"]]})
         self.touched()
 
     def turn(self, budget: int) -> None:
@@ -297,63 +347,72 @@ class SessionWriter:
         self.prompt(self.text(self.rng.randrange(30, 600)).strip() or "go on")
         rounds = 0 if budget < 6_000 else self.rng.choice((1, 1, 2, 3, 4, 6))
         for _ in range(rounds):
-            # a tool result is written twice (the call's record, the functionResponse message)
+            # a result is written three times: the call's result and display, the functionResponse message
             self.model_message(self.text(self.rng.randrange(20, 300)).strip(), calls=self.rng.choice((1, 1, 2)),
                                output_chars=max(200, budget // rounds // 4))
         self.model_message(self.text(self.rng.randrange(80, 2_500)).strip() or "Done.", calls=0, output_chars=0)
 
-    def rewind(self, back: int) -> str | None:
-        """`$rewindTo` the prompt `back` prompts ago: it and every message after it are dropped."""
-        if len(self.prompts) < back + 1:
+    def rewind_line(self, back: int = 1) -> str | None:
+        """`{"$rewindTo": id}` of the prompt `back` prompts ago: it and every message after it are dropped."""
+        prompts = self.prompts
+        if len(prompts) < back:
             return None
-        target = self.prompts[-back]
-        index = next(i for i, (held, _) in enumerate(self.messages) if held == target)
+        target = prompts[-back]
+        index = next(i for i, held in enumerate(self.held) if held["id"] == target)
         self.emit({"$rewindTo": target})
-        self.messages = self.messages[:index]
-        self.prompts = [held for held in self.prompts if any(held == m for m, _ in self.messages)]
+        self.held = self.held[:index]
+        return target
+
+    def rewind(self, back: int = 1) -> str | None:
+        """`/rewind`: the `$rewindTo` line, then at once a snapshot of what is left (no session context)."""
+        target = self.rewind_line(back)
+        if target is not None:
+            self.set_messages(self.history(with_env=False))
         return target
 
     def resume(self) -> None:
-        """A later process took the session up again: it names the session in its file."""
-        self.now += self.rng.uniform(60, 3 * 86400)
+        """A later process took the session up again (`--resume`): it names the session in its file and
+        writes back the history it read (a snapshot, the session context first)."""
         self.emit({"$set": {"sessionId": self.session_id}})
+        self.set_messages(self.history(with_env=True))
+
+
+def turn_budget(target: int, turns: int, *, headless: bool, resume_share: float) -> int:
+    """Bytes a turn's own lines get, so that the file comes to about `target`: a resume writes back
+    the whole history (a snapshot, about half a turn's lines: a tool result is written three times in
+    the turn, twice in the snapshot), so a headless session's file grows as the square of its turns."""
+    resumes = turns - 1 if headless else resume_share * (turns - 1)
+    return max(2_000, int(target / (turns + resumes * (turns + 1) / 2 * 0.7)))
 
 
 def write_session(path: Path, text: stores._Text, rng: random.Random, *, params: GeminiStoreParams, target: int,
                   turns: int, cwd: str, temp_dir: str, headless: bool, start: float,
                   session_id: str | None = None) -> SessionFacts:
-    """A session of about `target` bytes and `turns` prompts, its stubs and subagent files beside it."""
+    """A session of about `target` bytes and `turns` prompts, its resume stubs and subagent files beside it."""
     session_id = session_id or _uuid(rng)
     path = path.parent / file_name(session_id, start)
     path.parent.mkdir(parents=True, exist_ok=True)
     facts = SessionFacts(session_id, cwd, str(path), headless=headless)
-    model = rng.choice(MODELS)
-    per_turn = max(2_000, target // max(1, turns))
-    rewind_at = rng.randrange(2, turns) if turns >= 3 and rng.random() < params.rewind_share else -1
-    stub_budget = params.max_stubs
+    budget = turn_budget(target, turns, headless=headless, resume_share=params.resume_share)
+    rewind_at = rng.randrange(2, turns) if not headless and turns >= 3 and rng.random() < params.rewind_share else -1
     with open(path, "wb") as handle:
         writer = SessionWriter(handle, text, rng, session_id=session_id, cwd=cwd, temp_dir=temp_dir, start=start,
-                               model=model)
+                               model=rng.choice(MODELS))
         writer.start()
         for index in range(turns):
-            if index and (headless or rng.random() < 0.08):
-                before = writer.now
+            if index and (headless or rng.random() < params.resume_share):
+                writer.now += rng.uniform(5, 50) if rng.random() < params.same_minute_share else \
+                    rng.uniform(60, 2 * 86400)
+                if file_name(session_id, writer.now) == path.name:   # not in the minute the session began
+                    writer.now += 60
+                named = _write_stub(path.parent, session_id, _stub_lines(writer), writer.now)
+                if named not in facts.stubs:
+                    facts.stubs.append(named)
                 writer.resume()
-                if stub_budget and file_name(session_id, writer.now) != path.name and \
-                        rng.random() >= params.same_minute_share:
-                    facts.stubs.append(_write_stub(path.parent, writer, start=writer.now))
-                    stub_budget -= 1
-                else:
-                    writer.now = before + rng.uniform(1, 40)
-                    writer.emit(writer.header())
             if index == rewind_at and writer.rewind(rng.choice((1, 1, 2))):
                 facts.rewound = True
-            writer.turn(int(per_turn * rng.uniform(0.6, 1.4)))
+            writer.turn(int(budget * rng.uniform(0.6, 1.4)))
             facts.prompts_written += 1
-            if not facts.first_prompt and writer.prompts:
-                facts.first_prompt = writer.prompts[0]
-            if writer.bytes >= target * 1.1 and index >= 1:
-                break
         if not headless and rng.random() < params.summary_share:
             facts.summary = f"{rng.choice(('Fix', 'Add', 'Refactor', 'Explain', 'Test'))} " \
                             f"{rng.choice(('the parser', 'CI', 'docs', 'the API', 'the UI'))} {rng.randrange(999)}"
@@ -362,6 +421,7 @@ def write_session(path: Path, text: stores._Text, rng: random.Random, *, params:
         facts.subagents.append(_write_subagent(path.parent / session_id, writer, text, rng))
     facts.bytes, facts.lines = writer.bytes, writer.lines
     facts.turns = len(writer.prompts)
+    facts.first_prompt = writer.prompts[0] if writer.prompts else ""
     facts.tool_calls = writer.tool_calls
     facts.mtime = writer.now
     facts.stub_bytes = sum(os.path.getsize(stub) for stub in facts.stubs)
@@ -369,12 +429,21 @@ def write_session(path: Path, text: stores._Text, rng: random.Random, *, params:
     return facts
 
 
-def _write_stub(folder: Path, writer: SessionWriter, *, start: float) -> str:
-    """The small file a resume leaves when the minute in the session's name has passed: a header."""
-    stub = folder / file_name(writer.session_id, start)
+def _stub_lines(writer: SessionWriter) -> bytes:
+    """What a resumed process writes before it finds the session: a new file's header and its first
+    message list (the session context), in the file named by this minute."""
+    env = writer.env_message()
+    return (dumps(writer.header()) + "\n" + dumps({"$set": {"messages": [env], "lastUpdated": env["timestamp"]}})
+            + "\n").encode()
+
+
+def _write_stub(folder: Path, session_id: str, lines: bytes, moment: float) -> str:
+    """The small file a resume leaves when the minute in the session's name has passed (appended to,
+    when another resume came in the same minute)."""
+    stub = folder / file_name(session_id, moment)
     with open(stub, "ab") as handle:
-        handle.write((dumps(writer.header()) + "\n").encode())
-    os.utime(stub, (start, start))
+        handle.write(lines)
+    os.utime(stub, (moment, moment))
     return str(stub)
 
 
@@ -395,7 +464,8 @@ def _write_subagent(folder: Path, parent: SessionWriter, text: stores._Text, rng
 
 def write_legacy(path: Path, text: stores._Text, rng: random.Random, *, cwd: str, temp_dir: str, start: float,
                  turns: int) -> SessionFacts:
-    """A whole-file `.json` session as older clients wrote it (`JSON.stringify(record, null, 2)`)."""
+    """A whole-file `.json` session as clients up to 0.38.2 wrote it (`JSON.stringify(record, null, 2)`,
+    no newline at the end), rewritten in place at every change."""
     session_id = _uuid(rng)
     path = path.parent / file_name(session_id, start).removesuffix("l")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -411,7 +481,7 @@ def write_legacy(path: Path, text: stores._Text, rng: random.Random, *, cwd: str
                          "tokens": {"input": 9_000, "output": 300, "cached": 0, "thoughts": 0, "tool": 0,
                                     "total": 9_300}, "model": MODELS[0]})
     record = {"sessionId": session_id, "projectHash": project_hash(cwd), "startTime": stamp(start),
-              "lastUpdated": stamp(now), "messages": messages}
+              "lastUpdated": stamp(now), "messages": messages, "kind": "main"}
     data = json.dumps(record, indent=2, ensure_ascii=False).encode()
     path.write_bytes(data)
     os.utime(path, (now, now))
@@ -420,63 +490,73 @@ def write_legacy(path: Path, text: stores._Text, rng: random.Random, *, cwd: str
 
 
 def append_turn(path: Path, *, seed: int = 1, budget: int = 60_000) -> int:
-    """Append one more turn to a session as a resumed client does (`$set` of the session id, the prompt,
-    tool calls, the reply); returns the bytes appended."""
-    return _append(path, seed, lambda writer: (writer.resume(), writer.turn(budget)))
+    """Append one more turn to a session the client is running (the prompt, tool calls with their
+    results, the reply); returns the bytes appended."""
+    return _append(path, seed, lambda writer: writer.turn(budget))
 
 
-def append_rewind(path: Path, *, seed: int = 2, budget: int = 20_000) -> int:
-    """Append a `$rewindTo` of the last prompt (it and what followed are dropped), then a new turn."""
-    return _append(path, seed, lambda writer: (writer.rewind(1), writer.turn(budget)))
+def append_rewind_line(path: Path) -> int:
+    """Append `{"$rewindTo": <the last prompt>}`: the line `/rewind` writes first (the file as a listing
+    may find it between the client's two writes)."""
+    return _append(path, 2, lambda writer: writer.rewind_line(1))
+
+
+def append_after_rewind(path: Path, *, seed: int = 3, budget: int = 20_000) -> int:
+    """Append what `/rewind` writes right after its `$rewindTo` (a snapshot of the messages left, the
+    session context not among them), then the next turn."""
+    def after(writer: SessionWriter) -> None:
+        writer.set_messages(writer.history(with_env=False))
+        writer.turn(budget)
+    return _append(path, seed, after)
 
 
 def append_summary(path: Path, summary: str = "Benchmark: a summary set later") -> int:
     """Append `{"$set":{"summary":...}}`, as `gemini --list-sessions` does to another session's file."""
-    return _append(path, 3, lambda writer: writer.emit({"$set": {"summary": summary}}))
+    return _append(path, 4, lambda writer: writer.emit({"$set": {"summary": summary}}))
 
 
 def _append(path: Path, seed: int, action) -> int:
-    session_id, cwd, model, prompts, messages, last = _tail_state(path)
+    session_id, cwd, model, held, last = _tail_state(path)
     rng = random.Random(f"append:{seed}:{path.name}")
     before = os.path.getsize(path)
     with open(path, "ab") as handle:
         writer = SessionWriter(handle, stores._Text(rng, stores._corpus(seed, 1 << 18)), rng, session_id=session_id,
                                cwd=cwd, temp_dir=str(path.parent.parent), start=last + 1, model=model)
-        writer.prompts, writer.messages = prompts, messages
+        writer.held = held
         action(writer)
     return os.path.getsize(path) - before
 
 
-def _tail_state(path: Path) -> tuple[str, str, str, list[str], list[tuple[str, str]], float]:
-    """What appending needs: the session id, folder, model, the prompts and messages held at the end
-    (read whole: the generator's own bookkeeping, not measured) and the last time written."""
-    session_id = cwd = model = ""
-    messages: list[tuple[str, str]] = []
+def _tail_state(path: Path) -> tuple[str, str, str, list[dict[str, Any]], float]:
+    """What appending needs: the session id, folder and model, the messages held at the end (the
+    client's merge, read whole: the generator's own bookkeeping, not measured) and the last time written."""
+    session_id = model = ""
+    held: dict[str, dict[str, Any]] = {}
     last = 0.0
-    root = (path.parent.parent / ".project_root")
-    cwd = root.read_text() if root.exists() else "/"
+    marker = path.parent.parent / ".project_root"
+    cwd = marker.read_text() if marker.exists() else "/"
     with open(path, "rb") as handle:
         for raw in handle:
             record = json.loads(raw)
             if "$set" in record:
                 update = record["$set"]
                 if isinstance(update.get("messages"), list):
-                    messages = [(m["id"], m["type"]) for m in update["messages"]]
+                    held = {m["id"]: m for m in update["messages"]}
                 if "lastUpdated" in update:
                     last = datetime.fromisoformat(update["lastUpdated"].replace("Z", "+00:00")).timestamp()
             elif "$rewindTo" in record:
-                ids = [m for m, _ in messages]
+                ids = list(held)
                 if record["$rewindTo"] in ids:
-                    messages = messages[:ids.index(record["$rewindTo"])]
+                    for dropped in ids[ids.index(record["$rewindTo"]):]:
+                        del held[dropped]
+                else:
+                    held = {}
             elif "id" in record:
-                if all(m != record["id"] for m, _ in messages):
-                    messages.append((record["id"], record["type"]))
+                held[record["id"]] = record
                 model = record.get("model") or model
             elif "sessionId" in record:
                 session_id = record["sessionId"]
-    prompt_ids = {m for m, kind in messages if kind == "user" and m != ENV_ID}
-    prompts = [m for m, _ in messages if m in prompt_ids]
-    return session_id, cwd, model or MODELS[0], prompts, messages, last
+    return session_id, cwd, model or MODELS[0], list(held.values()), last
 
 
 def write_big_session(home: Path, target: int, *, seed: int = 20261206, cwd: str = "/home/dev/project-00",
@@ -486,7 +566,7 @@ def write_big_session(home: Path, target: int, *, seed: int = 20261206, cwd: str
     root = home / ".gemini"
     slug = slugify(os.path.basename(cwd))
     _write_registry(root, {cwd: slug})
-    params = GeminiStoreParams(rewind_share=0, summary_share=0, subagent_share=0)
+    params = GeminiStoreParams(resume_share=0, rewind_share=0, summary_share=0, subagent_share=0)
     return write_session(root / "tmp" / slug / "chats" / "x", stores._Text(rng, stores._corpus(seed)), rng,
                          params=params, target=target, turns=turns, cwd=cwd, temp_dir=str(root / "tmp" / slug),
                          headless=False, start=stores._EPOCH.timestamp() - 86400)
@@ -567,6 +647,36 @@ def _stats(sizes: list[int]) -> dict:
 def _store(params: GeminiStoreParams, directory: Path, data: dict, build_seconds: float | None) -> GeminiStore:
     return GeminiStore(params, directory, directory / "home", data["sessions"], data["total_bytes"], data["lines"],
                        data["sizes"], data["counts"], data["files"], build_seconds, data.get("build_seconds"))
+
+
+_OPAQUE = frozenset({"args", "response", "resultDisplay", "directories"})   # shapes that vary by tool or folder
+
+
+def kind_of(record: dict[str, Any]) -> str:
+    """A line's kind: header, `$set` of which keys, `$rewindTo`, or a message of which type."""
+    if "$rewindTo" in record:
+        return "$rewindTo"
+    if "$set" in record:
+        return "$set " + ",".join(sorted(record["$set"]))
+    if "id" in record:
+        return f"message {record.get('type')}" + (" with toolCalls" if "toolCalls" in record else "")
+    return "header " + str(record.get("kind"))
+
+
+def key_orders(value: Any, path: str = "") -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Every object in a record: (where it is, its keys in their order). Values are left out; what
+    the client's byte form fixes is the keys and their order (`JSON.stringify` keeps the order keys
+    were set in). A message in a `$set.messages` list is where a message line is."""
+    if isinstance(value, dict):
+        if "id" in value and "type" in value and "timestamp" in value:
+            path = f"message {value['type']}" + (" with toolCalls" if "toolCalls" in value else "")
+        yield path, tuple(value)
+        for key, item in value.items():
+            if key not in _OPAQUE:
+                yield from key_orders(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for item in value:
+            yield from key_orders(item, path + "[]")
 
 
 def check_lines(path: Path) -> int:
