@@ -6,6 +6,7 @@
     python -m bench.run --only meter --write-docs   # replace only that section of docs/benchmarks.md
     python -m bench.run --only search --only cold_start   # issue 27's table (its own 2,500-session store)
     python -m bench.run --only seam --base HEAD~3 --merge-docs   # issue 28: this checkout beside a base commit
+    python -m bench.run --only gemini --merge-docs   # issue 29: a Gemini CLI row against a Claude Code row
 
 It builds the scale stores once (bench/.stores/, git-ignored, reused while the generator's
 parameters are unchanged), runs each benchmark module's `run(store, report)` and prints one
@@ -55,6 +56,7 @@ BENCHMARKS = {
     "search": "bench.search",
     "cold_start": "bench.cold_start",
     "seam": "bench.seam",
+    "gemini": "bench.gemini",
 }
 HEADERS = ("", "ours", "baseline", "ratio", "target", "met?")
 
