@@ -37,21 +37,20 @@ def exact_folder_gone(source: SessionSource, session_id: str, folder: str | None
     unknown: the folder named, and how to go on (recreate it; move the sessions, when the source
     relinks; or carry the session on in a new one where you are, when it starts sessions)."""
     label = source.label
+    steps = []
     if folder is None:
-        message = (f"{label} runs session {session_id} only in the folder it ran in, and Reprise does not know "
-                   "that folder.")
-        steps = ["run reprise once inside that folder"]
+        message = (f"{label} runs session {session_id} only in the folder it ran in, and its store does not say "
+                   "which folder that is.")
     else:
         message = f"{label} runs session {session_id} only in the folder it ran in, which is gone: {folder}."
-        steps = [f"recreate the folder (mkdir -p {shlex.quote(folder)}) and run it again"]
+        steps.append(f"recreate the folder (mkdir -p {shlex.quote(folder)}) and run it again")
         if Relinking in source.roles:
-            steps.append(f"or, if the project moved, move its sessions: reprise relink {shlex.quote(folder)} "
-                         "NEW_FOLDER")
-    elsewhere = f"or read it (reprise show {session_id})"
+            steps.append(f"if the project moved, move its sessions: reprise relink {shlex.quote(folder)} NEW_FOLDER")
+    elsewhere = f"read it (reprise show {session_id})"
     if Creator in source.roles:
         elsewhere += f" and go on in a new session where you are (reprise new --agent {source.name})"
     steps.append(elsewhere)
-    return error(message, hint="; ".join(steps), path=folder)
+    return error(message, hint="; or ".join(steps), path=folder)
 
 
 def exact_new_folder_gone(source: SessionSource, folder: Path) -> RepriseError:

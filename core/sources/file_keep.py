@@ -161,7 +161,21 @@ class FileKeep:
         session, new = _keep_file(archive, ref, store, session_file, SESSION, root_text, token, kept)
         result = KeepResult(ref, session)
         (result.added if new else result.unchanged).append(session)
-        for sub, folder in self.sidecar_folders(session_file, ref.session_id):
+        for path, part in self._other_files(store, session_file, ref.session_id, result):
+            try:
+                other, new = _keep_file(archive, ref, store, path, part, root_text, token, kept)
+            except (OSError, RepriseError) as exc:
+                result.problems.append(_problem(path, exc))
+                continue
+            (result.added if new else result.unchanged).append(other)
+        return result
+
+    def _other_files(self, store: Root, session_file: Path, session_id: str, result: KeepResult
+                     ) -> list[tuple[Path, str]]:
+        """(path, part) of each file kept with the session file: those directly in its sidecar folders,
+        and the session's other files beside it. What cannot be kept is a problem in `result`."""
+        found = []
+        for sub, folder in self.sidecar_folders(session_file, session_id):
             try:
                 names = store.names(folder)
             except (OSError, RepriseError) as exc:
@@ -173,24 +187,14 @@ class FileKeep:
                     result.problems.append(Problem(str(path), "not_regular", f"{path} is a folder; only the files "
                                                    f"directly in {sub}/ are kept.", severity="warning"))
                     continue
-                try:
-                    sidecar, new = _keep_file(archive, ref, store, path, f"{sub}/{name}", root_text, token, kept)
-                except (OSError, RepriseError) as exc:
-                    result.problems.append(_problem(path, exc))
-                    continue
-                (result.added if new else result.unchanged).append(sidecar)
-        for path in self.companions(session_file, ref.session_id):
+                found.append((path, f"{sub}/{name}"))
+        for path in self.companions(session_file, session_id):
             if path.parent != session_file.parent or path == session_file:
                 result.problems.append(Problem(str(path), "not_beside", f"{path} is not another file of the "
                                                f"session beside {session_file}; it was not kept."))
                 continue
-            try:
-                other, new = _keep_file(archive, ref, store, path, f"{COMPANIONS}/{path.name}", root_text, token, kept)
-            except (OSError, RepriseError) as exc:
-                result.problems.append(_problem(path, exc))
-                continue
-            (result.added if new else result.unchanged).append(other)
-        return result
+            found.append((path, f"{COMPANIONS}/{path.name}"))
+        return found
 
     def read_kept(self, archive: Archive, ref: SessionRef, part: str = SESSION) -> bytes:
         """The newest kept bytes of the session file (or of the sidecar `part`), verified against their

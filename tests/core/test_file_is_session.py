@@ -79,3 +79,22 @@ def test_a_search_hit_and_reprises_title_name_the_session(sqlite_store, capsys):
     assert cli.main(["rename", resumed.session_id[:8], "Verbose config path"]) == 0
     capsys.readouterr()
     assert rows_by_id(Service.from_environment())[resumed.session_id].title == "Verbose config path"
+
+
+def test_two_files_of_one_session_name_it_once_where_two_sessions_are_still_ambiguous():
+    """A store that lists a session's files apart (its listing did not join them) still gives one
+    session for its id; two sessions of one id in two folders stay a question to the user."""
+    from reprise.core.errors import AmbiguousError
+    from reprise.core.paths import SessionRef, workspace_key
+    from reprise.core.service import _matching_ref
+
+    session_id = "0d0d0d0d-1111-4222-8333-444444444444"
+    ref = SessionRef(workspace_key("/work/a"), session_id, "codex")
+    files = [(ref, session_id, ref.workspace_key, "/store/a/one.jsonl"),
+             (ref, session_id, ref.workspace_key, "/store/a/one-stub.jsonl")]
+    assert _matching_ref(files, session_id, "sessions", str) == ref
+    assert _matching_ref(files, session_id[:6], "sessions", str) == ref
+    elsewhere = SessionRef(workspace_key("/work/b"), session_id, "codex")
+    with pytest.raises(AmbiguousError):
+        _matching_ref([*files, (elsewhere, session_id, elsewhere.workspace_key, "/store/b/one.jsonl")],
+                      session_id, "sessions", str)

@@ -120,3 +120,15 @@ def test_an_exact_agent_refuses_a_new_session_in_a_folder_that_does_not_exist(ex
     gone.mkdir()
     ref = Service.from_environment(workspace=str(gone)).new_session(source="codex")
     assert ref.workspace_key == workspace_key(gone)
+
+
+def test_a_session_whose_folder_its_store_does_not_name_says_so_and_how_to_read_it(exact_codex):
+    from reprise.core.run_folder import exact_folder_gone
+
+    source = Service.from_environment().sources["codex"]
+    refusal = exact_folder_gone(source, "0d0d0d0d-1111-4222-8333-444444444444", None, AgentError)
+    assert isinstance(refusal, AgentError) and refusal.path is None
+    assert refusal.message == ("Codex runs session 0d0d0d0d-1111-4222-8333-444444444444 only in the folder it ran "
+                               "in, and its store does not say which folder that is.")
+    assert refusal.hint == ("read it (reprise show 0d0d0d0d-1111-4222-8333-444444444444) and go on in a new "
+                            "session where you are (reprise new --agent codex)")
