@@ -56,6 +56,7 @@ _PERIOD = re.compile(r"([0-9]+)([dhwm])")
 _UNITS = {"h": 3600.0, "d": DAY_S, "w": 7 * DAY_S, "m": 30 * DAY_S}
 _ENV = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _LAST_UPDATED = b'"lastUpdated"'
+_DOCUMENT_UPDATED = re.compile(rb'"lastUpdated"\s*:\s*"([^"\\]{1,64})"')
 
 
 def parse_period(value: object) -> float | None:
@@ -313,22 +314,31 @@ def _policy(merged: object, origins: tuple[str, ...], problems: tuple[Problem, .
 # --- a session's `lastUpdated` ------------------------------------------------------------------
 
 def last_updated(path: Path) -> float | None:
-    """The newest `lastUpdated` a session file records (a header or a `$set`, read from its last
-    TAIL_BYTES, else its head), in seconds; None when it records none that can be read."""
+    """The newest `lastUpdated` a session file records (a `$set` or a header, read from its last
+    TAIL_BYTES, else its first line; a whole-file `.json` session's, from its head), in seconds; None
+    when it records none that can be read."""
     try:
         with open(path, "rb", buffering=0) as handle:
             size = os.fstat(handle.fileno()).st_size
             start = max(0, size - TAIL_BYTES)
             handle.seek(start)
             tail = handle.read(TAIL_BYTES)
-            if start and (found := _newest_in(tail.split(b"\n")[1:])) is not None:
-                return found
-            if start:   # no `$set` near the end: the header's
-                handle.seek(0)
-                tail = handle.read(TAIL_BYTES).split(b"\n", 1)[0]
+            found = _newest_in(tail.split(b"\n")[1:] if start else tail.split(b"\n"))
+            if found is not None or not start:
+                return found if found is not None or tail.lstrip()[:1] != b"{" else _in_document(tail)
+            handle.seek(0)
+            head = handle.read(TAIL_BYTES)
     except OSError:
         return None
-    return _newest_in(tail.split(b"\n"))
+    return _newest_in(head.split(b"\n", 1)[:1]) or _in_document(head)
+
+
+def _in_document(head: bytes) -> float | None:
+    """The `lastUpdated` of a session written whole as one JSON document (an older client's `.json`),
+    from the head of its text (the client writes it before the messages)."""
+    match = _DOCUMENT_UPDATED.search(head)
+    moment = parse_time(match.group(1).decode("utf-8", "replace")) if match else None
+    return moment.timestamp() if moment is not None else None
 
 
 def _newest_in(lines: list[bytes]) -> float | None:

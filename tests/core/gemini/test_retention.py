@@ -208,3 +208,9 @@ def datetime_of(text: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(text).timestamp()
+
+
+def test_a_whole_file_session_of_an_older_client_is_aged_by_its_last_updated() -> None:
+    legacy = FIXTURE.parents[2] / "legacy-0.38.2" / "home" / ".gemini" / "tmp" / "old" / "chats"
+    path = legacy / "session-2026-12-06T19-51-fb6431e3.json"
+    assert last_updated(path) == datetime_of("2026-12-06T19:51:22.941+00:00")
