@@ -24,6 +24,7 @@ sessionUtils.ts, config/settings.ts, config/trustedFolders.ts):
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import math
@@ -364,7 +365,7 @@ def _newest_in(lines: list[bytes]) -> float | None:
 
 # --- the sweep of each folder, for a listing ------------------------------------------------------
 
-MAX_STUB_BYTES = 1 << 20   # a file of a session's beyond this is taken to hold conversation, unread
+MAX_STUB_BYTES = 256 << 10   # a file beyond this is taken to hold conversation, unread (a stub is a few KB)
 _EMPTY = (f"due for deletion at {AGENT}'s next start in its folder (of another session): its file {{name}} holds "
           "no conversation, and the client's sweep deletes such a file with every file of the session")
 
@@ -398,7 +399,7 @@ class Sweeps:
         self._policies: dict[Path, SweepPolicy] = {}
         self._updated: dict[str, tuple[int, int, float | None]] = {}
         self._talking: dict[str, tuple[int, int, bool]] = {}
-        self._folders: dict[tuple[Path, float], list[tuple[str, int, int]]] = {}
+        self._folders: dict[tuple[Path, float], _Folder] = {}
 
     def store_of(self, chats: Path) -> Path | None:
         """The store whose `tmp/<slug>/chats/` folder this is, or None."""
@@ -431,22 +432,34 @@ class Sweeps:
         self._talking[str(path)] = (size, mtime_ns, talks)
         return talks
 
-    def _scan(self, chats: Path, now: float) -> list[tuple[str, int, int]]:
-        """(name, size, mtime_ns) of each session file of the folder, read once for a moment `now`."""
+    def _scan(self, chats: Path, now: float) -> _Folder:
+        """The session files of the folder by session (`join_id`), read once for a moment `now`."""
         key = (chats, now)
         if key not in self._folders:
             self._folders = {k: v for k, v in self._folders.items() if k[1] == now}
-            found = []
+            folder = _Folder()
             try:
                 with os.scandir(chats) as entries:
                     for entry in entries:
                         if is_session_name(entry.name) and entry.is_file(follow_symlinks=False):
                             info = entry.stat(follow_symlinks=False)
-                            found.append((entry.name, info.st_size, info.st_mtime_ns))
+                            folder.by_id.setdefault(join_id(entry.name), []).append(
+                                (entry.name, info.st_size, info.st_mtime_ns))
             except OSError:
                 pass
-            self._folders[key] = found
+            self._folders[key] = folder
         return self._folders[key]
+
+    def _stamps(self, chats: Path, folder: _Folder, now: float) -> list[float]:
+        """Every session file's `lastUpdated` in the folder (now for one without), sorted."""
+        if folder.stamps is None:
+            folder.stamps = sorted(self._at(chats / name, size, mtime, now)
+                                   for files in folder.by_id.values() for name, size, mtime in files)
+        return folder.stamps
+
+    def _at(self, path: Path, size: int, mtime_ns: int, now: float) -> float:
+        moment = self.updated(path, size, mtime_ns)
+        return now if moment is None else moment   # no lastUpdated: the client takes "now"
 
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
         """When Gemini CLI deletes the session whose file is `path` (None: never, or out of reach)."""
@@ -454,19 +467,26 @@ class Sweeps:
         policy = self.policy(file.parent)
         if policy is None or not policy.sweeps:
             return None
-        files = self._scan(file.parent, now)
-        mine = join_id(file.name)
-        for name, size, mtime in files:
-            if join_id(name) == mine and not self._talks(file.parent / name, size, mtime):
+        folder = self._scan(file.parent, now)
+        own = folder.by_id.get(join_id(file.name), [])
+        for name, size, mtime in own:
+            if not self._talks(file.parent / name, size, mtime):
                 return AgentDeletion(now, _EMPTY.format(name=name), True)
-        size = next((size for name, size, _ in files if name == file.name), -1)
+        size = next((size for name, size, _ in own if name == file.name), -1)
         moment = self.updated(file, size, mtime_ns)
         newer = None
         if policy.max_count is not None:
-            mine_at = now if moment is None else moment   # no lastUpdated: the client takes "now"
-            newer = 0
-            for name, size, mtime in files:
-                if join_id(name) != mine:
-                    at = self.updated(file.parent / name, size, mtime)
-                    newer += (now if at is None else at) > mine_at
+            mine = now if moment is None else moment
+            stamps = self._stamps(file.parent, folder, now)
+            newer = len(stamps) - bisect.bisect_right(stamps, mine) \
+                - sum(self._at(file.parent / name, size, mtime, now) > mine for name, size, mtime in own)
         return policy.deletion(moment, newer, now)
+
+
+@dataclass(slots=True)
+class _Folder:
+    """One look at a `chats/` folder: its session files (name, size, mtime_ns) by session, and their
+    `lastUpdated`s sorted (read when a count needs them)."""
+
+    by_id: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
+    stamps: list[float] | None = None
