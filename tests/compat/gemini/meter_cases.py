@@ -6,7 +6,7 @@ client records it as `tokens.input`), each in its own folder: one turn; a shell 
 a headless run offers no shell tool without it); three turns (`--resume latest`), one of them with a
 thought in its reply; a fork Reprise wrote of that session (`reprise trim ID --fork --drop 2`) that
 no call has measured; and one turn typed into the interactive TUI (`gemini --resume ID` under tmux,
-the Codex driver tui_drive.py). Then Reprise's meter is read
+tui_drive.py). Then Reprise's meter is read
 (`reprise meter ID --json --via VIA --message-file F`) and the client sends that draft: `via=send`
 as Reprise's `[sources.gemini] send` runs it (`gemini --resume ID --output-format json -p ""`, the
 draft on stdin), `via=resume` typed into the TUI. The error is the meter's total
@@ -34,7 +34,7 @@ from reprise.tui import cli
 from . import fake_gemini
 from .sessions import BASH_COMMAND, DEV_BIN, LiveGemini, Step, StepResult, find_gemini_bin, make_root, node, remove_root
 
-TUI_DRIVER = Path(__file__).resolve().parents[1] / "codex" / "tui_drive.py"
+TUI_DRIVER = Path(__file__).resolve().with_name("tui_drive.py")
 TOLERANCE = 0.01
 SHORT, LONG = 40, 14_000
 YOLO = ("--yolo",)
@@ -126,17 +126,17 @@ def read_meter(live: LiveGemini, folder: Path, session_id: str, message: str, vi
 
 
 class TuiStep(Step):
-    """`gemini --resume ID` typed into under tmux by the Codex TUI driver (in the batch's namespace)."""
+    """`gemini --resume ID` typed into under tmux by tui_drive.py (in the batch's namespace)."""
 
     def __init__(self, live: LiveGemini, session_id: str, message: str, cwd: Path):
         record = live.root / "batches" / f"{live.batches + 1:02d}" / "requests"
-        super().__init__([str(TUI_DRIVER), "--record", str(record), "--binary", node(), "--socket",
-                          str(live.root / f"tmux-{session_id[:8]}.sock"), f"--step=send:{message}", "--"], cwd,
+        super().__init__([str(TUI_DRIVER), "--record", str(record), "--socket",
+                          str(live.root / f"tmux-{session_id[:8]}.sock"), "--message", message, "--"], cwd,
                          label=f"tui {session_id}")
         self.session_id = session_id
 
     def argv(self, binary: Path) -> list[str]:
-        return [sys.executable, *self.args, str(binary), "--resume", self.session_id]
+        return [sys.executable, *self.args, node(), str(binary), "--resume", self.session_id]
 
 
 def send_step(session_id: str, message: str, cwd: Path) -> Step:
@@ -179,10 +179,7 @@ def run_cases(binary: Path, root: Path, cases: list[Case] = CASES) -> list[Outco
     meters = [read_meter(live, folders[index], ids[index], case.draft, case.via) for index, case in enumerate(cases)]
     sends = [send_step(ids[index], case.draft, folders[index]) if case.via == SEND else
              TuiStep(live, ids[index], case.draft, folders[index]) for index, case in enumerate(cases)]
-    # the TUI wants a terminal; the Codex driver ends the daemons it finds under $CODEX_HOME (none here)
-    codex_home = live.root / "no-codex"
-    codex_home.mkdir(exist_ok=True)
-    results = live.run(sends, env={"TERM": "xterm-256color", "CODEX_HOME": str(codex_home)}, timeout=240)
+    results = live.run(sends, env={"TERM": "xterm-256color"}, timeout=240)   # the TUI wants a terminal
     return [Outcome(case, ids[index], meter, the_request(ok(result), case.draft), made.get(index, []))
             for index, (case, meter, result) in enumerate(zip(cases, meters, results, strict=True))]
 
