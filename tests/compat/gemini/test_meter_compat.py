@@ -50,7 +50,7 @@ def test_the_meter_read_before_the_turn_is_within_1_percent_of_the_request_the_c
     assert meter["via"] == outcome.case.via and outcome.part("message")["chars"] == len(outcome.case.draft)
     assert fake_gemini.last_prompt(outcome.request) == outcome.case.draft
     names = [part["name"] for part in meter["parts"]]
-    if outcome.case.fork_of is not None:   # the copied usage describes the untrimmed session: nothing counts as measured
+    if outcome.case.fork_of is not None:   # its copied usage describes the untrimmed session: none is measured
         assert meter["measured"] is None and outcome.part("fixed")["basis"] == ESTIMATED and "since" not in names
     else:
         assert meter["measured"] is not None and names == ["fixed", "history", "since", "message"]
