@@ -76,7 +76,12 @@ def part_text(part: dict[str, Any]) -> str:
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    """A structured value as the meter counts it (JSON, keys sorted, no spaces); a value nested too
+    deeply to write counts as its placeholder."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    except (RecursionError, TypeError, ValueError):
+        return "[a value nested too deeply to count]"
 
 
 @dataclass(frozen=True, slots=True)
