@@ -1,15 +1,17 @@
 """Reprise's trash for Gemini CLI sessions (`file_trash.py`: copy, fsync, verify, record, audit, and
 only then unlink; restore refuses while anything is at the recorded place): a session file
 `tmp/<slug>/chats/session-<minute>-<id8>.jsonl` goes with its subagents' folder `chats/<session id>/`
-into the workspace's trash in Reprise's data folder (`workspaces/<key>/reprise/trash/gemini/`), and
-comes back to the same name. While it is there, `gemini --resume ID` does not find it.
+and its other files beside it (a resume's stubs: `companions`) into the workspace's trash in
+Reprise's data folder (`workspaces/<key>/reprise/trash/gemini/`), and all come back under their own
+names. While it is there, `gemini --resume ID` does not find it (nor lists a stub left behind).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from ..file_trash import AgentFileTrash
+from ..file_trash import ASIDE_SUFFIX, AgentFileTrash
 from ..uuid_ids import is_uuid
 from .layout import is_session_name, join_id
 
@@ -17,6 +19,17 @@ from .layout import is_session_name, join_id
 def named_for(path: Path, session_id: str) -> bool:
     """Whether `path` is named as the client names a file of the session (`session-...-<id8>.json[l]`)."""
     return is_session_name(path.name) and join_id(path.name) == session_id[:8]
+
+
+def others_of(session_file: Path, session_id: str) -> list[Path]:
+    """The session's other files beside its file (named for it: a resume's stubs), by name."""
+    try:
+        names = os.listdir(session_file.parent)
+    except OSError:
+        return []
+    return [session_file.parent / name for name in sorted(names)
+            if name != session_file.name and not name.endswith(ASIDE_SUFFIX)
+            and named_for(session_file.parent / name, session_id)]
 
 
 class GeminiTrash(AgentFileTrash):
@@ -39,3 +52,6 @@ class GeminiTrash(AgentFileTrash):
     def sidecar_folder(self, session_file: Path, session_id: str) -> Path | None:
         """`chats/<session id>/`: the session's subagents' files."""
         return session_file.parent / session_id
+
+    def companions(self, session_file: Path, session_id: str) -> list[Path]:
+        return others_of(session_file, session_id)
