@@ -3,8 +3,10 @@
 After a model call (next_request.py reads the messages):
 - `fixed`: the system instruction and tool declarations, as the newest call measured them: its
   `tokens.input` (the `promptTokenCount` Gemini CLI recorded) less the contents that call sent,
-  counted. When the way the turn is sent offers other tools than that call had (a `--yolo` turn's
-  shell tool, then Reprise's send without it), the difference is Gemini CLI 0.61.0's, estimated;
+  counted. The way the turn is sent sets which tools go with it (`FIXED_TOKENS`: a headless `-p`
+  run, `--yolo`, the interactive TUI); the file does not say which way the measured call went, so a
+  call whose turn used a tool only `--yolo` and the TUI offer counts as a `--yolo` run's, any other as
+  a headless run's, and a difference between that and the way of the next turn is added, estimated;
 - `history`: the turns before that call's reply, as the resumed client sends them (its
   `<session_context>` first; tool results of earlier runs twice, as the client sends them);
 - `since`: that call's reply, its tool calls and results, and whatever was recorded after it;
@@ -38,9 +40,10 @@ DECLARATION_FRAME = 4     # tokens of framing each function declaration takes be
 DEFAULT_MODEL = "auto"    # Gemini CLI 0.61.0's default model setting (its router picks each turn's model)
 # Gemini CLI 0.61.0's system instruction and tool declarations (o200k_base, with their framing) in
 # each way a turn is sent, measured from its requests (tests/compat/gemini/test_meter_compat.py):
-# a headless `-p` run offers 8 tools, `--yolo` 15, the interactive TUI its own set.
+# a headless `-p` run offers 8 tools, `--yolo` 15 (the shell, file writes, web fetch...), the
+# interactive TUI 16 (those and ask_user), each with its own line of the system instruction.
 HEADLESS, YOLO, INTERACTIVE = "headless", "yolo", "interactive"
-FIXED_TOKENS = {HEADLESS: 7_684, YOLO: 9_263, INTERACTIVE: 9_263}
+FIXED_TOKENS = {HEADLESS: 7_684, YOLO: 9_263, INTERACTIVE: 9_739}
 # What Gemini CLI sends first in a session that has not recorded its own yet (the folder tree left out).
 CONTEXT_TEMPLATE = ("<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\n"
                     "Today's date is Sunday, January 1, 2026 (formatted according to the user's locale).\n"
@@ -73,7 +76,12 @@ def part_text(part: dict[str, Any]) -> str:
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    """A structured value as the meter counts it (JSON, keys sorted, no spaces); a value nested too
+    deeply to write counts as its placeholder."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    except (RecursionError, TypeError, ValueError):
+        return "[a value nested too deeply to count]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +153,7 @@ class GeminiMeter(AgentMeter):
                              f"({self.mode}), about {tokens:,} tokens, estimated")
         measured_sent, _ = self._contents(self._sent(request.measured_sent))
         tokens = max(request.measured - measured_sent, 0)
-        had = YOLO if request.wide_tools else HEADLESS
-        now = YOLO if self.mode == INTERACTIVE else self.mode
+        had, now = YOLO if request.wide_tools else HEADLESS, self.mode
         if had == now:
             return Part("fixed", tokens, MEASURED,
                         note=f"the system instruction and tool declarations: the newest call's input tokens "
@@ -155,8 +162,8 @@ class GeminiMeter(AgentMeter):
         change = FIXED_TOKENS[now] - FIXED_TOKENS[had]
         return Part("fixed", max(tokens + change, 0), ESTIMATED,
                     note=f"the newest call's system instruction and tools (measured: {tokens:,} tokens), "
-                         f"{'plus' if change > 0 else 'less'} the {abs(change):,} of the tools a {now} turn "
-                         f"{'adds' if change > 0 else 'does not offer'} (Gemini CLI 0.61.0), estimated")
+                         f"{'plus' if change > 0 else 'less'} the {abs(change):,} tokens by which a {now} turn's "
+                         f"differ from a {had} one's (Gemini CLI 0.61.0), estimated")
 
     def _context_parts(self) -> tuple[Part, ...]:
         request = self.request

@@ -19,7 +19,6 @@ a `thoughtSignature`); the turns before it as resumed. The next request sends th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -236,13 +235,10 @@ def next_request(messages: Sequence[dict[str, Any]]) -> NextRequest:
     earlier = [content for message in messages[:start] for content in resumed(message)]
     current = [content for message in messages[start:newest] for content in live(message)]
     measured_sent = sent([*earlier, *_signed(sent(current))])
-    wide = any(call.get("name") in WIDE_TOOLS for message in messages[start:newest + 1] for call in _calls(message))
+    wide = any(isinstance(name := call.get("name"), str) and name in WIDE_TOOLS
+               for message in messages[start:newest + 1] for call in _calls(message))
     return NextRequest(context, tuple(content for message in before for content in resumed(message)),
                        tuple(content for message in after for content in resumed(message)),
                        input_tokens(messages[newest]), sum(1 for message in before if is_typed(message)),
                        tuple(measured_sent), wide, model, prompts)
 
-
-def canonical(value: Any) -> str:
-    """JSON as the meter counts a structured value (compact, keys in order)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

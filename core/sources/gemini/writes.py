@@ -23,6 +23,7 @@ from ...problems import Problem
 from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import AgentDeletion, KeepReport
+from ..file_keep import COMPANIONS
 from ..roles import Metered
 from .keep import keep, kept_sessions
 from .layout import CHATS, TMP, is_session_name, join_id, main_first
@@ -51,8 +52,14 @@ class GeminiWriting(AgentStoreSource):
                           [f.part for f in result.unchanged], result.problems)
 
     def kept_versions(self) -> dict[SessionRef, tuple[int, int]]:
-        return {kept.ref: (kept.session.size, kept.session.mtime_ns or -1)
-                for kept in kept_sessions(self.own_paths).sessions}
+        """{session: (size, mtime_ns) of its newest kept copy}, the mtime joined as a row's is: the newest of
+        the session file's and of its other files' (a resume's stubs) kept with it."""
+        versions = {}
+        for kept in kept_sessions(self.own_paths).sessions:
+            stamps = [kept.session.mtime_ns or -1, *(other.mtime_ns or -1 for other in kept.sidecars
+                                                     if other.part.startswith(f"{COMPANIONS}/"))]
+            versions[kept.ref] = (kept.session.size, max(stamps))
+        return versions
 
     # --- Gemini CLI's sweep --------------------------------------------------------------------
 
@@ -79,7 +86,8 @@ class GeminiWriting(AgentStoreSource):
         problems: list[Problem] = []
         notes: list[str] = []
         now = time.time()
-        kept = set(self.kept_versions().values())
+        kept = {(str(kept.session.original), kept.session.size, kept.session.mtime_ns)
+                for kept in kept_sessions(self.own_paths).sessions}
         for root in self.roots:
             policy = read_policy(root.path, None)
             problems.extend(policy.problems)
@@ -87,7 +95,7 @@ class GeminiWriting(AgentStoreSource):
             at_risk = []
             for path, size, mtime_ns in _main_files(root.path):
                 deletion = self.sweeps.deletion(str(path), mtime_ns, now)
-                if deletion is not None and deletion.at_risk and (size, mtime_ns) not in kept \
+                if deletion is not None and deletion.at_risk and (str(path), size, mtime_ns) not in kept \
                         and (deletion.at is None or deletion.at <= now + AT_RISK_DAYS * 86400):
                     at_risk.append(f"{path.name} ({deletion.phrase})")
             if at_risk:
