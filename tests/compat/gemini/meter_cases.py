@@ -32,6 +32,7 @@ from reprise.core.sources.gemini.settings import SEND as SEND_ARGV
 from reprise.tui import cli
 
 from ..codex.meter_cases import Outcome as CodexOutcome
+from ..codex.meter_cases import ok
 from . import fake_gemini
 from .sessions import BASH_COMMAND, DEV_BIN, LiveGemini, Step, StepResult, find_gemini_bin, make_root, node, remove_root
 
@@ -119,13 +120,8 @@ def send_step(session_id: str, message: str, cwd: Path) -> Step:
     return Step(args, cwd, stdin=message, label=f"send {session_id}")
 
 
-def ok(result: StepResult) -> StepResult:
-    if result.returncode != 0:
-        raise AssertionError(f"a client run failed: {result.describe()}")
-    return result
-
-
 def the_request(result: StepResult, message: str) -> dict:
+    """The turn request of the run that sent `message` as its newest prompt."""
     found = [body for body in result.turns if fake_gemini.last_prompt(body) == message]
     if not found:
         raise AssertionError(f"no request sent the draft: {result.describe()}")
