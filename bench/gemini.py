@@ -249,7 +249,8 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     n_claude, n_gemini = claude.sessions, gemini.sessions
     scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-gemini-"))
     try:
-        log(f"  warm: Fractal alone, with Claude Code, with Gemini CLI, all three; {WARM_REPEATS} runs each, in turn ...")
+        log(f"  warm: Fractal alone, with Claude Code, with Gemini CLI, all three; {WARM_REPEATS} runs each, "
+            "in turn ...")
         configs = _warm_case(store, claude, gemini, scratch, log)
         per = _per_row(configs, n_claude, n_gemini)
         ratio, ratio_cpu = per["gemini"] / per["claude"], per["gemini_cpu"] / per["claude_cpu"]
@@ -265,8 +266,8 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     def us(value: float) -> str:
         return f"{value * 1e6:.1f} µs"
 
-    section.row(f"warm, a Gemini row: (F+G − F) ÷ {n_gemini:,} sessions, best of {WARM_REPEATS}, wall", us(per["gemini"]),
-                us(per["claude"]), f"{ratio:.2f}× a Claude Code row", f"≤ {RATIO}×", ratio <= RATIO)
+    section.row(f"warm, a Gemini row: (F+G − F) ÷ {n_gemini:,} sessions, best of {WARM_REPEATS}, wall",
+                us(per["gemini"]), us(per["claude"]), f"{ratio:.2f}× a Claude Code row", f"≤ {RATIO}×", ratio <= RATIO)
     section.row("  the same, CPU time", us(per["gemini_cpu"]), us(per["claude_cpu"]), f"{ratio_cpu:.2f}×",
                 f"≤ {RATIO}×", ratio_cpu <= RATIO)
     section.row("  beside the other agent: (all − F+C) ÷ Gemini sessions against (all − F+G) ÷ Claude sessions",
