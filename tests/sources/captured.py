@@ -1,4 +1,5 @@
-"""Stores captured from the real clients (tests/fixtures/claude-store, tests/fixtures/codex-store) and a
+"""Stores captured from the real clients (tests/fixtures/claude-store, tests/fixtures/codex-store,
+tests/fixtures/gemini/store-0.61.0) and a
 Fractal session of the test factories: what the property test of hostile values mutates besides each
 source's samples (the real clients' own bytes, a few sessions each). By source name."""
 
@@ -24,6 +25,10 @@ CODEX_THREE = "01a2331b-c3e0-7ab0-a9f5-6874c14f3431"
 CODEX_NAMED = "01a2331b-de50-7ab2-a964-d899416039d8"   # named in session_index.jsonl
 CODEX_TOOL = "01a2331b-cc0a-74b3-8c63-8c4e7c73f7a6"    # a tool call and its output
 FRACTAL_ID = factories.session_id_for("hostile-values")
+GEMINI_STORE = FIXTURES / "gemini" / "store-0.61.0" / "home" / ".gemini"
+GEMINI_CHATS = "tmp/alpha/chats"
+GEMINI_THREE = "e9b105e8-2eb0-4bfb-b1f9-a0e942bfdde1"   # three turns, resumed twice: its stub beside it
+GEMINI_SHELL = "d6887d59-8d03-46d5-9d60-545549f8e303"   # a shell call and its output
 
 
 def claude_fixture(slug: str, session_id: str) -> bytes:
@@ -63,6 +68,19 @@ def _codex(root: Path) -> Fixture:
     return Fixture("codex", root, ("codex",), files, (CODEX_THREE, CODEX_TOOL), "MARKfirst", _compact)
 
 
+def _gemini(root: Path) -> Fixture:
+    store = root / "gemini-home" / ".gemini"
+    for name in ("projects.json", "tmp/alpha/.project_root"):
+        (store / name).parent.mkdir(parents=True, exist_ok=True)
+        (store / name).write_bytes((GEMINI_STORE / name).read_bytes())
+    names = [path.name for path in sorted((GEMINI_STORE / GEMINI_CHATS).iterdir())
+             if path.name.endswith(("-e9b105e8.jsonl", "-d6887d59.jsonl"))]
+    chats = GEMINI_STORE / GEMINI_CHATS
+    files = _written(root, {f"gemini-home/.gemini/{GEMINI_CHATS}/{name}": (chats / name).read_bytes()
+                            for name in names})
+    return Fixture("gemini", root, ("gemini-home",), files, (GEMINI_THREE, GEMINI_SHELL), "MARKfirst", _compact)
+
+
 def _fractal(root: Path) -> Fixture:
     data = factories.session_dict(FRACTAL_ID, turns=3, statuses=("succeeded",), seed=24)
     data["summary"]["turns"][0]["user"]["message"] = data["history"][0]["user_message"] = "Start MARKfractal now"
@@ -74,4 +92,5 @@ def _fractal(root: Path) -> Fixture:
                    lambda value: json.dumps(value, indent=2), whole_files=True)
 
 
-CAPTURED: dict[str, Callable[[Path], Fixture]] = {"claude": _claude, "codex": _codex, "fractal": _fractal}
+CAPTURED: dict[str, Callable[[Path], Fixture]] = {"claude": _claude, "codex": _codex, "fractal": _fractal,
+                                                  "gemini": _gemini}

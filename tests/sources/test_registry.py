@@ -23,14 +23,14 @@ from reprise.core.sources.spec import SourceSpec
 from .plug_ins import plug_in as _plug_in
 from .plug_ins import spec_module as _spec_module
 
-BUILT_IN = ("fractal", "claude", "codex")
+BUILT_IN = ("fractal", "claude", "codex", "gemini")
 
 
 def test_the_built_in_sources_are_found_through_the_entry_point_group():
     found = registry()
     assert found.names == BUILT_IN
     assert found.failures == ()
-    assert [spec.mark for spec in found.specs] == ["F", "C", "X"]
+    assert [spec.mark for spec in found.specs] == ["F", "C", "X", "G"]
     assert all(found.origins[name].startswith("reprise ") for name in BUILT_IN)
 
 
@@ -38,7 +38,7 @@ def test_a_plug_in_with_a_good_spec_loads_in_its_order(tmp_path, monkeypatch):
     _plug_in(tmp_path, {"plug": "reprise_plug_good:SPEC"}, {"reprise_plug_good": _spec_module(order=15)})
     monkeypatch.syspath_prepend(str(tmp_path))
     found = registry()
-    assert found.names == ("fractal", "claude", "plug", "codex")
+    assert found.names == ("fractal", "claude", "plug", "codex", "gemini")
     assert found.failures == ()
     assert found.origins["plug"] == "reprise_plug 0.3.0"
     assert isinstance(found.get("plug"), SourceSpec)

@@ -29,6 +29,7 @@ from .lines import Merge, Record, is_resumable, prompt_text
 
 _FORMAT = 1
 _BY_JSON = b"J"   # a stored state json wrote
+_PLAIN = (str, int, float, bool)   # the metadata a fold stores (the fields read strings only)
 KEPT = frozenset({"sessionId", "projectHash", "startTime", "lastUpdated", "kind", "summary"})
 TOKEN_KEYS = ("input", "output", "cached", "thoughts", "tool")
 # One message as the fold keeps it (a list: stored as JSON between reads).
@@ -146,7 +147,8 @@ class ListingFold:
 
     def to_bytes(self) -> bytes:
         merge = self.merge
-        state = [_FORMAT, merge.metadata, list(merge.messages.items()), merge.rewinds, merge.replaced_lists,
+        plain = {key: value for key, value in merge.metadata.items() if value is None or isinstance(value, _PLAIN)}
+        state = [_FORMAT, plain, list(merge.messages.items()), merge.rewinds, merge.replaced_lists,
                  merge.first_prompt, merge.headers]
         try:
             return orjson.dumps(state)

@@ -17,6 +17,7 @@ it. The files of one session are joined by the 8 characters of the id in their n
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -51,6 +52,7 @@ def is_session_name(name: str) -> bool:
     return name.startswith(PREFIX) and name.endswith(SUFFIXES)
 
 
+@functools.lru_cache(maxsize=1 << 16)   # asked of every file on every listing
 def join_id(name: str) -> str:
     """What joins the files of one session in a `chats/` folder: the 8 characters of its id in a
     name as the client writes it (`session-<minute>-<id8>.jsonl`, a subagents' folder named by the

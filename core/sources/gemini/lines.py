@@ -71,28 +71,37 @@ def parse_chat(chunk: bytes, base_offset: int = 0, first_line: int = 1, *, exact
 
 def content_text(content: Any) -> str:
     """A message's content as the client flattens it for its checks (`partListUnionToString`,
-    verbose): strings and `text` parts as they are, other parts as a bracketed word."""
-    if not content:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(content_text(part) for part in content)
-    if not isinstance(content, dict):
+    verbose): strings and `text` parts as they are, other parts as a bracketed word; lists within
+    lists flattened (walked without recursion: a hostile file may nest them thousands deep)."""
+    texts: list[str] = []
+    stack = [content]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        elif item:
+            texts.append(_part_text(item))
+    return "".join(texts)
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
         return ""
     for key, word in (("videoMetadata", "[Video Metadata]"), ("codeExecutionResult", "[Code Execution Result]"),
                       ("executableCode", "[Executable Code]"), ("fileData", "[File Data]")):
-        if key in content:
+        if key in part:
             return word
-    if "thought" in content:
-        return f"[Thought: {_js(content['thought'])}]"
-    if "functionCall" in content:
-        return f"[Function Call: {_name(content['functionCall'])}]"
-    if "functionResponse" in content:
-        return f"[Function Response: {_name(content['functionResponse'])}]"
-    if "inlineData" in content:
+    if "thought" in part:
+        return f"[Thought: {_js(part['thought'])}]"
+    if "functionCall" in part:
+        return f"[Function Call: {_name(part['functionCall'])}]"
+    if "functionResponse" in part:
+        return f"[Function Response: {_name(part['functionResponse'])}]"
+    if "inlineData" in part:
         return "[Media]"
-    text = content.get("text")
+    text = part.get("text")
     return text if isinstance(text, str) else ""
 
 

@@ -17,24 +17,25 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import RepriseError
 from ...folder_scan import FolderNames, FolderStats, scan_folder
-from ...paths import OwnPaths, workspace_key
+from ...paths import OwnPaths
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ..agent_json import Exact
 from ..base import ListedFile, SearchRecord, SessionFile
 from ..grown import GrownRead, first_record
-from ..jsonl_listing import JsonlListing, row_digest, settled
+from ..jsonl_listing import RACY_NS, JsonlListing, row_digest, settled
 from ..jsonl_listing import listing_fields as agent_fields
 from ..uuid_ids import is_uuid
-from ..workspaces import unmapped_key
 from .fields import GeminiFields, ListingFold, orjson_exact
 from .layout import (
+    PREFIX,
     SUFFIXES,
     GeminiRoot,
     Registry,
@@ -47,7 +48,7 @@ from .layout import (
 )
 from .legacy import legacy_chat
 from .lines import Chat, Parsed, chat_of_bytes, line_kind, parse_chat
-from .workspaces import GeminiRule, unmapped_name
+from .workspaces import GeminiRule, key_of
 
 NAME = "gemini"
 STUB_HEAD_BYTES = 16 << 10
@@ -89,17 +90,29 @@ def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[st
                                                                           dict[str, list[str]]]:
     """{row file id: stat} of a `chats/` folder's names and {row file id: its other session files}: the
     session files of one session joined (`join_id`) under the one the client resumes (`join_stats`);
-    a subagents' folder is no row here (`orphan_subagents`)."""
-    by_id: dict[str, list[str]] = {}
+    a subagents' folder is no row here (`orphan_subagents`). Run on every listing for every file:
+    a session of one file (most) costs a dict lookup or two."""
+    by_id: dict[str, str | list[str]] = {}
     for name in names:
-        by_id.setdefault(join_id(name), []).append(name)
+        if not name.startswith(PREFIX):
+            continue   # a subagents' folder
+        key = join_id(name)
+        known = by_id.get(key)
+        if known is None:
+            by_id[key] = name
+        elif isinstance(known, list):
+            known.append(name)
+        else:
+            by_id[key] = [known, name]
     rows: dict[str, tuple[int, int]] = {}
     others: dict[str, list[str]] = {}
+    missing = (-1, -1)
     for group in by_id.values():
-        files = main_first([name for name in group if is_session_name(name)])
-        if not files:
+        if isinstance(group, str):
+            rows[group] = stats.get(group, missing)
             continue
-        rows[files[0]] = join_stats([stats.get(name, (-1, -1)) for name in files])
+        files = main_first(group)
+        rows[files[0]] = join_stats([stats.get(name, missing) for name in files])
         others[files[0]] = files[1:]
     return rows, others
 
@@ -117,9 +130,12 @@ def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, in
     """{`<folder>/<name>`: stat} of the files of each subagents' folder whose session has no file in
     the group (the client deleted or Reprise trashed it): listed, never dropped."""
     found: dict[str, tuple[int, int]] = {}
+    folders = [name for name in names if not name.startswith(PREFIX) and is_uuid(name)]
+    if not folders:
+        return found
     parents = {join_id(name) for name in rows}
-    for name in names:
-        if not is_uuid(name) or name[:8] in parents:
+    for name in folders:
+        if name[:8] in parents:
             continue
         try:
             with os.scandir(os.path.join(group, name)) as entries:
@@ -203,8 +219,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         return {group: folder for group in self.groups() if (folder := self.folder_of_group(group)) is not None}
 
     def key_of_group(self, group: str) -> str:
-        folder = self.folder_of_group(group)
-        return unmapped_key(unmapped_name(group)) if folder is None else workspace_key(folder)
+        return key_of(group, self.folder_of_group(group))
 
     def workspace_path(self, key: str) -> str | None:
         return self._rule.folder_of(key)
@@ -242,7 +257,8 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             except OSError:
                 return []
             members = Members(stamp, joined(names, {})[1])
-            self._members[group] = members
+            if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) >= RACY_NS:   # else a change may keep it
+                self._members[group] = members
         return members.others.get(file.file_id, [])
 
     def _stat_others(self, group: Path, others: list[str]) -> list[tuple[int, int]]:
@@ -332,7 +348,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
              now_ns: int, digest: str, carry: bytes | None) -> ListedFile:
         group = self._group_of(file)
         folder = self.folder_of_group(group)
-        key = unmapped_key(unmapped_name(group)) if folder is None else workspace_key(folder)
+        key = key_of(group, folder)
         notes = list(warnings)
         session_id = found.session_id if found.session_id is not None and is_uuid(found.session_id) else None
         if session_id is None:
@@ -343,6 +359,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             notes.append(f"Gemini CLI's map names no folder for its project {Path(group).parent.name!r} "
                          "(no .project_root, not in projects.json): its folder is unknown")
         found.cwd = folder
+        # Gemini CLI writes no window: the meter's (windows.py) is the model's, not the file's.
         fields = agent_fields(found, file.file_id, key, folder=folder, window=None, hidden=found.hidden_by_agent,
                               warning="; ".join(notes) or None, agent_title=found.summary)
         fields.session_id = session_id or ""

@@ -28,9 +28,8 @@ from ...paths import OwnPaths, SessionRef
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
-from ..agent_store import AgentStoreSource
 from ..base import Handoff, OpenedSession
-from ..roles import Live, Trashing
+from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Sender, Swept, Trashing
 from .fields import GeminiFields
 from .layout import GeminiRoot, check_session_id
 from .lines import Chat
@@ -39,6 +38,7 @@ from .liveness import writer_of
 from .spec import SPEC
 from .transcript import read_transcript
 from .trash import GeminiTrash
+from .writes import GeminiWriting
 
 
 @dataclass(slots=True)
@@ -51,7 +51,7 @@ class GeminiSession:
     files: SessionFiles
 
 
-class GeminiSource(AgentStoreSource, Trashing, Live):
+class GeminiSource(GeminiWriting, Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label

@@ -29,11 +29,19 @@ REWOUND_NOTE = ("Rewound in Gemini CLI: the messages it took back are not shown,
                 "send them any more.")
 
 
+def as_json(value: Any) -> str:
+    """A JSON value as text, or a sentence when it is nested too deeply to write."""
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (RecursionError, ValueError):
+        return "(a value nested too deeply to show)"
+
+
 def _arguments(call: dict[str, Any]) -> str:
     args = call.get("args")
     if isinstance(args, str):
         return args
-    return json.dumps(args, ensure_ascii=False, sort_keys=True) if args is not None else ""
+    return as_json(args) if args is not None else ""
 
 
 def result_text(result: Any) -> str:
@@ -54,7 +62,7 @@ def result_text(result: Any) -> str:
         if isinstance(part, dict) and isinstance(part.get("text"), str):
             texts.append(part["text"])
         elif part is not None:
-            texts.append(json.dumps(part, ensure_ascii=False, sort_keys=True))
+            texts.append(as_json(part))
     return "\n".join(texts)
 
 

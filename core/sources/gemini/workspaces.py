@@ -22,6 +22,11 @@ def unmapped_name(group: str) -> str:
     return f"{chats.parent.name} in {chats.parent.parent.parent}"
 
 
+def key_of(group: str, folder: str | None) -> str:
+    """The workspace key of a group's sessions: its folder's, else the unknown folder of its slug."""
+    return unmapped_key(unmapped_name(group)) if folder is None else workspace_key(folder)
+
+
 class GeminiRule(MappedRule):
     """The `mapped` rule with an unmapped group named by its slug first (`unmapped_name`)."""
 
@@ -30,10 +35,8 @@ class GeminiRule(MappedRule):
         self._folders_now = folders
 
     def key_of(self, group: str) -> str:
-        folder = self._folders_now().get(group)
-        return unmapped_key(unmapped_name(group)) if folder is None else workspace_key(folder)
+        return key_of(group, self._folders_now().get(group))
 
     def keys(self) -> dict[str, str]:
         folders = self._folders_now()
-        return {group: self.key_of(group) if group not in folders else workspace_key(folders[group])
-                for group in self._groups()}
+        return {group: key_of(group, folders.get(group)) for group in self._groups()}

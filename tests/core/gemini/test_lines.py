@@ -117,3 +117,11 @@ def test_a_file_whose_lines_never_name_the_session_is_read_as_one_document():
     chat = chat_of_bytes(json.dumps(document, indent=2).encode())
     assert chat.legacy and chat.session_id == SID and [m["id"] for m in chat.messages] == ["u1", "g1"]
     assert chat.first_prompt == "old" and chat.summary == "Old one" and chat.warnings == []
+
+
+def test_content_nested_thousands_deep_is_flattened_without_recursion():
+    deep: object = [{"text": "deep MARKdeep"}]
+    for _ in range(50_000):
+        deep = [deep]
+    assert prompt_text({"id": "p", "type": "user", "content": deep}) is None   # not a part list the client reads
+    assert is_resumable({"id": "p", "type": "user", "content": deep})

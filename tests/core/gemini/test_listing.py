@@ -252,3 +252,19 @@ def test_what_the_client_s_own_list_hides_is_marked(tmp_path):
     rows = rows_of(listing_of(root, tmp_path), tmp_path)
     assert rows[RESUMED].hidden_by_agent and rows[RESUMED].turns == 0
     assert not rows[ONE_TURN].hidden_by_agent and not rows[SHELL].hidden_by_agent
+
+
+def test_a_json_session_a_resume_moved_to_jsonl_is_one_row_read_from_the_jsonl(tmp_path):
+    root = store_copy("legacy-0.38.2", tmp_path)
+    chats = root / "tmp" / "old" / "chats"
+    old = chats / "session-2026-12-06T19-51-d3f70215.json"
+    document = json.loads(old.read_text(encoding="utf-8"))
+    head = {key: document[key] for key in ("sessionId", "projectHash", "startTime", "lastUpdated")}
+    moved = [head, *document["messages"], {"$set": {"sessionId": document["sessionId"]}},
+             {"id": "n1", "timestamp": "2026-12-06T20:10:00.000Z", "type": "user",
+              "content": [{"text": "After the move MARKmoved"}]}]
+    (chats / f"{old.name}l").write_text("".join(json.dumps(record) + "\n" for record in moved), encoding="utf-8")
+    rows = rows_of(listing_of(root, tmp_path), tmp_path)
+    row = rows[document["sessionId"]]
+    assert row.file_id == f"{old.name}l" and row.turns == 3 and row.fields.last_message == "After the move MARKmoved"
+    assert len(rows) == 2

@@ -13,10 +13,10 @@ import pytest
 
 from reprise.core.errors import UsageError
 from reprise.core.sources.gemini.fork import message_texts, plan_fork, split_turns
+from reprise.core.sources.gemini.layout import project_hash
 from reprise.core.sources.gemini.lines import chat_of_bytes
 from reprise.core.sources.gemini.liveness import ids_in_argv
 from reprise.core.sources.gemini.new import new_argv
-from reprise.core.sources.gemini.layout import project_hash
 from reprise.core.sources.gemini.writer import file_name, header, line, stringify, write_session
 from reprise.core.trimming import TrimOptions
 
@@ -190,3 +190,98 @@ def test_new_names_the_id_in_the_command() -> None:
     assert new_argv(["gemini", "--session-id", "{session_id}"], SID, Path(FOLDER)) == ["gemini", "--session-id", SID]
     with pytest.raises(UsageError):
         new_argv(["gemini"], SID, Path(FOLDER))
+
+
+# --- the trash, keep and send, on the real client's files -----------------------------------------
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "gemini" / "store-0.61.0" / "home" / ".gemini"
+KEY = "alpha--0123456789abcdef"
+THREE = "e9b105e8-2eb0-4bfb-b1f9-a0e942bfdde1"
+
+
+@pytest.fixture
+def copied(tmp_path: Path) -> Path:
+    import shutil
+
+    store = tmp_path / "home" / ".gemini"
+    shutil.copytree(FIXTURE, store)
+    return store
+
+
+def _own(tmp_path: Path):
+    from contextlib import nullcontext
+
+    from reprise.core.audit import AuditLog
+    from reprise.core.paths import OwnPaths
+
+    paths = OwnPaths(tmp_path / "data", "gemini")
+    return paths, AuditLog(paths), lambda ref: nullcontext()
+
+
+def test_trash_and_restore_give_back_the_session_file_and_its_subagents(copied: Path, tmp_path: Path) -> None:
+    from reprise.core.paths import SessionRef
+    from reprise.core.sources.gemini.trash import GeminiTrash
+
+    main = copied / "tmp" / "alpha" / "chats" / "session-2026-12-06T19-46-e9b105e8.jsonl"
+    subagents = main.parent / THREE
+    subagents.mkdir()
+    (subagents / "agent-1.jsonl").write_text('{"sessionId":"x","projectHash":"h","kind":"subagent"}\n')
+    before = main.read_bytes()
+    trash = GeminiTrash(*_own(tmp_path))
+    ref = SessionRef(KEY, THREE, "gemini")
+    trash.remove(ref, main, copied)
+    assert not main.exists() and not subagents.exists()
+    assert [entry.ref.session_id for entry in trash.entries([KEY])] == [THREE]
+    with pytest.raises(UsageError):
+        trash.remove(SessionRef(KEY, "0b721226-0000-4000-8000-000000000000", "gemini"), main, copied)
+    trash.restore(ref, [copied])
+    assert main.read_bytes() == before and (subagents / "agent-1.jsonl").exists()
+    assert trash.is_place(main, copied, THREE) and not trash.is_place(main, copied / "x", THREE)
+
+
+def test_keep_copies_the_session_file_and_reads_it_back(copied: Path, tmp_path: Path) -> None:
+    from reprise.core.archive import Archive
+    from reprise.core.errors import ArchiveError
+    from reprise.core.paths import SessionRef
+    from reprise.core.sources.gemini.keep import keep, kept_sessions, read_kept
+
+    paths, _, _ = _own(tmp_path)
+    main = copied / "tmp" / "alpha" / "chats" / "session-2026-12-06T19-46-e9b105e8.jsonl"
+    ref = SessionRef(KEY, THREE, "gemini")
+    result = keep(Archive(paths), ref, main, copied)
+    assert result.session.size == main.stat().st_size and not result.problems
+    assert read_kept(Archive(paths), ref) == main.read_bytes()
+    assert [kept.ref for kept in kept_sessions(paths).sessions] == [ref]
+    with pytest.raises(ArchiveError, match="session-<minute>-0b721226.jsonl"):
+        keep(Archive(paths), SessionRef(KEY, "0b721226-0000-4000-8000-000000000000", "gemini"), main, copied)
+
+
+def _finished(stdout: str, status: int = 0, stderr: str = ""):
+    from reprise.core.processes import CapturedOutput, Finished
+
+    data = stdout.encode()
+    return Finished(status, CapturedOutput(data, len(data), len(stdout), "0" * 64, 1 << 20), stderr)
+
+
+def test_the_reply_is_read_from_the_json_the_client_prints() -> None:
+    from reprise.core.sources.gemini.turns import read_output
+
+    printed = json.dumps({"session_id": SID, "response": "Noted.", "stats": {}}, indent=2)
+    outcome = read_output(_finished("Loaded cached credentials.\n" + printed), SID, [])
+    assert (outcome.status, outcome.response) == ("succeeded", "Noted.")
+    failed = read_output(_finished(json.dumps({"error": {"type": "Error", "message": "quota"}}), 1), SID, [])
+    assert failed.status == "failed" and "quota" in (failed.error or "")
+    other = read_output(_finished(json.dumps({"session_id": FORK, "response": "x"})), SID, [])
+    assert any(FORK in note for note in other.notes)
+    assert read_output(_finished("", 42, "Invalid session identifier"), SID, []).error == \
+        "Exit status 42. Invalid session identifier"
+
+
+def test_gemini_cli_home_names_the_stores_home_only_when_needed(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from reprise.core.sources.gemini.turns import client_env
+
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert "GEMINI_CLI_HOME" not in client_env(tmp_path / ".gemini")
+    assert client_env(tmp_path / "other" / ".gemini")["GEMINI_CLI_HOME"] == str(tmp_path / "other")
