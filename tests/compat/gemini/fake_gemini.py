@@ -50,12 +50,13 @@ from pathlib import Path
 from typing import Any
 
 if __package__:
-    from ..live.fake_server import Handler as RecordingHandler
+    from ..codex.fake_openai import Handler as RecordingHandler
     from ..live.fake_server import marks, serve
 else:  # run as a script (by launch.py)
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))    # the repository: core.tokens
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
-    from fake_server import Handler as RecordingHandler  # type: ignore[import-not-found,no-redef]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codex"))
+    from fake_openai import Handler as RecordingHandler  # type: ignore[import-not-found,no-redef]
     from fake_server import marks, serve  # type: ignore[no-redef]
 
 RUN_RE = re.compile(r"\bRUN: ?(.+)")
@@ -285,17 +286,8 @@ def stream_chunks(parts: list[dict], usage: dict, model: str) -> list[bytes]:
 
 
 class Handler(RecordingHandler):
-    """The Fractal fake's recording handler (its counter, lock, quiet log, JSON replies), answering
-    the Gemini API instead."""
-
-    protocol_version = "HTTP/1.1"
-
-    def _record(self, raw: bytes) -> int:
-        with self.lock:
-            number = next(self.counter)
-            (self.record / f"{number:04d}.json").write_bytes(raw)
-            (self.record / f"{number:04d}.path").write_text(f"{self.command} {self.path}")
-        return number
+    """The Codex fake's recording handler (each request saved as NNNN.json with its NNNN.path, HTTP/1.1,
+    JSON replies), answering the Gemini API instead."""
 
     def _error(self, status: int, state: str, message: str) -> None:
         self._send(status, {"error": {"code": status, "message": message, "status": state}})

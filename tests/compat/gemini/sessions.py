@@ -13,11 +13,13 @@ start, which ask the model for a summary and write it into an earlier session's 
 
 The API for other tests:
 - `run_gemini(binary, root, steps)`: run a list of `Step`s (args, folder) in one namespace against
-  the scripted fake (fake_gemini.py: the prompt's words script the reply) and return a `Run`: the
+  the scripted fake (fake_gemini.py: the prompt's words script the reply) and return a `GeminiRun`: the
   store root (`<root>/home/.gemini`) and one `StepResult` per step (exit status, output, the
   request bodies the step sent);
 - `LiveGemini(binary, root)` does the same batch by batch on one store (`.run(steps)`, `.one(step)`);
-- `make_store(binary, root)` runs the scenario (`SCENARIO`) and returns a `GeminiStore`.
+- `make_root()` / `remove_root(root)`: a fresh root under /tmp for such a store, and its removal;
+- `make_store(binary, root)` runs the scenario (`SCENARIO`) and returns a `GeminiStore` (the
+  `gemini_store` fixture: one per test run).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..live.batch import configured_binary, prepare_client, run_batch
+from ..live.batch import ClientUnavailable, Run, configured_binary, prepare_client, run_batch
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "fake_gemini.py"
@@ -58,8 +60,11 @@ def find_gemini_bin() -> Path | None:
 
 
 def prepare() -> Path:
-    """The client's entry script, checked, and a namespace check; raises ClientUnavailable."""
-    return prepare_client(BIN_ENV, "the real Gemini CLI")
+    """The client's entry script, checked, node on PATH and a namespace check; raises ClientUnavailable."""
+    binary = prepare_client(BIN_ENV, "the real Gemini CLI")
+    if shutil.which("node") is None:
+        raise ClientUnavailable(f"{BIN_ENV}={binary} needs node, which is not on PATH")
+    return binary
 
 
 def node() -> str:
@@ -89,12 +94,24 @@ def prompt_step(prompt: str, cwd: Path, *, resume: str | None = None, options: S
 
 @dataclass(slots=True)
 class StepResult:
+    """One step's run (its exit status and output) and the requests it sent: bodies and paths."""
+
     step: Step
-    returncode: int
-    stdout: str
-    stderr: str
+    done: Run
     requests: list[dict] = field(default_factory=list)
     request_paths: list[str] = field(default_factory=list)
+
+    @property
+    def returncode(self) -> int:
+        return self.done.returncode
+
+    @property
+    def stdout(self) -> str:
+        return self.done.stdout
+
+    @property
+    def stderr(self) -> str:
+        return self.done.stderr
 
     @property
     def output(self) -> dict:
@@ -158,8 +175,7 @@ class LiveGemini:
                  "timeout": timeout} for step in steps]
         done = run_batch(self.root / "batches" / f"{self.batches:02d}", port=PORT, server=SERVER, runs=runs,
                          timeout=timeout)
-        return [StepResult(step, run.returncode, run.stdout, run.stderr,
-                           [json.loads(path.read_bytes() or b"{}") for path in run.request_files],
+        return [StepResult(step, run, [json.loads(path.read_bytes() or b"{}") for path in run.request_files],
                            [path.with_suffix(".path").read_text() for path in run.request_files])
                 for step, run in zip(steps, done, strict=True)]
 
@@ -189,7 +205,7 @@ class LiveGemini:
 
 
 @dataclass(slots=True)
-class Run:
+class GeminiRun:
     """What `run_gemini` made: the store root and each step's result."""
 
     store: Path
@@ -197,11 +213,11 @@ class Run:
 
 
 def run_gemini(binary: Path, root: Path, steps: Sequence[Step], *, settings: dict[str, Any] | None = None,
-               env: dict[str, str] | None = None) -> Run:
+               env: dict[str, str] | None = None) -> GeminiRun:
     """Run `steps` (their folders under `root/work`, trusted) in one namespace against the scripted
     fake, with the store at `root/home/.gemini` (made when absent)."""
     live = LiveGemini(binary, root, settings=settings)
-    return Run(live.store, live.run(steps, env=env))
+    return GeminiRun(live.store, live.run(steps, env=env))
 
 
 def backdate_minute(path: Path, minutes: int = 2) -> Path:
@@ -229,6 +245,7 @@ SCENARIO: list[tuple[str, str, str, str, str]] = [
     ("second folder", "beta", "beta", "new", "Another project MARKbeta"),
 ]
 SESSION_OF = {label: session for label, session, *_ in SCENARIO}
+FOLDER_OF = {session: folder for _, session, folder, *_ in SCENARIO}
 YOLO = {"bash": ["--yolo"]}    # headless runs offer no shell tool without it
 # the session whose file is renamed a minute earlier before its first resume (the resume then
 # leaves a stub file with the same sessionId beside it). It is the last in its folder: the client's
@@ -239,13 +256,20 @@ BACKDATED = "three"
 
 @dataclass(slots=True)
 class GeminiStore:
-    root: Path
-    store: Path
+    """The scenario's store: its folders by name, the session ids the client chose (by the
+    scenario's session names), every step's result, and the LiveGemini that ran them."""
+
+    live: LiveGemini
     folders: dict[str, Path]
     ids: dict[str, str]
-    folder_of: dict[str, str]
     results: list[StepResult]
-    live: LiveGemini
+
+    @property
+    def store(self) -> Path:
+        return self.live.store
+
+    def folder_of(self, session: str) -> Path:
+        return self.folders[FOLDER_OF[session]]
 
     def files(self, session: str) -> list[Path]:
         """The files of `session` (by its sessionId), by name."""
@@ -276,11 +300,11 @@ def make_store(binary: Path, root: Path) -> GeminiStore:
         if result.returncode != 0 or result.session_id is None:
             raise AssertionError(f"a scenario step failed: {result.describe()}")
         ids.setdefault(session, result.session_id)
-    return GeminiStore(root, live.store, folders, ids, {s: f for _, s, f, *_ in SCENARIO}, results, live)
+    return GeminiStore(live, folders, ids, results)
 
 
 def make_root() -> Path:
-    """A root folder whose path has the same length on every run."""
+    """A fresh root folder for a store of a test's own (remove it with `remove_root`)."""
     return Path(tempfile.mkdtemp(prefix="reprise-gemini-", dir="/tmp"))
 
 

@@ -134,7 +134,7 @@ def test_each_folder_has_a_slug_and_each_session_a_file_named_by_its_start_minut
     for name, folder in gemini_store.folders.items():
         assert (gemini_store.store / "tmp" / name / ".project_root").read_text() == str(folder)
     for session, session_id in gemini_store.ids.items():
-        folder = gemini_store.folders[gemini_store.folder_of[session]]
+        folder = gemini_store.folder_of(session)
         for path in gemini_store.files(session):
             assert path.parent == gemini_store.store / "tmp" / projects[str(folder)] / "chats"
             found = NAME_RE.match(path.name)
