@@ -19,3 +19,13 @@ def parse_time(value: str | None) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def whole_span(seconds: float) -> str:
+    """A span in whole units, rounded down (a deletion is never later than a phrase says): 4 days, 1 day,
+    5 hours, 3 minutes, under a minute."""
+    for unit, size in (("day", 86400.0), ("hour", 3600.0), ("minute", 60.0)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}" + ("" if count == 1 else "s")
+    return "under a minute"

@@ -14,7 +14,7 @@ from typing import Generic, Protocol, TypeVar
 
 from ..errors import UsageError
 from ..session_files import digest
-from ..trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange
+from ..trimming import FitOutcome, Original, TrimOptions, TrimPlan, TurnChange, cap_marker
 
 FIT_CAPS = (4000, 2000, 1000, 500)
 FIT_KEEPS = (20, 10, 5, 3, 1)
@@ -186,6 +186,23 @@ def chosen_fork(session_id: str, options: TrimOptions, original: Original, turns
         return unchanged(session_id, options, original, context_before, None,
                          notes + ["nothing to trim with these options"])
     return built, dropped, None
+
+
+class TextCapper:
+    """Cuts texts past `cap` characters, each cut ending with a marker naming the original's SHA-256,
+    counting the characters cut and their tokens (`count`); an agent's fork says which texts it cuts."""
+
+    def __init__(self, cap: int, original_sha256: str, count: Callable[[str], int]):
+        self.cap, self.sha, self.count = cap, original_sha256, count
+        self.cut = 0
+        self.tokens = 0
+
+    def text(self, text: str) -> str:
+        if len(text) <= self.cap:
+            return text
+        self.cut += len(text) - self.cap
+        self.tokens += self.count(text[self.cap:])
+        return text[:self.cap] + cap_marker(len(text) - self.cap, self.sha)
 
 
 def refuse_options(options: TrimOptions, agent: str) -> None:

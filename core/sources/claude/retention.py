@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ...problems import Problem
 from ...session_files import ReadProblem, read_head
+from ...times import whole_span as _span
 from .. import agent_json
 from ..base import AgentDeletion
 
@@ -112,14 +113,6 @@ class RetentionPolicy:
 def _in_days(days: int) -> str:
     return f"deleted by Claude Code in {_span(days * DAY_S)}"
 
-
-def _span(seconds: float) -> str:
-    """Whole units, rounded down (the deletion is never later than the phrase says): 4 days, 1 day, 5 hours."""
-    for unit, size in (("day", DAY_S), ("hour", 3600.0), ("minute", 60.0)):
-        if seconds >= size:
-            count = int(seconds // size)
-            return f"{count} {unit}" + ("" if count == 1 else "s")
-    return "under a minute"
 
 
 def _days_in(path: Path) -> tuple[int | None, Problem | None]:

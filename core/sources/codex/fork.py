@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UsageError
-from ...trimming import Original, TrimOptions, TrimPlan, cap_marker
+from ...trimming import Original, TrimOptions, TrimPlan
 from .. import agent_json, fork_steps
 from ..fork_steps import BuiltFork, Steps
 from .records import COMPACTED, EVENT, RESPONSE_ITEM, SESSION_META, Record, kind_of, payload_of, prompt_of, text_of
@@ -285,21 +285,9 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, context_before
     return fork_steps.fork_plan(session_id, options, original, built, context_before, fit, notes)
 
 
-class _Capper:
+class _Capper(fork_steps.TextCapper):
     """Caps the replies and tool outputs of one record (the history item and the events that repeat
     it), counting what it cut; a prompt is the person's and is never cut."""
-
-    def __init__(self, cap: int, original_sha256: str, count: Callable[[str], int]):
-        self.cap, self.sha, self.count = cap, original_sha256, count
-        self.cut = 0
-        self.tokens = 0
-
-    def text(self, text: str) -> str:
-        if len(text) <= self.cap:
-            return text
-        self.cut += len(text) - self.cap
-        self.tokens += self.count(text[self.cap:])
-        return text[:self.cap] + cap_marker(len(text) - self.cap, self.sha)
 
     def parts(self, parts: Any) -> Any:
         if isinstance(parts, str):

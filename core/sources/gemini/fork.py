@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import Any
 
 from ...errors import UsageError
-from ...trimming import Original, TrimOptions, TrimPlan, cap_marker
+from ...trimming import Original, TrimOptions, TrimPlan
 from .. import fork_steps
 from ..fork_steps import BuiltFork, Steps
 from .lines import Chat, chat_of_bytes, content_text, prompt_text
@@ -82,20 +82,8 @@ def message_texts(message: dict[str, Any]) -> list[str]:
     return [text for text in texts if text]
 
 
-class _Capper:
+class _Capper(fork_steps.TextCapper):
     """Cuts the model's reply texts and the tool results of one message, counting what it cut."""
-
-    def __init__(self, cap: int, original_sha256: str, count: Callable[[str], int]):
-        self.cap, self.sha, self.count = cap, original_sha256, count
-        self.cut = 0
-        self.tokens = 0
-
-    def text(self, text: str) -> str:
-        if len(text) <= self.cap:
-            return text
-        self.cut += len(text) - self.cap
-        self.tokens += self.count(text[self.cap:])
-        return text[:self.cap] + cap_marker(len(text) - self.cap, self.sha)
 
     def parts(self, content: Any) -> Any:
         """A content (a string, a part, or a list of them) with its `text` parts cut (thoughts kept whole)."""
@@ -155,8 +143,12 @@ def plan_fork(data: bytes, options: TrimOptions, *, fork_id: str, now: datetime,
     if chat.rewound:
         notes.append("the original was rewound: the fork holds what Gemini CLI would resume, without the "
                      "messages the rewind took away")
-    chosen = fork_steps.chosen_fork(chat.session_id, options, original, turns, context_before, notes,
-                                    lambda steps: _build(chat, turns, steps, fork_id, now, original, count))
+    try:
+        chosen = fork_steps.chosen_fork(chat.session_id, options, original, turns, context_before, notes,
+                                        lambda steps: _build(chat, turns, steps, fork_id, now, original, count))
+    except RecursionError:
+        raise UsageError("A message of this session is nested too deeply to be written again; Reprise does not "
+                         "fork it.") from None
     if isinstance(chosen, TrimPlan):
         return chosen
     built, _, fit = chosen

@@ -24,6 +24,7 @@ sessionUtils.ts, config/settings.ts, config/trustedFolders.ts):
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import math
@@ -37,6 +38,7 @@ from typing import Any
 from ...problems import Problem
 from ...session_files import ReadProblem, read_head
 from ...times import parse_time
+from ...times import whole_span as _span
 from .. import agent_json
 from ..base import AgentDeletion
 from .layout import CHATS, TMP, is_session_name, join_id, marker_folder
@@ -55,6 +57,7 @@ _PERIOD = re.compile(r"([0-9]+)([dhwm])")
 _UNITS = {"h": 3600.0, "d": DAY_S, "w": 7 * DAY_S, "m": 30 * DAY_S}
 _ENV = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _LAST_UPDATED = b'"lastUpdated"'
+_DOCUMENT_UPDATED = re.compile(rb'"lastUpdated"\s*:\s*"([^"\\]{1,64})"')
 
 
 def parse_period(value: object) -> float | None:
@@ -142,14 +145,6 @@ def _in_days(days: int) -> str:
 def _in(left: float) -> str:
     return _in_days(int(left // DAY_S)) if left >= DAY_S else f"deleted by {AGENT} in {_span(left)}"
 
-
-def _span(seconds: float) -> str:
-    """Whole units, rounded down (the deletion is never later than the phrase says): 4 days, 1 day, 5 hours."""
-    for unit, size in (("day", DAY_S), ("hour", 3600.0), ("minute", 60.0)):
-        if seconds >= size:
-            count = int(seconds // size)
-            return f"{count} {unit}" + ("" if count == 1 else "s")
-    return "under a minute"
 
 
 # --- the settings -------------------------------------------------------------------------------
@@ -320,22 +315,31 @@ def _policy(merged: object, origins: tuple[str, ...], problems: tuple[Problem, .
 # --- a session's `lastUpdated` ------------------------------------------------------------------
 
 def last_updated(path: Path) -> float | None:
-    """The newest `lastUpdated` a session file records (a header or a `$set`, read from its last
-    TAIL_BYTES, else its head), in seconds; None when it records none that can be read."""
+    """The newest `lastUpdated` a session file records (a `$set` or a header, read from its last
+    TAIL_BYTES, else its first line; a whole-file `.json` session's, from its head), in seconds; None
+    when it records none that can be read."""
     try:
         with open(path, "rb", buffering=0) as handle:
             size = os.fstat(handle.fileno()).st_size
             start = max(0, size - TAIL_BYTES)
             handle.seek(start)
             tail = handle.read(TAIL_BYTES)
-            if start and (found := _newest_in(tail.split(b"\n")[1:])) is not None:
-                return found
-            if start:   # no `$set` near the end: the header's
-                handle.seek(0)
-                tail = handle.read(TAIL_BYTES).split(b"\n", 1)[0]
+            found = _newest_in(tail.split(b"\n")[1:] if start else tail.split(b"\n"))
+            if found is not None or not start:
+                return found if found is not None or tail.lstrip()[:1] != b"{" else _in_document(tail)
+            handle.seek(0)
+            head = handle.read(TAIL_BYTES)
     except OSError:
         return None
-    return _newest_in(tail.split(b"\n"))
+    return _newest_in(head.split(b"\n", 1)[:1]) or _in_document(head)
+
+
+def _in_document(head: bytes) -> float | None:
+    """The `lastUpdated` of a session written whole as one JSON document (an older client's `.json`),
+    from the head of its text (the client writes it before the messages)."""
+    match = _DOCUMENT_UPDATED.search(head)
+    moment = parse_time(match.group(1).decode("utf-8", "replace")) if match else None
+    return moment.timestamp() if moment is not None else None
 
 
 def _newest_in(lines: list[bytes]) -> float | None:
@@ -361,7 +365,7 @@ def _newest_in(lines: list[bytes]) -> float | None:
 
 # --- the sweep of each folder, for a listing ------------------------------------------------------
 
-MAX_STUB_BYTES = 1 << 20   # a file of a session's beyond this is taken to hold conversation, unread
+MAX_STUB_BYTES = 256 << 10   # a file beyond this is taken to hold conversation, unread (a stub is a few KB)
 _EMPTY = (f"due for deletion at {AGENT}'s next start in its folder (of another session): its file {{name}} holds "
           "no conversation, and the client's sweep deletes such a file with every file of the session")
 
@@ -395,7 +399,7 @@ class Sweeps:
         self._policies: dict[Path, SweepPolicy] = {}
         self._updated: dict[str, tuple[int, int, float | None]] = {}
         self._talking: dict[str, tuple[int, int, bool]] = {}
-        self._folders: dict[tuple[Path, float], list[tuple[str, int, int]]] = {}
+        self._folders: dict[tuple[Path, float], _Folder] = {}
 
     def store_of(self, chats: Path) -> Path | None:
         """The store whose `tmp/<slug>/chats/` folder this is, or None."""
@@ -428,22 +432,34 @@ class Sweeps:
         self._talking[str(path)] = (size, mtime_ns, talks)
         return talks
 
-    def _scan(self, chats: Path, now: float) -> list[tuple[str, int, int]]:
-        """(name, size, mtime_ns) of each session file of the folder, read once for a moment `now`."""
+    def _scan(self, chats: Path, now: float) -> _Folder:
+        """The session files of the folder by session (`join_id`), read once for a moment `now`."""
         key = (chats, now)
         if key not in self._folders:
             self._folders = {k: v for k, v in self._folders.items() if k[1] == now}
-            found = []
+            folder = _Folder()
             try:
                 with os.scandir(chats) as entries:
                     for entry in entries:
                         if is_session_name(entry.name) and entry.is_file(follow_symlinks=False):
                             info = entry.stat(follow_symlinks=False)
-                            found.append((entry.name, info.st_size, info.st_mtime_ns))
+                            folder.by_id.setdefault(join_id(entry.name), []).append(
+                                (entry.name, info.st_size, info.st_mtime_ns))
             except OSError:
                 pass
-            self._folders[key] = found
+            self._folders[key] = folder
         return self._folders[key]
+
+    def _stamps(self, chats: Path, folder: _Folder, now: float) -> list[float]:
+        """Every session file's `lastUpdated` in the folder (now for one without), sorted."""
+        if folder.stamps is None:
+            folder.stamps = sorted(self._at(chats / name, size, mtime, now)
+                                   for files in folder.by_id.values() for name, size, mtime in files)
+        return folder.stamps
+
+    def _at(self, path: Path, size: int, mtime_ns: int, now: float) -> float:
+        moment = self.updated(path, size, mtime_ns)
+        return now if moment is None else moment   # no lastUpdated: the client takes "now"
 
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
         """When Gemini CLI deletes the session whose file is `path` (None: never, or out of reach)."""
@@ -451,19 +467,26 @@ class Sweeps:
         policy = self.policy(file.parent)
         if policy is None or not policy.sweeps:
             return None
-        files = self._scan(file.parent, now)
-        mine = join_id(file.name)
-        for name, size, mtime in files:
-            if join_id(name) == mine and not self._talks(file.parent / name, size, mtime):
+        folder = self._scan(file.parent, now)
+        own = folder.by_id.get(join_id(file.name), [])
+        for name, size, mtime in own:
+            if not self._talks(file.parent / name, size, mtime):
                 return AgentDeletion(now, _EMPTY.format(name=name), True)
-        size = next((size for name, size, _ in files if name == file.name), -1)
+        size = next((size for name, size, _ in own if name == file.name), -1)
         moment = self.updated(file, size, mtime_ns)
         newer = None
         if policy.max_count is not None:
-            mine_at = now if moment is None else moment   # no lastUpdated: the client takes "now"
-            newer = 0
-            for name, size, mtime in files:
-                if join_id(name) != mine:
-                    at = self.updated(file.parent / name, size, mtime)
-                    newer += (now if at is None else at) > mine_at
+            mine = now if moment is None else moment
+            stamps = self._stamps(file.parent, folder, now)
+            newer = len(stamps) - bisect.bisect_right(stamps, mine) \
+                - sum(self._at(file.parent / name, size, mtime, now) > mine for name, size, mtime in own)
         return policy.deletion(moment, newer, now)
+
+
+@dataclass(slots=True)
+class _Folder:
+    """One look at a `chats/` folder: its session files (name, size, mtime_ns) by session, and their
+    `lastUpdated`s sorted (read when a count needs them)."""
+
+    by_id: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
+    stamps: list[float] | None = None

@@ -9,6 +9,7 @@ turn (`turns.py`), and the trash and keep copies are Reprise's own (`trash.py`, 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -51,8 +52,26 @@ class GeminiWriting(AgentStoreSource):
                           [f.part for f in result.unchanged], result.problems)
 
     def kept_versions(self) -> dict[SessionRef, tuple[int, int]]:
-        return {kept.ref: (kept.session.size, kept.session.mtime_ns or -1)
-                for kept in kept_sessions(self.own_paths).sessions}
+        """{session: (size, mtime_ns) of its newest kept copy}, the mtime joined as a row's is (the newest
+        of the session's file and, as they are now, its other files beside it: a resume's stubs)."""
+        names: dict[Path, list[str]] = {}
+        versions = {}
+        for kept in kept_sessions(self.own_paths).sessions:
+            main = kept.session.original
+            if main.parent not in names:
+                try:
+                    names[main.parent] = [name for name in os.listdir(main.parent) if is_session_name(name)]
+                except OSError:
+                    names[main.parent] = []
+            mtime = kept.session.mtime_ns or -1
+            for name in names[main.parent]:
+                if name != main.name and join_id(name) == join_id(main.name):
+                    try:
+                        mtime = max(mtime, os.stat(main.parent / name, follow_symlinks=False).st_mtime_ns)
+                    except OSError:
+                        continue
+            versions[kept.ref] = (kept.session.size, mtime)
+        return versions
 
     # --- Gemini CLI's sweep --------------------------------------------------------------------
 
@@ -79,7 +98,8 @@ class GeminiWriting(AgentStoreSource):
         problems: list[Problem] = []
         notes: list[str] = []
         now = time.time()
-        kept = set(self.kept_versions().values())
+        kept = {(str(kept.session.original), kept.session.size, kept.session.mtime_ns)
+                for kept in kept_sessions(self.own_paths).sessions}
         for root in self.roots:
             policy = read_policy(root.path, None)
             problems.extend(policy.problems)
@@ -87,7 +107,7 @@ class GeminiWriting(AgentStoreSource):
             at_risk = []
             for path, size, mtime_ns in _main_files(root.path):
                 deletion = self.sweeps.deletion(str(path), mtime_ns, now)
-                if deletion is not None and deletion.at_risk and (size, mtime_ns) not in kept \
+                if deletion is not None and deletion.at_risk and (str(path), size, mtime_ns) not in kept \
                         and (deletion.at is None or deletion.at <= now + AT_RISK_DAYS * 86400):
                     at_risk.append(f"{path.name} ({deletion.phrase})")
             if at_risk:

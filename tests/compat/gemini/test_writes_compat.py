@@ -24,17 +24,15 @@ from .sessions import SETTINGS, LiveGemini, Step, make_root, node, prompt_step, 
 
 pytestmark = pytest.mark.compat
 
-REPRISE = "import sys\nfrom reprise.tui.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+# the variables that give a `reprise` run inside the namespace this test's own Reprise folders
 REPRISE_ENV = ("REPRISE_STATE_DIR", "REPRISE_CACHE_DIR", "REPRISE_CONFIG", "XDG_CONFIG_HOME", "REPRISE_DATA_DIR")
 
 
-class RepriseStep(Step):
-    """A step whose args start with "reprise": the `reprise` command, with this test's Reprise paths."""
+class ReprisedStep(Step):
+    """`python -m reprise.tui.cli ARGS` (what the `reprise` script runs) instead of the client."""
 
     def argv(self, binary: Path) -> list[str]:
-        if self.args[:1] == ["reprise"]:
-            return [sys.executable, "-c", REPRISE, *self.args[1:]]
-        return super().argv(binary)
+        return [sys.executable, "-m", "reprise.tui.cli", *self.args]
 
 
 @pytest.fixture
@@ -114,7 +112,7 @@ def test_reprise_send_adds_a_turn_that_the_next_resume_continues(live, capsys):
     session_id = ok(live.one(prompt_step("Start a plan MARKfirst", alpha))).session_id
     message = "--not-an-option: sent through Reprise on stdin MARKviasend"
     sent, resumed = live.run([
-        RepriseStep(["reprise", "send", session_id, "--message-file", "-", "--json"], live.folder("elsewhere"),
+        ReprisedStep(["send", session_id, "--message-file", "-", "--json"], live.folder("elsewhere"),
                     stdin=message, label="reprise send"),
         prompt_step("And after Reprise's turn MARKafterreprise", alpha, resume=session_id)], env=reprise_env())
     assert sent.returncode == 0, sent.describe()

@@ -208,3 +208,40 @@ def datetime_of(text: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(text).timestamp()
+
+
+def test_a_whole_file_session_of_an_older_client_is_aged_by_its_last_updated() -> None:
+    legacy = FIXTURE.parents[2] / "legacy-0.38.2" / "home" / ".gemini" / "tmp" / "old" / "chats"
+    path = legacy / "session-2026-12-06T19-51-fb6431e3.json"
+    assert last_updated(path) == datetime_of("2026-12-06T19:51:22.941+00:00")
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object]]:
+    from reprise.tui import cli
+
+    status = cli.main([*argv, "--json"])
+    out, _ = capsys.readouterr()
+    return status, json.loads(out)
+
+
+def test_list_keep_due_and_doctor_cover_gemini_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """On the real client's store: the session whose stub the client's next start deletes with it is due
+    (`list`, `doctor`), `keep --due` keeps it, and then it is listed as kept."""
+    import shutil
+
+    shutil.copytree(FIXTURE, tmp_path / "home" / ".gemini")
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "home"))
+    three = "e9b105e8-2eb0-4bfb-b1f9-a0e942bfdde1"
+    status, listed = _cli(capsys, "list", "--all")
+    rows = {row["session_id"]: row for row in listed["sessions"]}   # type: ignore[attr-defined]
+    assert status == 0 and rows[three]["deleted_by_agent_at"] is not None and not rows[three]["kept"]
+    status, doctor = _cli(capsys, "doctor")
+    assert "e9b105e8" in json.dumps(doctor) and "within a week" in json.dumps(doctor)
+    status, kept = _cli(capsys, "keep", "--due", "7")
+    assert status == 0 and three in json.dumps(kept)
+    status, listed = _cli(capsys, "list", "--all")
+    rows = {row["session_id"]: row for row in listed["sessions"]}   # type: ignore[attr-defined]
+    assert rows[three]["kept"] and rows[three]["deleted_by_agent_at"] is None
+    status, doctor = _cli(capsys, "doctor")
+    assert "e9b105e8" not in json.dumps(doctor)   # kept as it is: not listed as due any more

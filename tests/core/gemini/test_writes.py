@@ -162,6 +162,9 @@ def test_forks_that_cannot_be_made_are_refused() -> None:
     with pytest.raises(UsageError, match="subagent"):
         _plan(_js({"sessionId": SID, "projectHash": "h", "kind": "subagent"}), drop=("1",))
     assert not _plan(_session(), keep_history=5).changed
+    deep = _session().replace(b'"third answer"', b"[" * 800 + b"]" * 800)
+    with pytest.raises(UsageError, match="nested too deeply"):
+        _plan(deep, drop=("1",))
 
 
 def test_message_texts_count_tool_arguments_and_results() -> None:
@@ -237,6 +240,30 @@ def test_trash_and_restore_give_back_the_session_file_and_its_subagents(copied: 
     trash.restore(ref, [copied])
     assert main.read_bytes() == before and (subagents / "agent-1.jsonl").exists()
     assert trash.is_place(main, copied, THREE) and not trash.is_place(main, copied / "x", THREE)
+
+
+def test_a_resumes_stub_goes_to_the_trash_with_its_session_and_comes_back(copied: Path, tmp_path: Path) -> None:
+    from reprise.core.paths import SessionRef
+    from reprise.core.sources.gemini.trash import GeminiTrash
+
+    chats = copied / "tmp" / "alpha" / "chats"
+    main, stub = chats / "session-2026-12-06T19-46-e9b105e8.jsonl", chats / "session-2026-12-06T19-48-e9b105e8.jsonl"
+    before = {path: path.read_bytes() for path in (main, stub)}
+    trash = GeminiTrash(*_own(tmp_path))
+    ref = SessionRef(KEY, THREE, "gemini")
+    trash.remove(ref, main, copied)
+    assert not main.exists() and not stub.exists()
+    assert (trash.stubs_folder(ref) / stub.name).read_bytes() == before[stub]
+    assert [entry.ref for entry in trash.entries([KEY])] == [ref]
+    trash.restore(ref, [copied])
+    assert {path: path.read_bytes() for path in (main, stub)} == before
+    assert not trash.stubs_folder(ref).exists()
+    trash.remove(ref, main, copied)
+    result = trash.purge([KEY], confirmed=True)
+    assert [entry.ref for entry in result.purged] == [ref]
+    assert not trash.stubs_folder(ref).exists() and not stub.exists()
+    assert sorted(path.name for path in chats.iterdir()) == ["session-2026-12-06T19-48-0b721226.jsonl",
+                                                          "session-2026-12-06T19-48-d6887d59.jsonl"]
 
 
 def test_keep_copies_the_session_file_and_reads_it_back(copied: Path, tmp_path: Path) -> None:
