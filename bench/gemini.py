@@ -7,11 +7,14 @@
   scale store (the bench store) with the Claude Code store (2,000 sessions, bench/claude_store.py)
   and with the Gemini CLI store (2,000 sessions mirroring the Claude ones in size and turns,
   bench/gemini_store.py). Each configuration has its own catalog (cache folder), warmed once, then
-  listed WARM_REPEATS times in turn with the others (a new Service each time) so that all meet the
-  same load: Fractal alone (F), Fractal + Claude (F+C), Fractal + Gemini (F+G), all three. A row's
-  cost is what its agent adds to the Fractal-only listing, divided by its sessions: (F+G − F) ÷ 2,000
-  against (F+C − F) ÷ 2,000, best of the runs (wall and CPU), target ≤ 1.2×; the difference the
-  third agent adds to a listing of the other two is shown beside it (information).
+  listed WARM_REPEATS times in turn with the others (a new Service each time, as `reprise list`
+  makes one) so that all meet the same load: Fractal alone (F), Fractal + Claude (F+C), Fractal +
+  Gemini (F+G), all three, and with an empty Fractal state root: nothing (none), Claude alone (C),
+  Gemini alone (G). A row's cost is what its agent adds to the Fractal-only listing, divided by its
+  sessions: (F+G − F) ÷ 2,000 against (F+C − F) ÷ 2,000, best of the runs (wall and CPU), target
+  ≤ 1.2×; beside it (information) what the third agent adds to a listing of the other two, and each
+  agent alone over nothing ((G − none) ÷ 2,000 against (C − none) ÷ 2,000: the same cost with less
+  of the Fractal listing's noise in the difference).
 - Appending to a 50 MB session (alone in a Gemini home of its own, an empty Fractal state root): the
   bytes the next listing reads (`rchar` of /proc/self/io over the listing, every read of the process,
   SQLite's included) beyond the same listing with nothing changed: after one turn is appended as the
@@ -107,14 +110,22 @@ class Config:
 
 def _per_row(configs: dict[str, Config], n_claude: int, n_gemini: int) -> dict[str, float]:
     (f, f_cpu), (fc, fc_cpu), (fg, fg_cpu), (fcg, fcg_cpu) = (configs[k].best for k in ("F", "F+C", "F+G", "all"))
+    (e, e_cpu), (c, c_cpu), (g, g_cpu) = (configs[k].best for k in ("none", "C", "G"))
     return {"claude": (fc - f) / n_claude, "gemini": (fg - f) / n_gemini,
             "claude_cpu": (fc_cpu - f_cpu) / n_claude, "gemini_cpu": (fg_cpu - f_cpu) / n_gemini,
-            "claude_beside": (fcg - fg) / n_claude, "gemini_beside": (fcg - fc) / n_gemini}
+            "claude_beside": (fcg - fg) / n_claude, "gemini_beside": (fcg - fc) / n_gemini,
+            "claude_alone": (c - e) / n_claude, "gemini_alone": (g - e) / n_gemini,
+            "claude_alone_cpu": (c_cpu - e_cpu) / n_claude, "gemini_alone_cpu": (g_cpu - e_cpu) / n_gemini}
 
 
 def _warm_case(store, claude, gemini, scratch: Path, log) -> dict[str, Config]:
     ws0 = store.workspace_paths[0]
+    empty = scratch / "empty-state"
+    empty.mkdir()
     configs = {
+        "none": Config("none", empty, scratch / "e", ws0),
+        "C": Config("C", empty, scratch / "c", ws0, claude_root=claude.root),
+        "G": Config("G", empty, scratch / "g", ws0, gemini_home=gemini.home),
         "F": Config("F", store.root, scratch / "f", ws0),
         "F+C": Config("F+C", store.root, scratch / "fc", ws0, claude_root=claude.root),
         "F+G": Config("F+G", store.root, scratch / "fg", ws0, gemini_home=gemini.home),
@@ -229,11 +240,26 @@ def _legacy_case(log) -> dict:
     return out
 
 
-def _profile_warm(config: Config) -> str:
-    from .listing import _profile
+def _profile_warm(config: Config, top: int = 22) -> str:
+    """cProfile of one warm listing: Reprise's functions by cumulative time (where the time goes,
+    by caller), paths shortened."""
+    import cProfile
+    import io
+    import pstats
 
     config.list_once()
-    return _profile(lambda: config.list_once(), top=18)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    config.list_once()
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(r"/(core|tui)/", top)
+    lines = [line for line in out.getvalue().splitlines() if line.strip()]
+    header = next((line.strip() for line in lines if "function calls" in line), "")
+    start = next((i for i, line in enumerate(lines) if "ncalls" in line), 0)
+    root = str(Path(__file__).resolve().parent.parent) + "/"
+    return header + " (Reprise's functions by cumulative time)\n" + "\n".join(
+        line.replace(root, "") for line in lines[start:])
 
 
 def run(store, report, *, quick: bool = False, log=print) -> None:
@@ -249,7 +275,8 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     n_claude, n_gemini = claude.sessions, gemini.sessions
     scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-gemini-"))
     try:
-        log(f"  warm: Fractal alone, with Claude Code, with Gemini CLI, all three; {WARM_REPEATS} runs each, in turn ...")
+        log(f"  warm: Fractal alone, with Claude Code, with Gemini CLI, all three; {WARM_REPEATS} runs each, "
+            "in turn ...")
         configs = _warm_case(store, claude, gemini, scratch, log)
         per = _per_row(configs, n_claude, n_gemini)
         ratio, ratio_cpu = per["gemini"] / per["claude"], per["gemini_cpu"] / per["claude_cpu"]
@@ -265,15 +292,21 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
     def us(value: float) -> str:
         return f"{value * 1e6:.1f} µs"
 
-    section.row(f"warm, a Gemini row: (F+G − F) ÷ {n_gemini:,} sessions, best of {WARM_REPEATS}, wall", us(per["gemini"]),
-                us(per["claude"]), f"{ratio:.2f}× a Claude Code row", f"≤ {RATIO}×", ratio <= RATIO)
+    section.row(f"warm, a Gemini row: (F+G − F) ÷ {n_gemini:,} sessions, best of {WARM_REPEATS}, wall",
+                us(per["gemini"]), us(per["claude"]), f"{ratio:.2f}× a Claude Code row", f"≤ {RATIO}×", ratio <= RATIO)
     section.row("  the same, CPU time", us(per["gemini_cpu"]), us(per["claude_cpu"]), f"{ratio_cpu:.2f}×",
                 f"≤ {RATIO}×", ratio_cpu <= RATIO)
     section.row("  beside the other agent: (all − F+C) ÷ Gemini sessions against (all − F+G) ÷ Claude sessions",
                 us(per["gemini_beside"]), us(per["claude_beside"]),
                 f"{per['gemini_beside'] / per['claude_beside']:.2f}×" if per["claude_beside"] > 0 else "–",
                 "(information)", None)
-    for name in ("F", "F+C", "F+G", "all"):
+    alone, alone_cpu = per["gemini_alone"] / per["claude_alone"], per["gemini_alone_cpu"] / per["claude_alone_cpu"]
+    section.row("  each agent alone (an empty Fractal state root): (G − none) ÷ Gemini sessions against "
+                "(C − none) ÷ Claude sessions, wall / CPU",
+                f"{us(per['gemini_alone'])} / {us(per['gemini_alone_cpu'])}",
+                f"{us(per['claude_alone'])} / {us(per['claude_alone_cpu'])}", f"{alone:.2f}× / {alone_cpu:.2f}×",
+                "(information: less noise)", None)
+    for name in ("none", "C", "G", "F", "F+C", "F+G", "all"):
         wall, cpu = configs[name].best
         section.row(f"  warm listing {name} (wall / CPU)", f"{fmt(wall)} / {fmt(cpu)}", "", "", "(information)", None)
     unchanged = append["unchanged_read"]

@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import claude_store, stores
+from . import claude_store, codex_store, stores
 
 GENERATOR_VERSION = 1
 STORES_DIR = stores.STORES_DIR
@@ -637,13 +637,6 @@ def _write_entries(entries: list[dict]) -> list[dict]:
     return out
 
 
-def _stats(sizes: list[int]) -> dict:
-    sizes = sorted(sizes)
-    n = len(sizes)
-    return {"min_kb": sizes[0] / 1024, "median_kb": sizes[n // 2] / 1024, "p90_kb": sizes[int(n * 0.9)] / 1024,
-            "max_kb": sizes[-1] / 1024}
-
-
 def _store(params: GeminiStoreParams, directory: Path, data: dict, build_seconds: float | None) -> GeminiStore:
     return GeminiStore(params, directory, directory / "home", data["sessions"], data["total_bytes"], data["lines"],
                        data["sizes"], data["counts"], data["files"], build_seconds, data.get("build_seconds"))
@@ -733,7 +726,7 @@ def build_into(directory: Path, params: GeminiStoreParams, shapes: list[dict], *
               "summary": sum(r["summary"] is not None for r in results),
               "tool_calls": sum(r["tool_calls"] for r in results), "lines_checked": checked}
     return {"params": asdict(params), "sessions": len(results), "total_bytes": sum(sizes),
-            "lines": sum(r["lines"] for r in results), "sizes": _stats(sizes), "counts": counts,
+            "lines": sum(r["lines"] for r in results), "sizes": codex_store._stats(sizes), "counts": counts,
             "build_seconds": time.perf_counter() - started, "orphan_slugs": sorted(slugs[f] for f in orphans),
             "files": results}
 
