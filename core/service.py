@@ -61,7 +61,7 @@ from .search_index import SearchHit
 from .sending import SendResult as SendResult
 from .sending import send_turn
 from .sources import make_sources
-from .sources.base import KeepReport, OpenedSession, SessionSource
+from .sources.base import AgentDeletion, KeepReport, OpenedSession, SessionSource
 from .sources.registry import LoadFailure, missed_by_scan, registry
 from .sources.roles import (
     Creator,
@@ -466,8 +466,7 @@ class Service:
         with no_gc_pauses():
             rows = [row for row in self.catalog.refresh(None) if row.source in sources]
             self._mark_agent_deletions(rows)
-        due = [row for row in rows if row.agent_deletion is not None and row.agent_deletion.at is not None
-               and row.agent_deletion.at <= horizon and row.ref is not None]
+        due = [row for row in rows if row.ref is not None and _due_by(row.agent_deletion, horizon)]
         return sorted(due, key=lambda row: row.agent_deletion.at or 0.0 if row.agent_deletion else 0.0)
 
     def _keep_before_sweeps(self) -> SweepKeeping | None:
@@ -1167,6 +1166,14 @@ class Service:
         choices = [config_module.SourceChoice(choice.name, False, choice.roots, failed.pop(choice.name).line)
                    if choice.name in failed else choice for choice in self.loaded.choices.values()]
         return choices + [config_module.SourceChoice(name, False, (), failure.line) for name, failure in failed.items()]
+
+
+def _due_by(deletion: AgentDeletion | None, horizon: float) -> bool:
+    """Whether an agent deletes a session by `horizon`: a time at or before it, or no time (a count's
+    rule) but due already."""
+    if deletion is None:
+        return False
+    return deletion.at_risk if deletion.at is None else deletion.at <= horizon
 
 
 def _matching_ref(candidates: list[tuple[SessionRef | None, str, str, str | None]], text: str,

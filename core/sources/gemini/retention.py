@@ -119,7 +119,8 @@ class SweepPolicy:
         moment = last_updated + self.max_age if self.max_age is not None and last_updated is not None else None
         counted = self.max_count is not None and newer is not None
         if counted and newer is not None and self.max_count is not None and newer >= self.max_count:
-            return AgentDeletion(now, _DUE, True)
+            # due already: since its own last update (a fixed time, so listings agree)
+            return AgentDeletion(last_updated if last_updated is not None else None, _DUE, True)
         if moment is None:
             if not counted:
                 return None
@@ -471,7 +472,8 @@ class Sweeps:
         own = folder.by_id.get(join_id(file.name), [])
         for name, size, mtime in own:
             if not self._talks(file.parent / name, size, mtime):
-                return AgentDeletion(now, _EMPTY.format(name=name), True)
+                # due since the stub was written (its mtime: a fixed time, so two listings agree)
+                return AgentDeletion(mtime / 1e9, _EMPTY.format(name=name), True)
         size = next((size for name, size, _ in own if name == file.name), -1)
         moment = self.updated(file, size, mtime_ns)
         newer = None

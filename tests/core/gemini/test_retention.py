@@ -134,7 +134,7 @@ def test_max_count_says_how_many_newer_sessions_delete_it(store: Path) -> None:
     assert waiting is not None and waiting.at is None and not waiting.at_risk
     assert waiting.phrase == "deleted by Gemini CLI once 3 newer sessions exist in its folder (1 do now)"
     due = policy.deletion(NOW - DAY_S, 3, NOW)
-    assert due is not None and due.at == NOW and due.at_risk
+    assert due is not None and due.at == NOW - DAY_S and due.at_risk   # due since its own last update
 
 
 def _session(chats: Path, name: str, session_id: str, updated: float | None, *, pad: int = 0) -> Path:
@@ -197,7 +197,10 @@ def test_a_resumes_stub_without_conversation_makes_the_whole_session_due(tmp_pat
     now = datetime_of("2026-12-07T00:00:00Z")
     main = chats / "session-2026-12-06T19-46-e9b105e8.jsonl"
     deletion = sweeps.deletion(str(main), main.stat().st_mtime_ns, now)
-    assert deletion is not None and deletion.at_risk and deletion.at == now
+    stub = chats / "session-2026-12-06T19-48-e9b105e8.jsonl"
+    # due since the stub was written: a fixed time, so two listings in different seconds agree
+    assert deletion is not None and deletion.at_risk and deletion.at == stub.stat().st_mtime_ns / 1e9
+    assert sweeps.deletion(str(main), main.stat().st_mtime_ns, now + 5) == deletion
     assert "session-2026-12-06T19-48-e9b105e8.jsonl holds no conversation" in deletion.phrase
     single = chats / "session-2026-12-06T19-48-0b721226.jsonl"
     kept = sweeps.deletion(str(single), single.stat().st_mtime_ns, now)
