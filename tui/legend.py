@@ -11,6 +11,8 @@ import textwrap
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from reprise.core.sources.registry import spec_of
+
 from .columns import STATUS_WORDS, agent_marks
 
 PIN_MARK = "★"
@@ -34,7 +36,7 @@ STATUS_MEANINGS = {
 }
 PINNED = "pinned"
 NO_TURN = "no turn yet"
-HIDDEN = "lower case: hidden by the agent's own picker (`claude -p`, SDK, `codex exec`)"
+HIDDEN = "lower case: hidden by the agent's own picker"
 DUE = "in the warn colour: deleted by its agent within the week (ctrl+k or `reprise keep ID` keeps a copy)"
 SEPARATOR = "  "
 NO_BREAK = "\u00a0"   # a space textwrap does not break at
@@ -51,8 +53,16 @@ def agent_entries(agents: Mapping[str, str]) -> list[Entry]:
     case and the warn colour say of any of them."""
     marks = agent_marks()
     letters = [marks.get(name, name[:1].upper()) for name in agents]
+    notes = [note for name in agents if (note := hidden_note(name))]
+    hidden = f"{HIDDEN} ({', '.join(notes)})" if notes else HIDDEN
     return ([Entry(letter, label) for letter, label in zip(letters, agents.values(), strict=True)]
-            + [Entry(" ".join(letters).lower(), HIDDEN, "muted"), Entry(" ".join(letters), DUE, "warn")])
+            + [Entry(" ".join(letters).lower(), hidden, "muted"), Entry(" ".join(letters), DUE, "warn")])
+
+
+def hidden_note(name: str) -> str | None:
+    """What the agent `name`'s own picker hides (its spec's `hidden_note`), None when it hides nothing."""
+    spec = spec_of(name)
+    return None if spec is None else spec.hidden_note
 
 
 def legend(agents: Mapping[str, str]) -> list[Entry]:

@@ -85,6 +85,7 @@ class SourceSpec:
     trash_note: str | None = None   # what the agent does with a session in Reprise's trash
     resume_setting: str = ""        # the config key of its resume argv; "" is "[sources.<name>] resume"
     where_sessions_live: str | None = None   # the empty listing's sentence; "{root}": its store's first root
+    hidden_note: str | None = None  # what the agent's own picker hides, for the legend ("`codex exec`")
     role_hints: Mapping[str, str] = field(default_factory=_empty)   # why a role is absent, by role name
     file_is_session: bool = True    # False: a row's session id comes from its fields, not its file id
     backends: Mapping[str, str] = field(default_factory=_empty)   # agent backends it offers by name: {name: class}

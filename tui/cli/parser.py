@@ -140,7 +140,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         "history of the turns kept in the file, with ids and ISO times")
 
     p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id "
-                   "(Claude Code, Codex)")
+                   "(every other agent that can)")
     p.add_argument("--title")
     p.add_argument("--agent", dest="new_agent", choices=_Sources(), metavar="NAME",
                    help="the agent of the new session (default: [sources] new_agent, else the only one enabled)")
@@ -175,8 +175,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     group.add_argument("--message", help="the message to send")
     group.add_argument("--message-file", help="read the message from a file (- for stdin)")
     p.add_argument("--agent", choices=_Backends(), metavar="BACKEND",
-                   help="backend of a Fractal session (default: [agent] backend); a Claude Code session always "
-                        "runs [sources.claude] send")
+                   help="backend of a Fractal session (default: [agent] backend); another agent's session always "
+                        "runs its [sources.<name>] send")
     p.add_argument("--yes", action="store_true", help="send even when the context is over the window")
 
     p = add("recover", "mark pending turns whose agent is gone as interrupted")
@@ -254,7 +254,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                          help="print the whole shell-quoted resume line (`cd DIR && claude --resume ID`)")
 
     p = add("keep", "copy a session into Reprise's archive, out of reach of its agent's clean-up (Claude Code "
-                    "deletes sessions by age)")
+                    "and Gemini CLI delete sessions by age)")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("id", nargs="?", help="the session to keep")
     group.add_argument("--due", type=float, nargs="?", const=7.0, metavar="DAYS",

@@ -23,5 +23,6 @@ SPEC = SourceSpec(
     resume_folder="any",   # `claude --resume ID` finds a session by id from any folder
     cost_label="API-equivalent cost (subscription users pay no such sum)",
     rename_note="Titles and pins are Reprise's own: Claude Code's own picker does not show them.",
+    hidden_note="`claude -p`, SDK",
     where_sessions_live="Claude Code's sessions live in {root}/projects/<project>/.",
 )

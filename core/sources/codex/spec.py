@@ -23,5 +23,6 @@ SPEC = SourceSpec(
     resume_folder="any",   # `codex resume ID` finds a rollout by id, indexed or not
     rename_note="Titles and pins are Reprise's own: Codex's own picker does not show them.",
     trash_note=_AFTER_TRASH,
+    hidden_note="`codex exec`",
     where_sessions_live="Codex's sessions live in {root}/sessions/<year>/<month>/<day>/.",
 )
