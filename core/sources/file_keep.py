@@ -1,8 +1,9 @@
 """Keeping an agent's session where the agent's own clean-up cannot reach it: the session file and
 its sidecar files copied into the session's archive in Reprise's data folder (op "keep"), each
 digest-verified, and the kept copies listed and read back, for a session whose original the agent
-has since deleted. Each agent says in a `FileKeep` what its session file is called and which
-folders of sidecar files go with it (Claude Code: `claude/keep.py`).
+has since deleted. Each agent says in a `FileKeep` what its session file is called, which
+folders of sidecar files go with it (Claude Code: `claude/keep.py`) and, for an agent that keeps one
+session in several files (`file_is_session` False), its other files beside it (`companions`).
 
 A file is copied as it was when it was opened: its first N bytes (N its size then), hashed, then
 streamed into the archive, which refuses them unless they hash the same (a file rewritten in
@@ -37,6 +38,7 @@ from ..session_files import MAX_SESSION_BYTES
 
 OP = "keep"
 SESSION = "session"
+COMPANIONS = "companions"   # the part of a session's other file: "companions/<its name>"
 _CHUNK = 1 << 20
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _WALKED: dict[str, object] = {"walked": True}   # the kept index names every session kept before it
@@ -114,17 +116,25 @@ class KeptListing:
 Misnamed = Callable[[Path, str], "str | None"]
 # (part prefix, folder) of each folder whose files go with a session file: its parts are "<prefix>/<name>".
 SidecarFolders = Callable[[Path, str], Sequence[tuple[str, Path]]]
+# The session's other files beside its file (a stub a resume left): their parts are "companions/<name>".
+Companions = Callable[[Path, str], Sequence[Path]]
+
+
+def no_companions(session_file: Path, session_id: str) -> Sequence[Path]:
+    """An agent that keeps each session in one file."""
+    return ()
 
 
 @dataclass(frozen=True, slots=True)
 class FileKeep:
     """How one agent's sessions are kept: its name for people (`agent`), what its session files
-    are called (`misnamed`), and the folders of sidecar files that go with one (`sidecar_folders`;
-    only the files directly in each are kept)."""
+    are called (`misnamed`), the folders of sidecar files that go with one (`sidecar_folders`;
+    only the files directly in each are kept), and the session's other files beside it (`companions`)."""
 
     agent: str
     misnamed: Misnamed
     sidecar_folders: SidecarFolders
+    companions: Companions = no_companions
 
     def keep(self, archive: Archive, ref: SessionRef, session_file: Path, store_root: Path) -> KeepResult:
         """Copy the session `ref` (its file `session_file` under the agent's root `store_root`) and
@@ -151,7 +161,21 @@ class FileKeep:
         session, new = _keep_file(archive, ref, store, session_file, SESSION, root_text, token, kept)
         result = KeepResult(ref, session)
         (result.added if new else result.unchanged).append(session)
-        for sub, folder in self.sidecar_folders(session_file, ref.session_id):
+        for path, part in self._other_files(store, session_file, ref.session_id, result):
+            try:
+                other, new = _keep_file(archive, ref, store, path, part, root_text, token, kept)
+            except (OSError, RepriseError) as exc:
+                result.problems.append(_problem(path, exc))
+                continue
+            (result.added if new else result.unchanged).append(other)
+        return result
+
+    def _other_files(self, store: Root, session_file: Path, session_id: str, result: KeepResult
+                     ) -> list[tuple[Path, str]]:
+        """(path, part) of each file kept with the session file: those directly in its sidecar folders,
+        and the session's other files beside it. What cannot be kept is a problem in `result`."""
+        found = []
+        for sub, folder in self.sidecar_folders(session_file, session_id):
             try:
                 names = store.names(folder)
             except (OSError, RepriseError) as exc:
@@ -163,13 +187,14 @@ class FileKeep:
                     result.problems.append(Problem(str(path), "not_regular", f"{path} is a folder; only the files "
                                                    f"directly in {sub}/ are kept.", severity="warning"))
                     continue
-                try:
-                    sidecar, new = _keep_file(archive, ref, store, path, f"{sub}/{name}", root_text, token, kept)
-                except (OSError, RepriseError) as exc:
-                    result.problems.append(_problem(path, exc))
-                    continue
-                (result.added if new else result.unchanged).append(sidecar)
-        return result
+                found.append((path, f"{sub}/{name}"))
+        for path in self.companions(session_file, session_id):
+            if path.parent != session_file.parent or path == session_file:
+                result.problems.append(Problem(str(path), "not_beside", f"{path} is not another file of the "
+                                               f"session beside {session_file}; it was not kept."))
+                continue
+            found.append((path, f"{COMPANIONS}/{path.name}"))
+        return found
 
     def read_kept(self, archive: Archive, ref: SessionRef, part: str = SESSION) -> bytes:
         """The newest kept bytes of the session file (or of the sidecar `part`), verified against their

@@ -18,8 +18,13 @@ refuses and the next rm finishes; with it at its hidden name, restore renames it
 bytes) and a later rm refuses while it lies there. (The fault points keep their first names,
 `claude_trash_*`: `core/faults.py`.)
 
-In the trash, beside `<id>.jsonl` and `<id>/`: `records/<id>.json` (when, from where, the
-digests) and `meta/<id>.json` (Reprise's title and pins of the session). Restore refuses while
+A session an agent keeps in several files beside each other (`file_is_session` False: a stub a
+resume left) moves with all of them: the other files (`companions`) go and come back with the
+session file, each verified the same way.
+
+In the trash, beside `<id>.jsonl` and `<id>/`: `<id>.companions/` (the session's other files),
+`records/<id>.json` (when, from where, the digests) and `meta/<id>.json` (Reprise's title and pins
+of the session). Restore refuses while
 anything is at the recorded place, and only writes under an agent root Reprise reads.
 """
 
@@ -71,13 +76,15 @@ class TrashedFiles:
     sidecars: Path  # <trash>/<id>/
     record: Path    # <trash>/records/<id>.json
     meta: Path      # <trash>/meta/<id>.json
+    companions: Path   # <trash>/<id>.companions/: the session's other files, by name
 
 
 class AgentFileTrash(ABC):
     """The trash of one agent's sessions in Reprise's data folder (`paths`: OwnPaths of its source).
     A subclass names the agent (`agent`, for people; `source`), tells its session ids
     (`is_session_id`), what a session file of it is called and where it may be (`is_session_file`,
-    `is_place`), and the sidecar folder that goes with a session file, if any (`sidecar_folder`)."""
+    `is_place`), the sidecar folder that goes with a session file, if any (`sidecar_folder`), and the
+    session's other files beside it, if any (`companions`)."""
 
     agent: ClassVar[str]
     source: ClassVar[str]
@@ -92,7 +99,8 @@ class AgentFileTrash(ABC):
     def files(self, ref: SessionRef) -> TrashedFiles:
         trash = self.paths.trash_dir(ref.workspace_key)
         return TrashedFiles(trash / f"{ref.session_id}{self.suffix}", trash / ref.session_id,
-                            trash / "records" / f"{ref.session_id}.json", trash / "meta" / f"{ref.session_id}.json")
+                            trash / "records" / f"{ref.session_id}.json", trash / "meta" / f"{ref.session_id}.json",
+                            trash / f"{ref.session_id}.companions")
 
     @abstractmethod
     def is_session_id(self, text: str) -> bool:
@@ -109,6 +117,12 @@ class AgentFileTrash(ABC):
     def sidecar_folder(self, session_file: Path, session_id: str) -> Path | None:
         """The folder of files that goes with a session file wherever it goes; None: the agent keeps none."""
         return None
+
+    def companions(self, session_file: Path, session_id: str) -> list[Path]:
+        """The session's other files in the session file's folder (an agent that keeps one session in
+        several files: `file_is_session` False), each a place `is_place` accepts; they go to the trash
+        and come back with it. None by default."""
+        return []
 
     # --- rm ----------------------------------------------------------------------------------------
 
@@ -131,11 +145,12 @@ class AgentFileTrash(ABC):
         if not _is_regular(info.st_mode):
             raise ConflictError(f"{session_file} is not a regular file; it was left as it is.", path=session_file)
         has_sidecars = sidecars is not None and store.is_dir(sidecars)
-        self._check_aside(store, session_file, sidecars)
+        others = self._companions_there(store, Path(store_root), session_file, ref.session_id)
+        self._check_aside(store, session_file, sidecars, others)
         there = self.files(ref)
-        if self._interrupted(ref, store, session_file, sidecars, has_sidecars):
+        if self._interrupted(ref, store, session_file, sidecars, has_sidecars, others):
             return self._finish(ref, store, session_file, sidecars, has_sidecars, force=force, now=now)
-        for place in (there.session, there.sidecars, there.record):
+        for place in (there.session, there.sidecars, there.record, there.companions):
             if self.data.exists(place):
                 raise ConflictError(f"A {self.agent} session {ref.session_id} is already in the trash.",
                                     hint="restore or purge that one first", path=place)
@@ -149,10 +164,16 @@ class AgentFileTrash(ABC):
             if has_sidecars and sidecars is not None:
                 sidecar_digest = self.data.copy_in(store, sidecars, there.sidecars)
                 made.append(there.sidecars)
+            companions: dict[str, str] = {}
+            for other in others:
+                companions[other.name] = self.data.copy_in(store, other, there.companions / other.name)
+                if there.companions not in made:
+                    made.append(there.companions)
             record = {"session_id": ref.session_id, "workspace_key": ref.workspace_key,
                       "trashed_at": iso_time(now), "trashed_ts": now, "from": str(session_file),
                       "root": str(Path(store_root)), "size": info.st_size, "mtime_ns": info.st_mtime_ns,
-                      "sha256": digest, "sidecars": sidecar_digest, "title": title, "force": force}
+                      "sha256": digest, "sidecars": sidecar_digest, "companions": companions, "title": title,
+                      "force": force}
             self.data.write_atomic(there.record, (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
             made.append(there.record)
             if self.data.exists(self.paths.meta_file(ref)):
@@ -164,7 +185,8 @@ class AgentFileTrash(ABC):
                                    sidecar_digest,
                                    lambda: self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
                                                              options={"force": force}, digests=[digest],
-                                                             counts={"bytes": info.st_size}, now=now))
+                                                             counts={"bytes": info.st_size}, now=now),
+                                   [(other, companions[other.name]) for other in others])
         except (OSError, RepriseError) as exc:
             stuck = self._undo(made, there.meta if meta_moved else None, self.paths.meta_file(ref))
             where = "" if isinstance(exc, _BothKept) else "; the session was left where it is"
@@ -175,25 +197,46 @@ class AgentFileTrash(ABC):
         self._drop_aside(ref, store, moved)   # moved, checked and audited: only now do the originals go
         return TrashEntry(ref, iso_time(now), now, info.st_size, title, str(session_file))
 
-    def _check_aside(self, store: Root, session_file: Path, sidecars: Path | None) -> None:
+    def _companions_there(self, store: Root, store_root: Path, session_file: Path, session_id: str) -> list[Path]:
+        """The session's other files (`companions`) that are there: each in the session file's folder, at
+        a place the agent's rule accepts, and a regular file (else a ConflictError naming it)."""
+        found = []
+        for other in self.companions(session_file, session_id):
+            if other == session_file or other.parent != session_file.parent \
+                    or not self.is_place(other, store_root, session_id):
+                raise UsageError(f"{other} is not a file of {self.agent} session {session_id} beside {session_file}.")
+            try:
+                info = store.lstat(other)
+            except FileNotFoundError:
+                continue   # gone meanwhile: nothing of it to move
+            if not _is_regular(info.st_mode):
+                raise ConflictError(f"{other} is not a regular file; the session was left as it is.", path=other)
+            found.append(other)
+        return found
+
+    def _check_aside(self, store: Root, session_file: Path, sidecars: Path | None, others: Sequence[Path] = ()
+                     ) -> None:
         """Refuse while a hidden original of an rm cut short (a crash) lies beside the session."""
-        for place in (aside(session_file), aside(sidecars) if sidecars is not None else None):
+        for place in (aside(session_file), aside(sidecars) if sidecars is not None else None,
+                      *(aside(other) for other in others)):
             if place is not None and store.exists(place):
                 raise ConflictError(f"{place} was left by an rm cut short; nothing was moved.",
                                     hint=f"compare it with {place.parent / place.name[1:-len(ASIDE_SUFFIX)]} and "
                                          "remove the one not needed", path=place)
 
     def _take_off(self, ref: SessionRef, store: Root, session_file: Path, digest: str, sidecars: Path | None,
-                  sidecar_digest: str | None, audited: Callable[[], object]) -> list[tuple[Path, Path]]:
-        """Take the original (and its sidecar folder) off its path, check it still has the digest of
-        the copy in the trash and audit with `audited()`; returns (path, hidden name) of each, for
-        `_drop_aside` to unlink. On a mismatch or a failure,
+                  sidecar_digest: str | None, audited: Callable[[], object],
+                  others: Sequence[tuple[Path, str]] = ()) -> list[tuple[Path, Path]]:
+        """Take the original (and its sidecar folder, and the session's other files `others`, each with
+        the digest of its copy) off its path, check it still has the digest of the copy in the trash
+        and audit with `audited()`; returns (path, hidden name) of each, for `_drop_aside` to unlink.
+        On a mismatch or a failure,
         put it back without replacing anything and raise: `_Changed` when it changed, a
         ConflictError naming both files when the agent made a new one at the path meanwhile."""
         moved: list[tuple[Path, Path]] = []
-        wanted = {session_file: digest, sidecars: sidecar_digest}
+        wanted: dict[Path | None, str | None] = {session_file: digest, sidecars: sidecar_digest, **dict(others)}
         try:
-            for place in (session_file, sidecars):
+            for place in (session_file, sidecars, *(other for other, _ in others)):
                 if place is not None:
                     store.move_noreplace(place, aside(place))
                     moved.append((place, aside(place)))
@@ -241,9 +284,10 @@ class AgentFileTrash(ABC):
                                 path=moved[0][0])
 
     def _interrupted(self, ref: SessionRef, store: Root, session_file: Path, sidecars: Path | None,
-                     has_sidecars: bool) -> bool:
+                     has_sidecars: bool, others: Sequence[Path] = ()) -> bool:
         """Whether an `rm` stopped (a crash) after its verified copies were recorded in the trash but
-        before the original went: the trash holds these very bytes, from this very place."""
+        before the original went: the trash holds these very bytes, from this very place (the
+        session's other files too)."""
         there = self.files(ref)
         record = self.record(ref)
         if not self.data.exists(there.session) or record.get("from") != str(session_file):
@@ -253,6 +297,11 @@ class AgentFileTrash(ABC):
                     record.get("sha256"):
                 return False
             if has_sidecars != self.data.is_dir(there.sidecars):
+                return False
+            recorded = _companions(record)
+            if sorted(recorded) != sorted(other.name for other in others) or not all(
+                    store.digest(other) == recorded[other.name] == self.data.digest(there.companions / other.name)
+                    for other in others):
                 return False
             if not has_sidecars or sidecars is None:
                 return True
@@ -268,7 +317,8 @@ class AgentFileTrash(ABC):
                                sidecars if has_sidecars else None, _text(record.get("sidecars")),
                                lambda: self.audit.append(ref.workspace_key, "rm", session_id=ref.session_id,
                                                          options={"force": force, "finished": True},
-                                                         counts={"bytes": entry.size}, now=now))
+                                                         counts={"bytes": entry.size}, now=now),
+                               [(session_file.parent / name, wanted) for name, wanted in _companions(record).items()])
         self._drop_aside(ref, store, moved)
         return entry
 
@@ -353,7 +403,14 @@ class AgentFileTrash(ABC):
                                 path=str(target))
         store = Root(store_root, f"{self.agent} root")
         sidecars = self.sidecar_folder(target, ref.session_id)
-        for place in (target, sidecars):
+        others = _companions(record)
+        for name in others:
+            if Path(name).name != name or name in (".", "..") or name == target.name \
+                    or not self.is_place(target.parent / name, store_root, ref.session_id):
+                raise ConflictError(f"The trash record of {ref.session_id} ({there.record}) names {name!r} as a file "
+                                    f"of the session, which is not one of a {self.agent} root Reprise reads; it was "
+                                    "left in the trash.", path=str(there.record))
+        for place in (target, sidecars, *(target.parent / name for name in others)):
             if place is not None and store.exists(place):
                 raise ConflictError(f"{place} exists again; the trashed session was left in the trash.",
                                     hint="move that one away first", path=str(place))
@@ -378,6 +435,15 @@ class AgentFileTrash(ABC):
                 made.append(sidecars)
                 if record.get("sidecars") not in (None, folder_digest):
                     raise ConflictError(f"{there.sidecars} no longer has the files that were trashed.")
+            for name, wanted in others.items():
+                place = target.parent / name
+                if self._back_from_aside(store, place, wanted):
+                    back.append(place)
+                    continue
+                copied = store.copy_in(self.data, there.companions / name, place)
+                made.append(place)
+                if copied != wanted:
+                    raise ConflictError(f"{there.companions / name} no longer has the bytes that were trashed.")
             self.audit.append(ref.workspace_key, "trash-restore", session_id=ref.session_id, digests=[digest],
                               counts={"bytes": entry.size}, now=now)
         except (OSError, RepriseError) as exc:
@@ -397,7 +463,7 @@ class AgentFileTrash(ABC):
                                "it is still in the trash.", path=str(target)) from None
         if self.data.exists(there.meta) and not self.data.exists(self.paths.meta_file(ref)):
             self.data.move(there.meta, self.paths.meta_file(ref))
-        for path in (there.sidecars, there.session, there.meta, there.record):
+        for path in (there.sidecars, there.companions, there.session, there.meta, there.record):
             try:
                 self.data.rmtree(path) if self.data.is_dir(path) else self.data.unlink(path)
             except (OSError, RepriseError):
@@ -458,7 +524,8 @@ class AgentFileTrash(ABC):
     def _gather(self, ref: SessionRef, tomb: Path) -> bool:
         there = self.files(ref)
         record = self.record(ref)
-        for place, name in ((there.sidecars, "sidecars"), (there.meta, "meta.json"), (there.record, "record.json")):
+        for place, name in ((there.sidecars, "sidecars"), (there.companions, "companions"), (there.meta, "meta.json"),
+                            (there.record, "record.json")):
             if self.data.exists(place):
                 self.data.move(place, tomb / name, replace=True)
         archive = self.paths.archive_dir(ref)
@@ -522,6 +589,15 @@ def _is_regular(mode: int) -> bool:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _companions(record: dict[str, Any]) -> dict[str, str]:
+    """{name: digest} of the session's other files a trash record names (none in a record written before
+    the trash moved them, or in one that says nothing readable of them)."""
+    found = record.get("companions")
+    if not isinstance(found, dict):
+        return {}
+    return {name: digest for name, digest in found.items() if isinstance(name, str) and isinstance(digest, str)}
 
 
 def _title(root: Root, meta: Path) -> str | None:

@@ -6,8 +6,9 @@ catalog says where its files are by it."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,22 +17,14 @@ from reprise.core import contract
 from reprise.core.errors import NotFoundError
 from reprise.core.service import Service
 from reprise.core.sources.registry import short_id
-from reprise.core.sources.samples import SampleEnv, SampleSet
+from reprise.core.sources.samples import SampleSet
 from reprise.tui import cli
-from tests.sources import conftest as plug_ins
-
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+from tests.sources.sqlite_store import sqlite_samples
 
 
 @pytest.fixture
 def sqlite_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SampleSet]:
-    with plug_ins.test_distributions_mounted():
-        from reprise_sqlite_agent.samples import write_samples
-
-        monkeypatch.setenv("REPRISE_SQLITE_AGENT_HOME", str(tmp_path / "sqlite-agent"))
-        written = write_samples(SampleEnv(tmp_path, tmp_path / "projects", NOW))
-        (tmp_path / "here").mkdir()
-        monkeypatch.chdir(tmp_path / "here")
+    with sqlite_samples(tmp_path, monkeypatch) as written:
         yield written
 
 
@@ -41,7 +34,15 @@ def rows_by_id(service: Service) -> dict[str, object]:
     return {row.id: row for row in rows}
 
 
+def records_of(store: SampleSet, session_id: str) -> int:
+    """How many records of the agent's database hold the session (read-only)."""
+    database = store.store / "db" / "sessions.db"
+    with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as db:
+        return int(db.execute("SELECT COUNT(*) FROM records WHERE session_id = ?", (session_id,)).fetchone()[0])
+
+
 def test_a_row_is_named_by_its_sessions_id_not_its_files(sqlite_store):
+    assert records_of(sqlite_store, sqlite_store.sessions[2].session_id) == 2   # one session, two records
     service = Service.from_environment()
     rows = service.list_sessions(all_workspaces=True, sources=["sqlite-test"]).rows
     assert sorted(row.id for row in rows) == sorted(sample.session_id for sample in sqlite_store.sessions)

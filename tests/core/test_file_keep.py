@@ -74,3 +74,28 @@ def test_a_file_not_named_as_the_session_is_refused_with_the_name_it_should_have
                                     f"(chat-{SESSION_ID}.json); nothing was kept.")
     with pytest.raises(NotFoundError, match=f"kept no copy of it for Chat Agent session {SESSION_ID}"):
         CHAT.read_kept(archive, ref)
+
+
+def _stubs(session_file: Path, session_id: str) -> list[Path]:
+    return sorted(session_file.parent.glob(f"chat-{session_id}.stub-*.json"))
+
+
+STUBBED = FileKeep("Chat Agent", _misnamed, _sidecar_folders, _stubs)
+
+
+def test_a_session_kept_in_several_files_is_kept_whole_and_read_back_once_gone(chat, tmp_path):
+    """An agent that keeps one session in several files (a stub a resume left): each is kept as a
+    part of its own, added once, and read back after the agent deleted them all."""
+    root, session, ref = chat
+    stub = session.with_name(f"chat-{SESSION_ID}.stub-1.json")
+    stub.write_bytes(b'{"header":true}\n')
+    archive = Archive(OwnPaths(tmp_path / "data", "codex"))
+    result = STUBBED.keep(archive, ref, session, root)
+    part = f"companions/{stub.name}"
+    assert sorted(kept.part for kept in result.added) == [part, "session", "tools/call-1.txt"]
+    assert STUBBED.keep(archive, ref, session, root).added == []
+    stub.unlink()
+    session.unlink()
+    assert STUBBED.read_kept(archive, ref, part) == b'{"header":true}\n'
+    assert STUBBED.read_kept(archive, ref) == b'{"messages":["hello"]}\n'
+    assert CHAT.companions(session, SESSION_ID) == ()   # by default a session is one file

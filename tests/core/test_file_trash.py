@@ -131,3 +131,110 @@ def test_an_agent_must_say_what_its_session_files_are():
 
     with pytest.raises(TypeError):
         Unsaid(OwnPaths(Path("/nonexistent"), "codex"), None, None)  # type: ignore[abstract,arg-type]
+
+
+# --- a session kept in several files (`file_is_session` False: a stub a resume left beside it) -----------
+
+
+class StubTrash(ChatTrash):
+    """The agent with stubs: a resume may leave `chats/<id>.stub-<n>.jsonl` beside a session's file."""
+
+    def is_place(self, target: Path, root: Path, session_id: str) -> bool:
+        stub = target.name.startswith(f"{session_id}.stub-") and target.name.endswith(".jsonl")
+        return (self.is_session_file(target, session_id) or stub) and target.parent == root / "chats"
+
+    def companions(self, session_file: Path, session_id: str) -> list[Path]:
+        return sorted(session_file.parent.glob(f"{session_id}.stub-*.jsonl"))
+
+
+@pytest.fixture
+def stubbed(chat) -> tuple[Path, Path, SessionRef]:
+    root, session, ref = chat
+    (root / "chats" / f"{SESSION_ID}.stub-1.jsonl").write_bytes(b'{"type":"header"}\n')
+    (root / "chats" / f"{SESSION_ID}.stub-2.jsonl").write_bytes(b'{"type":"header","again":true}\n')
+    return root, session, ref
+
+
+def test_rm_and_restore_move_every_file_of_a_session_kept_in_several(stubbed, tmp_path):
+    root, session, ref = stubbed
+    trash = _trash(StubTrash, tmp_path / "data")
+    before = _tree(root)
+    trash.remove(ref, session, root)
+    assert _tree(root) == {}
+    files = trash.files(ref)
+    assert sorted(path.name for path in files.companions.iterdir()) == [f"{SESSION_ID}.stub-1.jsonl",
+                                                                       f"{SESSION_ID}.stub-2.jsonl"]
+    trash.restore(ref, [root])
+    assert _tree(root) == before
+    assert not files.companions.exists() and trash.entries([ref.workspace_key]) == []
+
+
+def test_a_stub_written_while_it_moves_puts_every_file_back(stubbed, tmp_path, monkeypatch):
+    from reprise.core import faults
+
+    root, session, ref = stubbed
+    stub = root / "chats" / f"{SESSION_ID}.stub-2.jsonl"
+    trash = _trash(StubTrash, tmp_path / "data")
+    plain = faults.point
+
+    def the_agent_writes(name: str) -> None:
+        if name == "claude_trash_before_unlink":
+            with stub.open("ab") as handle:
+                handle.write(b'{"type":"user","text":"more"}\n')
+        plain(name)
+
+    monkeypatch.setattr(faults, "point", the_agent_writes)
+    changed = _tree(root)
+    with pytest.raises(ConflictError, match="was not moved to the trash"):
+        trash.remove(ref, session, root)
+    changed[str(stub.relative_to(root))] = hashlib.sha256(stub.read_bytes()).hexdigest()
+    assert _tree(root) == changed and stub.read_bytes().endswith(b'"more"}\n')   # every file back, none hidden
+    assert not trash.files(ref).companions.exists() and not trash.files(ref).record.exists()
+    assert trash.entries([ref.workspace_key]) == []
+
+
+def test_an_rm_cut_short_after_its_copies_is_finished_with_every_file(stubbed, tmp_path, monkeypatch):
+    from reprise.core import faults
+
+    root, session, ref = stubbed
+    before = _tree(root)
+    trash = _trash(StubTrash, tmp_path / "data")
+    plain = faults.point
+
+    def crash(name: str) -> None:
+        if name == "claude_trash_before_unlink":
+            raise SystemExit("the process ended here")   # as a kill: nothing after this point runs
+        plain(name)
+
+    monkeypatch.setattr(faults, "point", crash)
+    with pytest.raises(SystemExit):
+        trash.remove(ref, session, root)
+    assert _tree(root) == before   # the copies are recorded in the trash; every original is still there
+    monkeypatch.setattr(faults, "point", plain)
+    trash.remove(ref, session, root)   # the next rm finishes it
+    assert _tree(root) == {}
+    trash.restore(ref, [root])
+    assert _tree(root) == before
+
+
+def test_restore_refuses_while_a_stub_of_the_session_is_back(stubbed, tmp_path):
+    root, session, ref = stubbed
+    trash = _trash(StubTrash, tmp_path / "data")
+    trash.remove(ref, session, root)
+    stub = root / "chats" / f"{SESSION_ID}.stub-1.jsonl"
+    stub.write_bytes(b'{"type":"header","new":true}\n')
+    with pytest.raises(ConflictError, match="exists again"):
+        trash.restore(ref, [root])
+    assert not session.exists() and stub.read_bytes() == b'{"type":"header","new":true}\n'
+    assert trash.files(ref).session.exists() and len(list(trash.files(ref).companions.iterdir())) == 2
+
+
+def test_purge_deletes_the_other_files_of_a_session_too(stubbed, tmp_path):
+    root, session, ref = stubbed
+    trash = _trash(StubTrash, tmp_path / "data")
+    trash.remove(ref, session, root)
+    trash.purge([ref.workspace_key], confirmed=True)
+    assert not trash.files(ref).companions.exists() and not trash.files(ref).session.exists()
+    left = sorted(str(path.relative_to(trash.paths.trash_dir(ref.workspace_key)))
+                  for path in trash.paths.trash_dir(ref.workspace_key).rglob("*"))
+    assert not any(SESSION_ID in name for name in left), left

@@ -10,7 +10,6 @@ import dataclasses
 import os
 import shutil
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,24 +17,15 @@ import pytest
 from reprise.core.errors import AgentError, RepriseError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
-from reprise.core.sources.samples import SampleEnv, SampleSet
+from reprise.core.sources.samples import SampleSet
 from reprise.tui import cli
 from tests.core.codex.builder import START, CodexRollout
-from tests.sources import conftest as plug_ins
-
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+from tests.sources.sqlite_store import sqlite_samples
 
 
 @pytest.fixture
 def sqlite_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SampleSet]:
-    """The test SQLite agent's samples (registered as an installed plug-in); an empty current folder."""
-    with plug_ins.test_distributions_mounted():
-        from reprise_sqlite_agent.samples import write_samples
-
-        monkeypatch.setenv("REPRISE_SQLITE_AGENT_HOME", str(tmp_path / "sqlite-agent"))
-        written = write_samples(SampleEnv(tmp_path, tmp_path / "projects", NOW))
-        (tmp_path / "here").mkdir()
-        monkeypatch.chdir(tmp_path / "here")
+    with sqlite_samples(tmp_path, monkeypatch) as written:
         yield written
 
 

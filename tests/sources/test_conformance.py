@@ -7,8 +7,10 @@ values and the one-folder reads run over every source too (`hostile.py`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -206,6 +208,46 @@ def test_resume_names_the_session_and_runs_in_its_folder(source, samples, capsys
         assert plan["cwd"] == str(sample.folder)
 
 
+def test_a_session_whose_folder_is_gone_resumes_as_the_spec_says(source, samples, capsys):
+    """`resume_folder`: an agent that finds a session by id from any folder runs it from the current one
+    and says so; one that runs it in its recorded folder, or only in that very folder, refuses, naming
+    the folder (and, for the latter, how to recreate it), and runs nothing."""
+    from reprise.core.sources.registry import registry
+
+    spec = registry().get(source.name)
+    assert spec is not None
+    sample = samples.sessions[0]
+    shutil.rmtree(sample.folder)
+    status, out, err = run(capsys, "resume", "--print", sample.session_id, "--json")
+    if spec.resume_folder == "any":
+        assert status == 0, (out, err)
+        plan = json.loads(out)
+        assert plan["cwd"] == str(Path.cwd()) and any("no longer exists" in note for note in plan["notes"]), plan
+        return
+    assert status != 0 and str(sample.folder) in out, (status, out, err)
+    if spec.resume_folder == "exact":
+        assert f"mkdir -p {sample.folder}" in out and "only in the folder it ran in" in out, out
+
+
+def test_the_listing_agrees_with_the_spec_and_names_each_sessions_file(source, samples, capsys):
+    """The listing's `file_is_session` is the spec's (the catalog stores a session id apart from the file
+    id only when it is False), and the path the source gives a session is its row's (what the TUI selects
+    a session by after a fork, a rename or a new session)."""
+    from reprise.core.sources.registry import registry
+
+    spec = registry().get(source.name)
+    built = service()
+    assert spec is not None and built.sources[source.name].listing.file_is_session is spec.file_is_session
+    rows = {row.id: row for row in built.list_sessions(all_workspaces=True, sources=[source.name]).rows}
+    for sample in samples.sessions:
+        row = rows[sample.session_id]
+        assert row.ref is not None and row.ref.session_id == sample.session_id
+        assert built.session_path(row.ref) == row.path
+        assert built.resolve(sample.session_id) == row.ref
+        if spec.file_is_session:
+            assert row.file_id == sample.session_id and row.session_id is None
+
+
 # --- the optional roles: a round trip when the source has it, a sentence naming it when it has not -----
 
 
@@ -276,15 +318,15 @@ def test_trash_and_restore_give_the_same_bytes_back_or_it_is_refused(source, sam
     sample = with_role(capsys, source, samples, "trash", "rm", "{id}")
     if sample is None:
         return
-    path = sample_file(samples, sample)
-    before = sha256(path)
+    paths = [samples.store / name for name in sample.files]   # every file of it (a stub a resume left too)
+    before = [sha256(path) for path in paths]
     trashed = run_json(capsys, "rm", sample.session_id)
-    assert trashed["session_id"] == sample.session_id and not path.exists()
+    assert trashed["session_id"] == sample.session_id and not any(path.exists() for path in paths)
     assert sample.session_id not in listed(capsys, source)
     trash = run_json(capsys, "trash", "list", "--all")["trash"]
     assert [entry["session_id"] for entry in trash] == [sample.session_id]
     run_json(capsys, "trash", "restore", sample.session_id)
-    assert sha256(path) == before
+    assert [sha256(path) for path in paths] == before
     assert sample.session_id in listed(capsys, source)
 
 

@@ -8,30 +8,22 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from reprise.core.service import Service
-from reprise.core.sources.samples import SampleEnv, SampleSet
+from reprise.core.sources.samples import SampleSet
 from reprise.tui.screens.main.rows import match_rank, matches
 from reprise.tui.widgets.session_list import SessionList
-from tests.sources import conftest as plug_ins
+from tests.sources.sqlite_store import sqlite_samples
 
 from .conftest import build_app, settle, until
-
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 def sqlite_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SampleSet]:
-    with plug_ins.test_distributions_mounted():
-        from reprise_sqlite_agent.samples import RESUMED, write_samples
-
-        monkeypatch.setenv("REPRISE_SQLITE_AGENT_HOME", str(tmp_path / "sqlite-agent"))
-        written = write_samples(SampleEnv(tmp_path, tmp_path / "projects", NOW))
-        assert RESUMED == 2   # the cli-tool session: two records
+    with sqlite_samples(tmp_path, monkeypatch) as written:
         yield written
 
 

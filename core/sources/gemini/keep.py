@@ -1,7 +1,7 @@
 """Keeping a Gemini CLI session where Gemini CLI's sweep (`retention.py`) cannot reach it
 (`file_keep.py`: verified copies into the session's archive, listed and read back once the original is
-gone): the session file `chats/session-<minute>-<id8>.jsonl` and its subagents' files, those directly
-in `chats/<session id>/`, which the sweep deletes with it.
+gone): the session file `chats/session-<minute>-<id8>.jsonl`, its subagents' files (those directly in
+`chats/<session id>/`) and its other files beside it (a resume's stubs), which the sweep deletes with it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from ...archive import Archive
 from ...paths import SessionRef
 from ..file_keep import SESSION, FileKeep, KeepResult, kept_session, kept_sessions
-from .trash import named_for
+from .trash import named_for, others_of
 
 __all__ = ["KEEP", "keep", "kept_path", "kept_session", "kept_sessions", "read_kept"]
 
@@ -26,7 +26,7 @@ def _sidecar_folders(session_file: Path, session_id: str) -> list[tuple[str, Pat
     return [(SUBAGENTS, session_file.parent / session_id)]
 
 
-KEEP = FileKeep("Gemini CLI", _misnamed, _sidecar_folders)
+KEEP = FileKeep("Gemini CLI", _misnamed, _sidecar_folders, others_of)
 
 
 def keep(archive: Archive, ref: SessionRef, session_file: Path, store_root: Path) -> KeepResult:

@@ -9,7 +9,6 @@ turn (`turns.py`), and the trash and keep copies are Reprise's own (`trash.py`, 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from ...problems import Problem
 from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import AgentDeletion, KeepReport
+from ..file_keep import COMPANIONS
 from ..roles import Metered
 from .keep import keep, kept_sessions
 from .layout import CHATS, TMP, is_session_name, join_id, main_first
@@ -52,25 +52,13 @@ class GeminiWriting(AgentStoreSource):
                           [f.part for f in result.unchanged], result.problems)
 
     def kept_versions(self) -> dict[SessionRef, tuple[int, int]]:
-        """{session: (size, mtime_ns) of its newest kept copy}, the mtime joined as a row's is (the newest
-        of the session's file and, as they are now, its other files beside it: a resume's stubs)."""
-        names: dict[Path, list[str]] = {}
+        """{session: (size, mtime_ns) of its newest kept copy}, the mtime joined as a row's is: the newest of
+        the session file's and of its other files' (a resume's stubs) kept with it."""
         versions = {}
         for kept in kept_sessions(self.own_paths).sessions:
-            main = kept.session.original
-            if main.parent not in names:
-                try:
-                    names[main.parent] = [name for name in os.listdir(main.parent) if is_session_name(name)]
-                except OSError:
-                    names[main.parent] = []
-            mtime = kept.session.mtime_ns or -1
-            for name in names[main.parent]:
-                if name != main.name and join_id(name) == join_id(main.name):
-                    try:
-                        mtime = max(mtime, os.stat(main.parent / name, follow_symlinks=False).st_mtime_ns)
-                    except OSError:
-                        continue
-            versions[kept.ref] = (kept.session.size, mtime)
+            stamps = [kept.session.mtime_ns or -1, *(other.mtime_ns or -1 for other in kept.sidecars
+                                                     if other.part.startswith(f"{COMPANIONS}/"))]
+            versions[kept.ref] = (kept.session.size, max(stamps))
         return versions
 
     # --- Gemini CLI's sweep --------------------------------------------------------------------

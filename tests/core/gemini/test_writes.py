@@ -253,15 +253,15 @@ def test_a_resumes_stub_goes_to_the_trash_with_its_session_and_comes_back(copied
     ref = SessionRef(KEY, THREE, "gemini")
     trash.remove(ref, main, copied)
     assert not main.exists() and not stub.exists()
-    assert (trash.stubs_folder(ref) / stub.name).read_bytes() == before[stub]
+    assert (trash.files(ref).companions / stub.name).read_bytes() == before[stub]
     assert [entry.ref for entry in trash.entries([KEY])] == [ref]
     trash.restore(ref, [copied])
     assert {path: path.read_bytes() for path in (main, stub)} == before
-    assert not trash.stubs_folder(ref).exists()
+    assert not trash.files(ref).companions.exists()
     trash.remove(ref, main, copied)
     result = trash.purge([KEY], confirmed=True)
     assert [entry.ref for entry in result.purged] == [ref]
-    assert not trash.stubs_folder(ref).exists() and not stub.exists()
+    assert not trash.files(ref).companions.exists() and not stub.exists()
     assert sorted(path.name for path in chats.iterdir()) == ["session-2026-12-06T19-48-0b721226.jsonl",
                                                           "session-2026-12-06T19-48-d6887d59.jsonl"]
 
@@ -277,6 +277,7 @@ def test_keep_copies_the_session_file_and_reads_it_back(copied: Path, tmp_path: 
     ref = SessionRef(KEY, THREE, "gemini")
     result = keep(Archive(paths), ref, main, copied)
     assert result.session.size == main.stat().st_size and not result.problems
+    assert [kept.part for kept in result.added] == ["session", "companions/session-2026-12-06T19-48-e9b105e8.jsonl"]
     assert read_kept(Archive(paths), ref) == main.read_bytes()
     assert [kept.ref for kept in kept_sessions(paths).sessions] == [ref]
     with pytest.raises(ArchiveError, match="session-<minute>-0b721226.jsonl"):
