@@ -42,7 +42,8 @@ class GeminiWriting(AgentStoreSource):
     # --- the trash and keep --------------------------------------------------------------------
 
     def keep(self, ref: SessionRef) -> KeepReport:
-        """Copy the session's file and its subagents' files into Reprise's archive, out of the sweep's reach."""
+        """Copy the session's file, its subagents' files and its stubs into Reprise's archive, out of the
+        sweep's reach."""
         path = self._locate(ref)
         if path is None:
             raise NotFoundError(f"No Gemini CLI session file {ref.session_id} to keep (it may only be kept already).")
