@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from ...config import MeterSettings
-from ...meter import COUNTED, ESTIMATED, MEASURED, RESUME, SEND, Measured, MeterResult, Part, TokenCounter, user_spec
+from ...meter import COUNTED, ESTIMATED, MEASURED, RESUME, SEND, Measured, MeterResult, Part, TokenCounter
 from ..agent_meter import ENCODING, AgentMeter
 from .next_request import Content, NextRequest, sent
-from .windows import DEFAULT_THRESHOLD, compacts_at, compression_threshold, token_limit
+from .windows import DEFAULT_THRESHOLD, compacts_at, compression_threshold, window_of
 
 CONTENT_FRAME = 4         # tokens of framing each turn of `contents` takes beyond its parts
 DECLARATION_FRAME = 4     # tokens of framing each function declaration takes beyond its JSON
@@ -191,14 +191,6 @@ class GeminiMeter(AgentMeter):
             self._parts = (self._fixed_part(), *self._context_parts())
         return self._parts
 
-    # --- the window --------------------------------------------------------------------------
-
-    def _window(self) -> tuple[int, str]:
-        spec = user_spec(self.model, self.settings.models)
-        if spec is not None:
-            return spec.input_budget, f"[[meter.models]] {spec.pattern}: the input budget"
-        return token_limit(self.model), "Gemini CLI 0.61.0's tokenLimit for the model"
-
     def _result(self, message: str) -> MeterResult:
         fixed = self._fixed_parts()
         frame = 0 if self._ends_with_user else CONTENT_FRAME
@@ -210,6 +202,6 @@ class GeminiMeter(AgentMeter):
         request = self.request
         measured = Measured(request.measured_turn, request.measured) \
             if request.measured is not None and not self.unmeasured else None
-        window, window_source = self._window()
+        window, window_source = window_of(self.model, self.settings.models)
         return self._agent_result(parts, draft=draft, measured=measured, window=window, window_source=window_source,
                                   compacts_at=compacts_at(self.model, self.limits.threshold))

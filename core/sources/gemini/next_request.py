@@ -125,8 +125,10 @@ def _model_parts(message: dict[str, Any]) -> list[Part]:
     return [*_thought_parts(message), *parts, *(_call_part(call) for call in _calls(message))]
 
 
-def resumed(message: dict[str, Any]) -> list[Content]:
-    """The turns the client rebuilds from one stored message when it resumes the session."""
+def resumed(message: dict[str, Any], *, results: bool = True) -> list[Content]:
+    """The turns the client rebuilds from one stored message when it resumes the session; without
+    `results`, as the run that recorded it sent them (a gemini message's tool results are the user
+    message recorded after it, sent once)."""
     kind = message.get("type")
     if kind == "user":
         return [Content("user", tuple(_parts(message.get("content"))))] if is_prompt(message) else []
@@ -135,20 +137,8 @@ def resumed(message: dict[str, Any]) -> list[Content]:
     parts = _model_parts(message)
     if not parts:
         return []
-    results = _results(message)
-    return [Content("model", tuple(parts)), *([Content("user", tuple(results))] if results else [])]
-
-
-def live(message: dict[str, Any]) -> list[Content]:
-    """The turns one stored message stood for in the run that recorded it (its tool results are the
-    user message recorded after it, sent once)."""
-    kind = message.get("type")
-    if kind == "user":
-        return [Content("user", tuple(_parts(message.get("content"))))] if is_prompt(message) else []
-    if kind != "gemini":
-        return []
-    parts = _model_parts(message)
-    return [Content("model", tuple(parts))] if parts else []
+    rebuilt = _results(message) if results else []
+    return [Content("model", tuple(parts)), *([Content("user", tuple(rebuilt))] if rebuilt else [])]
 
 
 def _signed(contents: list[Content]) -> list[Content]:
@@ -233,7 +223,7 @@ def next_request(messages: Sequence[dict[str, Any]]) -> NextRequest:
     before, after = messages[:newest], messages[newest:]
     start = next((index for index in range(newest - 1, -1, -1) if is_typed(messages[index])), 0)
     earlier = [content for message in messages[:start] for content in resumed(message)]
-    current = [content for message in messages[start:newest] for content in live(message)]
+    current = [content for message in messages[start:newest] for content in resumed(message, results=False)]
     measured_sent = sent([*earlier, *_signed(sent(current))])
     wide = any(isinstance(name := call.get("name"), str) and name in WIDE_TOOLS
                for message in messages[start:newest + 1] for call in _calls(message))

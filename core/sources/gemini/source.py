@@ -23,7 +23,7 @@ from pathlib import Path
 from ...agents import substitute
 from ...config import Settings
 from ...errors import NotFoundError, ProblemFileError, RepriseError
-from ...meter import RESUME, SEND, LiveMeter, user_spec
+from ...meter import RESUME, SEND, LiveMeter
 from ...paths import OwnPaths, SessionRef
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
@@ -38,7 +38,7 @@ from .liveness import writer_of
 from .spec import SPEC
 from .transcript import read_transcript
 from .trash import GeminiTrash
-from .windows import token_limit
+from .windows import window_of
 from .writes import GeminiWriting
 
 METER_VERSION = "gemini-1"
@@ -169,9 +169,7 @@ class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, S
         """A user's `[[meter.models]]` window, else Gemini CLI's tokenLimit for the model."""
         from .meter import DEFAULT_MODEL
 
-        chosen = model or self.settings.meter.model or DEFAULT_MODEL
-        spec = user_spec(chosen, self.settings.meter.models)
-        return spec.input_budget if spec is not None else token_limit(chosen)
+        return window_of(model or self.settings.meter.model or DEFAULT_MODEL, self.settings.meter.models)[0]
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
         return f"{METER_VERSION}|{RESUME}"

@@ -14,7 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ...config import ModelSpec
 from ...errors import RepriseError
+from ...meter import user_spec
 from ...session_files import ReadProblem, read_regular_file
 
 TOKEN_LIMIT = 1_048_576
@@ -28,6 +30,14 @@ _COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
 def token_limit(model: str) -> int:
     """Gemini CLI's `tokenLimit` of a model (with or without a provider prefix)."""
     return GEMMA_LIMIT if model.rsplit("/", 1)[-1] in GEMMA_MODELS else TOKEN_LIMIT
+
+
+def window_of(model: str, specs: list[ModelSpec]) -> tuple[int, str]:
+    """The window of a model and where it comes from: a user's `[[meter.models]]` entry, else `token_limit`."""
+    spec = user_spec(model, specs)
+    if spec is not None:
+        return spec.input_budget, f"[[meter.models]] {spec.pattern}: the input budget"
+    return token_limit(model), "Gemini CLI 0.61.0's tokenLimit for the model"
 
 
 def read_settings(path: Path, root: Path) -> dict[str, Any]:

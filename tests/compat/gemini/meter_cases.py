@@ -21,16 +21,18 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stdout
-from dataclasses import dataclass, field
+from contextlib import redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from reprise.core.meter import RESUME, SEND
 from reprise.core.sources.gemini.settings import SEND as SEND_ARGV
 from reprise.tui import cli
 
+from ..codex.meter_cases import Outcome as CodexOutcome
+from ..codex.meter_cases import ok
 from . import fake_gemini
 from .sessions import BASH_COMMAND, DEV_BIN, LiveGemini, Step, StepResult, find_gemini_bin, make_root, node, remove_root
 
@@ -70,48 +72,21 @@ CASES = [
 ]
 
 
-@dataclass(slots=True)
-class Outcome:
-    case: Case
-    session_id: str         # the session metered and sent to (the fork's, for a fork)
-    meter: dict[str, Any]   # `reprise meter ID --json --via VIA --message-file F`, read before the turn
-    request: dict           # the request the client sent with the draft
-    setup: list[dict] = field(default_factory=list)   # the turn requests the case's own turns sent
+@dataclass(frozen=True, slots=True)
+class Outcome(CodexOutcome):
+    """A case's meter, the request the client then sent, and the turn requests its own turns sent."""
 
-    def part(self, name: str) -> dict[str, Any]:
-        return next(part for part in self.meter["parts"] if part["name"] == name)
+    setup: tuple[dict, ...] = ()
 
     @property
     def sent(self) -> int:
         return fake_gemini.request_tokens(self.request)
 
-    @property
-    def error(self) -> float:
-        return (self.meter["total"] - self.sent) / self.sent
-
-    def row(self) -> str:
-        parts = ", ".join(f"{part['name']} {part['tokens']:,}" for part in self.meter["parts"] if part["tokens"])
-        return (f"| {self.case.name} | {len(self.case.draft):,} | {self.case.via} | {self.meter['total']:,} "
-                f"({parts}) | {self.sent:,} | {100 * self.error:+.2f}% |")
-
-
-@contextmanager
-def gemini_home(live: LiveGemini) -> Iterator[None]:
-    saved = os.environ.get("GEMINI_CLI_HOME")
-    os.environ["GEMINI_CLI_HOME"] = str(live.home)
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("GEMINI_CLI_HOME", None)
-        else:
-            os.environ["GEMINI_CLI_HOME"] = saved
-
 
 def reprise(live: LiveGemini, *argv: str) -> dict[str, Any]:
     """`reprise ARGV --json` in process, on the live store; its JSON."""
     out = io.StringIO()
-    with gemini_home(live), redirect_stdout(out):
+    with patch.dict(os.environ, {"GEMINI_CLI_HOME": str(live.home)}), redirect_stdout(out):
         status = cli.main([*argv, "--json", "--state-dir", str(live.root / "reprise-state")])
     if status != 0:
         raise AssertionError(f"reprise {' '.join(argv)} exited {status}: {out.getvalue()}")
@@ -145,13 +120,8 @@ def send_step(session_id: str, message: str, cwd: Path) -> Step:
     return Step(args, cwd, stdin=message, label=f"send {session_id}")
 
 
-def ok(result: StepResult) -> StepResult:
-    if result.returncode != 0:
-        raise AssertionError(f"a client run failed: {result.describe()}")
-    return result
-
-
 def the_request(result: StepResult, message: str) -> dict:
+    """The turn request of the run that sent `message` as its newest prompt."""
     found = [body for body in result.turns if fake_gemini.last_prompt(body) == message]
     if not found:
         raise AssertionError(f"no request sent the draft: {result.describe()}")
@@ -180,7 +150,7 @@ def run_cases(binary: Path, root: Path, cases: list[Case] = CASES) -> list[Outco
     sends = [send_step(ids[index], case.draft, folders[index]) if case.via == SEND else
              TuiStep(live, ids[index], case.draft, folders[index]) for index, case in enumerate(cases)]
     results = live.run(sends, env={"TERM": "xterm-256color"}, timeout=240)   # the TUI wants a terminal
-    return [Outcome(case, ids[index], meter, the_request(ok(result), case.draft), made.get(index, []))
+    return [Outcome(case, ids[index], meter, the_request(ok(result), case.draft), tuple(made.get(index, [])))
             for index, (case, meter, result) in enumerate(zip(cases, meters, results, strict=True))]
 
 
