@@ -28,3 +28,30 @@ def test_keep_of_a_gemini_session_names_gemini_cli_s_clean_up(gemini_home: Path,
     said = capsys.readouterr().out
     assert said.startswith(f"Kept {SOLO}: ") and "Gemini CLI's clean-up cannot reach it." in said
     assert "Claude Code" not in said
+
+
+THREE = "e9b105e8-2eb0-4bfb-b1f9-a0e942bfdde1"   # its first file and a stub a resume left later
+
+
+def test_a_kept_session_whose_stub_is_newer_reads_as_kept_in_its_detail_as_in_its_row(gemini_home: Path) -> None:
+    """The row compares the kept copy with the newest mtime of the session's files, the detail did with
+    the first file's alone: with the stub written later, the detail said the session was due and only
+    "an older copy is kept", while the list said it was kept."""
+    import os
+
+    from reprise.core.service import Service
+
+    chats = gemini_home / "tmp" / "alpha" / "chats"
+    first, stub = chats / "session-2026-12-06T19-46-e9b105e8.jsonl", chats / "session-2026-12-06T19-48-e9b105e8.jsonl"
+    os.utime(first, ns=(1_800_000_000_000_000_000, 1_800_000_000_000_000_000))
+    os.utime(stub, ns=(1_800_000_060_000_000_000, 1_800_000_060_000_000_000))   # a minute later
+    service = Service.from_environment(workspace=str(gemini_home.parent))
+    ref = service.resolve(THREE)
+    before = service.show(ref)
+    assert before.deletion is not None and "holds no conversation" in before.deletion
+    service.keep(ref)
+    row = next(row for row in service.list_sessions(all_workspaces=True).rows if row.id == THREE)
+    assert row.kept and row.agent_deletion is None
+    after = service.show(ref)
+    assert after.deletion == "Reprise keeps a copy of this session as it is, out of reach of Gemini CLI's clean-up."
+    assert not after.deletion_soon
