@@ -31,7 +31,7 @@ from ...times import parse_time
 from ..base import Handoff, OpenedSession
 from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, Swept, Trashing
 from .fields import GeminiFields
-from .layout import GeminiRoot, check_session_id
+from .layout import GeminiRoot, check_session_id, is_file_id
 from .lines import Chat
 from .listing import NAME, GeminiListing, SessionFiles, fold_of
 from .liveness import writer_of
@@ -71,7 +71,18 @@ class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, S
     # --- finding and reading -----------------------------------------------------------------
 
     def _files(self, ref: SessionRef) -> SessionFiles | None:
+        if is_file_id(ref.session_id):
+            return self._unread_file(ref.session_id)
         return self.gemini_listing.locate(check_session_id(ref.session_id), ref.workspace_key)
+
+    def _unread_file(self, name: str) -> SessionFiles | None:
+        """A file listed as unreadable (its row's id is its name), found by name in the projects'
+        `chats/` folders: it is shown, trashed and restored alone."""
+        for group in self.gemini_listing.groups():
+            path = Path(group) / name
+            if path.is_file():
+                return SessionFiles(path, [], [])
+        return None
 
     def _locate(self, ref: SessionRef) -> Path | None:
         files = self._files(ref)

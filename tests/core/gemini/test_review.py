@@ -55,3 +55,29 @@ def test_a_kept_session_whose_stub_is_newer_reads_as_kept_in_its_detail_as_in_it
     after = service.show(ref)
     assert after.deletion == "Reprise keeps a copy of this session as it is, out of reach of Gemini CLI's clean-up."
     assert not after.deletion_soon
+
+
+def test_a_file_listed_as_unreadable_moves_to_the_trash_and_back_by_its_name(gemini_home: Path) -> None:
+    """A file whose header names no session (a sessionId of the wrong type) is a row whose id is its
+    name: `doctor` says `reprise rm <name>`, and that moved it to the trash (it said the name is not a
+    session id); restored, its bytes are the same, and its neighbours were never touched."""
+    import hashlib
+    import json
+
+    from reprise.core.service import Service
+
+    chats = gemini_home / "tmp" / "alpha" / "chats"
+    lines = (chats / "session-2026-12-06T19-48-0b721226.jsonl").read_text().splitlines()
+    header = {**json.loads(lines[0]), "sessionId": 12345}
+    name = "session-2026-12-06T19-50-deadbeef.jsonl"
+    (chats / name).write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    digests = {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in chats.iterdir()}
+    service = Service.from_environment(workspace=str(gemini_home.parent))
+    row = next(row for row in service.list_sessions(all_workspaces=True).rows if row.id == name)
+    assert row.problem_code == "no_session"
+    ref = service.resolve(name)
+    service.remove(ref)
+    assert not (chats / name).exists() and len(list(chats.iterdir())) == len(digests) - 1
+    assert [entry.ref.session_id for entry in service.trash_entries(all_workspaces=True)] == [name]
+    service.trash_restore(service.resolve_trashed(name))
+    assert {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in chats.iterdir()} == digests
