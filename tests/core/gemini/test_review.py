@@ -64,6 +64,7 @@ def test_a_file_listed_as_unreadable_moves_to_the_trash_and_back_by_its_name(gem
     import hashlib
     import json
 
+    from reprise.core.errors import RepriseError
     from reprise.core.service import Service
 
     chats = gemini_home / "tmp" / "alpha" / "chats"
@@ -81,3 +82,6 @@ def test_a_file_listed_as_unreadable_moves_to_the_trash_and_back_by_its_name(gem
     assert [entry.ref.session_id for entry in service.trash_entries(all_workspaces=True)] == [name]
     service.trash_restore(service.resolve_trashed(name))
     assert {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in chats.iterdir()} == digests
+    for refused in (lambda: service.keep(ref), lambda: service.resume_plan(ref, for_exec=False)):
+        with pytest.raises(RepriseError, match="not a Gemini CLI session id"):
+            refused()   # only the trash takes a file's name: it names no session the client resumes
