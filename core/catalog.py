@@ -383,6 +383,16 @@ class Catalog:
             "AND (session_id = ? OR session_id IS NULL AND file_id = ?) ORDER BY grp, file_id",
             (source, session_id, session_id))]
 
+    @_guarded
+    def listed_stat(self, source: str, workspace_key: str, session_id: str) -> tuple[int, int] | None:
+        """(size, mtime_ns) of a session's row as the last refresh saw it: for a session of several
+        files, its main file's size and the newest mtime of them all (what a kept copy is compared with)."""
+        found = self.db.execute(
+            "SELECT size, mtime_ns FROM files WHERE source = ? AND workspace_key = ? "
+            "AND (session_id = ? OR session_id IS NULL AND file_id = ?) ORDER BY grp, file_id",
+            (source, workspace_key, session_id, session_id)).fetchone()
+        return None if found is None else (int(found[0]), int(found[1]))
+
     # --- refresh ---------------------------------------------------------------------------
 
     @_guarded

@@ -722,14 +722,27 @@ class Service:
             return None, False, False
         keeping = Keeping in roles
         kept = cast(Keeping, source).kept_versions().get(ref) if keeping else None
-        if kept == (info.st_size, info.st_mtime_ns):
+        version = self._listed_version(source, ref, (info.st_size, info.st_mtime_ns))
+        if kept == version:
             return (f"Reprise keeps a copy of this session as it is, out of reach of {source.label}'s clean-up.",
                     False, False)
-        deletion = cast(Swept, source).deletion(str(path), info.st_mtime_ns, self.clock())
+        deletion = cast(Swept, source).deletion(str(path), version[1], self.clock())
         if deletion is None:
             return None, False, False
         older = " (an older copy is kept)" if kept is not None else ""
         return f"{deletion.phrase}{older}", deletion.at_risk, keeping
+
+    def _listed_version(self, source: SessionSource, ref: SessionRef, own: tuple[int, int]) -> tuple[int, int]:
+        """The session's (size, mtime_ns) as its row has it, the version its list row is kept and swept by
+        (a session of several files: the newest mtime of them all); the file's `own` stat when the last
+        listing saw another version of the file, or none."""
+        try:
+            listed = self.catalog.listed_stat(source.name, ref.workspace_key, ref.session_id)
+        except RepriseError:
+            return own   # the catalog is a cache: without it, the file's own stat
+        if listed is None or listed[0] != own[0] or listed[1] < own[1]:
+            return own
+        return listed
 
     def new_session(self, title: str | None = None, *, source: str | None = None) -> SessionRef:
         """Start a session in the current workspace: a valid 0-turn one of the agent `source` (None: the

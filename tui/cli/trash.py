@@ -150,7 +150,8 @@ def keep(service: Service, args: KeepArguments, as_json: bool) -> int:
         return 0
     added = ", ".join(report.added) or "nothing new"
     print(f"Kept {safe_line(report.ref.session_id)}: {human_size(report.size)}, copy {report.digest[:12]} "
-          f"in Reprise's archive (added: {safe_line(added)}); Claude Code's clean-up cannot reach it.")
+          f"in Reprise's archive (added: {safe_line(added)}); "
+          f"{service.sources[report.ref.source].label}'s clean-up cannot reach it.")
     for problem in report.problems:
         print(f"Warning: {safe_line(problem.path)}: {safe_line(problem.message)}")
     return 0

@@ -52,6 +52,12 @@ def is_session_name(name: str) -> bool:
     return name.startswith(PREFIX) and name.endswith(SUFFIXES)
 
 
+def is_file_id(text: str) -> bool:
+    """Whether `text` is the id of a row the client cannot read (no session id in it): its file's name
+    in a `chats/` folder, never a path."""
+    return is_session_name(text) and "/" not in text and "\0" not in text
+
+
 @functools.lru_cache(maxsize=1 << 16)   # asked of every file on every listing
 def join_id(name: str) -> str:
     """What joins the files of one session in a `chats/` folder: the 8 characters of its id in a

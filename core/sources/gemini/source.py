@@ -28,10 +28,11 @@ from ...paths import OwnPaths, SessionRef
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
+from ...trash_results import TrashEntry
 from ..base import Handoff, OpenedSession
 from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, Swept, Trashing
 from .fields import GeminiFields
-from .layout import GeminiRoot, check_session_id
+from .layout import GeminiRoot, check_session_id, is_file_id
 from .lines import Chat
 from .listing import NAME, GeminiListing, SessionFiles, fold_of
 from .liveness import writer_of
@@ -175,6 +176,19 @@ class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, S
         return f"{METER_VERSION}|{RESUME}"
 
     # --- the trash ---------------------------------------------------------------------------
+
+    def remove(self, ref: SessionRef, *, force: bool = False) -> TrashEntry:
+        """`reprise rm`; a file listed as unreadable (its row's id is its name: no session id in it) is
+        found by that name in the projects' `chats/` folders and goes alone (`trash restore` brings it
+        back by the same name). Nothing else takes such an id: it names no session the client resumes."""
+        if not is_file_id(ref.session_id):
+            return super().remove(ref, force=force)
+        found = next((Path(group) / ref.session_id for group in self.gemini_listing.groups()
+                      if (Path(group) / ref.session_id).is_file()), None)
+        if found is None:
+            raise NotFoundError(f"No Gemini CLI file {ref.session_id} to move to the trash.")
+        with self.own_files.lock(ref):
+            return self._trash().remove(ref, found, self._root_path(found), force=force)
 
     def _trash(self) -> GeminiTrash:
         return GeminiTrash(self.own_paths, self.audit, self.own_files.lock)

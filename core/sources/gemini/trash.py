@@ -13,11 +13,14 @@ from pathlib import Path
 
 from ..file_trash import ASIDE_SUFFIX, AgentFileTrash
 from ..uuid_ids import is_uuid
-from .layout import is_session_name, join_id
+from .layout import is_file_id, is_session_name, join_id
 
 
 def named_for(path: Path, session_id: str) -> bool:
-    """Whether `path` is named as the client names a file of the session (`session-...-<id8>.json[l]`)."""
+    """Whether `path` is named as the client names a file of the session (`session-...-<id8>.json[l]`); of
+    a file listed as unreadable (its id is its name), whether it is that file."""
+    if is_file_id(session_id):
+        return path.name == session_id
     return is_session_name(path.name) and join_id(path.name) == session_id[:8]
 
 
@@ -39,7 +42,7 @@ class GeminiTrash(AgentFileTrash):
     source = "gemini"
 
     def is_session_id(self, text: str) -> bool:
-        return is_uuid(text)
+        return is_uuid(text) or is_file_id(text)
 
     def is_session_file(self, path: Path, session_id: str) -> bool:
         return named_for(path, session_id)
@@ -50,8 +53,8 @@ class GeminiTrash(AgentFileTrash):
             and target.parent.parent.parent == root / "tmp"
 
     def sidecar_folder(self, session_file: Path, session_id: str) -> Path | None:
-        """`chats/<session id>/`: the session's subagents' files."""
-        return session_file.parent / session_id
+        """`chats/<session id>/`: the session's subagents' files (none of a file listed as unreadable)."""
+        return None if is_file_id(session_id) else session_file.parent / session_id
 
     def companions(self, session_file: Path, session_id: str) -> list[Path]:
         return others_of(session_file, session_id)
