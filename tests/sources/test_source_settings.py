@@ -71,15 +71,16 @@ def test_a_wrong_key_or_type_in_a_registered_sources_table_is_named_with_the_fil
     _config('[sources.nobody]\nroots = ["/x"]\n')
     with pytest.raises(ConfigError) as caught:
         config.load()
-    assert "sources.nobody: unknown key; the keys here are new_agent, claude, codex, plug" in caught.value.message
+    assert ("sources.nobody: unknown key; the keys here are new_agent, claude, codex, gemini, plug"
+            in caught.value.message)
 
 
 def test_new_agent_is_checked_against_the_registered_sources(plug):
-    path = _config('[sources]\nnew_agent = "gemini"\n')
+    path = _config('[sources]\nnew_agent = "opencode"\n')
     with pytest.raises(ConfigError) as caught:
         config.load()
-    assert caught.value.message == (f'{path}: sources.new_agent: unknown agent "gemini"; the sources are '
-                                    "fractal, claude, codex, plug")
+    assert caught.value.message == (f'{path}: sources.new_agent: unknown agent "opencode"; the sources are '
+                                    "fractal, claude, codex, gemini, plug")
     _config('[sources]\nnew_agent = "plug"\n')
     assert config.load().settings.sources.new_agent == "plug"
 

@@ -17,7 +17,7 @@ from reprise.tui.widgets.session_list import STATUS_MARKS
 
 from .conftest import build_app, settle
 
-AGENTS = {"fractal": "Fractal", "claude": "Claude Code", "codex": "Codex"}
+AGENTS = {"fractal": "Fractal", "claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 TUI = Path(legend.__file__).resolve().parent
 
 
@@ -37,9 +37,9 @@ def test_the_legend_has_every_status_glyph_the_list_draws_and_every_agent_letter
     for status, (glyph, _) in STATUS_MARKS.items():
         assert glyph in marks, status   # the TUI list's glyphs, none left unexplained
     assert legend.NO_TURN_MARK == STATUS_MARKS[None][0] and legend.PIN_MARK in marks
-    assert {"F", "C", "X", "f c x", "F C X"} <= set(marks)
+    assert {"F", "C", "X", "G", "f c x g", "F C X G"} <= set(marks)
     styles = {entry.mark: entry.style for entry in legend.legend(AGENTS)}
-    assert styles["f c x"] == "muted" and styles["F C X"] == "warn"
+    assert styles["f c x g"] == "muted" and styles["F C X G"] == "warn"
 
 
 def test_the_letters_are_the_specs_marks_and_a_new_source_brings_its_own(monkeypatch):
@@ -53,7 +53,7 @@ def test_the_letters_are_the_specs_marks_and_a_new_source_brings_its_own(monkeyp
                      factory="toy.source:Toy", listing_module="toy.listing")
     monkeypatch.setattr(columns, "registry", lambda: Registry((*registry().specs, toy), (), {}))
     marks = [entry.mark for entry in legend.legend({**AGENTS, "toy": "Toy Agent"})]
-    assert {"Q", "f c x q", "F C X Q"} <= set(marks)
+    assert {"Q", "f c x g q", "F C X G Q"} <= set(marks)
 
     def row(source: str, hidden: bool) -> SessionRow:
         return SessionRow(source, "w", "0" * 8, 1, 0, 0.0, 1, 0, None, None, None, None, None, None, "/s",

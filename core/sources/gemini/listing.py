@@ -48,6 +48,7 @@ from .layout import (
 )
 from .legacy import legacy_chat
 from .lines import Chat, Parsed, chat_of_bytes, line_kind, parse_chat
+from .windows import token_limit
 from .workspaces import GeminiRule, key_of
 
 NAME = "gemini"
@@ -359,8 +360,8 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             notes.append(f"Gemini CLI's map names no folder for its project {Path(group).parent.name!r} "
                          "(no .project_root, not in projects.json): its folder is unknown")
         found.cwd = folder
-        # Gemini CLI writes no window: the meter's (windows.py) is the model's, not the file's.
-        fields = agent_fields(found, file.file_id, key, folder=folder, window=None, hidden=found.hidden_by_agent,
+        window = token_limit(found.model) if found.model else None   # the client's own; no file records one
+        fields = agent_fields(found, file.file_id, key, folder=folder, window=window, hidden=found.hidden_by_agent,
                               warning="; ".join(notes) or None, agent_title=found.summary)
         fields.session_id = session_id or ""
         return ListedFile(key, file.file_id, file.path, size, mtime_ns, fields, settled(now_ns, mtime_ns), digest,

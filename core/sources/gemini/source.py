@@ -22,14 +22,14 @@ from pathlib import Path
 
 from ...agents import substitute
 from ...config import Settings
-from ...errors import NotFoundError, ProblemFileError, RepriseError, RoleMissingError
-from ...meter import SEND, LiveMeter
+from ...errors import NotFoundError, ProblemFileError, RepriseError
+from ...meter import RESUME, SEND, LiveMeter, user_spec
 from ...paths import OwnPaths, SessionRef
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
 from ..base import Handoff, OpenedSession
-from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Sender, Swept, Trashing
+from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, Swept, Trashing
 from .fields import GeminiFields
 from .layout import GeminiRoot, check_session_id
 from .lines import Chat
@@ -38,7 +38,10 @@ from .liveness import writer_of
 from .spec import SPEC
 from .transcript import read_transcript
 from .trash import GeminiTrash
+from .windows import token_limit
 from .writes import GeminiWriting
+
+METER_VERSION = "gemini-1"
 
 
 @dataclass(slots=True)
@@ -51,7 +54,7 @@ class GeminiSession:
     files: SessionFiles
 
 
-class GeminiSource(GeminiWriting, Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed):
+class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
@@ -146,9 +149,32 @@ class GeminiSource(GeminiWriting, Sender, Creator, Forking, Trashing, Swept, Kee
         fields = self._session(opened).fields
         return fields.context_tokens, fields.context_turn
 
+    # --- the meter ---------------------------------------------------------------------------
+
     def prepare_meter(self, opened: OpenedSession, workspace: Path | None, *, model: str | None = None,
                       via: str = SEND) -> LiveMeter:
-        raise RoleMissingError("Gemini CLI sessions cannot be metered by Reprise.", source=self.name, role="Metered")
+        """The next request of a turn sent `via` Reprise's send or the client's own TUI (meter.py); a fork
+        Reprise wrote is unmeasured until its first turn."""
+        from .meter import GeminiLimits, GeminiMeter
+        from .next_request import next_request
+
+        gemini = self.settings.sources.gemini
+        limits = GeminiLimits.of(self._root_path(opened.path), workspace, gemini.send if via == SEND else gemini.resume,
+                                 opened.path.parent.parent)
+        return GeminiMeter(self.settings.meter, self.counter, next_request(self._session(opened).chat.messages),
+                           model=model, via=via, limits=limits,
+                           unmeasured=self.fork_context(opened.ref, opened.sha256) is not None)
+
+    def context_window(self, workspace: Path, model: str | None = None) -> int | None:
+        """A user's `[[meter.models]]` window, else Gemini CLI's tokenLimit for the model."""
+        from .meter import DEFAULT_MODEL
+
+        chosen = model or self.settings.meter.model or DEFAULT_MODEL
+        spec = user_spec(chosen, self.settings.meter.models)
+        return spec.input_budget if spec is not None else token_limit(chosen)
+
+    def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
+        return f"{METER_VERSION}|{RESUME}"
 
     # --- the trash ---------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ def test_each_session_of_the_real_store_is_one_row_under_its_mapped_folder(tmp_p
     assert resumed.fields.last_message == "Finish the plan MARKthird"
     assert resumed.fields.last_status == "succeeded" and resumed.fields.model == "gemini-3.8-flash"
     assert resumed.context_tokens == 7882 and not resumed.hidden_by_agent and resumed.fields.warning is None
+    assert resumed.context_window == 1_048_576   # Gemini CLI's tokenLimit of gemini-3.8-flash
     assert resumed.fields.last_activity == "2026-12-06T19:48:36.864Z"
     beta = next(row for row_id, row in rows.items() if row_id.startswith(OTHER))
     assert beta.fields.workspace_path == BETA and beta.turns == 1
