@@ -142,7 +142,6 @@ class KeptSessions(AgentStoreSource):
         kept = self.kept_only(ref)
         if kept is None:
             return None
-        self.gemini_listing.kept.refresh()
         folder = self.archive.directory(ref)
         subagents = [folder / f"{item.digest}.json" for item in kept.sidecars if not item.part.startswith(COMPANIONS)]
         return SessionFiles(kept_path(self.archive, ref), [], subagents)

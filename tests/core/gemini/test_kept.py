@@ -57,14 +57,21 @@ def _swept(chats: Path) -> dict[str, bytes]:
     return files
 
 
-def test_a_kept_session_is_listed_shown_and_searched_once_the_sweep_deleted_it(store, capsys) -> None:
+@pytest.fixture
+def swept(store: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+          ) -> tuple[Path, Path, dict[str, bytes]]:
+    """(the alpha project's chats folder, its folder, the session's files' bytes): the session kept, then
+    deleted by the sweep, and a `gemini` on PATH."""
     root, folder = store
+    _on_path(tmp_path, monkeypatch)
     chats = root / "tmp" / "alpha" / "chats"
     service = Service.from_environment(workspace=str(folder))
-    ref = service.resolve(THREE)
-    report = service.keep(ref)
-    assert report.added == ["session", f"companions/{STUB}"]
-    _swept(chats)
+    assert service.keep(service.resolve(THREE)).added == ["session", f"companions/{STUB}"]
+    return chats, folder, _swept(chats)
+
+
+def test_a_kept_session_is_listed_shown_and_searched_once_the_sweep_deleted_it(swept, capsys) -> None:
+    _, folder, _ = swept
     again = Service.from_environment(workspace=str(folder))
     row = _rows(again)[THREE]
     assert row.kept and row.turns == 3 and row.workspace_key == workspace_key(str(folder))   # type: ignore[attr-defined]
@@ -81,13 +88,8 @@ def test_a_kept_session_is_listed_shown_and_searched_once_the_sweep_deleted_it(s
     assert listed[THREE]["kept"] and listed[THREE]["workspace_path"] == str(folder)
 
 
-def test_resuming_it_puts_the_kept_files_back_in_the_clients_form_first(store, tmp_path, monkeypatch) -> None:
-    root, folder = store
-    _on_path(tmp_path, monkeypatch)
-    chats = root / "tmp" / "alpha" / "chats"
-    service = Service.from_environment(workspace=str(folder))
-    service.keep(service.resolve(THREE))
-    files = _swept(chats)
+def test_resuming_it_puts_the_kept_files_back_in_the_clients_form_first(swept) -> None:
+    chats, folder, files = swept
     service = Service.from_environment(workspace=str(folder))
     ref = service.resolve(THREE)
     plan = service.resume_plan(ref, for_exec=False)   # a plan only: nothing is written
@@ -100,13 +102,8 @@ def test_resuming_it_puts_the_kept_files_back_in_the_clients_form_first(store, t
     assert row.group == str(chats) and row.path == str(chats / MAIN)   # type: ignore[attr-defined]
 
 
-def test_the_way_back_never_writes_over_a_file_now_at_its_place(store, tmp_path, monkeypatch) -> None:
-    root, folder = store
-    _on_path(tmp_path, monkeypatch)
-    chats = root / "tmp" / "alpha" / "chats"
-    service = Service.from_environment(workspace=str(folder))
-    service.keep(service.resolve(THREE))
-    _swept(chats)
+def test_the_way_back_never_writes_over_a_file_now_at_its_place(swept) -> None:
+    chats, folder, _ = swept
     (chats / STUB).write_bytes(b"someone else's\n")   # a file named for the session, not its main one
     service = Service.from_environment(workspace=str(folder))
     ref = service.resolve(THREE)
@@ -115,21 +112,16 @@ def test_the_way_back_never_writes_over_a_file_now_at_its_place(store, tmp_path,
     assert not (chats / MAIN).exists() and (chats / STUB).read_bytes() == b"someone else's\n"
 
 
-def test_put_back_removes_what_it_copied_when_one_file_fails(store, monkeypatch) -> None:
+def test_put_back_removes_what_it_copied_when_one_file_fails(swept, monkeypatch) -> None:
     from reprise.core.archive import Archive
     from reprise.core.paths import OwnPaths, data_dir
     from reprise.core.rooted import Root
     from reprise.core.sources import kept_listing
     from reprise.core.sources.gemini.keep import kept_session
 
-    root, folder = store
-    chats = root / "tmp" / "alpha" / "chats"
-    service = Service.from_environment(workspace=str(folder))
-    ref = service.resolve(THREE)
-    service.keep(ref)
-    _swept(chats)
+    chats, folder, _ = swept
     archive = Archive(OwnPaths(data_dir(), "gemini"))
-    kept = kept_session(archive, SessionRef(ref.workspace_key, ref.session_id, "gemini"))
+    kept = kept_session(archive, SessionRef(workspace_key(str(folder)), THREE, "gemini"))
     assert kept is not None
     calls: list[Path] = []
     real = Root.copy_in
@@ -172,12 +164,9 @@ def test_a_kept_session_of_an_older_clients_whole_json_is_read_as_one(tmp_path: 
     assert kept.group == "kept" and kept.turns == turns and turns > 0   # type: ignore[attr-defined]
 
 
-def test_a_kept_copy_from_a_root_reprise_no_longer_reads_is_not_put_back(store, tmp_path, monkeypatch) -> None:
-    root, folder = store
-    _on_path(tmp_path, monkeypatch)
-    service = Service.from_environment(workspace=str(folder))
-    service.keep(service.resolve(THREE))
-    _swept(root / "tmp" / "alpha" / "chats")
+def test_a_kept_copy_from_a_root_reprise_no_longer_reads_is_not_put_back(swept, tmp_path, monkeypatch) -> None:
+    chats, folder, _ = swept
+    root = chats.parents[2]
     moved = tmp_path / "other" / ".gemini"
     shutil.copytree(root, moved)
     monkeypatch.setenv("GEMINI_CLI_HOME", str(moved.parent))
