@@ -92,6 +92,14 @@ class KeptListing(GeminiListing):
             found = self.kept.session_of(path)
         return found
 
+    def _files_in(self, group: Path, session_id: str) -> SessionFiles | None:
+        # `locate` looks in the groups of a workspace: the kept group is no folder of the client's
+        return None if str(group) == KEPT else super()._files_in(group, session_id)
+
+    @staticmethod
+    def _subagent_file(group: Path, session_id: str) -> Path | None:
+        return None if str(group) == KEPT else GeminiListing._subagent_file(group, session_id)
+
     def others_of(self, file: SessionFile) -> list[str]:
         return [] if file.group == KEPT else super().others_of(file)
 

@@ -77,6 +77,7 @@ def test_a_kept_session_is_listed_shown_and_searched_once_the_sweep_deleted_it(s
     assert row.kept and row.turns == 3 and row.workspace_key == workspace_key(str(folder))   # type: ignore[attr-defined]
     assert (row.fields.warning or "").startswith("Gemini CLI deleted its file")   # type: ignore[attr-defined]
     assert row.fields.workspace_path == str(folder) and row.group == "kept"   # type: ignore[attr-defined]
+    assert row.agent_deletion is None   # type: ignore[attr-defined]   # out of the sweep's reach
     detail = again.show(again.resolve(THREE))
     assert [turn.user_message for turn in detail.transcript.turns][-1] == "Finish the plan MARKthird"
     assert any(w.code == "deleted_by_agent" and MAIN in w.path for w in detail.warnings)
@@ -175,3 +176,14 @@ def test_a_kept_copy_from_a_root_reprise_no_longer_reads_is_not_put_back(swept, 
     with pytest.raises(ConflictError, match="not a Gemini CLI root Reprise reads"):
         service.resume_plan(ref, for_exec=True)
     assert not (moved / "tmp" / "alpha" / "chats" / MAIN).exists()
+
+
+def test_a_folder_named_kept_where_reprise_runs_is_never_taken_for_the_kept_group(swept, tmp_path, monkeypatch) -> None:
+    chats, folder, files = swept
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "kept").mkdir(parents=True)
+    (elsewhere / "kept" / MAIN).write_bytes(files[MAIN])
+    monkeypatch.chdir(elsewhere)
+    service = Service.from_environment(workspace=str(folder))
+    plan = service.resume_plan(service.resolve(THREE), for_exec=False)
+    assert any("puts the copy it kept back" in note for note in plan.notes)
