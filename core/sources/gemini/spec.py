@@ -17,7 +17,7 @@ SPEC = SourceSpec(
     factory=f"{_PACKAGE}.source:GeminiSource", listing_module=f"{_PACKAGE}.listing", workspaces="mapped",
     samples=f"{_PACKAGE}.samples:write_samples",
     client=ClientSpec(
-        "npm", ("@google/gemini-cli@0.61.0",),
+        "npm", ("@google/gemini-cli@0.61.0",), needs=("tmux",),   # its TUI meter case runs in tmux
         binary=("node_modules/@google/gemini-cli/bundle/gemini.js",),   # a small launcher of its bundle's chunks
         binary_env="REPRISE_GEMINI_BIN", min_size=4_096,   # the launcher is 5,381 bytes in 0.61.0
         env={"GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_TELEMETRY_ENABLED": "false"},
