@@ -47,6 +47,7 @@ from .layout import (
     read_registry,
 )
 from .legacy import legacy_chat
+from .retention import FileFacts, facts_text, file_facts, recorded_time, talks
 from .lines import Chat, Parsed, chat_of_bytes, line_kind, parse_chat
 from .windows import token_limit
 from .workspaces import GeminiRule, key_of
@@ -164,6 +165,8 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         self._registries: dict[Path, Registry] = {}
         self._markers: dict[str, tuple[tuple[int, int, int] | None, str | None]] = {}
         self._members: dict[str, Members] = {}
+        self._groups: list[str] | None = None        # as the last listing began
+        self._folders: dict[str, str] | None = None   # {group: folder} of those groups, once per listing
         self._rule = GeminiRule(self.groups, self.folders)
 
     @property
@@ -184,21 +187,27 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     # --- projects and their folders --------------------------------------------------------------
 
     def groups(self) -> list[str]:
-        return [str(root.chats_of(slug)) for root in self.roots for slug in root.project_folders()]
+        # A listing asks for the groups first: the client's map (projects.json, the markers) is read, or
+        # its stats checked, once for it, not once for each workspace the catalog asks the folder of.
+        self._groups = [str(root.chats_of(slug)) for root in self.roots for slug in root.project_folders()]
+        self._folders = None
+        return self._groups
 
     def registry(self, root: GeminiRoot) -> Registry:
         """The root's `projects.json`, read again only when its stat changed."""
         found = self._registries[root.path] = read_registry(root.projects, self._registries.get(root.path))
         return found
 
-    def folder_of_group(self, group: str) -> str | None:
-        """The folder a project's `chats/` folder stands for (`layout.folder_of_project`), or None."""
+    def folder_of_group(self, group: str, registries: dict[Path, Registry] | None = None) -> str | None:
+        """The folder a project's `chats/` folder stands for (`layout.folder_of_project`), or None.
+        `registries`: each root's `projects.json` as already read for this listing."""
         project = Path(group).parent
         try:
             root = self.root_of(group)
         except RepriseError:
             return None
-        return folder_of_project(project.name, self._marker(project), self.registry(root).folders)
+        registry = registries[root.path] if registries is not None else self.registry(root)
+        return folder_of_project(project.name, self._marker(project), registry.folders)
 
     def _marker(self, project: Path) -> str | None:
         """The project's `.project_root`, read again only when its stat changed."""
@@ -216,8 +225,14 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         return folder
 
     def folders(self) -> dict[str, str]:
-        """{group: folder} of every group whose folder the client's map gives."""
-        return {group: folder for group in self.groups() if (folder := self.folder_of_group(group)) is not None}
+        """{group: folder} of every group whose folder the client's map gives, as the last listing
+        began (read now when no listing has)."""
+        if self._folders is None:
+            groups = self._groups if self._groups is not None else self.groups()
+            registries = {root.path: self.registry(root) for root in self.roots}
+            self._folders = {group: folder for group in groups
+                             if (folder := self.folder_of_group(group, registries)) is not None}
+        return self._folders
 
     def key_of_group(self, group: str) -> str:
         return key_of(group, self.folder_of_group(group))
@@ -262,16 +277,6 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
                 self._members[group] = members
         return members.others.get(file.file_id, [])
 
-    def _stat_others(self, group: Path, others: list[str]) -> list[tuple[int, int]]:
-        found = []
-        for name in others:
-            try:
-                info = os.stat(group / name, follow_symlinks=False)
-                found.append((info.st_size, info.st_mtime_ns))
-            except OSError:
-                found.append((-1, -1))
-        return found
-
     # --- a row ---------------------------------------------------------------------------------------
 
     def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
@@ -290,9 +295,12 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         found = read.fold.result()
         if not found.is_session:   # the client reads such a file as one JSON document
             return self._whole_listed(file, now_ns)
-        size, mtime_ns, notes = self._joined_stat(file, read.size, read.mtime_ns, found.session_id)
+        size, mtime_ns, notes, others = self._joined_stat(file, read.size, read.mtime_ns, found.session_id)
         digest = row_digest(read, f"{size}|{mtime_ns}")
-        return self._row(file, found, size, mtime_ns, [*read.warnings, *notes], now_ns, digest, read.carry.to_bytes())
+        main = _main_facts(file, read.size, read.mtime_ns, found.last_updated,
+                           talks(read.size, found.session_id, found.kind, not found.hidden_by_agent))
+        return self._row(file, found, size, mtime_ns, [*read.warnings, *notes], now_ns, digest, read.carry.to_bytes(),
+                         [main, *others])
 
     def _whole_listed(self, file: SessionFile, now_ns: int) -> ListedFile:
         """The row of a file read whole: a `.json` session, or a file whose lines never name one."""
@@ -309,32 +317,38 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             return ListedFile(key, file.file_id, file.path, file.size, file.mtime_ns, Problem(file.path, code, message))
         self.bytes_read += len(data)
         chat = legacy_chat(data) if file.path.endswith(".json") else chat_of_bytes(data)
-        size, mtime_ns, notes = self._joined_stat(file, len(data), info.st_mtime_ns,
-                                                  chat.session_id if chat is not None else None)
+        size, mtime_ns, notes, others = self._joined_stat(file, len(data), info.st_mtime_ns,
+                                                          chat.session_id if chat is not None else None)
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         if chat is None or not chat.legacy:
             problem = Problem(file.path, "no_session", "neither its lines nor the whole file name a session "
                               "(sessionId and projectHash): Gemini CLI does not list it" if data.strip()
                               else "the session file is empty")
             return ListedFile(key, file.file_id, file.path, size, mtime_ns, problem, settled(now_ns, mtime_ns), digest)
-        return self._row(file, fold_of(chat).result(), size, mtime_ns, [*chat.warnings, *notes], now_ns, digest, None)
+        loaded = chat_of_bytes(data) if file.path.endswith(".json") else chat   # what the client's sweep loads
+        main = _main_facts(file, len(data), info.st_mtime_ns, _text(chat.metadata, "lastUpdated"),
+                           talks(len(data), loaded.session_id, loaded.kind, loaded.has_resumable_content))
+        return self._row(file, fold_of(chat).result(), size, mtime_ns, [*chat.warnings, *notes], now_ns, digest, None,
+                         [main, *others])
 
     def _joined_stat(self, file: SessionFile, size: int, mtime_ns: int, session_id: str | None
-                     ) -> tuple[int, int, list[str]]:
-        """The row's stat (the file read, with the session's other files, as `file_stats` joins them)
-        and what to say of another file that names another session."""
+                     ) -> tuple[int, int, list[str], list[FileFacts]]:
+        """The row's stat (the file read, with the session's other files, as `file_stats` joins them),
+        what to say of another file that names another session, and the other files' facts for the
+        client's sweep (`retention.file_facts`: a resume's stubs are a few KB, read with their row)."""
         others = self.others_of(file)
         if not others:
-            return size, mtime_ns, []
+            return size, mtime_ns, [], []
         group = Path(file.path).parent
-        joined_size, joined_mtime = join_stats([(size, mtime_ns), *self._stat_others(group, others)])
+        facts = [file_facts(group / name) for name in others]
+        joined_size, joined_mtime = join_stats([(size, mtime_ns), *((fact[1], fact[2]) for fact in facts)])
         notes = []
         for name in others:
             named = self._session_named(group / name)
             if named is not None and session_id is not None and named != session_id:
                 notes.append(f"{name} holds session {named[:40]!r}, not this one; it is listed with it (their "
                              "names share the id's first 8 characters)")
-        return joined_size, joined_mtime, notes
+        return joined_size, joined_mtime, notes, facts
 
     def _session_named(self, path: Path) -> str | None:
         """The session id the first header of a small file names; None when it cannot be told."""
@@ -346,7 +360,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         return named if isinstance(named, str) else None
 
     def _row(self, file: SessionFile, found: GeminiFields, size: int, mtime_ns: int, warnings: list[str],
-             now_ns: int, digest: str, carry: bytes | None) -> ListedFile:
+             now_ns: int, digest: str, carry: bytes | None, files: list[FileFacts]) -> ListedFile:
         group = self._group_of(file)
         folder = self.folder_of_group(group)
         key = key_of(group, folder)
@@ -364,6 +378,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         fields = agent_fields(found, file.file_id, key, folder=folder, window=window, hidden=found.hidden_by_agent,
                               warning="; ".join(notes) or None, agent_title=found.summary)
         fields.session_id = session_id or ""
+        fields.sweep_facts = facts_text(files)
         return ListedFile(key, file.file_id, file.path, size, mtime_ns, fields, settled(now_ns, mtime_ns), digest,
                           carry)
 
@@ -444,6 +459,16 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         except (FileNotFoundError, ReadProblem, OSError, RepriseError):
             return None
         return chat_search_records(chat, chat.session_id or file.file_id)
+
+
+def _main_facts(file: SessionFile, size: int, mtime_ns: int, updated: str | None, talking: bool) -> FileFacts:
+    """The facts of the file the row was read from, for the client's sweep (`retention.FileFacts`)."""
+    return file.path.rpartition("/")[2], size, mtime_ns, recorded_time(updated), talking
+
+
+def _text(metadata: dict[str, object], key: str) -> str | None:
+    value = metadata.get(key)
+    return value if isinstance(value, str) else None
 
 
 def fold_of(chat: Chat) -> ListingFold:

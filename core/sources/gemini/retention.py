@@ -30,10 +30,12 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from ...problems import Problem
 from ...session_files import ReadProblem, read_head
@@ -42,6 +44,9 @@ from ...times import whole_span as _span
 from .. import agent_json
 from ..base import AgentDeletion
 from .layout import CHATS, TMP, is_session_name, join_id, marker_folder
+
+if TYPE_CHECKING:
+    from ...rows import SessionRow
 
 AGENT = "Gemini CLI"
 DAY_S = 86400.0
@@ -384,7 +389,52 @@ def has_conversation(path: Path) -> bool:
     if size > MAX_STUB_BYTES:
         return True
     chat = chat_of_bytes(data)
-    return bool(chat.session_id) and chat.kind != "subagent" and chat.has_resumable_content
+    return talks(size, chat.session_id, chat.kind, chat.has_resumable_content)
+
+
+def talks(size: int, session_id: str | None, kind: str | None, resumable: bool) -> bool:
+    """`has_conversation` of a file of `size` bytes whose lines, merged, name this session id and
+    kind and hold (or not) a message the client resumes."""
+    return size > MAX_STUB_BYTES or (bool(session_id) and kind != "subagent" and resumable)
+
+
+# --- what a listing stores of a session for the sweep --------------------------------------------
+
+# One file of a session as the row stores it: its name, size, mtime_ns, `lastUpdated` (seconds; None
+# without one) and whether it holds conversation (`has_conversation`); the file the client resumes first.
+FileFacts = tuple[str, int, int, "float | None", bool]
+
+
+def recorded_time(text: str | None) -> float | None:
+    """A recorded `lastUpdated` in seconds (None: none, or not a date)."""
+    moment = parse_time(text) if text else None
+    return moment.timestamp() if moment is not None else None
+
+
+def file_facts(path: Path) -> FileFacts:
+    """The facts of a session file the listing does not read itself (a resume's stub): read now."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return path.name, -1, -1, None, False
+    return path.name, info.st_size, info.st_mtime_ns, last_updated(path), has_conversation(path)
+
+
+def facts_text(files: list[FileFacts]) -> str:
+    """The facts of a session's files as the catalog stores them with its row."""
+    return orjson.dumps(files).decode()
+
+
+def facts_of(text: str | None) -> list[FileFacts] | None:
+    """The facts `facts_text` stored (None: none stored, or not as this version stores them)."""
+    if not text:
+        return None
+    try:
+        files = orjson.loads(text)
+        return [(str(name), int(size), int(mtime), None if at is None else float(at), bool(talking))
+                for name, size, mtime, at, talking in files] or None
+    except (ValueError, TypeError):
+        return None
 
 
 class Sweeps:
@@ -483,6 +533,50 @@ class Sweeps:
             newer = len(stamps) - bisect.bisect_right(stamps, mine) \
                 - sum(self._at(file.parent / name, size, mtime, now) > mine for name, size, mtime in own)
         return policy.deletion(moment, newer, now)
+
+
+    def deletions(self, rows: Sequence[SessionRow], listed: Sequence[SessionRow], now: float
+                  ) -> list[AgentDeletion | None]:
+        """`deletion` of each row, from the facts its listing stored (`facts_text`), no file read: the
+        sessions of a folder ranked by the rows `listed` of it. A folder with a row that stored none (a
+        file the listing could not read) is looked at as `deletion` does."""
+        found: list[AgentDeletion | None] = [None] * len(rows)
+        wanted: dict[str, list[int]] = {}
+        for index, row in enumerate(rows):
+            wanted.setdefault(row.path.rpartition("/")[0], []).append(index)
+        folders: dict[str, list[SessionRow]] = {}
+        for row in listed:
+            folders.setdefault(row.path.rpartition("/")[0], []).append(row)
+        for chats, indexes in wanted.items():
+            policy = self.policy(Path(chats))
+            if policy is None or not policy.sweeps:
+                continue
+            sessions = [facts_of(row.sweep_facts) for row in folders.get(chats, ())]
+            if any(files is None for files in sessions):
+                for index in indexes:
+                    found[index] = self.deletion(rows[index].path, rows[index].mtime_ns, now)
+                continue
+            stamps = sorted(now if file[3] is None else file[3] for files in sessions if files for file in files) \
+                if policy.max_count is not None else []
+            for index in indexes:
+                own = facts_of(rows[index].sweep_facts)
+                found[index] = None if own is None else _deletion_of(policy, own, stamps, now)
+        return found
+
+
+def _deletion_of(policy: SweepPolicy, own: list[FileFacts], stamps: list[float], now: float) -> AgentDeletion | None:
+    """`Sweeps.deletion` of a session from its files' facts (the one the client resumes first) and
+    every `lastUpdated` of its folder, sorted (now for a file without)."""
+    for name, _, mtime, _, talking in own:
+        if not talking:
+            return AgentDeletion(mtime / 1e9, _EMPTY.format(name=name), True)
+    moment = own[0][3]
+    newer = None
+    if policy.max_count is not None:
+        mine = now if moment is None else moment
+        newer = len(stamps) - bisect.bisect_right(stamps, mine) \
+            - sum((now if at is None else at) > mine for _, _, _, at, _ in own)
+    return policy.deletion(moment, newer, now)
 
 
 @dataclass(slots=True)
