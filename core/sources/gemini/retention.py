@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -426,15 +426,17 @@ def facts_text(files: list[FileFacts]) -> str:
 
 
 def facts_of(text: str | None) -> list[FileFacts] | None:
-    """The facts `facts_text` stored (None: none stored, or not as this version stores them)."""
+    """The facts `facts_text` stored (None: none stored, or not as this version stores them). Run for
+    every row of every listing: the catalog's own text, its shape checked, not each value."""
     if not text:
         return None
     try:
         files = orjson.loads(text)
-        return [(str(name), int(size), int(mtime), None if at is None else float(at), bool(talking))
-                for name, size, mtime, at, talking in files] or None
-    except (ValueError, TypeError):
+    except ValueError:
         return None
+    if not isinstance(files, list) or not files or not all(isinstance(file, list) and len(file) == 5 for file in files):
+        return None
+    return cast("list[FileFacts]", files)
 
 
 class Sweeps:
@@ -451,6 +453,7 @@ class Sweeps:
         self._updated: dict[str, tuple[int, int, float | None]] = {}
         self._talking: dict[str, tuple[int, int, bool]] = {}
         self._folders: dict[tuple[Path, float], _Folder] = {}
+        self._trusting: dict[Path, bool] = {}
 
     def store_of(self, chats: Path) -> Path | None:
         """The store whose `tmp/<slug>/chats/` folder this is, or None."""
@@ -463,9 +466,26 @@ class Sweeps:
         if store is None:
             return None
         if chats not in self._policies:
-            folder = marker_folder(chats.parent)
-            self._policies[chats] = read_policy(store, Path(folder) if folder else None, system=self.system)
+            if self._may_trust(store):
+                folder = marker_folder(chats.parent)
+                self._policies[chats] = read_policy(store, Path(folder) if folder else None, system=self.system)
+            else:   # no folder's own settings apply: the store's policy, read once
+                self._policies[chats] = self._policies.get(store) or read_policy(store, None, system=self.system)
+                self._policies[store] = self._policies[chats]
         return self._policies[chats]
+
+    def _may_trust(self, store: Path) -> bool:
+        """Whether the client may apply a folder's own settings in this store (`trusted`): folder trust
+        is off in the user's settings, or `trustedFolders.json` trusts some folder. When not, every
+        folder's sweep is the store's, read once."""
+        if store not in self._trusting:
+            user, _ = read_settings(store / SETTINGS_NAME)
+            security = user.get("security") if user is not None else None
+            folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
+            rules, _ = read_settings(store / TRUSTED_NAME)
+            self._trusting[store] = (isinstance(folder_trust, dict) and folder_trust.get("enabled") is False) \
+                or any(value in ("TRUST_FOLDER", "TRUST_PARENT") for value in (rules or {}).values())
+        return self._trusting[store]
 
     def updated(self, path: Path, size: int, mtime_ns: int) -> float | None:
         known = self._updated.get(str(path))
@@ -544,23 +564,28 @@ class Sweeps:
         wanted: dict[str, list[int]] = {}
         for index, row in enumerate(rows):
             wanted.setdefault(row.path.rpartition("/")[0], []).append(index)
-        folders: dict[str, list[SessionRow]] = {}
+        policies = {chats: self.policy(Path(chats)) for chats in wanted}
+        folders: dict[str, list[list[FileFacts] | None]] = {}
+        facts: dict[SessionRow, list[FileFacts] | None] = {}
         for row in listed:
-            folders.setdefault(row.path.rpartition("/")[0], []).append(row)
+            chats = row.path.rpartition("/")[0]
+            policy = policies.get(chats)
+            if policy is not None and policy.sweeps:
+                folders.setdefault(chats, []).append(found_facts := facts_of(row.sweep_facts))
+                facts[row] = found_facts
         for chats, indexes in wanted.items():
-            policy = self.policy(Path(chats))
+            policy = policies[chats]
             if policy is None or not policy.sweeps:
                 continue
-            sessions = [facts_of(row.sweep_facts) for row in folders.get(chats, ())]
-            if any(files is None for files in sessions):
+            sessions = folders.get(chats, [])
+            if any(files is None for files in sessions) or any(rows[index] not in facts for index in indexes):
                 for index in indexes:
                     found[index] = self.deletion(rows[index].path, rows[index].mtime_ns, now)
                 continue
             stamps = sorted(now if file[3] is None else file[3] for files in sessions if files for file in files) \
                 if policy.max_count is not None else []
             for index in indexes:
-                own = facts_of(rows[index].sweep_facts)
-                found[index] = None if own is None else _deletion_of(policy, own, stamps, now)
+                found[index] = _deletion_of(policy, facts[rows[index]] or [], stamps, now)
         return found
 
 

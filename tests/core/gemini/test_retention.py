@@ -265,7 +265,7 @@ def _listed_deletions(home: Path, tmp_path: Path, now: float) -> dict[str, objec
             if row.source == "gemini"}
 
 
-@pytest.mark.parametrize("retention", [None, {"maxAge": "30d", "maxCount": 2}, {"maxCount": 3}])
+@pytest.mark.parametrize("retention", [None, {"maxAge": "30d", "maxCount": 2}, {"maxCount": 3}, "trusted"])
 def test_a_listing_marks_each_row_as_the_sweep_reads_its_files_without_reading_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, retention: object) -> None:
     """The real client's store (a resume's stub without conversation) and a folder of sessions of
@@ -278,7 +278,10 @@ def test_a_listing_marks_each_row_as_the_sweep_reads_its_files_without_reading_t
     home = tmp_path / "home"
     store = home / ".gemini"
     shutil.copytree(FIXTURE, store)
-    if retention is not None:
+    if retention == "trusted":   # the folder's own settings apply in it, not in the fixture's folders
+        (store / "trustedFolders.json").write_text(json.dumps({str(tmp_path / "sweep-test"): "TRUST_FOLDER"}))
+        _settings(tmp_path / "sweep-test" / ".gemini" / "settings.json", {"maxCount": 2})
+    elif retention is not None:
         _settings(store / "settings.json", retention)
     chats = store / "tmp" / "sweep-test" / "chats"
     chats.mkdir(parents=True)
