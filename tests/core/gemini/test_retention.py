@@ -301,6 +301,9 @@ def test_a_listing_marks_each_row_as_the_sweep_reads_its_files_without_reading_t
     assert {path: cold[path] for path in expected if path in cold} == {path: expected[path] for path in cold}
     assert any(deletion is not None and deletion.at_risk for deletion in cold.values())
     assert len([path for path in cold if path in expected]) >= 7
+    counted = [path for path, deletion in cold.items() if deletion is not None and "newer sessions" in deletion.phrase]
+    assert bool(counted) == (retention not in (None, {})) and all(
+        retention != "trusted" or "/sweep-test/" in path for path in counted)   # its own settings: its folder only
 
     def unread(path: Path) -> object:
         raise AssertionError(f"a warm listing read {path} for the sweep")
