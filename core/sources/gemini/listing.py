@@ -113,7 +113,8 @@ def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[st
         if isinstance(group, str):
             rows[group] = stats.get(group, missing)
             continue
-        files = main_first(group)
+        # several files share an id only in the client's own names (one width): by name, unless a `.json`
+        files = main_first(group) if any(name.endswith(".json") for name in group) else sorted(group)
         rows[files[0]] = join_stats([stats.get(name, missing) for name in files])
         others[files[0]] = files[1:]
     return rows, others

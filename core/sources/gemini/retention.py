@@ -434,9 +434,7 @@ def facts_of(text: str | None) -> list[FileFacts] | None:
         files = orjson.loads(text)
     except ValueError:
         return None
-    if not isinstance(files, list) or not files or not all(isinstance(file, list) and len(file) == 5 for file in files):
-        return None
-    return cast("list[FileFacts]", files)
+    return cast("list[FileFacts]", files) if isinstance(files, list) and files else None   # unpacked in a try
 
 
 class Sweeps:
@@ -579,14 +577,26 @@ class Sweeps:
                 continue
             sessions = folders.get(chats, [])
             if any(files is None for files in sessions) or any(rows[index] not in facts for index in indexes):
-                for index in indexes:
-                    found[index] = self.deletion(rows[index].path, rows[index].mtime_ns, now)
+                self._from_files(rows, indexes, now, found)
                 continue
-            stamps = sorted(now if file[3] is None else file[3] for files in sessions if files for file in files) \
-                if policy.max_count is not None else []
+            try:
+                stamps = sorted(now if file[3] is None else float(file[3]) for files in sessions if files
+                                for file in files) if policy.max_count is not None else []
+            except (ValueError, TypeError, IndexError):   # stored otherwise than this version stores it
+                self._from_files(rows, indexes, now, found)
+                continue
             for index in indexes:
-                found[index] = _deletion_of(policy, facts[rows[index]] or [], stamps, now)
+                try:
+                    found[index] = _deletion_of(policy, facts[rows[index]] or [], stamps, now)
+                except (ValueError, TypeError):
+                    self._from_files(rows, [index], now, found)
         return found
+
+    def _from_files(self, rows: Sequence[SessionRow], indexes: list[int], now: float,
+                    found: list[AgentDeletion | None]) -> None:
+        """`deletion` of these rows read from their files (a row whose read stored no facts)."""
+        for index in indexes:
+            found[index] = self.deletion(rows[index].path, rows[index].mtime_ns, now)
 
 
 def _deletion_of(policy: SweepPolicy, own: list[FileFacts], stamps: list[float], now: float) -> AgentDeletion | None:
