@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import RepriseError
-from ...folder_scan import FolderNames, FolderStats, scan_folder
+from ...folder_scan import FolderNames, FolderStats, opened_folder, scan_folder
 from ...paths import OwnPaths
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
@@ -151,6 +151,67 @@ def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, in
     return found
 
 
+# The names of a `chats/` folder the catalog stores for its next scan: {name: name} of each row's file and
+# subagents' folder, {_STUB + name: "<size> <mtime_ns>"} of each other file of a session (a stub).
+_STUB = "\0"
+_FORM, _FORM_VERSION = "\0form", "1"
+
+
+def stored_names(names: list[str], others: dict[str, list[str]], stats: dict[str, tuple[int, int]]) -> dict[str, str]:
+    """The names a scan read, as the catalog stores them for the next: the stubs with their stat."""
+    stubs = {name for more in others.values() for name in more}
+    stored = {_FORM: _FORM_VERSION}
+    for name in names:
+        if name in stubs:
+            size, mtime_ns = stats.get(name, (-1, -1))
+            stored[_STUB + name] = f"{size} {mtime_ns}"
+        else:
+            stored[name] = name
+    return stored
+
+
+def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
+    """The rows' stats of a folder whose stamp is the one `known` was read at: its rows' files stat'ed,
+    each joined with its stubs' stored stats; None when the folder is to be read again (changed, a
+    file gone, a name the catalog should not hold)."""
+    try:
+        fd = opened_folder(group)
+    except OSError:
+        return None
+    stats: dict[str, tuple[int, int]] = {}
+    stubs: dict[str, list[tuple[int, int]]] = {}
+    folders: list[str] = []
+    try:
+        info = os.fstat(fd)
+        if (info.st_ino, info.st_mtime_ns, info.st_ctime_ns) != known.stamp:
+            return None
+        for key, value in known.names.items():
+            if key.startswith(_STUB):
+                if key != _FORM:
+                    size, _, mtime_ns = value.partition(" ")
+                    stubs.setdefault(join_id(key[1:]), []).append((int(size), int(mtime_ns)))
+            elif "/" in key or key in (".", ".."):
+                return None
+            elif not key.startswith(PREFIX):
+                folders.append(key)   # a subagents' folder
+            else:
+                try:
+                    found = os.stat(key, dir_fd=fd)
+                    stats[key] = (found.st_size, found.st_mtime_ns)
+                except FileNotFoundError:
+                    return None
+                except OSError:
+                    stats[key] = (-1, -1)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    rows = {name: stat if (more := stubs.get(join_id(name))) is None else join_stats([stat, *more])
+            for name, stat in stats.items()}
+    rows.update(orphan_subagents(group, [*stats, *folders], rows))
+    return FolderStats(rows, group, None, known)
+
+
 class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     """Gemini CLI's stores under their roots, as the catalog lists them: a group is one project's
     `chats/` folder, mapped to the project's folder by the client's own map."""
@@ -244,15 +305,24 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     # --- files ---------------------------------------------------------------------------------------
 
     def file_stats(self, group: str, known: FolderNames | None = None) -> FolderStats:
-        scanned = scan_folder(group, "Gemini CLI chats folder", _member, known)
+        """The rows' stats of a `chats/` folder. While the folder's stamp holds (no file added,
+        removed or renamed), only the files the rows are read from are stat'ed: a resume's stub is
+        written once, and its stat is the one the names stored (`stored_names`)."""
+        if known is not None and known.stamp is not None and known.names.get(_FORM) == _FORM_VERSION:
+            held = _held_stats(group, known)
+            if held is not None:
+                return held
+        scanned = scan_folder(group, "Gemini CLI chats folder", _member)
         if scanned.problem is not None:
             return scanned
         names = list(scanned.stats)
         rows, others = joined(names, scanned.stats)
         rows.update(orphan_subagents(group, names, rows))
-        if scanned.names is not None and scanned.names.stamp is not None:
-            self._members[group] = Members(scanned.names.stamp, others)
-        return FolderStats(rows, scanned.directory, None, scanned.names)
+        read = scanned.names
+        if read is not None and read.stamp is not None:
+            self._members[group] = Members(read.stamp, others)
+            read = FolderNames(read.stamp, stored_names(names, others, scanned.stats))
+        return FolderStats(rows, scanned.directory, None, read)
 
     def file_path(self, group: str, file_id: str) -> str:
         return f"{group}/{file_id}"

@@ -74,6 +74,42 @@ def test_the_stub_joins_its_session_s_stat(tmp_path):
     assert stats[first.name] == (first.stat().st_size, max(first.stat().st_mtime_ns, stub.stat().st_mtime_ns))
 
 
+def test_while_the_folder_holds_its_files_only_the_rows_files_are_stat_ed(tmp_path, monkeypatch):
+    """The next scan of an unchanged folder stats each row's file (an append is seen) and takes its
+    stubs' stats from the names stored; a file added or removed changes the folder: read again."""
+    import os
+
+    from reprise.core import folder_scan
+
+    monkeypatch.setattr(folder_scan, "_RACY_NS", 0)   # the folder counts as settled at once
+    root = store_copy("store-0.61.0", tmp_path)
+    listing = listing_of(root, tmp_path)
+    chats = root / "tmp" / "alpha" / "chats"
+    first, stub = chats / "session-2026-12-06T19-46-e9b105e8.jsonl", chats / "session-2026-12-06T19-48-e9b105e8.jsonl"
+    scanned = listing.file_stats(str(chats))
+    assert scanned.names is not None and scanned.names.stamp is not None
+    stored_stub = scanned.names.names["\0" + stub.name]
+    assert stored_stub == f"{stub.stat().st_size} {stub.stat().st_mtime_ns}"
+    stat_ed: list[str] = []
+    real_stat = os.stat
+
+    def counted(path, *args, **kwargs):
+        stat_ed.append(str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counted)
+    with first.open("a") as handle:
+        handle.write(json.dumps({"$set": {"lastUpdated": "2026-12-06T20:00:00.000Z"}}) + "\n")
+    held = listing.file_stats(str(chats), scanned.names)
+    assert held.names is scanned.names and stub.name not in stat_ed and first.name in stat_ed
+    assert held.stats == listing.file_stats(str(chats)).stats   # what a whole scan gives
+    assert held.stats[first.name][0] == first.stat().st_size
+    stub.unlink()
+    again = listing.file_stats(str(chats), scanned.names)
+    assert again.names is not scanned.names and first.name in again.stats
+    assert again.stats[first.name] == (first.stat().st_size, first.stat().st_mtime_ns)
+
+
 def test_the_source_opens_reads_and_resumes_a_session_by_its_id(tmp_path, settings_for):
     root = store_copy("store-0.61.0", tmp_path)
     source = GeminiSource([root], settings_for(), tmp_path / "data")
