@@ -35,6 +35,7 @@ from ..jsonl_listing import listing_fields as agent_fields
 from ..uuid_ids import is_uuid
 from .fields import GeminiFields, ListingFold, orjson_exact
 from .layout import (
+    CHATS,
     PREFIX,
     SUFFIXES,
     GeminiRoot,
@@ -152,21 +153,23 @@ def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, in
 
 
 # The names of a `chats/` folder the catalog stores for its next scan: {name: name} of each row's file and
-# subagents' folder, {_STUB + name: "<size> <mtime_ns>"} of each other file of a session (a stub).
+# subagents' folder, {_STUB + name of a row's file: "<mtime_ns>"}: the newest mtime of the session's other
+# files (its stubs; "" when none could be stat'ed), with which the row's stat is joined (`join_stats`).
 _STUB = "\0"
 _FORM, _FORM_VERSION = "\0form", "1"
 
 
 def stored_names(names: list[str], others: dict[str, list[str]], stats: dict[str, tuple[int, int]]) -> dict[str, str]:
-    """The names a scan read, as the catalog stores them for the next: the stubs with their stat."""
+    """The names a scan read, as the catalog stores them for the next: each row's stubs by their newest
+    mtime."""
     stubs = {name for more in others.values() for name in more}
     stored = {_FORM: _FORM_VERSION}
     for name in names:
-        if name in stubs:
-            size, mtime_ns = stats.get(name, (-1, -1))
-            stored[_STUB + name] = f"{size} {mtime_ns}"
-        else:
+        if name not in stubs:
             stored[name] = name
+    for main, more in others.items():
+        mtimes = [mtime for size, mtime in (stats.get(name, (-1, -1)) for name in more) if size >= 0]
+        stored[_STUB + main] = str(max(mtimes)) if mtimes else ""
     return stored
 
 
@@ -179,7 +182,7 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
     except OSError:
         return None
     stats: dict[str, tuple[int, int]] = {}
-    stubs: dict[str, list[tuple[int, int]]] = {}
+    stubs: dict[str, str] = {}
     folders: list[str] = []
     try:
         info = os.fstat(fd)
@@ -187,9 +190,7 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
             return None
         for key, value in known.names.items():
             if key.startswith(_STUB):
-                if key != _FORM:
-                    size, _, mtime_ns = value.partition(" ")
-                    stubs.setdefault(join_id(key[1:]), []).append((int(size), int(mtime_ns)))
+                stubs[key[1:]] = value
             elif "/" in key or key in (".", ".."):
                 return None
             elif not key.startswith(PREFIX):
@@ -206,7 +207,7 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
         return None
     finally:
         os.close(fd)
-    rows = {name: stat if (more := stubs.get(join_id(name))) is None else join_stats([stat, *more])
+    rows = {name: stat if not (newest := stubs.get(name)) or stat[0] < 0 else (stat[0], max(stat[1], int(newest)))
             for name, stat in stats.items()}
     rows.update(orphan_subagents(group, [*stats, *folders], rows))
     return FolderStats(rows, group, None, known)
@@ -251,7 +252,8 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     def groups(self) -> list[str]:
         # A listing asks for the groups first: the client's map (projects.json, the markers) is read, or
         # its stats checked, once for it, not once for each workspace the catalog asks the folder of.
-        self._groups = [str(root.chats_of(slug)) for root in self.roots for slug in root.project_folders()]
+        self._groups = [f"{tmp}/{slug}/{CHATS}" for root in self.roots if (tmp := str(root.tmp))
+                        for slug in root.project_folders()]
         self._folders = None
         return self._groups
 

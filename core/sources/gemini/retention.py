@@ -452,6 +452,7 @@ class Sweeps:
         self._talking: dict[str, tuple[int, int, bool]] = {}
         self._folders: dict[tuple[Path, float], _Folder] = {}
         self._trusting: dict[Path, bool] = {}
+        self._texts = {str(store): store for store in self.stores}
 
     def store_of(self, chats: Path) -> Path | None:
         """The store whose `tmp/<slug>/chats/` folder this is, or None."""
@@ -471,6 +472,16 @@ class Sweeps:
                 self._policies[chats] = self._policies.get(store) or read_policy(store, None, system=self.system)
                 self._policies[store] = self._policies[chats]
         return self._policies[chats]
+
+    def _policy_of_text(self, chats: str) -> SweepPolicy | None:
+        """`policy` of a `chats/` folder named by its text (a listing's rows name a few hundred)."""
+        head, _, slug = chats.removesuffix(f"/{CHATS}").rpartition(f"/{TMP}/")
+        store = self._texts.get(head) if slug and "/" not in slug and chats.endswith(f"/{CHATS}") else None
+        if store is None:
+            return None
+        if not self._may_trust(store):
+            return self.policy(store / TMP / slug / CHATS) if store not in self._policies else self._policies[store]
+        return self.policy(Path(chats))
 
     def _may_trust(self, store: Path) -> bool:
         """Whether the client may apply a folder's own settings in this store (`trusted`): folder trust
@@ -562,7 +573,7 @@ class Sweeps:
         wanted: dict[str, list[int]] = {}
         for index, row in enumerate(rows):
             wanted.setdefault(row.path.rpartition("/")[0], []).append(index)
-        policies = {chats: self.policy(Path(chats)) for chats in wanted}
+        policies = {chats: self._policy_of_text(chats) for chats in wanted}
         folders: dict[str, list[list[FileFacts] | None]] = {}
         facts: dict[SessionRow, list[FileFacts] | None] = {}
         for row in listed:
