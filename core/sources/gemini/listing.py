@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ...errors import RepriseError
 from ...folder_scan import FolderNames, FolderStats, opened_folder, scan_folder
-from ...paths import OwnPaths
+from ...paths import OwnPaths, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ..agent_json import Exact
@@ -156,7 +156,10 @@ def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, in
 # subagents' folder, {_STUB + name of a row's file: "<mtime_ns>"}: the newest mtime of the session's other
 # files (its stubs; "" when none could be stat'ed), with which the row's stat is joined (`join_stats`).
 _STUB = "\0"
-_FORM, _FORM_VERSION = "\0form", "1"
+# And what the next listing need not read again of the group's project while the folder holds:
+# {_MARKER: "<size> <mtime_ns> <ino>\0<folder>" of its `.project_root` ("" when absent), _KEY: "<folder>\0<key>"}.
+_FORM, _FORM_VERSION = "\0form", "2"
+_MARKER, _KEY = "\0\0marker", "\0\0key"
 
 
 def stored_names(names: list[str], others: dict[str, list[str]], stats: dict[str, tuple[int, int]]) -> dict[str, str]:
@@ -230,7 +233,8 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         self._members: dict[str, Members] = {}
         self._groups: list[str] | None = None        # as the last listing began
         self._folders: dict[str, str] | None = None   # {group: folder} of those groups, once per listing
-        self._rule = GeminiRule(self.groups, self.folders)
+        self._folder_keys: dict[str, str] = {}
+        self._rule = GeminiRule(self.groups, self.folders, self.key_of_folder)
 
     @property
     def workspaces(self) -> GeminiRule:
@@ -313,6 +317,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         if known is not None and known.stamp is not None and known.names.get(_FORM) == _FORM_VERSION:
             held = _held_stats(group, known)
             if held is not None:
+                self._recall(group, known.names)
                 return held
         scanned = scan_folder(group, "Gemini CLI chats folder", _member)
         if scanned.problem is not None:
@@ -323,8 +328,41 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         read = scanned.names
         if read is not None and read.stamp is not None:
             self._members[group] = Members(read.stamp, others)
-            read = FolderNames(read.stamp, stored_names(names, others, scanned.stats))
+            read = FolderNames(read.stamp, {**stored_names(names, others, scanned.stats), **self._remembered(group)})
         return FolderStats(rows, scanned.directory, None, read)
+
+    def _remembered(self, group: str) -> dict[str, str]:
+        """What the next listing need not read again of the group's project while its `chats/` folder
+        holds: its marker's stamp and folder (checked by its stat), and its folder's workspace key."""
+        project = str(Path(group).parent)
+        folder = self.folder_of_group(group)   # the marker read into `_markers`
+        stamp, marked = self._markers.get(project, (None, None))
+        entries = {_MARKER: "" if stamp is None else f"{stamp[0]} {stamp[1]} {stamp[2]}\0{marked or ''}"}
+        if folder is not None:
+            entries[_KEY] = f"{folder}\0{self.key_of_folder(folder)}"
+        return entries
+
+    def _recall(self, group: str, names: dict[str, str]) -> None:
+        """What `_remembered` stored of the group's project, taken as this listing's until its check fails."""
+        marker, key = names.get(_MARKER), names.get(_KEY)
+        project = str(Path(group).parent)
+        if marker is not None and project not in self._markers:
+            stamp, _, folder = marker.partition("\0")
+            parts = stamp.split()
+            if len(parts) == 3 and all(part.isdigit() for part in parts):
+                self._markers[project] = ((int(parts[0]), int(parts[1]), int(parts[2])), folder or None)
+            elif not marker:
+                self._markers[project] = (None, None)
+        if key:
+            folder, _, known = key.partition("\0")
+            self._folder_keys.setdefault(folder, known)
+
+    def key_of_folder(self, folder: str) -> str:
+        """The workspace key of a project's folder (`paths.workspace_key`), worked out once a folder."""
+        key = self._folder_keys.get(folder)
+        if key is None:
+            key = self._folder_keys[folder] = workspace_key(folder)
+        return key
 
     def file_path(self, group: str, file_id: str) -> str:
         return f"{group}/{file_id}"

@@ -30,9 +30,11 @@ def key_of(group: str, folder: str | None) -> str:
 class GeminiRule(MappedRule):
     """The `mapped` rule with an unmapped group named by its slug first (`unmapped_name`)."""
 
-    def __init__(self, groups: Callable[[], list[str]], folders: Callable[[], Mapping[str, str]]):
+    def __init__(self, groups: Callable[[], list[str]], folders: Callable[[], Mapping[str, str]],
+                 key_of_folder: Callable[[str], str] = workspace_key):
         super().__init__(groups, folders)
         self._folders_now = folders
+        self._key_of_folder = key_of_folder   # the listing's, which remembers a folder's key
         self._keyed_from: Mapping[str, str] | None = None
         self._keyed: dict[str, str] = {}   # {workspace key: folder} of the map `_keyed_from`
 
@@ -50,6 +52,6 @@ class GeminiRule(MappedRule):
         if folders is not self._keyed_from:
             keyed: dict[str, str] = {}
             for folder in folders.values():
-                keyed.setdefault(workspace_key(folder), folder)
+                keyed.setdefault(self._key_of_folder(folder), folder)
             self._keyed, self._keyed_from = keyed, folders
         return self._keyed.get(key)

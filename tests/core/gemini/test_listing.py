@@ -305,3 +305,27 @@ def test_a_json_session_a_resume_moved_to_jsonl_is_one_row_read_from_the_jsonl(t
     row = rows[document["sessionId"]]
     assert row.file_id == f"{old.name}l" and row.turns == 3 and row.fields.last_message == "After the move MARKmoved"
     assert len(rows) == 2
+
+
+def test_a_new_listing_takes_the_project_s_marker_and_key_from_the_names_while_the_marker_holds(tmp_path, monkeypatch):
+    """The names stored with a folder give the next listing (a new process) its project's folder and
+    key without reading the marker or resolving the folder; a marker rewritten is read again."""
+    from reprise.core import folder_scan
+    from reprise.core.sources.gemini import layout, listing as listing_module
+
+    monkeypatch.setattr(folder_scan, "_RACY_NS", 0)
+    root = store_copy("store-0.61.0", tmp_path)
+    chats = root / "tmp" / "alpha" / "chats"
+    scanned = listing_of(root, tmp_path).file_stats(str(chats))
+    assert scanned.names is not None
+    read: list[object] = []
+    monkeypatch.setattr(listing_module, "marker_folder", lambda project: read.append(project) or layout.marker_folder(project))
+    monkeypatch.setattr(listing_module, "workspace_key", lambda folder: read.append(folder) or workspace_key(folder))
+    again = listing_of(root, tmp_path)
+    again.file_stats(str(chats), scanned.names)
+    assert again.folder_of_group(str(chats)) == ALPHA and again.key_of_folder(ALPHA) == workspace_key(ALPHA)
+    assert read == []
+    (chats.parent / ".project_root").write_text("/tmp/reprise-gemini-fixture/work/alpha-moved")
+    moved = listing_of(root, tmp_path)
+    moved.file_stats(str(chats), scanned.names)
+    assert moved.folder_of_group(str(chats)) == "/tmp/reprise-gemini-fixture/work/alpha-moved" and read
