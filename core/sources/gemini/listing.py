@@ -36,6 +36,7 @@ from ..uuid_ids import is_uuid
 from .fields import GeminiFields, ListingFold, orjson_exact
 from .layout import (
     CHATS,
+    PROJECT_ROOT,
     PREFIX,
     SUFFIXES,
     GeminiRoot,
@@ -269,26 +270,27 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     def folder_of_group(self, group: str, registries: dict[Path, Registry] | None = None) -> str | None:
         """The folder a project's `chats/` folder stands for (`layout.folder_of_project`), or None.
         `registries`: each root's `projects.json` as already read for this listing."""
-        project = Path(group).parent
+        project = group.rpartition("/")[0]
         try:
             root = self.root_of(group)
         except RepriseError:
             return None
         registry = registries[root.path] if registries is not None else self.registry(root)
-        return folder_of_project(project.name, self._marker(project), registry.folders)
+        return folder_of_project(project.rpartition("/")[2], self._marker(project), registry.folders)
 
-    def _marker(self, project: Path) -> str | None:
-        """The project's `.project_root`, read again only when its stat changed."""
-        key = str(project)
+    def _marker(self, project: str) -> str | None:
+        """The project's `.project_root` (`project`: its `tmp/<slug>` folder), read again only when its
+        stat changed."""
+        key = project
         try:
-            info = os.stat(project / ".project_root")
+            info = os.stat(f"{project}/{PROJECT_ROOT}")
             stamp: tuple[int, int, int] | None = (info.st_size, info.st_mtime_ns, info.st_ino)
         except OSError:
             stamp = None
         known = self._markers.get(key)
         if known is not None and known[0] == stamp:
             return known[1]
-        folder = marker_folder(project) if stamp is not None else None
+        folder = marker_folder(Path(project)) if stamp is not None else None
         self._markers[key] = (stamp, folder)
         return folder
 
@@ -334,7 +336,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     def _remembered(self, group: str) -> dict[str, str]:
         """What the next listing need not read again of the group's project while its `chats/` folder
         holds: its marker's stamp and folder (checked by its stat), and its folder's workspace key."""
-        project = str(Path(group).parent)
+        project = group.rpartition("/")[0]
         folder = self.folder_of_group(group)   # the marker read into `_markers`
         stamp, marked = self._markers.get(project, (None, None))
         entries = {_MARKER: "" if stamp is None else f"{stamp[0]} {stamp[1]} {stamp[2]}\0{marked or ''}"}
@@ -345,7 +347,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     def _recall(self, group: str, names: dict[str, str]) -> None:
         """What `_remembered` stored of the group's project, taken as this listing's until its check fails."""
         marker, key = names.get(_MARKER), names.get(_KEY)
-        project = str(Path(group).parent)
+        project = group.rpartition("/")[0]
         if marker is not None and project not in self._markers:
             stamp, _, folder = marker.partition("\0")
             parts = stamp.split()

@@ -567,40 +567,33 @@ class Sweeps:
     def deletions(self, rows: Sequence[SessionRow], listed: Sequence[SessionRow], now: float
                   ) -> list[AgentDeletion | None]:
         """`deletion` of each row, from the facts its listing stored (`facts_text`), no file read: the
-        sessions of a folder ranked by the rows `listed` of it. A folder with a row that stored none (a
-        file the listing could not read) is looked at as `deletion` does."""
+        sessions of a folder ranked (when the policy counts) by the rows `listed` of it. A folder with a
+        row that stored none (a file the listing could not read) is looked at as `deletion` does."""
         found: list[AgentDeletion | None] = [None] * len(rows)
         wanted: dict[str, list[int]] = {}
         for index, row in enumerate(rows):
             wanted.setdefault(row.path.rpartition("/")[0], []).append(index)
-        policies = {chats: self._policy_of_text(chats) for chats in wanted}
-        folders: dict[str, list[list[FileFacts] | None]] = {}
-        facts: dict[SessionRow, list[FileFacts] | None] = {}
-        for row in listed:
-            chats = row.path.rpartition("/")[0]
-            policy = policies.get(chats)
-            if policy is not None and policy.sweeps:
-                folders.setdefault(chats, []).append(found_facts := facts_of(row.sweep_facts))
-                facts[row] = found_facts
+        folders: dict[str, list[SessionRow]] | None = None
         for chats, indexes in wanted.items():
-            policy = policies[chats]
+            policy = self._policy_of_text(chats)
             if policy is None or not policy.sweeps:
                 continue
-            sessions = folders.get(chats, [])
-            if any(files is None for files in sessions) or any(rows[index] not in facts for index in indexes):
-                self._from_files(rows, indexes, now, found)
-                continue
+            own = [facts_of(rows[index].sweep_facts) for index in indexes]
             try:
-                stamps = sorted(now if file[3] is None else float(file[3]) for files in sessions if files
-                                for file in files) if policy.max_count is not None else []
-            except (ValueError, TypeError, IndexError):   # stored otherwise than this version stores it
+                if policy.max_count is None:
+                    stamps: list[float] = []
+                else:
+                    if folders is None:
+                        folders = {}
+                        for row in listed:
+                            folders.setdefault(row.path.rpartition("/")[0], []).append(row)
+                    stamps = sorted(_stamps(folders.get(chats, []), now))
+                if any(files is None for files in own):
+                    raise ValueError("a row without the facts")
+                for index, files in zip(indexes, own, strict=True):
+                    found[index] = _deletion_of(policy, files or [], stamps, now)
+            except (ValueError, TypeError, IndexError):   # no facts, or stored otherwise than this version
                 self._from_files(rows, indexes, now, found)
-                continue
-            for index in indexes:
-                try:
-                    found[index] = _deletion_of(policy, facts[rows[index]] or [], stamps, now)
-                except (ValueError, TypeError):
-                    self._from_files(rows, [index], now, found)
         return found
 
     def _from_files(self, rows: Sequence[SessionRow], indexes: list[int], now: float,
@@ -608,6 +601,18 @@ class Sweeps:
         """`deletion` of these rows read from their files (a row whose read stored no facts)."""
         for index in indexes:
             found[index] = self.deletion(rows[index].path, rows[index].mtime_ns, now)
+
+
+def _stamps(rows: list[SessionRow], now: float) -> list[float]:
+    """The `lastUpdated` of every file of these rows' sessions (now for a file without); ValueError when
+    a row stored no facts."""
+    found: list[float] = []
+    for row in rows:
+        files = facts_of(row.sweep_facts)
+        if files is None:
+            raise ValueError("a row without the facts")
+        found.extend(now if file[3] is None else float(file[3]) for file in files)
+    return found
 
 
 def _deletion_of(policy: SweepPolicy, own: list[FileFacts], stamps: list[float], now: float) -> AgentDeletion | None:
