@@ -213,7 +213,8 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
         os.close(fd)
     rows = {name: stat if not (newest := stubs.get(name)) or stat[0] < 0 else (stat[0], max(stat[1], int(newest)))
             for name, stat in stats.items()}
-    rows.update(orphan_subagents(group, [*stats, *folders], rows))
+    if folders:
+        rows.update(orphan_subagents(group, folders, rows))
     return FolderStats(rows, group, None, known)
 
 
