@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -421,20 +421,34 @@ def file_facts(path: Path) -> FileFacts:
 
 
 def facts_text(files: list[FileFacts]) -> str:
-    """The facts of a session's files as the catalog stores them with its row."""
-    return orjson.dumps(files).decode()
+    """What the sweep needs of a session's files (the one the client resumes first), as the catalog
+    stores it with the row: `[lastUpdated of the first, the first file without conversation (its name
+    and mtime_ns) or null, null, every file's lastUpdated]` (`SessionFacts`)."""
+    empty = next(([name, mtime] for name, _, mtime, _, talking in files if not talking), None)
+    return orjson.dumps([files[0][3] if files else None, *(empty or (None, None)),
+                         [at for _, _, _, at, _ in files]]).decode()
 
 
-def facts_of(text: str | None) -> list[FileFacts] | None:
+class SessionFacts(NamedTuple):
+    """What `facts_text` stored of a session: its `lastUpdated`, the first of its files without
+    conversation (None: none), that file's mtime_ns, and every file's `lastUpdated`."""
+
+    updated: float | None
+    empty: str | None
+    empty_mtime_ns: int | None
+    updates: list[float | None]
+
+
+def facts_of(text: str | None) -> SessionFacts | None:
     """The facts `facts_text` stored (None: none stored, or not as this version stores them). Run for
-    every row of every listing: the catalog's own text, its shape checked, not each value."""
+    every row of every listing: the catalog's own text, its shape checked, its values where used."""
     if not text:
         return None
     try:
-        files = orjson.loads(text)
+        found = orjson.loads(text)
     except ValueError:
         return None
-    return cast("list[FileFacts]", files) if isinstance(files, list) and files else None   # unpacked in a try
+    return SessionFacts(*found) if isinstance(found, list) and len(found) == 4 else None
 
 
 class Sweeps:
@@ -590,8 +604,8 @@ class Sweeps:
                     stamps = sorted(_stamps(folders.get(chats, []), now))
                 if any(files is None for files in own):
                     raise ValueError("a row without the facts")
-                for index, files in zip(indexes, own, strict=True):
-                    found[index] = _deletion_of(policy, files or [], stamps, now)
+                for index, facts in zip(indexes, own, strict=True):
+                    found[index] = None if facts is None else _deletion_of(policy, facts, stamps, now)
             except (ValueError, TypeError, IndexError):   # no facts, or stored otherwise than this version
                 self._from_files(rows, indexes, now, found)
         return found
@@ -608,25 +622,24 @@ def _stamps(rows: list[SessionRow], now: float) -> list[float]:
     a row stored no facts."""
     found: list[float] = []
     for row in rows:
-        files = facts_of(row.sweep_facts)
-        if files is None:
+        facts = facts_of(row.sweep_facts)
+        if facts is None:
             raise ValueError("a row without the facts")
-        found.extend(now if file[3] is None else float(file[3]) for file in files)
+        found.extend(now if at is None else float(at) for at in facts.updates)
     return found
 
 
-def _deletion_of(policy: SweepPolicy, own: list[FileFacts], stamps: list[float], now: float) -> AgentDeletion | None:
-    """`Sweeps.deletion` of a session from its files' facts (the one the client resumes first) and
-    every `lastUpdated` of its folder, sorted (now for a file without)."""
-    for name, _, mtime, _, talking in own:
-        if not talking:
-            return AgentDeletion(mtime / 1e9, _EMPTY.format(name=name), True)
-    moment = own[0][3]
+def _deletion_of(policy: SweepPolicy, facts: SessionFacts, stamps: list[float], now: float) -> AgentDeletion | None:
+    """`Sweeps.deletion` of a session from what its read stored and every `lastUpdated` of its
+    folder, sorted (now for a file without)."""
+    if facts.empty is not None:   # due since that file was written (a fixed time, so listings agree)
+        return AgentDeletion(int(facts.empty_mtime_ns or 0) / 1e9, _EMPTY.format(name=facts.empty), True)
+    moment = None if facts.updated is None else float(facts.updated)
     newer = None
     if policy.max_count is not None:
         mine = now if moment is None else moment
         newer = len(stamps) - bisect.bisect_right(stamps, mine) \
-            - sum((now if at is None else at) > mine for _, _, _, at, _ in own)
+            - sum((now if at is None else float(at)) > mine for at in facts.updates)
     return policy.deletion(moment, newer, now)
 
 
