@@ -270,14 +270,20 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
 
     def folder_of_group(self, group: str, registries: dict[Path, Registry] | None = None) -> str | None:
         """The folder a project's `chats/` folder stands for (`layout.folder_of_project`), or None.
-        `registries`: each root's `projects.json` as already read for this listing."""
+        `registries`: each root's `projects.json` as read for this listing (filled when asked)."""
         project = group.rpartition("/")[0]
         try:
             root = self.root_of(group)
         except RepriseError:
             return None
-        registry = registries[root.path] if registries is not None else self.registry(root)
-        return folder_of_project(project.rpartition("/")[2], self._marker(project), registry.folders)
+        marker = self._marker(project)
+        if marker is not None:
+            return marker   # the registry is not asked (`folder_of_project`)
+        if registries is None:
+            registry = self.registry(root)
+        elif (registry := registries.get(root.path)) is None:
+            registry = registries[root.path] = self.registry(root)
+        return folder_of_project(project.rpartition("/")[2], None, registry.folders)
 
     def _marker(self, project: str) -> str | None:
         """The project's `.project_root` (`project`: its `tmp/<slug>` folder), read again only when its
@@ -300,7 +306,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         began (read now when no listing has)."""
         if self._folders is None:
             groups = self._groups if self._groups is not None else self.groups()
-            registries = {root.path: self.registry(root) for root in self.roots}
+            registries: dict[Path, Registry] = {}   # each root's, read once when a project has no marker
             self._folders = {group: folder for group in groups
                              if (folder := self.folder_of_group(group, registries)) is not None}
         return self._folders

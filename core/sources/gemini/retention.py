@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -429,14 +429,11 @@ def facts_text(files: list[FileFacts]) -> str:
                          [at for _, _, _, at, _ in files]]).decode()
 
 
-class SessionFacts(NamedTuple):
-    """What `facts_text` stored of a session: its `lastUpdated`, the first of its files without
-    conversation (None: none), that file's mtime_ns, and every file's `lastUpdated`."""
-
-    updated: float | None
-    empty: str | None
-    empty_mtime_ns: int | None
-    updates: list[float | None]
+# What `facts_text` stored of a session, by position: its `lastUpdated`, the first of its files without
+# conversation (None: none), that file's mtime_ns, and every file's `lastUpdated` (a list: made for each
+# row of each listing, where a named tuple costs its construction).
+SessionFacts = list[Any]
+UPDATED, EMPTY, EMPTY_MTIME, UPDATES = range(4)
 
 
 def facts_of(text: str | None) -> SessionFacts | None:
@@ -448,7 +445,7 @@ def facts_of(text: str | None) -> SessionFacts | None:
         found = orjson.loads(text)
     except ValueError:
         return None
-    return SessionFacts(*found) if isinstance(found, list) and len(found) == 4 else None
+    return found if isinstance(found, list) and len(found) == 4 else None
 
 
 class Sweeps:
@@ -625,21 +622,21 @@ def _stamps(rows: list[SessionRow], now: float) -> list[float]:
         facts = facts_of(row.sweep_facts)
         if facts is None:
             raise ValueError("a row without the facts")
-        found.extend(now if at is None else float(at) for at in facts.updates)
+        found.extend(now if at is None else float(at) for at in facts[UPDATES])
     return found
 
 
 def _deletion_of(policy: SweepPolicy, facts: SessionFacts, stamps: list[float], now: float) -> AgentDeletion | None:
     """`Sweeps.deletion` of a session from what its read stored and every `lastUpdated` of its
     folder, sorted (now for a file without)."""
-    if facts.empty is not None:   # due since that file was written (a fixed time, so listings agree)
-        return AgentDeletion(int(facts.empty_mtime_ns or 0) / 1e9, _EMPTY.format(name=facts.empty), True)
-    moment = None if facts.updated is None else float(facts.updated)
+    if facts[EMPTY] is not None:   # due since that file was written (a fixed time, so listings agree)
+        return AgentDeletion(int(facts[EMPTY_MTIME]) / 1e9, _EMPTY.format(name=facts[EMPTY]), True)
+    moment = None if facts[UPDATED] is None else float(facts[UPDATED])
     newer = None
     if policy.max_count is not None:
         mine = now if moment is None else moment
         newer = len(stamps) - bisect.bisect_right(stamps, mine) \
-            - sum((now if at is None else float(at)) > mine for at in facts.updates)
+            - sum((now if at is None else float(at)) > mine for at in facts[UPDATES])
     return policy.deletion(moment, newer, now)
 
 
