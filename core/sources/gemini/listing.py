@@ -211,8 +211,13 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
         return None
     finally:
         os.close(fd)
-    rows = {name: stat if not (newest := stubs.get(name)) or stat[0] < 0 else (stat[0], max(stat[1], int(newest)))
-            for name, stat in stats.items()}
+    rows = stats   # each joined with its stubs (`join_stats`: their newest mtime, unless its own is unknown)
+    for name, newest in stubs.items():
+        stat = rows.get(name)
+        if stat is not None and newest and stat[0] >= 0:
+            if not newest.isdigit():
+                return None   # not as this version stores it
+            rows[name] = (stat[0], max(stat[1], int(newest)))
     if folders:
         rows.update(orphan_subagents(group, folders, rows))
     return FolderStats(rows, group, None, known)
