@@ -9,7 +9,6 @@ grew and still matches is read from that offset only; anything else is read whol
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -24,8 +23,9 @@ from ..base import HeadKeys, ListedFile, ListingFields, SearchRecord, SessionFil
 from ..grown import GrownRead, files_of_workspaces
 from ..jsonl_listing import JsonlListing, row_digest, settled
 from ..jsonl_listing import listing_fields as agent_fields
+from ..kept_listing import KEPT, KeptOnly
 from .fields import ClaudeFields, ListingFold, orjson_exact
-from .keep import kept_path, kept_sessions
+from .keep import KEEP
 from .layout import SUFFIX, ClaudeRoot, is_session_id
 from .records import Parsed, parse_lines
 from .search import orjson_exact as search_exact
@@ -33,7 +33,6 @@ from .search import search_records
 from .windows import claude_window
 
 NAME = "claude"
-KEPT = "kept"   # the group of kept copies whose original Claude Code has deleted (Reprise's archive)
 _SESSION_FILE = with_suffix(SUFFIX, is_session_id)
 
 
@@ -70,8 +69,7 @@ class ClaudeListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         self.roots: list[ClaudeRoot] = [ClaudeRoot(Path(root)) for root in roots]
         self._projects = [(f"{root.projects}/", root.path) for root in self.roots]   # root_of runs per row
         self._own_prefix = f"{own_paths.root}/"
-        self._kept: dict[str, str] | None = None   # {session id: kept copy} of the sessions only kept copies hold
-        self.kept_problems: list[Problem] = []
+        self.kept = KeptOnly(own_paths, KEEP)   # the sessions only kept copies hold
 
     def root_of(self, path: str | Path) -> Path:
         """The root a session file is under (the listing never names a file outside its roots)."""
@@ -100,37 +98,21 @@ class ClaudeListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
                             found.append(entry.path)
                     except OSError:
                         continue
-        return sorted(found) + ([KEPT] if self.kept_only() else [])
+        return sorted(found) + self.kept.groups()
 
-    def kept_only(self) -> dict[str, str]:
-        """{session id: path of its newest kept copy} of the kept sessions whose original is gone
-        (not into Reprise's trash: a trashed session is listed by `trash list` only)."""
-        listing = kept_sessions(self._own_paths)
-        self.kept_problems = listing.problems
-        found = {}
-        for kept in listing.sessions:
-            trashed = self._own_paths.trash_dir(kept.ref.workspace_key) / f"{kept.ref.session_id}.jsonl"
-            if not kept.original.exists() and not os.path.lexists(trashed):
-                with contextlib.suppress(OSError, RepriseError):
-                    found[kept.ref.session_id] = str(kept_path(self.archive, kept.ref))
-        self._kept = found
-        return found
+    @property
+    def kept_problems(self) -> list[Problem]:
+        """What the last listing of the kept copies could not read."""
+        return self.kept.problems
+
     def file_stats(self, group: str, known: FolderNames | None = None) -> FolderStats:
-        found: dict[str, tuple[int, int]] = {}
         if group == KEPT:
-            for session_id, path in (self._kept if self._kept is not None else self.kept_only()).items():
-                try:
-                    info = os.stat(path)
-                    found[session_id] = (info.st_size, info.st_mtime_ns)
-                except OSError:
-                    found[session_id] = (-1, -1)
-            return FolderStats(found, "")
+            return self.kept.stats()
         return scan_folder(group, "project folder", _SESSION_FILE, known)
 
     def file_path(self, group: str, file_id: str) -> str:
         if group == KEPT:
-            kept = self._kept if self._kept is not None and file_id in self._kept else self.kept_only()
-            return kept.get(file_id, f"{self._own_paths.root}/{KEPT}/{file_id}")
+            return self.kept.path(file_id)
         return f"{group}/{file_id}{SUFFIX}"
 
     def files_of_workspaces(self, files: list[SessionFile], keys: Collection[str], known: HeadKeys
@@ -167,7 +149,7 @@ class ClaudeListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             said = odd_folder_note(found.cwd) if found.cwd is not None else "the file records no folder (cwd)"
             warnings.append(f"{said}; guessed {guessed} from its project folder's name")
         if file.group == KEPT:
-            warnings.insert(0, "Claude Code deleted its file; listed from the copy Reprise kept")
+            warnings.insert(0, self.kept.note)
         key = workspace_key(folder)
         return ListedFile(key, file.file_id, file.path, read.size, read.mtime_ns,
                           listing_fields(found, file.file_id, key, folder, warnings), settled(now_ns, read.mtime_ns),

@@ -35,11 +35,12 @@ from ...times import parse_time
 from ...trimming import TrimOptions, TrimPlan, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Handoff, KeepReport, OpenedSession
+from ..kept_listing import KEPT
 from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, Swept, Trashing
 from .fields import ClaudeFields, ListingFold
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id
-from .listing import KEPT, NAME, ClaudeListing, folder_guess
+from .listing import NAME, ClaudeListing, folder_guess
 from .liveness import scan_processes, writer_of
 from .records import Record, parse_lines
 from .retention import RetentionPolicy

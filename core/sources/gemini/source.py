@@ -31,9 +31,10 @@ from ...times import parse_time
 from ..base import Handoff, OpenedSession
 from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, Swept, Trashing
 from .fields import GeminiFields
+from .kept import KeptListing, KeptSessions
 from .layout import GeminiRoot, check_session_id
 from .lines import Chat
-from .listing import NAME, GeminiListing, SessionFiles, fold_of
+from .listing import NAME, SessionFiles, fold_of
 from .liveness import writer_of
 from .spec import SPEC
 from .transcript import read_transcript
@@ -54,7 +55,8 @@ class GeminiSession:
     files: SessionFiles
 
 
-class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed):
+class GeminiSource(KeptSessions, GeminiWriting, Metered,
+                   Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
@@ -65,7 +67,7 @@ class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, S
 
     def __init__(self, roots: Sequence[Path], settings: Settings, data: Path):
         self.roots: list[GeminiRoot] = [GeminiRoot(Path(root)) for root in roots]
-        self.gemini_listing = GeminiListing(roots, OwnPaths(data, NAME))
+        self.gemini_listing = KeptListing(roots, OwnPaths(data, NAME))
         super().__init__(settings, self.gemini_listing)
 
     # --- finding and reading -----------------------------------------------------------------
@@ -78,7 +80,7 @@ class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, S
         return files.main if files is not None else None
 
     def exists(self, ref: SessionRef) -> bool:
-        return self._locate(ref) is not None
+        return self._locate(ref) is not None or self.is_kept(ref)
 
     def _new_path(self, ref: SessionRef) -> Path:
         return self.roots[0].tmp / ref.session_id if self.roots else Path(ref.session_id)
@@ -90,7 +92,7 @@ class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, S
         return read_regular_file(path, self._root_path(path))[0]
 
     def open(self, ref: SessionRef) -> OpenedSession:
-        files = self._files(ref)
+        files = self._files(ref) or self.kept_files(ref)
         if files is None:
             raise NotFoundError(f"No Gemini CLI session {ref.session_id} in any root "
                                 f"({', '.join(str(root.path) for root in self.roots)}).")
@@ -108,8 +110,8 @@ class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, S
                                     "is incomplete, probably being written; it was skipped"))
         warnings.extend(Problem(str(path), "note", note) for note in notes)
         fields = fold_of(chat).result()
-        return OpenedSession(ref, path, len(data), hashlib.sha256(data).hexdigest(), transcript, warnings,
-                             GeminiSession(chat, fields, files), agent_title=chat.summary)
+        return self.noted_kept(OpenedSession(ref, path, len(data), hashlib.sha256(data).hexdigest(), transcript,
+                                             warnings, GeminiSession(chat, fields, files), agent_title=chat.summary))
 
     @staticmethod
     def _session(opened: OpenedSession) -> GeminiSession:
@@ -122,8 +124,8 @@ class GeminiSource(GeminiWriting, Metered, Sender, Creator, Forking, Trashing, S
         return substitute(self.settings.sources.gemini.resume, session_id=ref.session_id, workspace=workspace or "")
 
     def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
+        notes = self.kept_back(ref, for_exec=for_exec)
         opened = self.open(ref)
-        notes = []
         session = self._session(opened)
         if session.fields.hidden_by_agent:
             notes.append("Gemini CLI's own list does not show this session (a subagent's, or nothing it would "

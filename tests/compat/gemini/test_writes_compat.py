@@ -6,7 +6,8 @@ with exactly the kept turns (captured at the fake server) while the original's b
 continues; `reprise rm` and `reprise trash restore` give back a session the client resumes, and while it
 is in the trash the client cannot; `reprise new` names an id the client starts a session on; and a
 session Reprise kept survives the client's own sweep (a 1-day `maxAge`, the session's `lastUpdated`
-backdated): the client deletes the original, Reprise's copy put back is resumed again."""
+backdated): the client deletes the original, Reprise still lists and shows it from its copy, and a
+resume puts the copy back where the client resumes it again."""
 
 from __future__ import annotations
 
@@ -208,7 +209,21 @@ def test_a_kept_session_survives_the_clients_own_sweep(gemini_bin, capsys, monke
         ref = SessionRef(rows[old]["workspace_key"], old, "gemini")
         copy = read_kept(Archive(OwnPaths(Path(os.environ["REPRISE_DATA_DIR"]), "gemini")), ref)
         assert copy == before
-        path.write_bytes(copy)   # put back by hand, as Reprise's hint says
+        listed = {row["session_id"]: row for row in reprise(capsys, "list", "--source", "gemini")["sessions"]}
+        assert listed[old]["kept"] and listed[old]["workspace_path"] == str(alpha)   # from the kept copy
+        assert listed[old]["warning"].startswith("Gemini CLI deleted its file")
+        assert [turn["user_message"] for turn in reprise(capsys, "show", old)["transcript"]["turns"]] == \
+            ["An old plan MARKold"]
+        # The way back: a resume puts the kept file back where the client had it, then runs the client
+        # (its program named by an absolute path: the plan puts files back only when it can run).
+        command = json.dumps([node(), str(gemini_bin)])[1:-1]
+        Path(os.environ["REPRISE_CONFIG"]).write_text(
+            f'[sources.gemini]\nresume = [{command}, "--resume", "{{session_id}}"]\n')
+        from reprise.core.service import Service
+
+        plan = Service.from_environment(workspace=str(alpha)).resume_plan(ref)
+        assert plan.program_missing is None and plan.cwd == str(alpha) and old in plan.argv
+        assert path.read_bytes() == before and any("put the copy it kept back" in note for note in plan.notes)
         resumed = ok(live.one(prompt_step("Back again MARKback", alpha, resume=old)))
         assert texts(resumed.turns[-1])[:2] == [("user", "An old plan MARKold"), ("model", reply("old"))]
     finally:
