@@ -36,8 +36,8 @@ from ..uuid_ids import is_uuid
 from .fields import GeminiFields, ListingFold, orjson_exact
 from .layout import (
     CHATS,
-    PROJECT_ROOT,
     PREFIX,
+    PROJECT_ROOT,
     SUFFIXES,
     GeminiRoot,
     Registry,
@@ -49,8 +49,8 @@ from .layout import (
     read_registry,
 )
 from .legacy import legacy_chat
-from .retention import FileFacts, facts_text, file_facts, recorded_time, talks
 from .lines import Chat, Parsed, chat_of_bytes, line_kind, parse_chat
+from .retention import FileFacts, facts_text, file_facts, recorded_time, talks
 from .windows import token_limit
 from .workspaces import GeminiRule, key_of
 
@@ -284,10 +284,10 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         marker = self._marker(project)
         if marker is not None:
             return marker   # the registry is not asked (`folder_of_project`)
-        if registries is None:
-            registry = self.registry(root)
-        elif (registry := registries.get(root.path)) is None:
-            registry = registries[root.path] = self.registry(root)
+        known = registries.get(root.path) if registries is not None else None
+        registry = known if known is not None else self.registry(root)
+        if registries is not None:
+            registries[root.path] = registry
         return folder_of_project(project.rpartition("/")[2], None, registry.folders)
 
     def _marker(self, project: str) -> str | None:

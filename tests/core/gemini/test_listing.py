@@ -311,7 +311,8 @@ def test_a_new_listing_takes_the_project_s_marker_and_key_from_the_names_while_t
     """The names stored with a folder give the next listing (a new process) its project's folder and
     key without reading the marker or resolving the folder; a marker rewritten is read again."""
     from reprise.core import folder_scan
-    from reprise.core.sources.gemini import layout, listing as listing_module
+    from reprise.core.sources.gemini import layout
+    from reprise.core.sources.gemini import listing as listing_module
 
     monkeypatch.setattr(folder_scan, "_RACY_NS", 0)
     root = store_copy("store-0.61.0", tmp_path)
@@ -319,7 +320,8 @@ def test_a_new_listing_takes_the_project_s_marker_and_key_from_the_names_while_t
     scanned = listing_of(root, tmp_path).file_stats(str(chats))
     assert scanned.names is not None
     read: list[object] = []
-    monkeypatch.setattr(listing_module, "marker_folder", lambda project: read.append(project) or layout.marker_folder(project))
+    monkeypatch.setattr(listing_module, "marker_folder",
+                        lambda project: read.append(project) or layout.marker_folder(project))
     monkeypatch.setattr(listing_module, "workspace_key", lambda folder: read.append(folder) or workspace_key(folder))
     again = listing_of(root, tmp_path)
     again.file_stats(str(chats), scanned.names)
