@@ -53,6 +53,7 @@ class SessionRow:
     pinned: bool = False
     details: ListingFields | None = None   # None until loaded
     session_id: str | None = None   # the session's id when it is not its file id (`file_is_session` False)
+    sweep_facts: str | None = None   # what the agent's sweep needs of it, as its read found it (`ListingFields`)
 
     def __repr__(self) -> str:
         return f"SessionRow({self.source!r}, {self.workspace_key!r}, {self.file_id!r})"

@@ -439,15 +439,14 @@ class Service:
             kept = ({(ref.workspace_key, ref.session_id): version
                      for ref, version in cast(Keeping, source).kept_versions().items()}
                     if Keeping in source.roles else {})
-            mine = [row for row in rows if row.source == name]
+            listed = mine = [row for row in rows if row.source == name]
             if kept:
                 for row in mine:
                     version = kept.get((row.workspace_key, row.id))
                     row.kept = version is not None and (version == (row.size, row.mtime_ns) or row.group == "kept")
                 mine = [row for row in mine if not row.kept]
-            deletion = cast(Swept, source).deletion
-            for row in mine:
-                row.agent_deletion = deletion(row.path, row.mtime_ns, now)
+            for row, deletion in zip(mine, cast(Swept, source).deletions(mine, listed, now), strict=True):
+                row.agent_deletion = deletion
 
     def keep(self, ref: SessionRef) -> KeepReport:
         """Copy a session (and its sidecar files) into Reprise's archive, out of its agent's clean-up."""

@@ -74,6 +74,7 @@ class ListingFields:
     warning: str | None = None
     agent_title: str | None = None   # the title the agent itself keeps (Claude Code's custom or AI title)
     context_window: int | None = None   # the window the agent recorded for the session (Codex), its meter's too
+    sweep_facts: str | None = None   # what the agent's own sweep needs of the session, as the read found it
 
 
 @dataclass(slots=True)

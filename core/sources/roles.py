@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from abc import abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -30,6 +30,7 @@ if TYPE_CHECKING:   # the role signatures name the sources' models; nothing is n
     from ..paths import SessionRef
     from ..problems import Problem
     from ..retention import PruneSelection
+    from ..rows import SessionRow
     from ..transcript import Transcript
     from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
     from ..trimming import RestoreResult, TrimOptions, TrimResult
@@ -225,6 +226,13 @@ class Swept(Protocol):
     @abstractmethod
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
         """When the agent itself will delete this file; None if never."""
+
+    def deletions(self, rows: Sequence[SessionRow], listed: Sequence[SessionRow], now: float
+                  ) -> list[AgentDeletion | None]:
+        """When the agent deletes each of these rows' sessions (as `deletion`), from what their reads
+        stored where the sweep can tell from that; `listed`: every row of the source in the listing,
+        these among them (a sweep that ranks a folder's sessions counts the others)."""
+        return [self.deletion(row.path, row.mtime_ns, now) for row in rows]
 
 
 @runtime_checkable

@@ -158,4 +158,4 @@ def test_the_generated_code_is_the_table_s(tmp_path):
     assert all(f"{column.name} {column.sql}" in LAYOUT.table for column in COLUMNS)
     assert set(LAYOUT.figures(ListingFields(session_id="s", workspace_key="k", turns=3), FractalListing(
         Store(tmp_path))).items()) == {("hidden_by_agent", False), ("context_window", None), ("turns", 3),
-                                       ("context_tokens", 0), ("session_id", None)}
+                                       ("context_tokens", 0), ("session_id", None), ("sweep_facts", None)}

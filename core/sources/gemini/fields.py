@@ -88,6 +88,7 @@ class GeminiFields(FoldedFields):
     errors: int              # the error and warning messages Gemini CLI recorded
     context_turn: int        # the turn (from 1) the measured context was read after
     is_session: bool         # its lines name the session (else the client reads it as one JSON document)
+    last_updated: str | None = None   # the session's recorded `lastUpdated` (what the client's sweep ages it by)
 
 
 class ListingFold:
@@ -143,7 +144,7 @@ class ListingFold:
             hidden_by_agent=kind == "subagent" or not resumable, project_hash=_text(metadata, "projectHash"),
             kind=kind, summary=_text(metadata, "summary") or None, started_at=_text(metadata, "startTime"),
             rewound=self.merge.rewinds > 0, errors=errors, context_turn=context_turn,
-            is_session=self.merge.is_session)
+            is_session=self.merge.is_session, last_updated=_text(metadata, "lastUpdated"))
 
     def to_bytes(self) -> bytes:
         merge = self.merge

@@ -28,9 +28,11 @@ from ..jsonl_listing import JsonlListing
 from ..kept_listing import KEPT, KeptOnly, put_back
 from .fields import GeminiFields, orjson_exact
 from .keep import KEEP, kept_path, kept_session
+from .layout import Registry
 from .legacy import legacy_chat
 from .lines import Chat, chat_of_bytes
 from .listing import GeminiListing, SessionFiles
+from .retention import FileFacts
 from .workspaces import GeminiRule
 
 AGENT = "Gemini CLI"
@@ -40,8 +42,8 @@ class KeptRule(GeminiRule):
     """The `mapped` rule, with the kept group among the groups of each workspace one of its sessions is of."""
 
     def __init__(self, groups: Callable[[], list[str]], folders: Callable[[], Mapping[str, str]],
-                 kept_keys: Callable[[], set[str]]):
-        super().__init__(groups, folders)
+                 key_of_folder: Callable[[str], str], kept_keys: Callable[[], set[str]]):
+        super().__init__(groups, folders, key_of_folder)
         self._kept_keys = kept_keys
 
     def groups_for(self, keys: Collection[str] | None) -> list[str] | None:
@@ -58,7 +60,7 @@ class KeptListing(GeminiListing):
         super().__init__(roots, own_paths)
         self.kept = KeptOnly(own_paths, KEEP)
         self._own_prefix = f"{own_paths.root}/"
-        self._rule = KeptRule(self.groups, self.folders, self._kept_keys)
+        self._rule = KeptRule(self.groups, self.folders, self.key_of_folder, self._kept_keys)
 
     def _kept_keys(self) -> set[str]:
         if self.kept.paths is None:
@@ -68,8 +70,8 @@ class KeptListing(GeminiListing):
     def groups(self) -> list[str]:
         return super().groups() + self.kept.groups()
 
-    def folder_of_group(self, group: str) -> str | None:
-        return None if group == KEPT else super().folder_of_group(group)
+    def folder_of_group(self, group: str, registries: dict[Path, Registry] | None = None) -> str | None:
+        return None if group == KEPT else super().folder_of_group(group, registries)
 
     def root_path(self, path: str | Path) -> Path:
         if str(path).startswith(self._own_prefix):
@@ -115,10 +117,10 @@ class KeptListing(GeminiListing):
         return super().read_listing(file, now_ns)
 
     def _row(self, file: SessionFile, found: GeminiFields, size: int, mtime_ns: int, warnings: list[str],
-             now_ns: int, digest: str, carry: bytes | None) -> ListedFile:
+             now_ns: int, digest: str, carry: bytes | None, files: list[FileFacts]) -> ListedFile:
         if file.group == KEPT:
             warnings = [self.kept.note, *warnings]
-        return super()._row(file, found, size, mtime_ns, warnings, now_ns, digest, carry)
+        return super()._row(file, found, size, mtime_ns, warnings, now_ns, digest, carry, files)
 
     def read_chat(self, path: Path, exact: Exact = orjson_exact) -> tuple[bytes, Chat]:
         kept = self.kept_of(path)

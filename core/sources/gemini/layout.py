@@ -21,6 +21,7 @@ import functools
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,8 +132,8 @@ class GeminiRoot(StoreRoot):
         with entries:
             for entry in entries:
                 try:
-                    if entry.is_dir(follow_symlinks=False) and os.path.isdir(os.path.join(entry.path, CHATS)) \
-                            and not os.path.islink(os.path.join(entry.path, CHATS)):
+                    if entry.is_dir(follow_symlinks=False) \
+                            and stat.S_ISDIR(os.lstat(os.path.join(entry.path, CHATS)).st_mode):   # not a link
                         found.append(entry.name)
                 except OSError:
                     continue

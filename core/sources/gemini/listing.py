@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import RepriseError
-from ...folder_scan import FolderNames, FolderStats, scan_folder
-from ...paths import OwnPaths
+from ...folder_scan import FolderNames, FolderStats, opened_folder, scan_folder
+from ...paths import OwnPaths, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ..agent_json import Exact
@@ -35,7 +35,9 @@ from ..jsonl_listing import listing_fields as agent_fields
 from ..uuid_ids import is_uuid
 from .fields import GeminiFields, ListingFold, orjson_exact
 from .layout import (
+    CHATS,
     PREFIX,
+    PROJECT_ROOT,
     SUFFIXES,
     GeminiRoot,
     Registry,
@@ -48,6 +50,7 @@ from .layout import (
 )
 from .legacy import legacy_chat
 from .lines import Chat, Parsed, chat_of_bytes, line_kind, parse_chat
+from .retention import FileFacts, facts_text, file_facts, recorded_time, talks
 from .windows import token_limit
 from .workspaces import GeminiRule, key_of
 
@@ -112,7 +115,8 @@ def joined(names: list[str], stats: dict[str, tuple[int, int]]) -> tuple[dict[st
         if isinstance(group, str):
             rows[group] = stats.get(group, missing)
             continue
-        files = main_first(group)
+        # several files share an id only in the client's own names (one width): by name, unless a `.json`
+        files = main_first(group) if any(name.endswith(".json") for name in group) else sorted(group)
         rows[files[0]] = join_stats([stats.get(name, missing) for name in files])
         others[files[0]] = files[1:]
     return rows, others
@@ -149,6 +153,76 @@ def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, in
     return found
 
 
+# The names of a `chats/` folder the catalog stores for its next scan: {name: name} of each row's file and
+# subagents' folder, {_STUB + name of a row's file: "<mtime_ns>"}: the newest mtime of the session's other
+# files (its stubs; "" when none could be stat'ed), with which the row's stat is joined (`join_stats`).
+_STUB = "\0"
+# And what the next listing need not read again of the group's project while the folder holds:
+# {_MARKER: "<size> <mtime_ns> <ino>\0<folder>" of its `.project_root` ("" when absent), _KEY: "<folder>\0<key>"}.
+_FORM, _FORM_VERSION = "\0form", "2"
+_MARKER, _KEY = "\0\0marker", "\0\0key"
+
+
+def stored_names(names: list[str], others: dict[str, list[str]], stats: dict[str, tuple[int, int]]) -> dict[str, str]:
+    """The names a scan read, as the catalog stores them for the next: each row's stubs by their newest
+    mtime."""
+    stubs = {name for more in others.values() for name in more}
+    stored = {_FORM: _FORM_VERSION}
+    for name in names:
+        if name not in stubs:
+            stored[name] = name
+    for main, more in others.items():
+        mtimes = [mtime for size, mtime in (stats.get(name, (-1, -1)) for name in more) if size >= 0]
+        stored[_STUB + main] = str(max(mtimes)) if mtimes else ""
+    return stored
+
+
+def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
+    """The rows' stats of a folder whose stamp is the one `known` was read at: its rows' files stat'ed,
+    each joined with its stubs' stored stats; None when the folder is to be read again (changed, a
+    file gone, a name the catalog should not hold)."""
+    try:
+        fd = opened_folder(group)
+    except OSError:
+        return None
+    stats: dict[str, tuple[int, int]] = {}
+    stubs: dict[str, str] = {}
+    folders: list[str] = []
+    try:
+        info = os.fstat(fd)
+        if (info.st_ino, info.st_mtime_ns, info.st_ctime_ns) != known.stamp:
+            return None
+        for key, value in known.names.items():
+            if key.startswith(_STUB):
+                stubs[key[1:]] = value
+            elif "/" in key or key in (".", ".."):
+                return None
+            elif not key.startswith(PREFIX):
+                folders.append(key)   # a subagents' folder
+            else:
+                try:
+                    found = os.stat(key, dir_fd=fd)
+                    stats[key] = (found.st_size, found.st_mtime_ns)
+                except FileNotFoundError:
+                    return None
+                except OSError:
+                    stats[key] = (-1, -1)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    rows = stats   # each joined with its stubs (`join_stats`: their newest mtime, unless its own is unknown)
+    for name, newest in stubs.items():
+        stat = rows.get(name)
+        if stat is not None and newest and stat[0] >= 0:
+            if not newest.isdigit():
+                return None   # not as this version stores it
+            rows[name] = (stat[0], max(stat[1], int(newest)))
+    if folders:
+        rows.update(orphan_subagents(group, folders, rows))
+    return FolderStats(rows, group, None, known)
+
+
 class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     """Gemini CLI's stores under their roots, as the catalog lists them: a group is one project's
     `chats/` folder, mapped to the project's folder by the client's own map."""
@@ -164,7 +238,10 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         self._registries: dict[Path, Registry] = {}
         self._markers: dict[str, tuple[tuple[int, int, int] | None, str | None]] = {}
         self._members: dict[str, Members] = {}
-        self._rule = GeminiRule(self.groups, self.folders)
+        self._groups: list[str] | None = None        # as the last listing began
+        self._folders: dict[str, str] | None = None   # {group: folder} of those groups, once per listing
+        self._folder_keys: dict[str, str] = {}
+        self._rule = GeminiRule(self.groups, self.folders, self.key_of_folder)
 
     @property
     def workspaces(self) -> GeminiRule:
@@ -184,40 +261,60 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     # --- projects and their folders --------------------------------------------------------------
 
     def groups(self) -> list[str]:
-        return [str(root.chats_of(slug)) for root in self.roots for slug in root.project_folders()]
+        # A listing asks for the groups first: the client's map (projects.json, the markers) is read, or
+        # its stats checked, once for it, not once for each workspace the catalog asks the folder of.
+        self._groups = [f"{tmp}/{slug}/{CHATS}" for root in self.roots if (tmp := str(root.tmp))
+                        for slug in root.project_folders()]
+        self._folders = None
+        return self._groups
 
     def registry(self, root: GeminiRoot) -> Registry:
         """The root's `projects.json`, read again only when its stat changed."""
         found = self._registries[root.path] = read_registry(root.projects, self._registries.get(root.path))
         return found
 
-    def folder_of_group(self, group: str) -> str | None:
-        """The folder a project's `chats/` folder stands for (`layout.folder_of_project`), or None."""
-        project = Path(group).parent
+    def folder_of_group(self, group: str, registries: dict[Path, Registry] | None = None) -> str | None:
+        """The folder a project's `chats/` folder stands for (`layout.folder_of_project`), or None.
+        `registries`: each root's `projects.json` as read for this listing (filled when asked)."""
+        project = group.rpartition("/")[0]
         try:
             root = self.root_of(group)
         except RepriseError:
             return None
-        return folder_of_project(project.name, self._marker(project), self.registry(root).folders)
+        marker = self._marker(project)
+        if marker is not None:
+            return marker   # the registry is not asked (`folder_of_project`)
+        known = registries.get(root.path) if registries is not None else None
+        registry = known if known is not None else self.registry(root)
+        if registries is not None:
+            registries[root.path] = registry
+        return folder_of_project(project.rpartition("/")[2], None, registry.folders)
 
-    def _marker(self, project: Path) -> str | None:
-        """The project's `.project_root`, read again only when its stat changed."""
-        key = str(project)
+    def _marker(self, project: str) -> str | None:
+        """The project's `.project_root` (`project`: its `tmp/<slug>` folder), read again only when its
+        stat changed."""
+        key = project
         try:
-            info = os.stat(project / ".project_root")
+            info = os.stat(f"{project}/{PROJECT_ROOT}")
             stamp: tuple[int, int, int] | None = (info.st_size, info.st_mtime_ns, info.st_ino)
         except OSError:
             stamp = None
         known = self._markers.get(key)
         if known is not None and known[0] == stamp:
             return known[1]
-        folder = marker_folder(project) if stamp is not None else None
+        folder = marker_folder(Path(project)) if stamp is not None else None
         self._markers[key] = (stamp, folder)
         return folder
 
     def folders(self) -> dict[str, str]:
-        """{group: folder} of every group whose folder the client's map gives."""
-        return {group: folder for group in self.groups() if (folder := self.folder_of_group(group)) is not None}
+        """{group: folder} of every group whose folder the client's map gives, as the last listing
+        began (read now when no listing has)."""
+        if self._folders is None:
+            groups = self._groups if self._groups is not None else self.groups()
+            registries: dict[Path, Registry] = {}   # each root's, read once when a project has no marker
+            self._folders = {group: folder for group in groups
+                             if (folder := self.folder_of_group(group, registries)) is not None}
+        return self._folders
 
     def key_of_group(self, group: str) -> str:
         return key_of(group, self.folder_of_group(group))
@@ -228,15 +325,58 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
     # --- files ---------------------------------------------------------------------------------------
 
     def file_stats(self, group: str, known: FolderNames | None = None) -> FolderStats:
-        scanned = scan_folder(group, "Gemini CLI chats folder", _member, known)
+        """The rows' stats of a `chats/` folder. While the folder's stamp holds (no file added,
+        removed or renamed), only the files the rows are read from are stat'ed: a resume's stub is
+        written once, and its stat is the one the names stored (`stored_names`)."""
+        if known is not None and known.stamp is not None and known.names.get(_FORM) == _FORM_VERSION:
+            held = _held_stats(group, known)
+            if held is not None:
+                self._recall(group, known.names)
+                return held
+        scanned = scan_folder(group, "Gemini CLI chats folder", _member)
         if scanned.problem is not None:
             return scanned
         names = list(scanned.stats)
         rows, others = joined(names, scanned.stats)
         rows.update(orphan_subagents(group, names, rows))
-        if scanned.names is not None and scanned.names.stamp is not None:
-            self._members[group] = Members(scanned.names.stamp, others)
-        return FolderStats(rows, scanned.directory, None, scanned.names)
+        read = scanned.names
+        if read is not None and read.stamp is not None:
+            self._members[group] = Members(read.stamp, others)
+            read = FolderNames(read.stamp, {**stored_names(names, others, scanned.stats), **self._remembered(group)})
+        return FolderStats(rows, scanned.directory, None, read)
+
+    def _remembered(self, group: str) -> dict[str, str]:
+        """What the next listing need not read again of the group's project while its `chats/` folder
+        holds: its marker's stamp and folder (checked by its stat), and its folder's workspace key."""
+        project = group.rpartition("/")[0]
+        folder = self.folder_of_group(group)   # the marker read into `_markers`
+        stamp, marked = self._markers.get(project, (None, None))
+        entries = {_MARKER: "" if stamp is None else f"{stamp[0]} {stamp[1]} {stamp[2]}\0{marked or ''}"}
+        if folder is not None:
+            entries[_KEY] = f"{folder}\0{self.key_of_folder(folder)}"
+        return entries
+
+    def _recall(self, group: str, names: dict[str, str]) -> None:
+        """What `_remembered` stored of the group's project, taken as this listing's until its check fails."""
+        marker, key = names.get(_MARKER), names.get(_KEY)
+        project = group.rpartition("/")[0]
+        if marker is not None and project not in self._markers:
+            stamp, _, folder = marker.partition("\0")
+            parts = stamp.split()
+            if len(parts) == 3 and all(part.isdigit() for part in parts):
+                self._markers[project] = ((int(parts[0]), int(parts[1]), int(parts[2])), folder or None)
+            elif not marker:
+                self._markers[project] = (None, None)
+        if key:
+            folder, _, known = key.partition("\0")
+            self._folder_keys.setdefault(folder, known)
+
+    def key_of_folder(self, folder: str) -> str:
+        """The workspace key of a project's folder (`paths.workspace_key`), worked out once a folder."""
+        key = self._folder_keys.get(folder)
+        if key is None:
+            key = self._folder_keys[folder] = workspace_key(folder)
+        return key
 
     def file_path(self, group: str, file_id: str) -> str:
         return f"{group}/{file_id}"
@@ -262,16 +402,6 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
                 self._members[group] = members
         return members.others.get(file.file_id, [])
 
-    def _stat_others(self, group: Path, others: list[str]) -> list[tuple[int, int]]:
-        found = []
-        for name in others:
-            try:
-                info = os.stat(group / name, follow_symlinks=False)
-                found.append((info.st_size, info.st_mtime_ns))
-            except OSError:
-                found.append((-1, -1))
-        return found
-
     # --- a row ---------------------------------------------------------------------------------------
 
     def read_listing(self, file: SessionFile, now_ns: int) -> ListedFile:
@@ -290,9 +420,12 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         found = read.fold.result()
         if not found.is_session:   # the client reads such a file as one JSON document
             return self._whole_listed(file, now_ns)
-        size, mtime_ns, notes = self._joined_stat(file, read.size, read.mtime_ns, found.session_id)
+        size, mtime_ns, notes, others = self._joined_stat(file, read.size, read.mtime_ns, found.session_id)
         digest = row_digest(read, f"{size}|{mtime_ns}")
-        return self._row(file, found, size, mtime_ns, [*read.warnings, *notes], now_ns, digest, read.carry.to_bytes())
+        main = _main_facts(file, read.size, read.mtime_ns, found.last_updated,
+                           talks(read.size, found.session_id, found.kind, not found.hidden_by_agent))
+        return self._row(file, found, size, mtime_ns, [*read.warnings, *notes], now_ns, digest, read.carry.to_bytes(),
+                         [main, *others])
 
     def _whole_listed(self, file: SessionFile, now_ns: int) -> ListedFile:
         """The row of a file read whole: a `.json` session, or a file whose lines never name one."""
@@ -309,32 +442,38 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             return ListedFile(key, file.file_id, file.path, file.size, file.mtime_ns, Problem(file.path, code, message))
         self.bytes_read += len(data)
         chat = legacy_chat(data) if file.path.endswith(".json") else chat_of_bytes(data)
-        size, mtime_ns, notes = self._joined_stat(file, len(data), info.st_mtime_ns,
-                                                  chat.session_id if chat is not None else None)
+        size, mtime_ns, notes, others = self._joined_stat(file, len(data), info.st_mtime_ns,
+                                                          chat.session_id if chat is not None else None)
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         if chat is None or not chat.legacy:
             problem = Problem(file.path, "no_session", "neither its lines nor the whole file name a session "
                               "(sessionId and projectHash): Gemini CLI does not list it" if data.strip()
                               else "the session file is empty")
             return ListedFile(key, file.file_id, file.path, size, mtime_ns, problem, settled(now_ns, mtime_ns), digest)
-        return self._row(file, fold_of(chat).result(), size, mtime_ns, [*chat.warnings, *notes], now_ns, digest, None)
+        loaded = chat_of_bytes(data) if file.path.endswith(".json") else chat   # what the client's sweep loads
+        main = _main_facts(file, len(data), info.st_mtime_ns, _text(chat.metadata, "lastUpdated"),
+                           talks(len(data), loaded.session_id, loaded.kind, loaded.has_resumable_content))
+        return self._row(file, fold_of(chat).result(), size, mtime_ns, [*chat.warnings, *notes], now_ns, digest, None,
+                         [main, *others])
 
     def _joined_stat(self, file: SessionFile, size: int, mtime_ns: int, session_id: str | None
-                     ) -> tuple[int, int, list[str]]:
-        """The row's stat (the file read, with the session's other files, as `file_stats` joins them)
-        and what to say of another file that names another session."""
+                     ) -> tuple[int, int, list[str], list[FileFacts]]:
+        """The row's stat (the file read, with the session's other files, as `file_stats` joins them),
+        what to say of another file that names another session, and the other files' facts for the
+        client's sweep (`retention.file_facts`: a resume's stubs are a few KB, read with their row)."""
         others = self.others_of(file)
         if not others:
-            return size, mtime_ns, []
+            return size, mtime_ns, [], []
         group = Path(file.path).parent
-        joined_size, joined_mtime = join_stats([(size, mtime_ns), *self._stat_others(group, others)])
+        facts = [file_facts(group / name) for name in others]
+        joined_size, joined_mtime = join_stats([(size, mtime_ns), *((fact[1], fact[2]) for fact in facts)])
         notes = []
         for name in others:
             named = self._session_named(group / name)
             if named is not None and session_id is not None and named != session_id:
                 notes.append(f"{name} holds session {named[:40]!r}, not this one; it is listed with it (their "
                              "names share the id's first 8 characters)")
-        return joined_size, joined_mtime, notes
+        return joined_size, joined_mtime, notes, facts
 
     def _session_named(self, path: Path) -> str | None:
         """The session id the first header of a small file names; None when it cannot be told."""
@@ -346,7 +485,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         return named if isinstance(named, str) else None
 
     def _row(self, file: SessionFile, found: GeminiFields, size: int, mtime_ns: int, warnings: list[str],
-             now_ns: int, digest: str, carry: bytes | None) -> ListedFile:
+             now_ns: int, digest: str, carry: bytes | None, files: list[FileFacts]) -> ListedFile:
         group = self._group_of(file)
         folder = self.folder_of_group(group)
         key = key_of(group, folder)
@@ -364,6 +503,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         fields = agent_fields(found, file.file_id, key, folder=folder, window=window, hidden=found.hidden_by_agent,
                               warning="; ".join(notes) or None, agent_title=found.summary)
         fields.session_id = session_id or ""
+        fields.sweep_facts = facts_text(files)
         return ListedFile(key, file.file_id, file.path, size, mtime_ns, fields, settled(now_ns, mtime_ns), digest,
                           carry)
 
@@ -444,6 +584,16 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         except (FileNotFoundError, ReadProblem, OSError, RepriseError):
             return None
         return chat_search_records(chat, chat.session_id or file.file_id)
+
+
+def _main_facts(file: SessionFile, size: int, mtime_ns: int, updated: str | None, talking: bool) -> FileFacts:
+    """The facts of the file the row was read from, for the client's sweep (`retention.FileFacts`)."""
+    return file.path.rpartition("/")[2], size, mtime_ns, recorded_time(updated), talking
+
+
+def _text(metadata: dict[str, object], key: str) -> str | None:
+    value = metadata.get(key)
+    return value if isinstance(value, str) else None
 
 
 def fold_of(chat: Chat) -> ListingFold:

@@ -30,10 +30,12 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from ...problems import Problem
 from ...session_files import ReadProblem, read_head
@@ -42,6 +44,9 @@ from ...times import whole_span as _span
 from .. import agent_json
 from ..base import AgentDeletion
 from .layout import CHATS, TMP, is_session_name, join_id, marker_folder
+
+if TYPE_CHECKING:
+    from ...rows import SessionRow
 
 AGENT = "Gemini CLI"
 DAY_S = 86400.0
@@ -384,7 +389,63 @@ def has_conversation(path: Path) -> bool:
     if size > MAX_STUB_BYTES:
         return True
     chat = chat_of_bytes(data)
-    return bool(chat.session_id) and chat.kind != "subagent" and chat.has_resumable_content
+    return talks(size, chat.session_id, chat.kind, chat.has_resumable_content)
+
+
+def talks(size: int, session_id: str | None, kind: str | None, resumable: bool) -> bool:
+    """`has_conversation` of a file of `size` bytes whose lines, merged, name this session id and
+    kind and hold (or not) a message the client resumes."""
+    return size > MAX_STUB_BYTES or (bool(session_id) and kind != "subagent" and resumable)
+
+
+# --- what a listing stores of a session for the sweep --------------------------------------------
+
+# One file of a session as the row stores it: its name, size, mtime_ns, `lastUpdated` (seconds; None
+# without one) and whether it holds conversation (`has_conversation`); the file the client resumes first.
+FileFacts = tuple[str, int, int, "float | None", bool]
+
+
+def recorded_time(text: str | None) -> float | None:
+    """A recorded `lastUpdated` in seconds (None: none, or not a date)."""
+    moment = parse_time(text) if text else None
+    return moment.timestamp() if moment is not None else None
+
+
+def file_facts(path: Path) -> FileFacts:
+    """The facts of a session file the listing does not read itself (a resume's stub): read now."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return path.name, -1, -1, None, False
+    return path.name, info.st_size, info.st_mtime_ns, last_updated(path), has_conversation(path)
+
+
+def facts_text(files: list[FileFacts]) -> str:
+    """What the sweep needs of a session's files (the one the client resumes first), as the catalog
+    stores it with the row: `[lastUpdated of the first, the first file without conversation (its name
+    and mtime_ns) or null, null, every file's lastUpdated]` (`SessionFacts`)."""
+    empty = next(([name, mtime] for name, _, mtime, _, talking in files if not talking), None)
+    return orjson.dumps([files[0][3] if files else None, *(empty or (None, None)),
+                         [at for _, _, _, at, _ in files]]).decode()
+
+
+# What `facts_text` stored of a session, by position: its `lastUpdated`, the first of its files without
+# conversation (None: none), that file's mtime_ns, and every file's `lastUpdated` (a list: made for each
+# row of each listing, where a named tuple costs its construction).
+SessionFacts = list[Any]
+UPDATED, EMPTY, EMPTY_MTIME, UPDATES = range(4)
+
+
+def facts_of(text: str | None) -> SessionFacts | None:
+    """The facts `facts_text` stored (None: none stored, or not as this version stores them). Run for
+    every row of every listing: the catalog's own text, its shape checked, its values where used."""
+    if not text:
+        return None
+    try:
+        found = orjson.loads(text)
+    except ValueError:
+        return None
+    return found if isinstance(found, list) and len(found) == 4 else None
 
 
 class Sweeps:
@@ -401,6 +462,8 @@ class Sweeps:
         self._updated: dict[str, tuple[int, int, float | None]] = {}
         self._talking: dict[str, tuple[int, int, bool]] = {}
         self._folders: dict[tuple[Path, float], _Folder] = {}
+        self._trusting: dict[Path, bool] = {}
+        self._texts = {str(store): store for store in self.stores}
 
     def store_of(self, chats: Path) -> Path | None:
         """The store whose `tmp/<slug>/chats/` folder this is, or None."""
@@ -413,9 +476,36 @@ class Sweeps:
         if store is None:
             return None
         if chats not in self._policies:
-            folder = marker_folder(chats.parent)
-            self._policies[chats] = read_policy(store, Path(folder) if folder else None, system=self.system)
+            if self._may_trust(store):
+                folder = marker_folder(chats.parent)
+                self._policies[chats] = read_policy(store, Path(folder) if folder else None, system=self.system)
+            else:   # no folder's own settings apply: the store's policy, read once
+                self._policies[chats] = self._policies.get(store) or read_policy(store, None, system=self.system)
+                self._policies[store] = self._policies[chats]
         return self._policies[chats]
+
+    def _policy_of_text(self, chats: str) -> SweepPolicy | None:
+        """`policy` of a `chats/` folder named by its text (a listing's rows name a few hundred)."""
+        head, _, slug = chats.removesuffix(f"/{CHATS}").rpartition(f"/{TMP}/")
+        store = self._texts.get(head) if slug and "/" not in slug and chats.endswith(f"/{CHATS}") else None
+        if store is None:
+            return None
+        if not self._may_trust(store):
+            return self.policy(store / TMP / slug / CHATS) if store not in self._policies else self._policies[store]
+        return self.policy(Path(chats))
+
+    def _may_trust(self, store: Path) -> bool:
+        """Whether the client may apply a folder's own settings in this store (`trusted`): folder trust
+        is off in the user's settings, or `trustedFolders.json` trusts some folder. When not, every
+        folder's sweep is the store's, read once."""
+        if store not in self._trusting:
+            user, _ = read_settings(store / SETTINGS_NAME)
+            security = user.get("security") if user is not None else None
+            folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
+            rules, _ = read_settings(store / TRUSTED_NAME)
+            self._trusting[store] = (isinstance(folder_trust, dict) and folder_trust.get("enabled") is False) \
+                or any(value in ("TRUST_FOLDER", "TRUST_PARENT") for value in (rules or {}).values())
+        return self._trusting[store]
 
     def updated(self, path: Path, size: int, mtime_ns: int) -> float | None:
         known = self._updated.get(str(path))
@@ -483,6 +573,71 @@ class Sweeps:
             newer = len(stamps) - bisect.bisect_right(stamps, mine) \
                 - sum(self._at(file.parent / name, size, mtime, now) > mine for name, size, mtime in own)
         return policy.deletion(moment, newer, now)
+
+
+    def deletions(self, rows: Sequence[SessionRow], listed: Sequence[SessionRow], now: float
+                  ) -> list[AgentDeletion | None]:
+        """`deletion` of each row, from the facts its listing stored (`facts_text`), no file read: the
+        sessions of a folder ranked (when the policy counts) by the rows `listed` of it. A folder with a
+        row that stored none (a file the listing could not read) is looked at as `deletion` does."""
+        found: list[AgentDeletion | None] = [None] * len(rows)
+        wanted: dict[str, list[int]] = {}
+        for index, row in enumerate(rows):
+            wanted.setdefault(row.path.rpartition("/")[0], []).append(index)
+        folders: dict[str, list[SessionRow]] | None = None
+        for chats, indexes in wanted.items():
+            policy = self._policy_of_text(chats)
+            if policy is None or not policy.sweeps:
+                continue
+            own = [facts_of(rows[index].sweep_facts) for index in indexes]
+            try:
+                if policy.max_count is None:
+                    stamps: list[float] = []
+                else:
+                    if folders is None:
+                        folders = {}
+                        for row in listed:
+                            folders.setdefault(row.path.rpartition("/")[0], []).append(row)
+                    stamps = sorted(_stamps(folders.get(chats, []), now))
+                if any(files is None for files in own):
+                    raise ValueError("a row without the facts")
+                for index, facts in zip(indexes, own, strict=True):
+                    found[index] = None if facts is None else _deletion_of(policy, facts, stamps, now)
+            except (ValueError, TypeError, IndexError):   # no facts, or stored otherwise than this version
+                self._from_files(rows, indexes, now, found)
+        return found
+
+    def _from_files(self, rows: Sequence[SessionRow], indexes: list[int], now: float,
+                    found: list[AgentDeletion | None]) -> None:
+        """`deletion` of these rows read from their files (a row whose read stored no facts)."""
+        for index in indexes:
+            found[index] = self.deletion(rows[index].path, rows[index].mtime_ns, now)
+
+
+def _stamps(rows: list[SessionRow], now: float) -> list[float]:
+    """The `lastUpdated` of every file of these rows' sessions (now for a file without); ValueError when
+    a row stored no facts."""
+    found: list[float] = []
+    for row in rows:
+        facts = facts_of(row.sweep_facts)
+        if facts is None:
+            raise ValueError("a row without the facts")
+        found.extend(now if at is None else float(at) for at in facts[UPDATES])
+    return found
+
+
+def _deletion_of(policy: SweepPolicy, facts: SessionFacts, stamps: list[float], now: float) -> AgentDeletion | None:
+    """`Sweeps.deletion` of a session from what its read stored and every `lastUpdated` of its
+    folder, sorted (now for a file without)."""
+    if facts[EMPTY] is not None:   # due since that file was written (a fixed time, so listings agree)
+        return AgentDeletion(int(facts[EMPTY_MTIME]) / 1e9, _EMPTY.format(name=facts[EMPTY]), True)
+    moment = None if facts[UPDATED] is None else float(facts[UPDATED])
+    newer = None
+    if policy.max_count is not None:
+        mine = now if moment is None else moment
+        newer = len(stamps) - bisect.bisect_right(stamps, mine) \
+            - sum((now if at is None else float(at)) > mine for at in facts[UPDATES])
+    return policy.deletion(moment, newer, now)
 
 
 @dataclass(slots=True)

@@ -30,9 +30,13 @@ def key_of(group: str, folder: str | None) -> str:
 class GeminiRule(MappedRule):
     """The `mapped` rule with an unmapped group named by its slug first (`unmapped_name`)."""
 
-    def __init__(self, groups: Callable[[], list[str]], folders: Callable[[], Mapping[str, str]]):
+    def __init__(self, groups: Callable[[], list[str]], folders: Callable[[], Mapping[str, str]],
+                 key_of_folder: Callable[[str], str] = workspace_key):
         super().__init__(groups, folders)
         self._folders_now = folders
+        self._key_of_folder = key_of_folder   # the listing's, which remembers a folder's key
+        self._keyed_from: Mapping[str, str] | None = None
+        self._keyed: dict[str, str] = {}   # {workspace key: folder} of the map `_keyed_from`
 
     def key_of(self, group: str) -> str:
         return key_of(group, self._folders_now().get(group))
@@ -40,3 +44,14 @@ class GeminiRule(MappedRule):
     def keys(self) -> dict[str, str]:
         folders = self._folders_now()
         return {group: key_of(group, folders.get(group)) for group in self._groups()}
+
+    def folder_of(self, key: str) -> str | None:
+        """The folder of a workspace key (the first the map names with that key): the map keyed once
+        for each map the listing reads, not every folder's key worked out again for each key asked."""
+        folders = self._folders_now()
+        if folders is not self._keyed_from:
+            keyed: dict[str, str] = {}
+            for folder in folders.values():
+                keyed.setdefault(self._key_of_folder(folder), folder)
+            self._keyed, self._keyed_from = keyed, folders
+        return self._keyed.get(key)

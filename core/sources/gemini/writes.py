@@ -20,6 +20,7 @@ from ...meter import MeterResult
 from ...own_files import SessionMeta
 from ...paths import SessionRef
 from ...problems import Problem
+from ...rows import SessionRow
 from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import AgentDeletion, KeepReport
@@ -72,6 +73,10 @@ class GeminiWriting(AgentStoreSource):
 
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:
         return self.sweeps.deletion(path, mtime_ns, now)
+
+    def deletions(self, rows: Sequence[SessionRow], listed: Sequence[SessionRow], now: float
+                  ) -> list[AgentDeletion | None]:
+        return self.sweeps.deletions(rows, listed, now)
 
     def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
         """For `doctor`: the settings files that cannot be read, damaged keep records, what the sweep does

@@ -74,6 +74,42 @@ def test_the_stub_joins_its_session_s_stat(tmp_path):
     assert stats[first.name] == (first.stat().st_size, max(first.stat().st_mtime_ns, stub.stat().st_mtime_ns))
 
 
+def test_while_the_folder_holds_its_files_only_the_rows_files_are_stat_ed(tmp_path, monkeypatch):
+    """The next scan of an unchanged folder stats each row's file (an append is seen) and takes its
+    stubs' stats from the names stored; a file added or removed changes the folder: read again."""
+    import os
+
+    from reprise.core import folder_scan
+
+    monkeypatch.setattr(folder_scan, "_RACY_NS", 0)   # the folder counts as settled at once
+    root = store_copy("store-0.61.0", tmp_path)
+    listing = listing_of(root, tmp_path)
+    chats = root / "tmp" / "alpha" / "chats"
+    first, stub = chats / "session-2026-12-06T19-46-e9b105e8.jsonl", chats / "session-2026-12-06T19-48-e9b105e8.jsonl"
+    scanned = listing.file_stats(str(chats))
+    assert scanned.names is not None and scanned.names.stamp is not None
+    assert scanned.names.names["\0" + first.name] == str(stub.stat().st_mtime_ns)   # its stubs' newest mtime
+    assert stub.name not in scanned.names.names
+    stat_ed: list[str] = []
+    real_stat = os.stat
+
+    def counted(path, *args, **kwargs):
+        stat_ed.append(str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counted)
+    with first.open("a") as handle:
+        handle.write(json.dumps({"$set": {"lastUpdated": "2026-12-06T20:00:00.000Z"}}) + "\n")
+    held = listing.file_stats(str(chats), scanned.names)
+    assert held.names is scanned.names and stub.name not in stat_ed and first.name in stat_ed
+    assert held.stats == listing.file_stats(str(chats)).stats   # what a whole scan gives
+    assert held.stats[first.name][0] == first.stat().st_size
+    stub.unlink()
+    again = listing.file_stats(str(chats), scanned.names)
+    assert again.names is not scanned.names and first.name in again.stats
+    assert again.stats[first.name] == (first.stat().st_size, first.stat().st_mtime_ns)
+
+
 def test_the_source_opens_reads_and_resumes_a_session_by_its_id(tmp_path, settings_for):
     root = store_copy("store-0.61.0", tmp_path)
     source = GeminiSource([root], settings_for(), tmp_path / "data")
@@ -269,3 +305,29 @@ def test_a_json_session_a_resume_moved_to_jsonl_is_one_row_read_from_the_jsonl(t
     row = rows[document["sessionId"]]
     assert row.file_id == f"{old.name}l" and row.turns == 3 and row.fields.last_message == "After the move MARKmoved"
     assert len(rows) == 2
+
+
+def test_a_new_listing_takes_the_project_s_marker_and_key_from_the_names_while_the_marker_holds(tmp_path, monkeypatch):
+    """The names stored with a folder give the next listing (a new process) its project's folder and
+    key without reading the marker or resolving the folder; a marker rewritten is read again."""
+    from reprise.core import folder_scan
+    from reprise.core.sources.gemini import layout
+    from reprise.core.sources.gemini import listing as listing_module
+
+    monkeypatch.setattr(folder_scan, "_RACY_NS", 0)
+    root = store_copy("store-0.61.0", tmp_path)
+    chats = root / "tmp" / "alpha" / "chats"
+    scanned = listing_of(root, tmp_path).file_stats(str(chats))
+    assert scanned.names is not None
+    read: list[object] = []
+    monkeypatch.setattr(listing_module, "marker_folder",
+                        lambda project: read.append(project) or layout.marker_folder(project))
+    monkeypatch.setattr(listing_module, "workspace_key", lambda folder: read.append(folder) or workspace_key(folder))
+    again = listing_of(root, tmp_path)
+    again.file_stats(str(chats), scanned.names)
+    assert again.folder_of_group(str(chats)) == ALPHA and again.key_of_folder(ALPHA) == workspace_key(ALPHA)
+    assert read == []
+    (chats.parent / ".project_root").write_text("/tmp/reprise-gemini-fixture/work/alpha-moved")
+    moved = listing_of(root, tmp_path)
+    moved.file_stats(str(chats), scanned.names)
+    assert moved.folder_of_group(str(chats)) == "/tmp/reprise-gemini-fixture/work/alpha-moved" and read

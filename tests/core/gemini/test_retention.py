@@ -248,3 +248,66 @@ def test_list_keep_due_and_doctor_cover_gemini_sessions(tmp_path: Path, monkeypa
     assert rows[three]["kept"] and rows[three]["deleted_by_agent_at"] is None
     status, doctor = _cli(capsys, "doctor")
     assert "e9b105e8" not in json.dumps(doctor)   # kept as it is: not listed as due any more
+
+
+def _listed_deletions(home: Path, tmp_path: Path, now: float) -> dict[str, object]:
+    """{path: the deletion a listing marks its row with}, a new Service (as `reprise list` makes one)."""
+    from reprise.core import config
+    from reprise.core.service import Service
+
+    cache = tmp_path / "cache"
+    env = {"HOME": str(cache), "PATH": os.environ.get("PATH", ""), "GEMINI_CLI_HOME": str(home)}
+    (tmp_path / "state").mkdir(exist_ok=True)
+    loaded = config.load(state_dir=str(tmp_path / "state"), config_path=cache / "no-config.toml", env=env)
+    service = Service(loaded, workspace=tmp_path, cache=cache)
+    service.clock = lambda: now
+    return {row.path: row.agent_deletion for row in service.list_sessions(all_workspaces=True).rows
+            if row.source == "gemini"}
+
+
+@pytest.mark.parametrize("retention", [None, {"maxAge": "30d", "maxCount": 2}, {"maxCount": 3}, "trusted"])
+def test_a_listing_marks_each_row_as_the_sweep_reads_its_files_without_reading_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, retention: object) -> None:
+    """The real client's store (a resume's stub without conversation) and a folder of sessions of
+    several ages: each row's deletion, from the facts its read stored, is what `Sweeps.deletion` reads
+    from the files; a warm listing reads none of them for it."""
+    import shutil
+
+    from reprise.core.sources.gemini import retention as module
+
+    home = tmp_path / "home"
+    store = home / ".gemini"
+    shutil.copytree(FIXTURE, store)
+    if retention == "trusted":   # the folder's own settings apply in it, not in the fixture's folders
+        (store / "trustedFolders.json").write_text(json.dumps({str(tmp_path / "sweep-test"): "TRUST_FOLDER"}))
+        _settings(tmp_path / "sweep-test" / ".gemini" / "settings.json", {"maxCount": 2})
+    elif retention is not None:
+        _settings(store / "settings.json", retention)
+    chats = store / "tmp" / "sweep-test" / "chats"
+    chats.mkdir(parents=True)
+    (chats.parent / ".project_root").write_text(str(tmp_path / "sweep-test"))
+    now = datetime_of("2026-12-07T00:00:00Z")
+    for n in range(1, 6):
+        _session(chats, f"session-2026-01-01T10-0{n}-{n}bbbbbbb.jsonl", f"{n}bbbbbbb-0000-4000-8000-000000000000",
+                 now - n * 9 * DAY_S)
+    _session(chats, "session-2026-01-01T10-07-7bbbbbbb.jsonl", "7bbbbbbb-0000-4000-8000-000000000000", None)
+    resumed = "8bbbbbbb-0000-4000-8000-000000000000"   # resumed later: a stub holding conversation, newer
+    _session(chats, "session-2026-01-01T10-08-8bbbbbbb.jsonl", resumed, now - DAY_S)
+    _session(chats, "session-2026-01-02T10-08-8bbbbbbb.jsonl", resumed, now - DAY_S / 2)
+    sweeps = Sweeps([store])
+    expected = {str(path): sweeps.deletion(str(path), path.stat().st_mtime_ns, now)
+                for path in store.glob("tmp/*/chats/*.jsonl")}
+    cold = _listed_deletions(home, tmp_path, now)
+    assert {path: cold[path] for path in expected if path in cold} == {path: expected[path] for path in cold}
+    assert any(deletion is not None and deletion.at_risk for deletion in cold.values())
+    assert len([path for path in cold if path in expected]) >= 7
+    counted = [path for path, deletion in cold.items() if deletion is not None and "newer sessions" in deletion.phrase]
+    assert bool(counted) == (retention not in (None, {})) and all(
+        retention != "trusted" or "/sweep-test/" in path for path in counted)   # its own settings: its folder only
+
+    def unread(path: Path) -> object:
+        raise AssertionError(f"a warm listing read {path} for the sweep")
+
+    monkeypatch.setattr(module, "last_updated", unread)
+    monkeypatch.setattr(module, "has_conversation", unread)
+    assert _listed_deletions(home, tmp_path, now) == cold
