@@ -192,11 +192,11 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
         info = os.fstat(fd)
         if (info.st_ino, info.st_mtime_ns, info.st_ctime_ns) != known.stamp:
             return None
-        stat = os.stat
+        stat_at = os.stat
         for key, value in known.names.items():
             if key.startswith(PREFIX) and "/" not in key:   # a row's file: the most of them, tested first
                 try:
-                    found = stat(key, dir_fd=fd)
+                    found = stat_at(key, dir_fd=fd)
                     stats[key] = (found.st_size, found.st_mtime_ns)
                 except FileNotFoundError:
                     return None
