@@ -192,21 +192,22 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
         info = os.fstat(fd)
         if (info.st_ino, info.st_mtime_ns, info.st_ctime_ns) != known.stamp:
             return None
+        stat_at = os.stat
         for key, value in known.names.items():
-            if key.startswith(_STUB):
-                stubs[key[1:]] = value
-            elif "/" in key or key in (".", ".."):
-                return None
-            elif not key.startswith(PREFIX):
-                folders.append(key)   # a subagents' folder
-            else:
+            if key.startswith(PREFIX) and "/" not in key:   # a row's file: the most of them, tested first
                 try:
-                    found = os.stat(key, dir_fd=fd)
+                    found = stat_at(key, dir_fd=fd)
                     stats[key] = (found.st_size, found.st_mtime_ns)
                 except FileNotFoundError:
                     return None
                 except OSError:
                     stats[key] = (-1, -1)
+            elif key.startswith(_STUB):
+                stubs[key[1:]] = value
+            elif "/" in key or key in (".", ".."):
+                return None
+            else:
+                folders.append(key)   # a subagents' folder
     except (OSError, ValueError):
         return None
     finally:

@@ -144,7 +144,9 @@ def _by_count(limit: int, newer: int) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024)
 def _in_days(days: int) -> str:
+    """The phrase of a deletion `days` whole days away (the same few for every row of a listing: made once)."""
     return f"deleted by {AGENT} in {_span(days * DAY_S)}"
 
 
@@ -579,30 +581,32 @@ class Sweeps:
                   ) -> list[AgentDeletion | None]:
         """`deletion` of each row, from the facts its listing stored (`facts_text`), no file read: the
         sessions of a folder ranked (when the policy counts) by the rows `listed` of it. A folder with a
-        row that stored none (a file the listing could not read) is looked at as `deletion` does."""
+        row that stored none (a file the listing could not read) is looked at as `deletion` does. Each
+        row's facts are decoded once, even when its folder is also ranked."""
         found: list[AgentDeletion | None] = [None] * len(rows)
         wanted: dict[str, list[int]] = {}
         for index, row in enumerate(rows):
             wanted.setdefault(row.path.rpartition("/")[0], []).append(index)
         folders: dict[str, list[SessionRow]] | None = None
+        decoded: dict[int, SessionFacts | None] = {}   # by id(row): the rows of `rows` are rows of `listed`
         for chats, indexes in wanted.items():
             policy = self._policy_of_text(chats)
             if policy is None or not policy.sweeps:
                 continue
-            own = [facts_of(rows[index].sweep_facts) for index in indexes]
             try:
-                if policy.max_count is None:
-                    stamps: list[float] = []
-                else:
+                stamps: list[float] = []
+                if policy.max_count is not None:
                     if folders is None:
                         folders = {}
                         for row in listed:
                             folders.setdefault(row.path.rpartition("/")[0], []).append(row)
-                    stamps = sorted(_stamps(folders.get(chats, []), now))
-                if any(files is None for files in own):
-                    raise ValueError("a row without the facts")
-                for index, facts in zip(indexes, own, strict=True):
-                    found[index] = None if facts is None else _deletion_of(policy, facts, stamps, now)
+                    stamps = sorted(_stamps(folders.get(chats, []), now, decoded))
+                for index in indexes:
+                    row = rows[index]
+                    facts = decoded[id(row)] if id(row) in decoded else facts_of(row.sweep_facts)
+                    if facts is None:
+                        raise ValueError("a row without the facts")
+                    found[index] = _deletion_of(policy, facts, stamps, now)
             except (ValueError, TypeError, IndexError):   # no facts, or stored otherwise than this version
                 self._from_files(rows, indexes, now, found)
         return found
@@ -614,12 +618,12 @@ class Sweeps:
             found[index] = self.deletion(rows[index].path, rows[index].mtime_ns, now)
 
 
-def _stamps(rows: list[SessionRow], now: float) -> list[float]:
+def _stamps(rows: list[SessionRow], now: float, decoded: dict[int, SessionFacts | None]) -> list[float]:
     """The `lastUpdated` of every file of these rows' sessions (now for a file without); ValueError when
-    a row stored no facts."""
+    a row stored no facts. Each row's facts go into `decoded` (by id(row)), for its own deletion."""
     found: list[float] = []
     for row in rows:
-        facts = facts_of(row.sweep_facts)
+        facts = decoded[id(row)] = facts_of(row.sweep_facts)
         if facts is None:
             raise ValueError("a row without the facts")
         found.extend(now if at is None else float(at) for at in facts[UPDATES])
