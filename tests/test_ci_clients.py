@@ -77,6 +77,7 @@ def test_the_dry_run_installs_what_ci_run_installed_by_hand(tmp_path, capsys):
         f"{work}/fractal-side-1/bin/python -m pip install --quiet 'websockets<16' pydantic pandas",
         f"npm install --prefix {work}/claude --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@2.1.332",
         f"npm install --prefix {work}/codex --no-audit --no-fund --loglevel=error @openai/codex@0.171.0",
+        f"npm install --prefix {work}/gemini --no-audit --no-fund --loglevel=error @google/gemini-cli@0.61.0",
     ]
     claude_globs = ("node_modules/@anthropic-ai/claude-code/bin/claude.exe, "
                     "node_modules/@anthropic-ai/claude-code-linux-*/claude")
@@ -90,6 +91,8 @@ def test_the_dry_run_installs_what_ci_run_installed_by_hand(tmp_path, capsys):
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "REPRISE_CLAUDE_BIN": f"{work}/claude/node_modules/@anthropic-ai/claude-code/bin/claude.exe",
         "REPRISE_CODEX_BIN": f"{work}/codex/node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
+        "REPRISE_GEMINI_BIN": f"{work}/gemini/node_modules/@google/gemini-cli/bundle/gemini.js",
+        "GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_TELEMETRY_ENABLED": "false",
     }
     assert not (tmp_path / "claude").exists()   # a dry run changes nothing
 

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...session_files import ReadProblem, read_head
 from ..agent_json import loads
 from ..store_location import StoreRoot
 from ..uuid_ids import checked_uuid, is_uuid
@@ -156,9 +157,8 @@ def read_registry(path: Path, known: Registry | None = None) -> Registry:
     if info.st_size > MAX_REGISTRY_BYTES:
         return Registry(stamp=stamp, problem=f"{path} is {info.st_size:,} bytes: too large to be Gemini CLI's")
     try:
-        with open(path, "rb") as handle:
-            document = loads(handle.read(MAX_REGISTRY_BYTES + 1))
-    except (OSError, ValueError, RecursionError) as exc:
+        document = loads(read_head(path, MAX_REGISTRY_BYTES + 1)[0])
+    except (OSError, ReadProblem, ValueError, RecursionError) as exc:
         return Registry(stamp=stamp, problem=f"{path} is not JSON Gemini CLI wrote ({exc})")
     projects = document.get("projects") if isinstance(document, dict) else None
     if not isinstance(projects, dict):
@@ -174,9 +174,8 @@ def read_registry(path: Path, known: Registry | None = None) -> Registry:
 def marker_folder(project: Path) -> str | None:
     """The folder `tmp/<slug>/.project_root` names (None when absent, unreadable or not a folder)."""
     try:
-        with open(project / PROJECT_ROOT, "rb") as handle:
-            data = handle.read(64 << 10)
-    except OSError:
+        data = read_head(project / PROJECT_ROOT, 64 << 10)[0]
+    except (OSError, ReadProblem):
         return None
     try:
         return folder_text(data.decode("utf-8"))

@@ -23,8 +23,7 @@ def ids_in_argv(pid: int) -> Iterator[str]:
     """The session ids a Gemini CLI process was started with (`--resume ID`, `--session-id ID`, or
     `--resume=ID`), read from /proc/<pid>/cmdline; none for another program or an unreadable entry."""
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            raw = handle.read(MAX_CMDLINE_BYTES)
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()[:MAX_CMDLINE_BYTES]
     except OSError:
         return
     argv = [item.decode("utf-8", "replace") for item in raw.split(b"\0") if item]

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ...problems import Problem
-from ...session_files import ReadProblem, read_head
+from ...session_files import ReadProblem, opened_regular_file, read_head
 from ...times import parse_time
 from ...times import whole_span as _span
 from .. import agent_json
@@ -327,17 +327,14 @@ def last_updated(path: Path) -> float | None:
     TAIL_BYTES, else its first line; a whole-file `.json` session's, from its head), in seconds; None
     when it records none that can be read."""
     try:
-        with open(path, "rb", buffering=0) as handle:
-            size = os.fstat(handle.fileno()).st_size
-            start = max(0, size - TAIL_BYTES)
-            handle.seek(start)
-            tail = handle.read(TAIL_BYTES)
+        with opened_regular_file(path, None) as (fd, info):
+            start = max(0, info.st_size - TAIL_BYTES)
+            tail = os.pread(fd, TAIL_BYTES, start)
             found = _newest_in(tail.split(b"\n")[1:] if start else tail.split(b"\n"))
             if found is not None or not start:
                 return found if found is not None or tail.lstrip()[:1] != b"{" else _in_document(tail)
-            handle.seek(0)
-            head = handle.read(TAIL_BYTES)
-    except OSError:
+            head = os.pread(fd, TAIL_BYTES, 0)
+    except (OSError, ReadProblem):
         return None
     return _newest_in(head.split(b"\n", 1)[:1]) or _in_document(head)
 
