@@ -182,9 +182,8 @@ def test_a_process_started_on_the_id_is_seen(tmp_path: Path, monkeypatch: pytest
     cmdline(1, ["node", "/usr/bin/gemini", "--resume", SID, "-p", ""])
     cmdline(2, ["node", "/x/gemini.js", f"--session-id={SID}"])
     cmdline(3, ["vim", "--resume", SID])
-    real_open = open
-    monkeypatch.setattr("builtins.open", lambda path, *a, **k: real_open(
-        str(path).replace("/proc", str(proc), 1) if str(path).startswith("/proc/") else path, *a, **k))
+    monkeypatch.setattr("reprise.core.sources.gemini.liveness.Path",
+                        lambda path: Path(str(path).replace("/proc", str(proc), 1)))
     assert list(ids_in_argv(1)) == [SID] and list(ids_in_argv(2)) == [SID]
     assert list(ids_in_argv(3)) == [] and list(ids_in_argv(4)) == []
 
