@@ -66,7 +66,7 @@ COLUMNS: tuple[Column, ...] = (
     # The session's id, for a store whose file id is not it (`file_is_session` False); NULL otherwise.
     Column("session_id", "TEXT", "session_id",
            read="None if source.file_is_session else (listing.session_id or None)"),
-    # What the agent's own sweep needs of the session, as its read found it (Gemini CLI's); NULL otherwise.
+    # What the agent's own sweep needs of the session, as its read found it (`sweep_facts`); NULL otherwise.
     *_figured(sweep_facts="TEXT"),
 )
 

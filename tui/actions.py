@@ -61,8 +61,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("ctrl+s", "cycle_sort", "Sort", "Sort by another column; after the last, each again reversed"),
     Command("ctrl+g", "cycle_agent", "Agent", "Show one agent's sessions, then the next agent's, then all"),
     Command("", "toggle_agent_hidden", "-p runs",
-            "Show or hide the -p/exec runs, the sessions the agents' own pickers hide (claude -p, SDK, "
-            "codex exec, Gemini CLI subagents); remembered"),
+            "Show or hide the -p/exec runs, the sessions the agents' own pickers hide (the legend, F1, "
+            "names them by agent); remembered"),
     Command("", "copy_id", "Copy id", "Copy the selected session's id to the clipboard"),
     Command("ctrl+y", "copy_command", "Copy command", "Copy the command that resumes the session (cd DIR && ARGV)"),
     Command("shift+down", "scroll_preview(1)", "Preview down", "Scroll the preview down from the list",

@@ -107,7 +107,7 @@ class AgentDeletion(NamedTuple):
     """When an agent will delete a session file by age, and how to say it (a tuple: a listing makes
     one for each of thousands of rows, and a frozen dataclass takes three times as long to make)."""
 
-    at: float | None   # seconds since the epoch; None: not by a date (Gemini CLI's `maxCount`, not reached)
+    at: float | None   # seconds since the epoch; None: not by a date (a count rule not reached yet)
     phrase: str        # "deleted by Claude Code in 4 days"
     at_risk: bool      # within the week, or due
 

@@ -253,8 +253,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     printed.add_argument("--command", action="store_true", dest="whole_command",
                          help="print the whole shell-quoted resume line (`cd DIR && claude --resume ID`)")
 
-    p = add("keep", "copy a session into Reprise's archive, out of reach of its agent's clean-up (Claude Code "
-                    "and Gemini CLI delete sessions by age)")
+    p = add("keep", "copy a session into Reprise's archive, out of reach of its agent's clean-up (an agent "
+                    "that deletes sessions by age: `reprise doctor` says which)")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("id", nargs="?", help="the session to keep")
     group.add_argument("--due", type=float, nargs="?", const=7.0, metavar="DAYS",
