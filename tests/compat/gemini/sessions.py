@@ -151,6 +151,11 @@ def seed_home(home: Path, folders: Sequence[Path], settings: dict[str, Any] | No
     return store
 
 
+# The launcher passes its own environment on: under CI (`CI=true` or `GITHUB_ACTIONS=true`) the
+# client takes itself for headless and its TUI exits at once, showing nothing.
+NOT_CI = {"CI": "false", "GITHUB_ACTIONS": "false"}
+
+
 class LiveGemini:
     """Runs batches of real Gemini CLI steps against one store, each batch in its own namespace."""
 
@@ -167,7 +172,7 @@ class LiveGemini:
         path = os.pathsep.join(dict.fromkeys([str(Path(node()).parent), "/usr/sbin", "/usr/bin", "/bin"]))
         return {"HOME": str(self.home), "GEMINI_CLI_HOME": str(self.home), "GEMINI_API_KEY": FAKE_KEY,
                 "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{PORT}", "PATH": path, "NO_COLOR": "1",
-                "TERM": "dumb", **CLIENT_ENV, **(extra or {})}
+                "TERM": "dumb", **NOT_CI, **CLIENT_ENV, **(extra or {})}
 
     def run(self, steps: Sequence[Step], *, env: dict[str, str] | None = None, timeout: int = 120) -> list[StepResult]:
         self.batches += 1

@@ -71,7 +71,11 @@ def main() -> int:
     tmux = Tmux(args.socket)
     tmux("new-session", "-d", "-s", "main", "-x", "200", "-y", "50", *argv)
     deadline = time.monotonic() + args.timeout
-    wait(tmux, deadline, lambda screen: READY in screen)
+    if READY not in wait(tmux, deadline, lambda screen: READY in screen):
+        problem = "the client ended before" if not tmux.alive() else "the client never showed"
+        tmux("kill-server")
+        print(json.dumps({"turns": 0, "screen": "", "problem": f"{problem} its input box ({READY!r})"}))
+        return 0
     before = turns(args.record)
     tmux("send-keys", "-t", "main", "-l", args.message)
     wait(tmux, deadline, lambda screen: args.message[:30] in screen)
