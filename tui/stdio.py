@@ -39,6 +39,25 @@ def quiet_closed_outputs(closed: list[int]) -> None:
         os.close(devnull)
 
 
+def settle_outputs() -> None:
+    """Flush stdout and stderr; one that cannot be written any more (a terminal that hung up: EIO) is
+    pointed at /dev/null, what it still buffered dropped, so the interpreter's last flush does not
+    turn the exit status into 120 and print "Exception ignored" (the TUI ended by a signal)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except ValueError:   # closed already
+            continue
+        except OSError:
+            try:
+                quiet_closed_outputs([stream.fileno()])
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
 @contextmanager
 def on_terminal(command: str) -> Iterator[None]:
     """Run the block with descriptors 0, 1 and 2 on the controlling terminal, each one that is not

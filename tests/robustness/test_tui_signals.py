@@ -39,6 +39,15 @@ STATES = {
 ENDINGS = {"SIGHUP": 129, "SIGTERM": 143, "terminal closed": 129}
 
 
+def as_a_user_runs_it() -> dict[str, str]:
+    """This environment without PYTHONUNBUFFERED (a developer's or CI's setting): stdout buffered, as a
+    user's `reprise` has it, so what is still buffered when the terminal hangs up is flushed at exit
+    (once ending with status 120 instead of 129)."""
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    return env
+
+
 def end_and_wait(terminal: OnTerminal, ending: str, what: str) -> int:
     """Send the signal, or close the terminal; the exit status, waited for (a hang fails)."""
     if ending == "terminal closed":
@@ -66,7 +75,7 @@ def store(tmp_path, isolated_paths) -> Path:
 def test_the_tui_ends_on_a_signal_or_a_closed_terminal_in_every_state(store, tmp_path, state, ending):
     point, steps = STATES[state]
     gate = tmp_path / "gate"   # never created: the worker stays held until the process ends
-    env = dict(os.environ)
+    env = as_a_user_runs_it()
     if point is not None:
         env["REPRISE_FAULTS"] = f"{point}=hold:{gate}"
     terminal = OnTerminal([sys.executable, "-m", "reprise.tui.cli"], env=env, cwd=str(store))
@@ -90,7 +99,7 @@ def test_the_tui_ends_on_a_signal_or_a_closed_terminal_in_every_state(store, tmp
 @pytest.mark.parametrize("ending", ["SIGTERM", "terminal closed"])
 def test_the_picker_ends_with_the_signal_s_status_not_as_a_cancel(store, ending):
     """`reprise pick` (and `resume` without an id) told to end is not "nothing picked" (1)."""
-    terminal = OnTerminal([sys.executable, "-m", "reprise.tui.cli", "pick"], env=dict(os.environ), cwd=str(store))
+    terminal = OnTerminal([sys.executable, "-m", "reprise.tui.cli", "pick"], env=as_a_user_runs_it(), cwd=str(store))
     try:
         assert terminal.wait_until(lambda: terminal.shows("sessions shown"), STATE_WAIT), terminal.output[-2000:]
         assert end_and_wait(terminal, ending, "reprise pick") == ENDINGS[ending], terminal.output[-2000:]

@@ -15,7 +15,7 @@ from reprise.core.gc_pauses import no_gc_pauses
 
 from ..first_rows import FirstRows
 from ..lazy import lazy_module
-from ..stdio import on_terminal
+from ..stdio import on_terminal, settle_outputs
 from ..text import safe_line
 from . import agent_handoff
 from .arguments import TopArguments
@@ -63,6 +63,7 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
         if app.signal_line and not (app.exit_signal == signal.SIGHUP and is_terminal(sys.stderr)):
             with contextlib.suppress(OSError, ValueError):
                 print(safe_line(app.signal_line), file=sys.stderr, flush=True)
+        settle_outputs()
         ending.said.set()
         return app.return_code or 1
     if isinstance(result, Handoff):
@@ -88,6 +89,7 @@ def pick(service: Service, command: str) -> Picked | None:
         app = make_app(service, mode="pick", ending=ending)
         result = app.run()
     if app.exit_signal is not None:
+        settle_outputs()
         ending.said.set()   # the picker says nothing on a signal: it ends with the signal's status
         raise SystemExit(app.return_code or 1)
     return result if isinstance(result, Picked) else None
