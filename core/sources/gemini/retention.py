@@ -25,17 +25,16 @@ sessionUtils.ts, config/settings.ts, config/trustedFolders.ts):
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import orjson
 
 from ...problems import Problem
 from ...session_files import ReadProblem, opened_regular_file, read_head
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
 AGENT = "Gemini CLI"
 DAY_S = 86400.0
 AT_RISK_DAYS = 7.0   # a session deleted within a week is at risk (what the doctor lists)
+AT_RISK_S = AT_RISK_DAYS * DAY_S
 DEFAULTS: dict[str, Any] = {"enabled": True, "maxAge": "30d", "minRetention": "1d"}
 DEFAULT_MIN_RETENTION = "1d"
 SETTINGS_NAME = "settings.json"
@@ -137,13 +137,13 @@ class SweepPolicy:
 
 
 _DUE = f"due for deletion at {AGENT}'s next start in its folder"
+_UNKNOWN = SweepPolicy(off="not looked up yet")   # a folder's policy before `deletions` looks it up
 
 
 def _by_count(limit: int, newer: int) -> str:
     return f"deleted by {AGENT} once {limit} newer sessions exist in its folder ({newer} do now)"
 
 
-@functools.lru_cache(maxsize=1024)
 @functools.lru_cache(maxsize=1024)
 def _in_days(days: int) -> str:
     """The phrase of a deletion `days` whole days away (the same few for every row of a listing: made once)."""
@@ -157,35 +157,22 @@ def _in(left: float) -> str:
 
 # --- the settings -------------------------------------------------------------------------------
 
+# A string (kept, with its escapes; one left open runs to the end), a `//` comment (to the line's end) or
+# a `/* */` comment (one left open runs to the end), in the order they start.
+_COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*(?:"|\\?\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
+
+
 def strip_comments(text: str) -> str:
-    """JSON with `//` and `/* */` comments (as Gemini CLI allows in its settings) without them."""
-    out: list[str] = []
-    at, size, in_string = 0, len(text), False
-    while at < size:
-        char = text[at]
-        if in_string:
-            out.append(char)
-            if char == "\\" and at + 1 < size:
-                out.append(text[at + 1])
-                at += 1
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-            out.append(char)
-        elif text.startswith("//", at):
-            end = text.find("\n", at)
-            at = size if end < 0 else end
-            continue
-        elif text.startswith("/*", at):
-            end = text.find("*/", at + 2)
-            out.append(" ")
-            at = size if end < 0 else end + 2
-            continue
-        else:
-            out.append(char)
-        at += 1
-    return "".join(out)
+    """JSON with `//` and `/* */` comments (as Gemini CLI allows in its settings) without them: a `//`
+    comment removed, a `/* */` one made a space, the strings as they are."""
+    if "/" not in text:
+        return text
+    return _COMMENT_OR_STRING.sub(_uncommented, text)
+
+
+def _uncommented(match: re.Match[str]) -> str:
+    found = match.group(0)
+    return found if found.startswith('"') else "" if found.startswith("//") else " "
 
 
 def _expand(value: object, env: Mapping[str, str]) -> object:
@@ -229,57 +216,152 @@ def _retention_of(settings: dict[str, Any] | None) -> object:
 _MISSING = object()
 
 
-def trusted(folder: Path, trusted_file: Path, user: dict[str, Any] | None) -> bool:
-    """Whether Gemini CLI applies the folder's own settings: folder trust off in the user's settings,
-    or the longest rule of `trustedFolders.json` that covers the folder trusts it (TRUST_PARENT covers
-    the rule's parent)."""
-    security = user.get("security") if user is not None else None
-    folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
-    if isinstance(folder_trust, dict) and folder_trust.get("enabled") is False:
-        return True
-    rules, _ = read_settings(trusted_file)
-    target = os.path.realpath(folder)
-    longest, level = -1, None
-    for rule, value in (rules or {}).items():
+@dataclass(frozen=True, slots=True)
+class StoreSettings:
+    """What every folder's sweep of one store merges, read once: the system defaults, the user's
+    settings, the system settings (each with the file it came from), what could not be read, and
+    the trust rules of `trustedFolders.json` resolved (`trusts`)."""
+
+    user: dict[str, Any] | None
+    defaults: tuple[str, dict[str, Any] | None] | None
+    system: tuple[str, dict[str, Any] | None] | None
+    problems: tuple[Problem, ...]
+    trust_off: bool                                 # folder trust turned off: every folder's settings apply
+    rules: dict[str, tuple[int, int, object]]       # {folder a rule covers, resolved: (its length, -its place, value)}
+    home: str = ""                                  # the home folder, resolved: its own settings are the user's
+    policy: SweepPolicy | None = None               # the sweep where no folder's own settings apply
+
+    @property
+    def may_trust(self) -> bool:
+        """Whether any folder's own settings can apply (folder trust off, or a rule that trusts)."""
+        return self.trust_off or any(value in ("TRUST_FOLDER", "TRUST_PARENT") for _, _, value in self.rules.values())
+
+    def trusts(self, folder: Path | str, *, resolved: bool = False) -> bool:
+        """Whether Gemini CLI applies the folder's own settings: folder trust off in the user's settings,
+        or the longest rule of `trustedFolders.json` that covers the folder trusts it (TRUST_PARENT covers
+        the rule's parent; of rules as long, the first). `resolved`: the folder's links are resolved
+        already (`os.path.realpath`). The folder and each folder above it looked up, not every rule."""
+        if self.trust_off:
+            return True
+        target = str(folder) if resolved else real_path(folder)
+        best: tuple[int, int, object] | None = None
+        while True:
+            found = self.rules.get(target)
+            if found is not None and (best is None or found[:2] > best[:2]):
+                best = found
+            parent = os.path.dirname(target)
+            if parent == target:
+                break
+            target = parent
+        return best is not None and best[2] in ("TRUST_FOLDER", "TRUST_PARENT")
+
+
+def real_path(path: str | Path) -> str:
+    """A folder with its links resolved when it exists, else as it is (the client's `getRealPath`). The
+    kernel's resolution, read from /proc, where there is one: `os.path.realpath` stats each part in turn."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return str(path)
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+    finally:
+        os.close(fd)
+
+
+def trust_rules(found: dict[str, Any] | None) -> dict[str, tuple[int, int, object]]:
+    """The rules of `trustedFolders.json` by the folder each covers, resolved (a TRUST_PARENT rule covers
+    its folder's parent): of several covering one folder, the longest, then the first."""
+    rules: dict[str, tuple[int, int, object]] = {}
+    for place, (rule, value) in enumerate((found or {}).items()):
         effective = os.path.dirname(rule) if value == "TRUST_PARENT" else rule
-        real = os.path.realpath(effective) if os.path.exists(effective) else effective
-        if (target == real or target.startswith(real.rstrip("/") + "/")) and len(rule) > longest:
-            longest, level = len(rule), value
-    return level in ("TRUST_FOLDER", "TRUST_PARENT")
+        key = real_path(effective).rstrip("/") or "/"
+        entry = (len(rule), -place, value)
+        if key not in rules or entry[:2] > rules[key][:2]:
+            rules[key] = entry
+    return rules
 
 
-def read_policy(store: Path, folder: Path | None, *, system: Path | None = SYSTEM_SETTINGS,
-                env: Mapping[str, str] | None = None) -> SweepPolicy:
-    """The sweep Gemini CLI runs in `folder` (None: unknown, its own settings not read), for the store
-    `store` (`$GEMINI_CLI_HOME/.gemini`): the files merged as the client merges them."""
+def store_settings(store: Path, *, system: Path | None = SYSTEM_SETTINGS,
+                   env: Mapping[str, str] | None = None) -> StoreSettings:
+    """The settings of the store `store` (`$GEMINI_CLI_HOME/.gemini`) every folder's sweep merges."""
     env = os.environ if env is None else env
     if system is not None and env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH"):
         system = Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
     problems: list[Problem] = []
 
-    def load(path: Path | None) -> dict[str, Any] | None:
-        if path is None:
-            return None
+    def load(path: Path) -> tuple[str, dict[str, Any] | None]:
         value, problem = read_settings(path)
         if problem is not None:
             problems.append(problem)
-        return value
+        return str(path), value
 
-    user = load(store / SETTINGS_NAME)
+    defaults = load(system.parent / "system-defaults.json") if system is not None else None
+    _, user = load(store / SETTINGS_NAME)
+    system_layer = load(system) if system is not None else None
+    security = user.get("security") if user is not None else None
+    folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
+    trust_off = isinstance(folder_trust, dict) and folder_trust.get("enabled") is False
+    rules = {} if trust_off else trust_rules(read_settings(store / TRUSTED_NAME)[0])
+    home = real_path(env.get("HOME") or Path.home())
+    found = StoreSettings(user, defaults, system_layer, tuple(problems), trust_off, rules, home)
+    return dataclasses.replace(found, policy=_merged(store, found, None, env))
+
+
+def read_policy(store: Path, folder: Path | None, *, system: Path | None = SYSTEM_SETTINGS,
+                env: Mapping[str, str] | None = None, settings: StoreSettings | None = None) -> SweepPolicy:
+    """The sweep Gemini CLI runs in `folder` (None: unknown, its own settings not read), for the store
+    `store` (`$GEMINI_CLI_HOME/.gemini`): the files merged as the client merges them. `settings`: the
+    store's, read once for many folders (`store_settings`), else read now."""
+    env = os.environ if env is None else env
+    if settings is None:
+        settings = store_settings(store, system=system, env=env)
+    own = _own_settings(folder, settings)
+    if own is None and settings.policy is not None:
+        return settings.policy
+    return _merged(store, settings, own, env)
+
+
+def _own_settings(folder: Path | str | None, settings: StoreSettings
+                  ) -> tuple[str, dict[str, Any] | None, Problem | None] | None:
+    """The folder's own settings file, when the client applies it (a trusted folder, not the home
+    folder) and it is there: its path, its object, its problem."""
+    if folder is None:
+        return None
+    real = real_path(folder)
+    if real == settings.home or not settings.trusts(real, resolved=True):
+        return None
+    text = f"{folder}/.gemini/{SETTINGS_NAME}"
+    try:
+        os.stat(text)
+    except (FileNotFoundError, NotADirectoryError):   # most folders have none: no read tried
+        return None
+    except OSError:
+        pass   # read_settings says what is wrong
+    found, problem = read_settings(Path(text))
+    return None if found is None and problem is None else (text, found, problem)
+
+
+def _merged(store: Path, settings: StoreSettings, own: tuple[str, dict[str, Any] | None, Problem | None] | None,
+            env: Mapping[str, str]) -> SweepPolicy:
+    """The store's layers and the folder's own (`own`, None: none applies) merged as the client merges them."""
+    problems = list(settings.problems)
     layers: list[tuple[str, dict[str, Any] | None]] = []
-    if system is not None:
-        layers.append((str(system.parent / "system-defaults.json"), load(system.parent / "system-defaults.json")))
-    layers.append((str(store / SETTINGS_NAME), user))
-    home = Path(env.get("HOME") or Path.home())
-    if folder is not None and os.path.realpath(folder) != os.path.realpath(home) \
-            and trusted(folder, store / TRUSTED_NAME, user):
-        layers.append((str(folder / ".gemini" / SETTINGS_NAME), load(folder / ".gemini" / SETTINGS_NAME)))
-    if system is not None:
-        layers.append((str(system), load(system)))
+    if settings.defaults is not None:
+        layers.append(settings.defaults)
+    layers.append((str(store / SETTINGS_NAME), settings.user))
+    if own is not None:
+        layers.append(own[:2])
+        if own[2] is not None:
+            problems.append(own[2])
+    if settings.system is not None:
+        layers.append(settings.system)
     merged: object = dict(DEFAULTS)
     origins = []
-    for origin, settings in layers:
-        value = _retention_of(settings)
+    for origin, layer in layers:
+        value = _retention_of(layer)
         if value is _MISSING:
             continue
         origins.append(origin)
@@ -371,8 +453,8 @@ def _newest_in(lines: list[bytes]) -> float | None:
 # --- the sweep of each folder, for a listing ------------------------------------------------------
 
 MAX_STUB_BYTES = 256 << 10   # a file beyond this is taken to hold conversation, unread (a stub is a few KB)
-_EMPTY = (f"due for deletion at {AGENT}'s next start in its folder (of another session): its file {{name}} holds "
-          "no conversation, and the client's sweep deletes such a file with every file of the session")
+_EMPTY_HEAD = f"due for deletion at {AGENT}'s next start in its folder (of another session): its file "
+_EMPTY_TAIL = " holds no conversation, and the client's sweep deletes such a file with every file of the session"
 
 
 def has_conversation(path: Path) -> bool:
@@ -421,30 +503,33 @@ def file_facts(path: Path) -> FileFacts:
 
 def facts_text(files: list[FileFacts]) -> str:
     """What the sweep needs of a session's files (the one the client resumes first), as the catalog
-    stores it with the row: `[lastUpdated of the first, the first file without conversation (its name
-    and mtime_ns) or null, null, every file's lastUpdated]` (`SessionFacts`)."""
-    empty = next(([name, mtime] for name, _, mtime, _, talking in files if not talking), None)
-    return orjson.dumps([files[0][3] if files else None, *(empty or (None, None)),
-                         [at for _, _, _, at, _ in files]]).decode()
+    stores it with the row: `<lastUpdated>|<mtime_ns>|<lastUpdated>,...|<name>`: the first file's
+    `lastUpdated` ("" when none); the mtime_ns and name of the first file without conversation ("" and
+    "" when none); every file's `lastUpdated` ("n" for a file without). Read for every row of every
+    listing (`Sweeps.deletions`): split, never decoded, and the list only where a policy counts."""
+    empty = next(((name, mtime) for name, _, mtime, _, talking in files if not talking), None)
+    first = files[0][3] if files else None
+    updates = ",".join("n" if at is None else repr(at) for _, _, _, at, _ in files)
+    if empty is None:
+        return f"{'' if first is None else repr(first)}||{updates}|"
+    return f"{'' if first is None else repr(first)}|{empty[1]}|{updates}|{empty[0]}"
 
 
-# What `facts_text` stored of a session, by position: its `lastUpdated`, the first of its files without
-# conversation (None: none), that file's mtime_ns, and every file's `lastUpdated` (a list: made for each
-# row of each listing, where a named tuple costs its construction).
-SessionFacts = list[Any]
-UPDATED, EMPTY, EMPTY_MTIME, UPDATES = range(4)
+# What `facts_text` stored of a session, split: its `lastUpdated`, that file's mtime_ns ("": every file
+# holds conversation), every file's `lastUpdated`, the first file without conversation.
+UPDATED, EMPTY_MTIME, UPDATES, EMPTY = range(4)
 
 
-def facts_of(text: str | None) -> SessionFacts | None:
-    """The facts `facts_text` stored (None: none stored, or not as this version stores them). Run for
-    every row of every listing: the catalog's own text, its shape checked, its values where used."""
-    if not text:
-        return None
-    try:
-        found = orjson.loads(text)
-    except ValueError:
-        return None
-    return found if isinstance(found, list) and len(found) == 4 else None
+def facts_of(text: str | None) -> list[str] | None:
+    """The parts `facts_text` stored (None: none stored, or not as this version stores them)."""
+    parts = text.split("|", 3) if text else None
+    return parts if parts is not None and len(parts) == 4 else None
+
+
+def _updates(parts: list[str], now: float) -> list[float]:
+    """Every file's `lastUpdated` of a session's stored parts, now for a file without (ValueError: not
+    a number)."""
+    return [now if at == "n" else float(at) for at in parts[UPDATES].split(",")] if parts[UPDATES] else []
 
 
 class Sweeps:
@@ -454,15 +539,19 @@ class Sweeps:
     counts, how many sessions of its folder were updated after it. A file elsewhere (a kept copy in
     Reprise's data folder) is out of reach."""
 
-    def __init__(self, stores: list[Path], *, system: Path | None = SYSTEM_SETTINGS):
+    def __init__(self, stores: list[Path], *, system: Path | None = SYSTEM_SETTINGS,
+                 folder_of: Callable[[str], str | None] | None = None):
         self.stores = [Path(store) for store in stores]
         self.system = system
+        # the folder a project is of, by its `chats/` folder
+        self.folder_of = folder_of or (lambda chats: marker_folder(Path(chats).parent))
         self._policies: dict[Path, SweepPolicy] = {}
         self._updated: dict[str, tuple[int, int, float | None]] = {}
         self._talking: dict[str, tuple[int, int, bool]] = {}
         self._folders: dict[tuple[Path, float], _Folder] = {}
-        self._trusting: dict[Path, bool] = {}
+        self._settings: dict[Path, StoreSettings] = {}
         self._texts = {str(store): store for store in self.stores}
+        self._by_text: dict[str, SweepPolicy | None] = {}
 
     def store_of(self, chats: Path) -> Path | None:
         """The store whose `tmp/<slug>/chats/` folder this is, or None."""
@@ -470,41 +559,42 @@ class Sweeps:
         return store if chats.name == CHATS and chats.parent.parent.name == TMP and store in self.stores else None
 
     def policy(self, chats: Path) -> SweepPolicy | None:
-        """The sweep of this `chats/` folder (None: not a folder of the stores)."""
+        """The sweep of this `chats/` folder (None: not a folder of the stores): the store's, unless the
+        client may apply the folder's own settings there (it trusts some folder)."""
         store = self.store_of(chats)
         if store is None:
             return None
         if chats not in self._policies:
-            if self._may_trust(store):
-                folder = marker_folder(chats.parent)
-                self._policies[chats] = read_policy(store, Path(folder) if folder else None, system=self.system)
+            settings = self.settings(store)
+            folder = self.folder_of(str(chats)) if settings.may_trust else None
+            if folder is not None:
+                self._policies[chats] = read_policy(store, Path(folder), system=self.system, settings=settings)
             else:   # no folder's own settings apply: the store's policy, read once
-                self._policies[chats] = self._policies.get(store) or read_policy(store, None, system=self.system)
-                self._policies[store] = self._policies[chats]
+                if store not in self._policies:
+                    self._policies[store] = read_policy(store, None, system=self.system, settings=settings)
+                self._policies[chats] = self._policies[store]
         return self._policies[chats]
 
-    def _policy_of_text(self, chats: str) -> SweepPolicy | None:
-        """`policy` of a `chats/` folder named by its text (a listing's rows name a few hundred)."""
-        head, _, slug = chats.removesuffix(f"/{CHATS}").rpartition(f"/{TMP}/")
-        store = self._texts.get(head) if slug and "/" not in slug and chats.endswith(f"/{CHATS}") else None
-        if store is None:
-            return None
-        if not self._may_trust(store):
-            return self.policy(store / TMP / slug / CHATS) if store not in self._policies else self._policies[store]
-        return self.policy(Path(chats))
+    def settings(self, store: Path) -> StoreSettings:
+        """The store's own settings and trust rules, read once."""
+        if store not in self._settings:
+            self._settings[store] = store_settings(store, system=self.system)
+        return self._settings[store]
 
-    def _may_trust(self, store: Path) -> bool:
-        """Whether the client may apply a folder's own settings in this store (`trusted`): folder trust
-        is off in the user's settings, or `trustedFolders.json` trusts some folder. When not, every
-        folder's sweep is the store's, read once."""
-        if store not in self._trusting:
-            user, _ = read_settings(store / SETTINGS_NAME)
-            security = user.get("security") if user is not None else None
-            folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
-            rules, _ = read_settings(store / TRUSTED_NAME)
-            self._trusting[store] = (isinstance(folder_trust, dict) and folder_trust.get("enabled") is False) \
-                or any(value in ("TRUST_FOLDER", "TRUST_PARENT") for value in (rules or {}).values())
-        return self._trusting[store]
+    def _policy_of_text(self, chats: str) -> SweepPolicy | None:
+        """`policy` of a `chats/` folder named by its text (a listing's rows name a few hundred), looked
+        up once a folder."""
+        if chats not in self._by_text:
+            head, _, slug = chats.removesuffix(f"/{CHATS}").rpartition(f"/{TMP}/")
+            store = self._texts.get(head) if slug and "/" not in slug and chats.endswith(f"/{CHATS}") else None
+            if store is None:
+                self._by_text[chats] = None
+            else:
+                settings = self.settings(store)
+                folder = self.folder_of(chats) if settings.may_trust else None
+                own = _own_settings(folder, settings)
+                self._by_text[chats] = settings.policy if own is None else _merged(store, settings, own, os.environ)
+        return self._by_text[chats]
 
     def updated(self, path: Path, size: int, mtime_ns: int) -> float | None:
         known = self._updated.get(str(path))
@@ -562,7 +652,7 @@ class Sweeps:
         for name, size, mtime in own:
             if not self._talks(file.parent / name, size, mtime):
                 # due since the stub was written (its mtime: a fixed time, so two listings agree)
-                return AgentDeletion(mtime / 1e9, _EMPTY.format(name=name), True)
+                return AgentDeletion(mtime / 1e9, _EMPTY_HEAD + name + _EMPTY_TAIL, True)
         size = next((size for name, size, _ in own if name == file.name), -1)
         moment = self.updated(file, size, mtime_ns)
         newer = None
@@ -577,34 +667,50 @@ class Sweeps:
     def deletions(self, rows: Sequence[SessionRow], listed: Sequence[SessionRow], now: float
                   ) -> list[AgentDeletion | None]:
         """`deletion` of each row, from the facts its listing stored (`facts_text`), no file read: the
-        sessions of a folder ranked (when the policy counts) by the rows `listed` of it. A folder with a
-        row that stored none (a file the listing could not read) is looked at as `deletion` does. Each
-        row's facts are decoded once, even when its folder is also ranked."""
+        sessions of a folder ranked (when the policy counts) by the rows `listed` of it. A row that
+        stored none (a file the listing could not read), and every row of its folder when the policy
+        counts, is looked at as `deletion` does. Run for every row of every listing."""
         found: list[AgentDeletion | None] = [None] * len(rows)
-        wanted: dict[str, list[int]] = {}
+        policies: dict[str, SweepPolicy | None] = {}
+        counted: dict[str, tuple[SweepPolicy, list[int]]] = {}
+        unread: list[int] = []
         for index, row in enumerate(rows):
-            wanted.setdefault(row.path.rpartition("/")[0], []).append(index)
-        folders: dict[str, list[SessionRow]] | None = None
-        decoded: dict[int, SessionFacts | None] = {}   # by id(row): the rows of `rows` are rows of `listed`
-        for chats, indexes in wanted.items():
-            policy = self._policy_of_text(chats)
-            if policy is None or not policy.sweeps:
+            chats = row.path.rpartition("/")[0]
+            policy = policies.get(chats, _UNKNOWN)
+            if policy is _UNKNOWN:
+                policy = policies[chats] = self._policy_of_text(chats)
+                if policy is not None and not policy.sweeps:
+                    policy = policies[chats] = None
+            if policy is None:
                 continue
+            max_age = policy.max_age
+            if max_age is None or policy.max_count is not None:
+                counted.setdefault(chats, (policy, []))[1].append(index)
+                continue
+            text = row.sweep_facts   # the default: by age alone (`SweepPolicy.deletion`), from the text's first parts
             try:
-                stamps: list[float] = []
-                if policy.max_count is not None:
-                    if folders is None:
-                        folders = {}
-                        for row in listed:
-                            folders.setdefault(row.path.rpartition("/")[0], []).append(row)
-                    stamps = sorted(_stamps(folders.get(chats, []), now, decoded))
+                updated, _, rest = text.partition("|")   # type: ignore[union-attr]   # None: AttributeError
+                empty_mtime, _, rest = rest.partition("|")
+                if empty_mtime:   # due since that file was written (a fixed time, so listings agree)
+                    found[index] = AgentDeletion(int(empty_mtime) / 1e9,
+                                                 _EMPTY_HEAD + rest.partition("|")[2] + _EMPTY_TAIL, True)
+                elif updated:   # else no `lastUpdated`: never by age
+                    moment = float(updated) + max_age
+                    left = moment - now
+                    found[index] = AgentDeletion(moment, _DUE if left < 0 else _in(left), left <= AT_RISK_S)
+            except (AttributeError, ValueError):   # no facts, or stored otherwise than this version
+                unread.append(index)
+        self._from_files(rows, unread, now, found)
+        folders: dict[str, list[SessionRow]] = {}
+        if counted:
+            for row in listed:
+                folders.setdefault(row.path.rpartition("/")[0], []).append(row)
+        for chats, (policy, indexes) in counted.items():
+            try:
+                stamps = sorted(_stamps(folders.get(chats, []), now))
                 for index in indexes:
-                    row = rows[index]
-                    facts = decoded[id(row)] if id(row) in decoded else facts_of(row.sweep_facts)
-                    if facts is None:
-                        raise ValueError("a row without the facts")
-                    found[index] = _deletion_of(policy, facts, stamps, now)
-            except (ValueError, TypeError, IndexError):   # no facts, or stored otherwise than this version
+                    found[index] = _counted(policy, rows[index].sweep_facts, stamps, now)
+            except (ValueError, TypeError, IndexError):   # as above
                 self._from_files(rows, indexes, now, found)
         return found
 
@@ -615,29 +721,29 @@ class Sweeps:
             found[index] = self.deletion(rows[index].path, rows[index].mtime_ns, now)
 
 
-def _stamps(rows: list[SessionRow], now: float, decoded: dict[int, SessionFacts | None]) -> list[float]:
+def _stamps(rows: list[SessionRow], now: float) -> list[float]:
     """The `lastUpdated` of every file of these rows' sessions (now for a file without); ValueError when
-    a row stored no facts. Each row's facts go into `decoded` (by id(row)), for its own deletion."""
+    a row stored no facts."""
     found: list[float] = []
     for row in rows:
-        facts = decoded[id(row)] = facts_of(row.sweep_facts)
-        if facts is None:
+        parts = facts_of(row.sweep_facts)
+        if parts is None:
             raise ValueError("a row without the facts")
-        found.extend(now if at is None else float(at) for at in facts[UPDATES])
+        found.extend(_updates(parts, now))
     return found
 
 
-def _deletion_of(policy: SweepPolicy, facts: SessionFacts, stamps: list[float], now: float) -> AgentDeletion | None:
+def _counted(policy: SweepPolicy, text: str | None, stamps: list[float], now: float) -> AgentDeletion | None:
     """`Sweeps.deletion` of a session from what its read stored and every `lastUpdated` of its
     folder, sorted (now for a file without)."""
-    if facts[EMPTY] is not None:   # due since that file was written (a fixed time, so listings agree)
-        return AgentDeletion(int(facts[EMPTY_MTIME]) / 1e9, _EMPTY.format(name=facts[EMPTY]), True)
-    moment = None if facts[UPDATED] is None else float(facts[UPDATED])
-    newer = None
-    if policy.max_count is not None:
-        mine = now if moment is None else moment
-        newer = len(stamps) - bisect.bisect_right(stamps, mine) \
-            - sum((now if at is None else float(at)) > mine for at in facts[UPDATES])
+    parts = facts_of(text)
+    if parts is None:
+        raise ValueError("a row without the facts")
+    if parts[EMPTY_MTIME]:   # due since that file was written (a fixed time, so listings agree)
+        return AgentDeletion(int(parts[EMPTY_MTIME]) / 1e9, _EMPTY_HEAD + parts[EMPTY] + _EMPTY_TAIL, True)
+    moment = float(parts[UPDATED]) if parts[UPDATED] else None
+    mine = now if moment is None else moment
+    newer = len(stamps) - bisect.bisect_right(stamps, mine) - sum(at > mine for at in _updates(parts, now))
     return policy.deletion(moment, newer, now)
 
 

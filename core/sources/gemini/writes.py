@@ -27,6 +27,7 @@ from ..base import AgentDeletion, KeepReport
 from ..file_keep import COMPANIONS
 from ..roles import Metered
 from .keep import keep, kept_sessions
+from .kept import KeptListing
 from .layout import CHATS, TMP, is_session_name, join_id, main_first
 from .retention import AT_RISK_DAYS, Sweeps, read_policy
 
@@ -39,6 +40,7 @@ class GeminiWriting(AgentStoreSource):
     """The writes and the sweep of a Gemini CLI source (its `roots`: `.gemini` folders)."""
 
     _sweeps: Sweeps | None = None
+    gemini_listing: KeptListing   # the source's: it knows each project's folder
 
     # --- the trash and keep --------------------------------------------------------------------
 
@@ -68,7 +70,8 @@ class GeminiWriting(AgentStoreSource):
     @property
     def sweeps(self) -> Sweeps:
         if self._sweeps is None:
-            self._sweeps = Sweeps([root.path for root in self.roots])
+            self._sweeps = Sweeps([root.path for root in self.roots],
+                                  folder_of=self.gemini_listing.folder_of_group)
         return self._sweeps
 
     def deletion(self, path: str, mtime_ns: int, now: float) -> AgentDeletion | None:

@@ -110,6 +110,39 @@ def test_a_trusted_folders_settings_win_over_the_users(store: Path, tmp_path: Pa
     assert _policy(store, folder).max_age == 10 * DAY_S
 
 
+def test_the_sweep_of_many_trusted_folders_reads_the_store_s_settings_once(store: Path, tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    """Each folder's sweep reads that folder's own settings alone, where it has some: the user's settings
+    and the trust rules are read once for the store (with a rule per folder, they were read again for
+    each)."""
+    from reprise.core.sources.gemini import retention
+
+    folders = [tmp_path / f"project-{number}" for number in range(3)]
+    _settings(store / "settings.json", {"maxAge": "10d"})
+    _settings(folders[1] / ".gemini" / "settings.json", {"maxAge": "3d"})
+    (store / "trustedFolders.json").write_text(json.dumps({str(folder): "TRUST_FOLDER" for folder in folders}))
+    read: list[str] = []
+    real_read = retention.read_settings
+    monkeypatch.setattr(retention, "read_settings", lambda path: read.append(path.name) or real_read(path))
+    sweeps = Sweeps([store], system=None, folder_of=lambda chats: str(folders[int(Path(chats).parent.name)]))
+    ages = [sweeps.policy(store / "tmp" / str(number) / "chats").max_age for number in range(3)]
+    assert ages == [10 * DAY_S, 3 * DAY_S, 10 * DAY_S]
+    assert sorted(read) == ["settings.json"] * 2 + ["trustedFolders.json"]   # the user's, the one folder's own
+
+
+def test_a_rule_that_names_a_link_trusts_the_folder_it_leads_to_and_a_missing_folder_is_taken_as_written(
+        store: Path, tmp_path: Path) -> None:
+    """As the client's `getRealPath`: an existing folder with its links resolved, a missing one as it is."""
+    folder = tmp_path / "project"
+    _settings(store / "settings.json", {"maxAge": "10d"})
+    _settings(folder / ".gemini" / "settings.json", {"maxAge": "3d"})
+    (tmp_path / "link").symlink_to(folder)
+    (store / "trustedFolders.json").write_text(json.dumps({str(tmp_path / "link"): "TRUST_FOLDER",
+                                                           str(tmp_path / "gone" / "x"): "TRUST_FOLDER"}))
+    assert _policy(store, folder).max_age == 3 * DAY_S
+    assert _policy(store, tmp_path / "link").max_age == 3 * DAY_S
+
+
 def test_system_settings_win_over_every_other(store: Path, tmp_path: Path) -> None:
     system = tmp_path / "etc" / "settings.json"
     _settings(store / "settings.json", {"maxAge": "10d"})
