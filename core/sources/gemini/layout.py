@@ -100,8 +100,9 @@ def project_hash(folder: str) -> str:
 
 @dataclass(slots=True)
 class Registry:
-    """What a root's `projects.json` says, as last read: {slug: folder}, the stat it was read at,
-    and why it could not be read (None when it could, or is absent)."""
+    """What a root's `projects.json` says, as last read: {slug: folder} (each folder as written, checked
+    when asked), the stat it was read at, and why it could not be read (None when it could, or is
+    absent)."""
 
     folders: dict[str, str] = field(default_factory=dict)
     stamp: tuple[int, int, int] | None = None
@@ -124,27 +125,34 @@ class GeminiRoot(StoreRoot):
         return self.tmp / slug / CHATS
 
     def project_folders(self) -> list[str]:
-        """Every `tmp/<slug>/` folder with a `chats/` folder, by name (a link is not followed)."""
+        """Every `tmp/<slug>/` folder with a `chats/` folder, by name (a link is not followed). Each
+        `chats/` is looked at relative to `tmp/` (a stat by path walks every folder above it again)."""
         try:
-            entries = os.scandir(self.tmp)
+            fd = os.open(self.tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
             return []
         found = []
-        with entries:
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False) \
-                            and stat.S_ISDIR(os.lstat(os.path.join(entry.path, CHATS)).st_mode):   # not a link
-                        found.append(entry.name)
-                except OSError:
-                    continue
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False) and stat.S_ISDIR(
+                                os.stat(f"{entry.name}/{CHATS}", dir_fd=fd, follow_symlinks=False).st_mode):
+                            found.append(entry.name)
+                    except OSError:
+                        continue
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
         return sorted(found)
 
 
 def read_registry(path: Path, known: Registry | None = None) -> Registry:
-    """`projects.json` as {slug: folder} (its entries whose slug and folder are as the client writes
-    them; the others left out). `known`: the last read, returned as it is when the file's stat is
-    the same."""
+    """`projects.json` as {slug: folder}, as the client reads it: a slug not as the client writes them
+    makes the client take the whole file for empty (its schema check), and so does Reprise. Each
+    folder is checked (`folder_text`) when a project asks for it, not all of them at each read.
+    `known`: the last read, returned as it is when the file's stat is the same."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -165,9 +173,10 @@ def read_registry(path: Path, known: Registry | None = None) -> Registry:
         return Registry(stamp=stamp, problem=f"{path} has no `projects` object")
     folders: dict[str, str] = {}
     for folder, slug in projects.items():
-        checked = folder_text(folder)
-        if checked is not None and isinstance(slug, str) and _SLUG.fullmatch(slug):
-            folders.setdefault(slug, checked)
+        if not isinstance(slug, str) or _SLUG.fullmatch(slug) is None:
+            return Registry(stamp=stamp, problem=f"{path} names a project by {str(slug)[:40]!r}, not a slug as "
+                            "Gemini CLI writes them: the client reads the whole file as empty")
+        folders.setdefault(slug, folder)
     return Registry(folders, stamp)
 
 
@@ -185,11 +194,13 @@ def marker_folder(project: Path) -> str | None:
 
 def folder_of_project(slug: str, marker: str | None, registry: Mapping[str, str]) -> str | None:
     """The folder a `tmp/` folder stands for: its marker's, else the registry's for its slug, else
-    (an older client's folder named by a hash) the registry folder of that hash; None when unknown."""
+    (an older client's folder named by a hash) the registry folder of that hash; None when unknown
+    (or the registry's folder is not one: `folder_text`)."""
     if marker is not None:
         return marker
     if slug in registry:
-        return registry[slug]
+        return folder_text(registry[slug])
     if _HASH.fullmatch(slug):
-        return next((folder for folder in registry.values() if project_hash(folder) == slug), None)
+        return next((checked for folder in registry.values()
+                     if (checked := folder_text(folder)) is not None and project_hash(checked) == slug), None)
     return None

@@ -153,27 +153,38 @@ def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, in
     return found
 
 
-# The names of a `chats/` folder the catalog stores for its next scan: {name: name} of each row's file and
-# subagents' folder, {_STUB + name of a row's file: "<mtime_ns>"}: the newest mtime of the session's other
-# files (its stubs; "" when none could be stat'ed), with which the row's stat is joined (`join_stats`).
-_STUB = "\0"
+# The names of a `chats/` folder the catalog stores for its next scan: {name: name} of each row's file (the
+# catalog builds its path from it), {name: _FOLDER} of each subagents' folder whose session has a row and
+# {name: _ORPHANS} of the others (their files are rows: `orphan_subagents`); and {_STUBS: "<name>\0<mtime_ns>
+# \0..."}: the row files whose stubs are newer than they are, with the stubs' newest mtime, which joins their
+# stat (`join_stats`; a stub is written once, and appends only make the row's own file newer).
+_FOLDER, _ORPHANS = "/", "//"
+_NOT_FILES = (".", "..")
 # And what the next listing need not read again of the group's project while the folder holds:
-# {_MARKER: "<size> <mtime_ns> <ino>\0<folder>" of its `.project_root` ("" when absent), _KEY: "<folder>\0<key>"}.
-_FORM, _FORM_VERSION = "\0form", "2"
-_MARKER, _KEY = "\0\0marker", "\0\0key"
+# {_MARKER: the folder its `.project_root` names (_NO_MARKER when none), _KEY: "<folder>\0<key>"}.
+# The client writes a marker once, exclusively (`wx`), when it claims the project's slug, and never
+# again: the marker stored is taken as it is (no stat) while the `chats/` folder holds.
+_FORM, _FORM_VERSION = "\0form", "4"
+_STUBS, _MARKER, _KEY, _NO_MARKER = "\0\0stubs", "\0\0marker", "\0\0key", "-"
 
 
-def stored_names(names: list[str], others: dict[str, list[str]], stats: dict[str, tuple[int, int]]) -> dict[str, str]:
-    """The names a scan read, as the catalog stores them for the next: each row's stubs by their newest
-    mtime."""
+def stored_names(names: list[str], others: dict[str, list[str]], stats: dict[str, tuple[int, int]],
+                 orphans: dict[str, tuple[int, int]]) -> dict[str, str]:
+    """The names a scan read, as the catalog stores them for the next: each row's file, each subagents'
+    folder with whether its files are rows (`orphans`), the stubs newer than their row's file."""
     stubs = {name for more in others.values() for name in more}
+    orphaned = {name.partition("/")[0] for name in orphans}
     stored = {_FORM: _FORM_VERSION}
     for name in names:
         if name not in stubs:
-            stored[name] = name
+            stored[name] = name if name.startswith(PREFIX) else _ORPHANS if name in orphaned else _FOLDER
+    newer = []
     for main, more in others.items():
         mtimes = [mtime for size, mtime in (stats.get(name, (-1, -1)) for name in more) if size >= 0]
-        stored[_STUB + main] = str(max(mtimes)) if mtimes else ""
+        if mtimes and max(mtimes) > stats.get(main, (-1, -1))[1]:
+            newer.append(f"{main}\0{max(mtimes)}")
+    if newer:
+        stored[_STUBS] = "\0".join(newer)
     return stored
 
 
@@ -186,7 +197,6 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
     except OSError:
         return None
     stats: dict[str, tuple[int, int]] = {}
-    stubs: dict[str, str] = {}
     folders: list[str] = []
     try:
         info = os.fstat(fd)
@@ -194,34 +204,35 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
             return None
         stat_at = os.stat
         for key, value in known.names.items():
-            if key.startswith(PREFIX) and "/" not in key:   # a row's file: the most of them, tested first
+            if value == key:   # a row's file
+                if "/" in key or key in _NOT_FILES:
+                    return None   # not a name as this version stores it
                 try:
                     found = stat_at(key, dir_fd=fd)
-                    stats[key] = (found.st_size, found.st_mtime_ns)
                 except FileNotFoundError:
                     return None
                 except OSError:
                     stats[key] = (-1, -1)
-            elif key.startswith(_STUB):
-                stubs[key[1:]] = value
-            elif "/" in key or key in (".", ".."):
-                return None
-            else:
-                folders.append(key)   # a subagents' folder
+                    continue
+                stats[key] = (found.st_size, found.st_mtime_ns)
+            elif value == _ORPHANS:
+                folders.append(key)
+            elif value != _FOLDER and not key.startswith("\0"):
+                return None   # not as this version stores it
+        joins = known.names.get(_STUBS)
+        if joins:
+            parts = joins.split("\0")
+            for name, newest in zip(parts[::2], parts[1::2], strict=True):
+                stat = stats.get(name)
+                if stat is not None and stat[0] >= 0:
+                    stats[name] = (stat[0], max(stat[1], int(newest)))
     except (OSError, ValueError):
         return None
     finally:
         os.close(fd)
-    rows = stats   # each joined with its stubs (`join_stats`: their newest mtime, unless its own is unknown)
-    for name, newest in stubs.items():
-        stat = rows.get(name)
-        if stat is not None and newest and stat[0] >= 0:
-            if not newest.isdigit():
-                return None   # not as this version stores it
-            rows[name] = (stat[0], max(stat[1], int(newest)))
     if folders:
-        rows.update(orphan_subagents(group, folders, rows))
-    return FolderStats(rows, group, None, known)
+        stats.update(orphan_subagents(group, folders, stats))
+    return FolderStats(stats, group, None, known)
 
 
 class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
@@ -238,6 +249,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         self._prefixes = [(f"{root.path}/", root) for root in self.roots]
         self._registries: dict[Path, Registry] = {}
         self._markers: dict[str, tuple[tuple[int, int, int] | None, str | None]] = {}
+        self._recalled: dict[str, str | None] = {}   # {project: its marker's folder} as stored (`_recall`)
         self._members: dict[str, Members] = {}
         self._groups: list[str] | None = None        # as the last listing began
         self._folders: dict[str, str] | None = None   # {group: folder} of those groups, once per listing
@@ -267,6 +279,7 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         self._groups = [f"{tmp}/{slug}/{CHATS}" for root in self.roots if (tmp := str(root.tmp))
                         for slug in root.project_folders()]
         self._folders = None
+        self._recalled = {}
         return self._groups
 
     def registry(self, root: GeminiRoot) -> Registry:
@@ -278,6 +291,9 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         """The folder a project's `chats/` folder stands for (`layout.folder_of_project`), or None.
         `registries`: each root's `projects.json` as read for this listing (filled when asked)."""
         project = group.rpartition("/")[0]
+        marker = self._recalled[project] if project in self._recalled else None
+        if marker is not None:
+            return marker
         try:
             root = self.root_of(group)
         except RepriseError:
@@ -292,9 +308,11 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         return folder_of_project(project.rpartition("/")[2], None, registry.folders)
 
     def _marker(self, project: str) -> str | None:
-        """The project's `.project_root` (`project`: its `tmp/<slug>` folder), read again only when its
-        stat changed."""
+        """The project's `.project_root` (`project`: its `tmp/<slug>` folder): as stored, while its
+        `chats/` folder holds (`_recall`); else read again when its stat changed."""
         key = project
+        if key in self._recalled:
+            return self._recalled[key]
         try:
             info = os.stat(f"{project}/{PROJECT_ROOT}")
             stamp: tuple[int, int, int] | None = (info.st_size, info.st_mtime_ns, info.st_ino)
@@ -339,35 +357,31 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
             return scanned
         names = list(scanned.stats)
         rows, others = joined(names, scanned.stats)
-        rows.update(orphan_subagents(group, names, rows))
+        orphans = orphan_subagents(group, names, rows)
+        rows.update(orphans)
         read = scanned.names
         if read is not None and read.stamp is not None:
             self._members[group] = Members(read.stamp, others)
-            read = FolderNames(read.stamp, {**stored_names(names, others, scanned.stats), **self._remembered(group)})
+            read = FolderNames(read.stamp, {**stored_names(names, others, scanned.stats, orphans),
+                                            **self._remembered(group)})
         return FolderStats(rows, scanned.directory, None, read)
 
     def _remembered(self, group: str) -> dict[str, str]:
         """What the next listing need not read again of the group's project while its `chats/` folder
-        holds: its marker's stamp and folder (checked by its stat), and its folder's workspace key."""
+        holds: the folder its marker names, and its folder's workspace key."""
         project = group.rpartition("/")[0]
         folder = self.folder_of_group(group)   # the marker read into `_markers`
-        stamp, marked = self._markers.get(project, (None, None))
-        entries = {_MARKER: "" if stamp is None else f"{stamp[0]} {stamp[1]} {stamp[2]}\0{marked or ''}"}
+        entries = {_MARKER: self._markers.get(project, (None, None))[1] or _NO_MARKER}
         if folder is not None:
             entries[_KEY] = f"{folder}\0{self.key_of_folder(folder)}"
         return entries
 
     def _recall(self, group: str, names: dict[str, str]) -> None:
-        """What `_remembered` stored of the group's project, taken as this listing's until its check fails."""
+        """What `_remembered` stored of the group's project, taken as this listing's: its `chats/` folder
+        holds, and the client never rewrites a marker."""
         marker, key = names.get(_MARKER), names.get(_KEY)
-        project = group.rpartition("/")[0]
-        if marker is not None and project not in self._markers:
-            stamp, _, folder = marker.partition("\0")
-            parts = stamp.split()
-            if len(parts) == 3 and all(part.isdigit() for part in parts):
-                self._markers[project] = ((int(parts[0]), int(parts[1]), int(parts[2])), folder or None)
-            elif not marker:
-                self._markers[project] = (None, None)
+        if marker is not None:
+            self._recalled[group.rpartition("/")[0]] = None if marker == _NO_MARKER else marker
         if key:
             folder, _, known = key.partition("\0")
             self._folder_keys.setdefault(folder, known)

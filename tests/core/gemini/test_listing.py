@@ -5,6 +5,7 @@ whole-file `.json` sessions of 0.38.2, and a grown file read on from where the l
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def test_while_the_folder_holds_its_files_only_the_rows_files_are_stat_ed(tmp_pa
     first, stub = chats / "session-2026-12-06T19-46-e9b105e8.jsonl", chats / "session-2026-12-06T19-48-e9b105e8.jsonl"
     scanned = listing.file_stats(str(chats))
     assert scanned.names is not None and scanned.names.stamp is not None
-    assert scanned.names.names["\0" + first.name] == str(stub.stat().st_mtime_ns)   # its stubs' newest mtime
+    assert scanned.names.names["\0\0stubs"] == f"{first.name}\0{stub.stat().st_mtime_ns}"   # its stub's mtime
     assert stub.name not in scanned.names.names
     stat_ed: list[str] = []
     real_stat = os.stat
@@ -108,6 +109,22 @@ def test_while_the_folder_holds_its_files_only_the_rows_files_are_stat_ed(tmp_pa
     again = listing.file_stats(str(chats), scanned.names)
     assert again.names is not scanned.names and first.name in again.stats
     assert again.stats[first.name] == (first.stat().st_size, first.stat().st_mtime_ns)
+
+
+def test_a_warm_listing_s_rows_name_their_files(tmp_path, monkeypatch):
+    """The catalog builds a row's path from the names stored with its folder: each is its file's."""
+    from reprise.core import folder_scan
+
+    monkeypatch.setattr(folder_scan, "_RACY_NS", 0)
+    root = store_copy("store-0.61.0", tmp_path)
+    catalog = Catalog([listing_of(root, tmp_path)], tmp_path / "cache")
+    cold = {row.id: row.path for row in catalog.refresh()}
+    catalog.close()
+    catalog = Catalog([listing_of(root, tmp_path)], tmp_path / "cache")
+    warm = {row.id: row.path for row in catalog.refresh()}
+    catalog.close()
+    assert warm == cold
+    assert all(Path(path).is_file() and Path(path).name.startswith("session-") for path in warm.values())
 
 
 def test_the_source_opens_reads_and_resumes_a_session_by_its_id(tmp_path, settings_for):
@@ -180,6 +197,19 @@ def test_a_hostile_registry_maps_nothing_outside_and_drops_no_session(tmp_path, 
     beta = next(row for row_id, row in rows.items() if row_id.startswith(OTHER))
     assert beta.workspace_key.startswith(UNMAPPED_PREFIX) and beta.fields.workspace_path is None
     assert rows[RESUMED].fields.workspace_path == ALPHA   # its marker still names it
+
+
+def test_one_slug_the_client_would_not_write_makes_the_whole_registry_empty_as_for_the_client(tmp_path):
+    """Gemini CLI checks projects.json against its schema (every slug `^[a-z0-9-]+$`) and reads a file
+    that fails as empty: a project the file names is then unmapped for Reprise too."""
+    root = store_copy("store-0.61.0", tmp_path)
+    (root / "tmp" / "beta" / ".project_root").unlink()
+    (root / "projects.json").write_text(json.dumps({"projects": {BETA: "beta", "/elsewhere": "Not A Slug"}}))
+    listing = listing_of(root, tmp_path)
+    assert listing.folder_of_group(str(root / "tmp" / "beta" / "chats")) is None
+    assert "reads the whole file as empty" in (listing.registry(listing.roots[0]).problem or "")
+    (root / "projects.json").write_text(json.dumps({"projects": {BETA: "beta"}}))
+    assert listing_of(root, tmp_path).folder_of_group(str(root / "tmp" / "beta" / "chats")) == BETA
 
 
 def test_a_slug_folder_with_dots_or_a_link_is_not_a_project(tmp_path):
@@ -282,6 +312,34 @@ def test_a_subagent_whose_parent_is_gone_is_listed_hidden_as_the_client_hides_it
     assert [turn.reply for turn in opened.transcript.turns] == ["Done."]
 
 
+def test_while_the_folder_holds_an_orphan_subagent_s_file_is_stat_ed_and_a_parented_one_s_is_not(
+        tmp_path, monkeypatch):
+    """The names stored tell which subagents' folders hold rows (their session's file is gone): only
+    those are looked into while the folder holds, and an append to such a file is seen."""
+    from reprise.core import folder_scan
+
+    monkeypatch.setattr(folder_scan, "_RACY_NS", 0)
+    root = store_copy("store-0.61.0", tmp_path)
+    chats = root / "tmp" / "alpha" / "chats"
+    parented = _subagent(root, RESUMED, "11111111-2222-4333-8444-555555555555")
+    orphan = chats / "22222222-3333-4444-8555-666666666666" / "33333333-4444-4555-8666-777777777777.jsonl"
+    orphan.parent.mkdir()
+    orphan.write_bytes(parented.read_bytes())
+    listing = listing_of(root, tmp_path)
+    scanned = listing.file_stats(str(chats))
+    assert scanned.names is not None and scanned.names.stamp is not None
+    key = f"{orphan.parent.name}/{orphan.name}"
+    assert key in scanned.stats and not any(name.startswith(parented.parent.name) for name in scanned.stats)
+    with orphan.open("a") as handle:
+        handle.write("\n")
+    looked: list[str] = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path, *a: looked.append(str(path)) or real_scandir(path, *a))
+    held = listing.file_stats(str(chats), scanned.names)
+    assert held.names is scanned.names and held.stats[key][0] == orphan.stat().st_size
+    assert looked == [str(orphan.parent)]
+
+
 def test_what_the_client_s_own_list_hides_is_marked(tmp_path):
     root = store_copy("store-0.61.0", tmp_path)
     chats = root / "tmp" / "alpha" / "chats"
@@ -309,7 +367,8 @@ def test_a_json_session_a_resume_moved_to_jsonl_is_one_row_read_from_the_jsonl(t
 
 def test_a_new_listing_takes_the_project_s_marker_and_key_from_the_names_while_the_marker_holds(tmp_path, monkeypatch):
     """The names stored with a folder give the next listing (a new process) its project's folder and
-    key without reading the marker or resolving the folder; a marker rewritten is read again."""
+    key without reading the marker or resolving the folder. The client writes a marker once and never
+    again: one rewritten by hand is read again once the folder changes."""
     from reprise.core import folder_scan
     from reprise.core.sources.gemini import layout
     from reprise.core.sources.gemini import listing as listing_module
@@ -328,6 +387,10 @@ def test_a_new_listing_takes_the_project_s_marker_and_key_from_the_names_while_t
     assert again.folder_of_group(str(chats)) == ALPHA and again.key_of_folder(ALPHA) == workspace_key(ALPHA)
     assert read == []
     (chats.parent / ".project_root").write_text("/tmp/reprise-gemini-fixture/work/alpha-moved")
+    held = listing_of(root, tmp_path)
+    held.file_stats(str(chats), scanned.names)
+    assert held.folder_of_group(str(chats)) == ALPHA and read == []
+    (chats / "session-2026-12-06T21-00-0badf00d.jsonl").write_text("")   # the folder changes
     moved = listing_of(root, tmp_path)
     moved.file_stats(str(chats), scanned.names)
     assert moved.folder_of_group(str(chats)) == "/tmp/reprise-gemini-fixture/work/alpha-moved" and read
