@@ -23,6 +23,7 @@ from reprise.core.rows import SessionRow
 from reprise.core.service import activity_time
 from reprise.core.sources.registry import registry
 from reprise.core.sources.spec import SourceSpec
+from reprise.core.sources.workspaces import UNMAPPED_PREFIX
 
 from .format import human_size, relative_time
 from .text import clipped, safe_line
@@ -229,6 +230,8 @@ def cell(key: str, row: SessionRow, narrow: bool, now: float, width: int, *,
     text: str
     style: str | None = None
     if key == "folder":
+        if row.folder is None and row.workspace_key.startswith(UNMAPPED_PREFIX):   # the agent's own name for it
+            return clipped("?" + row.workspace_key.removeprefix(UNMAPPED_PREFIX).rpartition("--")[0], width), None
         return folder_label(row.folder, width), None
     if key == "branch":
         return clipped(row.fields.branch or "-", width), None

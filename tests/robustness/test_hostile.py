@@ -481,7 +481,7 @@ def test_an_unusable_cache_folder_is_said_in_one_line_and_the_listing_reads_thro
     err = result.stderr.decode(errors="replace")
     assert "Traceback" not in err, err[-1500:]
     assert result.returncode == 0 and err.count("\n") == 1 and "not-a-folder" in err, err
-    assert _sid("valid")[:8] in result.stdout.decode() and "1 sessions shown" in result.stdout.decode()
+    assert _sid("valid")[:8] in result.stdout.decode() and "1 session shown" in result.stdout.decode()
 
 
 @needs_root

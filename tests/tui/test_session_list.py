@@ -11,7 +11,7 @@ from textual.app import App, ComposeResult
 from reprise.core.meter import ContextLimit
 from reprise.core.rows import SessionRow
 from reprise.core.sources.base import ListingFields
-from reprise.tui.columns import GIVE_WAY, folder_label, layout, short_size, short_tokens, title_label
+from reprise.tui.columns import GIVE_WAY, cell, folder_label, layout, short_size, short_tokens, title_label
 from reprise.tui.widgets.session_list import LIST_COLUMNS, SessionList, header_text, list_layout, marks_width
 
 NOW = 1_800_000_000.0
@@ -221,3 +221,17 @@ async def test_the_all_workspaces_view_shows_each_rows_folder_not_its_key(servic
         width = next(column.width(narrow) for column, narrow in shape.columns if column.key == "folder")
         for row_, line in zip(session_list.rows, lines, strict=True):
             assert row_.folder and folder_label(row_.folder, width) in line, line
+
+
+def test_a_folder_the_agent_s_map_does_not_name_shows_the_agent_s_own_name_for_it():
+    """Not a bare "?": the unknown folder's key carries the agent's name for the group (a Gemini CLI
+    project's slug and root), shown after the "?"."""
+    from reprise.core.sources.workspaces import unmapped_key
+
+    unknown = row(1, "t", folder=None)   # type: ignore[arg-type]
+    unknown.workspace_key = unmapped_key("alpha in /home/u/.gemini")
+    text, _ = cell("folder", unknown, False, NOW, 20)
+    assert text.startswith("?alpha-in-home-u") and len(text) <= 20
+    assert cell("folder", row(2, "t"), False, NOW, 20)[0] == folder_label("/home/ada/code/webapp", 20)
+    assert folder_label(None, 20) == "?"
+

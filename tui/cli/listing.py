@@ -123,7 +123,8 @@ def list_table_lines(service: Service, listing: Listing, width: int, now: float)
     left_out = (f" ({listing.hidden_left_out} that the agent's own picker hides left out)"
                 if listing.hidden_left_out else "")
     order = f"{REVERSED_MARK} smallest or oldest first" if listing.reverse else f"{SORTED_MARK}"
-    lines.append(f"{shown} sessions shown{left_out}, {safe_line(listing.scope)}, sorted by {listing.sort} {order}")
+    noun = "session" if listing.total == 1 else "sessions"
+    lines.append(f"{shown} {noun} shown{left_out}, {safe_line(listing.scope)}, sorted by {listing.sort} {order}")
     if "next" in shape.keys and any(row.resume_cost is None and row.limit is not None and not row.problem_code
                                     for row in listing.rows):
         lines.append("NEXT - : not counted yet (`--sort next` counts every next turn)")
