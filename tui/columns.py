@@ -186,6 +186,14 @@ def short_tokens(count: int) -> str:
     return f"{value:.1f}M" if value < 9.95 else f"{value:.0f}M"
 
 
+def unmapped_name(row: SessionRow) -> str | None:
+    """The agent's own name for a row's folder that its map does not name (a Gemini CLI project's slug
+    and root, as its unknown folder's key holds it); None for a row with a folder, or none to say."""
+    if row.folder is not None or not row.workspace_key.startswith(UNMAPPED_PREFIX):
+        return None
+    return row.workspace_key.removeprefix(UNMAPPED_PREFIX).rpartition("--")[0] or None
+
+
 def folder_label(folder: str | None, width: int) -> str:
     """A folder's last path parts that fit the width ("code/reprise", else "reprise"), never a key."""
     if not folder:
@@ -230,9 +238,8 @@ def cell(key: str, row: SessionRow, narrow: bool, now: float, width: int, *,
     text: str
     style: str | None = None
     if key == "folder":
-        if row.folder is None and row.workspace_key.startswith(UNMAPPED_PREFIX):   # the agent's own name for it
-            return clipped("?" + row.workspace_key.removeprefix(UNMAPPED_PREFIX).rpartition("--")[0], width), None
-        return folder_label(row.folder, width), None
+        unmapped = unmapped_name(row)
+        return (folder_label(row.folder, width) if unmapped is None else clipped(f"?{unmapped}", width)), None
     if key == "branch":
         return clipped(row.fields.branch or "-", width), None
     if key == "status":

@@ -12,6 +12,7 @@ from reprise.core.meter import ContextLimit
 from reprise.core.rows import SessionRow
 from reprise.core.sources.base import ListingFields
 from reprise.tui.columns import GIVE_WAY, cell, folder_label, layout, short_size, short_tokens, title_label
+from reprise.tui.screens.main.rows import matches
 from reprise.tui.widgets.session_list import LIST_COLUMNS, SessionList, header_text, list_layout, marks_width
 
 NOW = 1_800_000_000.0
@@ -225,13 +226,14 @@ async def test_the_all_workspaces_view_shows_each_rows_folder_not_its_key(servic
 
 def test_a_folder_the_agent_s_map_does_not_name_shows_the_agent_s_own_name_for_it():
     """Not a bare "?": the unknown folder's key carries the agent's name for the group (a Gemini CLI
-    project's slug and root), shown after the "?"."""
+    project's slug and root), shown after the "?", and the list's filter finds it."""
     from reprise.core.sources.workspaces import unmapped_key
 
     unknown = row(1, "t", folder=None)   # type: ignore[arg-type]
     unknown.workspace_key = unmapped_key("alpha in /home/u/.gemini")
     text, _ = cell("folder", unknown, False, NOW, 20)
     assert text.startswith("?alpha-in-home-u") and len(text) <= 20
+    assert matches(unknown, "alpha") and not matches(unknown, "beta")   # typing what the column shows finds it
     assert cell("folder", row(2, "t"), False, NOW, 20)[0] == folder_label("/home/ada/code/webapp", 20)
     assert folder_label(None, 20) == "?"
 

@@ -22,6 +22,7 @@ from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, WorkspaceInfo, sort_key, sort_rows
 from reprise.core.sources.registry import spec_of
 
+from ...columns import unmapped_name
 from ...messages import CostsFilled, FilesRead, RowsLoaded, RowsRead
 from ...text import safe_line, safe_text
 from ...widgets.detail import DetailPane, Landing
@@ -38,11 +39,13 @@ ROWS_READ_SECONDS = 0.2   # rows read while a listing goes on are shown at most 
 
 def matches(row: SessionRow, needle: str) -> bool:
     """The list's filter: title, first and last message, the folder's name (its last part: the path
-    above it, `/home/ada`, would match every row), git branch, or id prefix."""
+    above it, `/home/ada`, would match every row; for a folder the agent's map does not name, the
+    name the FOLDER column shows), git branch, or id prefix."""
     needle = needle.lower()
+    folder = (row.folder or "").rsplit("/", 1)[-1] if row.folder is not None else unmapped_name(row) or ""
     return (row.id.startswith(needle) or needle in (row.title or row.fields.agent_title or "").lower()
             or needle in row.fields.first_message.lower() or needle in row.fields.last_message.lower()
-            or needle in (row.fields.branch or "").lower() or needle in (row.folder or "").rsplit("/", 1)[-1].lower()
+            or needle in (row.fields.branch or "").lower() or needle in folder.lower()
             or (row.problem_message is not None and needle in row.problem_message.lower()))
 
 
