@@ -347,6 +347,7 @@ def test_rm_trash_list_restore_and_purge_that_asks(capsys, workspace, isolated_p
     assert [s["session_id"] for s in listing["sessions"]] == ["b" * 32]
     _, trash = run_json(capsys, "trash", "list")
     assert [t["session_id"] for t in trash["trash"]] == ["a" * 32]
+    assert run_json(capsys, "trash")[1] == trash   # no ACTION: this workspace's list
     assert run(capsys, "trash", "restore", "aaaa")[0] == 0
     assert run(capsys, "rm", "bbbb")[0] == 0
     monkeypatch.setattr(sys, "stdin", open(os.devnull))

@@ -217,8 +217,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--force", action="store_true", help="even when an agent may be writing it")
 
-    p = add("trash", "list, restore or purge trashed sessions")
-    trash = p.add_subparsers(dest="trash_command", parser_class=_Parser, metavar="ACTION", required=True)
+    p = add("trash", "list (without an ACTION: this workspace's), restore or purge trashed sessions")
+    trash = p.add_subparsers(dest="trash_command", parser_class=_Parser, metavar="ACTION")
     q = trash.add_parser("list", parents=[common], help="trashed sessions")
     q.add_argument("--all", action="store_true", help="all workspaces")
     q = trash.add_parser("restore", parents=[common], help="put a trashed session back")

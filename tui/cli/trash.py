@@ -28,7 +28,7 @@ class RemoveArguments:
 
 @dataclass(frozen=True, slots=True)
 class TrashArguments:
-    trash_command: str
+    trash_command: str | None   # None: `reprise trash` alone lists this workspace's
     id: str = ""
     all: bool = False
     older_than: str | None = None
@@ -69,7 +69,7 @@ def remove(service: Service, args: RemoveArguments, as_json: bool) -> int:
 def trash(service: Service, args: TrashArguments, as_json: bool) -> int:
     from reprise.core.retention import format_age, parse_age
 
-    if args.trash_command == "list":
+    if args.trash_command in (None, "list"):
         entries = service.trash_entries(all_workspaces=args.all)
         now = time.time()
         if as_json:
