@@ -976,7 +976,8 @@ class Service:
         """Preview, then (unless dry_run) archive and write the trimmed session, in place or as a fork.
         `expected_sha256` applies a previewed plan only to the file it was previewed on."""
         source = self.source(ref)
-        if fork:
+        # A preview of a source that only forks shows the fork it would write (nothing is written either way).
+        if fork or (dry_run and TrimmingInPlace not in source.roles and Forking in source.roles):
             trim = self.role(ref, Forking, "trimmed as a fork").fork
         elif TrimmingInPlace in source.roles:
             trim = cast(TrimmingInPlace, source).trim_in_place

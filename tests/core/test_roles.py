@@ -149,6 +149,8 @@ def test_a_source_that_forks_only_refuses_a_trim_in_place_with_the_fork_only_err
     with pytest.raises(ForkOnlyError, match="Fractal's own files are never rewritten: use --fork."):
         service.trim(ref, TrimOptions(drop=("1",)))
     assert service.trim(ref, TrimOptions(drop=("1",)), fork=True, dry_run=True).plan is not None
+    # a preview writes nothing either way: it shows the fork such a source would write
+    assert service.trim(ref, TrimOptions(drop=("1",)), dry_run=True).plan.counts()["dropped"] == 1
 
 
 def test_the_service_names_the_sources_with_a_role(service):

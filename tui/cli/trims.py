@@ -51,6 +51,7 @@ class ArchiveArguments:
 
 
 def trim(service: Service, args: TrimArguments, as_json: bool) -> int:
+    from reprise.core.sources.roles import TrimmingInPlace
     from reprise.core.trimming import TrimOptions
 
     options = TrimOptions(keep_history=args.keep_history, cap_replies=args.cap_replies, spare=args.spare,
@@ -81,6 +82,9 @@ def trim(service: Service, args: TrimArguments, as_json: bool) -> int:
         print(f"  note: {safe_line(note)}")
     if result.dry_run:
         print("Dry run: nothing was written.")
+        if not args.fork and not service.can(ref.source, TrimmingInPlace):
+            print(f"{service.source(ref).label}'s own files are never rewritten: the trim is written as a new "
+                  f"session (reprise trim {safe_line(ref.session_id[:8])} --fork ...).")
     elif result.forked:
         print(f"Written as a new session {safe_line(result.ref.session_id)}; the original is untouched.")
     else:
