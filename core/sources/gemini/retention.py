@@ -260,7 +260,9 @@ def real_path(path: str | Path) -> str:
     """A folder with its links resolved when it exists, else as it is (the client's `getRealPath`). The
     kernel's resolution, read from /proc, where there is one: `os.path.realpath` stats each part in turn."""
     try:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        fd = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except NotADirectoryError:
+        return os.path.realpath(path)
     except OSError:
         return str(path)
     try:
