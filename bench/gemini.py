@@ -15,6 +15,9 @@
   ≤ 1.2×; beside it (information) what the third agent adds to a listing of the other two, and each
   agent alone over nothing ((G − none) ÷ 2,000 against (C − none) ÷ 2,000: the same cost with less
   of the Fractal listing's noise in the difference).
+- The same alone, with 150 of the Gemini store's folders trusted (a `trustedFolders.json` written for
+  those runs: what the client's trust dialog leaves), where the sweep looks at each trusted folder's
+  own settings (information: with rules per folder, each folder's lookup once re-read them all).
 - Appending to a 50 MB session (alone in a Gemini home of its own, an empty Fractal state root): the
   bytes the next listing reads (`rchar` of /proc/self/io over the listing, every read of the process,
   SQLite's included) beyond the same listing with nothing changed: after one turn is appended as the
@@ -44,6 +47,7 @@ from .claude_listing import _code_measured, _rchar
 WARM_REPEATS = 25   # at 7, the difference of two ~70 ms minima swung the ratio from 1.09x to 1.34x between runs
 RATIO = 1.2
 BIG_BYTES = 50 * 2**20
+TRUSTED = 150   # folders of the Gemini store trusted in the last warm case
 READ_TARGET = 2**20
 LEGACY_TURNS = 400
 
@@ -139,6 +143,27 @@ def _warm_case(store, claude, gemini, scratch: Path, log) -> dict[str, Config]:
         for config in order if index % 2 == 0 else reversed(order):
             config.run()
     return configs
+
+
+def _trusted_case(configs: dict[str, Config], home: Path) -> dict[str, float]:
+    """Best warm wall time of none, C and G again, in turn, with a `trustedFolders.json` trusting the
+    first TRUSTED folders of the Gemini store's `projects.json` (written for the runs, then removed:
+    the store is shared): the sweep then looks at each trusted folder's own settings."""
+    import json
+
+    store = home / ".gemini"
+    trust = store / "trustedFolders.json"
+    folders = list(json.loads((store / "projects.json").read_text())["projects"])[:TRUSTED]
+    trust.write_text(json.dumps({folder: "TRUST_FOLDER" for folder in folders}))
+    best: dict[str, float] = {}
+    try:
+        for _ in range(WARM_REPEATS):
+            for name in ("none", "C", "G"):
+                seconds, _, _ = configs[name].list_once()
+                best[name] = min(best.get(name, seconds), seconds)
+    finally:
+        trust.unlink()
+    return best
 
 
 def _listing_reader(state_root: Path, cache: Path, home: Path, workspace: str):
@@ -279,6 +304,8 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
             "in turn ...")
         configs = _warm_case(store, claude, gemini, scratch, log)
         per = _per_row(configs, n_claude, n_gemini)
+        log(f"  warm, with {TRUSTED} folders trusted (trustedFolders.json) ...")
+        trusted = _trusted_case(configs, gemini.home)
         ratio, ratio_cpu = per["gemini"] / per["claude"], per["gemini_cpu"] / per["claude_cpu"]
         if min(ratio, ratio_cpu) > RATIO:
             log("  the per-row target was missed: profiling a warm listing of Fractal + Gemini ...")
@@ -306,6 +333,11 @@ def run(store, report, *, quick: bool = False, log=print) -> None:
                 f"{us(per['gemini_alone'])} / {us(per['gemini_alone_cpu'])}",
                 f"{us(per['claude_alone'])} / {us(per['claude_alone_cpu'])}", f"{alone:.2f}× / {alone_cpu:.2f}×",
                 "(information: less noise)", None)
+    trusted_ratio = (trusted["G"] - trusted["none"]) / (trusted["C"] - trusted["none"]) * n_claude / n_gemini
+    section.row(f"  each agent alone, Gemini CLI with {TRUSTED} of its folders trusted (the trust dialog's "
+                "trustedFolders.json: each folder's own settings may set the sweep): (G − none) ÷ Gemini sessions",
+                us((trusted["G"] - trusted["none"]) / n_gemini), us((trusted["C"] - trusted["none"]) / n_claude),
+                f"{trusted_ratio:.2f}×", "(information)", None)
     for name in ("none", "C", "G", "F", "F+C", "F+G", "all"):
         wall, cpu = configs[name].best
         section.row(f"  warm listing {name} (wall / CPU)", f"{fmt(wall)} / {fmt(cpu)}", "", "", "(information)", None)
