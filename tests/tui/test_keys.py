@@ -306,3 +306,25 @@ async def test_keys_typed_ahead_of_a_dialog_in_one_burst_never_confirm_it(demo_r
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, MainScreen) and tree_digest(demo_root) == before
+
+
+async def test_ctrl_g_visits_each_agent_with_a_session_in_view_then_all(demo_root):  # noqa: F811
+    """An agent with no session in this folder is passed over: no press shows an empty list."""
+    service = codex_demo_service(demo_root)
+    app = build_app(service)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_row(pilot, CLAUDE_TITLE)
+        screen = app.screen
+        screen.all_rows = [row for row in screen.all_rows if row.source != "codex"]   # a folder without Codex
+        screen.apply_view()
+        await settle(pilot)
+        present = {row.source for row in screen.all_rows}
+        assert present == set(service.sources) - {"codex"}
+        seen = []
+        for _ in range(len(present) + 1):
+            await pilot.press("ctrl+g")
+            await settle(pilot)
+            seen.append(screen.agent_filter)
+            assert screen.agent_filter is None or screen.query_one(SessionList).rows
+        assert seen[-1] is None and set(seen[:-1]) == present
+

@@ -453,8 +453,11 @@ class RowsPart(ScreenBase):
         self.sort = SORTS[position]
 
     def action_cycle_agent(self) -> None:
-        """Every agent's sessions, then each agent's in turn."""
-        names = [None, *self.service.sources]
+        """Every agent's sessions, then each agent's in turn: those with a session in view (all of them
+        before any row is read), so no press lands on an empty list."""
+        present = {row.source for row in self.all_rows}
+        names = [None, *(name for name in self.service.sources
+                         if not present or name in present or name == self.agent_filter)]
         self.agent_filter = names[(names.index(self.agent_filter) + 1) % len(names)]
 
     def action_toggle_agent_hidden(self) -> None:
