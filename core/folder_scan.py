@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .problems import Problem
 
 _RACY_NS = 3_000_000_000
-_NOT_FILES = (".", "..", "")
+NOT_FILES = (".", "..", "")   # names no session file has (a stored name checked before a stat)
 
 Stats = dict[str, tuple[int, int]]
 
@@ -91,7 +91,7 @@ def _stats_of(fd: int, names: dict[str, str]) -> Stats | None:
     stat = os.stat
     for file_id, name in names.items():
         try:
-            if "/" in name or name in _NOT_FILES:
+            if "/" in name or name in NOT_FILES:
                 return None
             found = stat(name, dir_fd=fd)
         except (FileNotFoundError, ValueError, TypeError):   # gone; a NUL or not a string: a damaged cache

@@ -23,7 +23,7 @@ from reprise.core.rows import SessionRow
 from reprise.core.service import activity_time
 from reprise.core.sources.registry import registry
 from reprise.core.sources.spec import SourceSpec
-from reprise.core.sources.workspaces import UNMAPPED_PREFIX
+from reprise.core.sources.workspaces import unmapped_group_name
 
 from .format import human_size, relative_time
 from .text import clipped, safe_line
@@ -186,12 +186,10 @@ def short_tokens(count: int) -> str:
     return f"{value:.1f}M" if value < 9.95 else f"{value:.0f}M"
 
 
-def unmapped_name(row: SessionRow) -> str | None:
+def unmapped_folder_name(row: SessionRow) -> str | None:
     """The agent's own name for a row's folder that its map does not name (a Gemini CLI project's slug
     and root, as its unknown folder's key holds it); None for a row with a folder, or none to say."""
-    if row.folder is not None or not row.workspace_key.startswith(UNMAPPED_PREFIX):
-        return None
-    return row.workspace_key.removeprefix(UNMAPPED_PREFIX).rpartition("--")[0] or None
+    return None if row.folder is not None else unmapped_group_name(row.workspace_key)
 
 
 def folder_label(folder: str | None, width: int) -> str:
@@ -238,7 +236,7 @@ def cell(key: str, row: SessionRow, narrow: bool, now: float, width: int, *,
     text: str
     style: str | None = None
     if key == "folder":
-        unmapped = unmapped_name(row)
+        unmapped = unmapped_folder_name(row)
         return (folder_label(row.folder, width) if unmapped is None else clipped(f"?{unmapped}", width)), None
     if key == "branch":
         return clipped(row.fields.branch or "-", width), None

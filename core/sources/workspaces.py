@@ -95,6 +95,13 @@ def unmapped_key(group: str) -> str:
     return f"{UNMAPPED_PREFIX}{slug}--{digest}"
 
 
+def unmapped_group_name(key: str) -> str | None:
+    """The group's own name an `unmapped_key` holds (as far as a key can hold it); None for any other key."""
+    if not key.startswith(UNMAPPED_PREFIX):
+        return None
+    return key.removeprefix(UNMAPPED_PREFIX).rpartition("--")[0] or None
+
+
 class MappedRule(WorkspaceRule):
     """A store that keeps its own map of groups to folders. `groups` lists the store's groups and
     `folders` reads its map ({group: folder}); both are asked each time, so a map the agent changed

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import RepriseError
-from ...folder_scan import FolderNames, FolderStats, opened_folder, scan_folder
+from ...folder_scan import NOT_FILES, FolderNames, FolderStats, opened_folder, scan_folder
 from ...paths import OwnPaths, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
@@ -159,7 +159,6 @@ def orphan_subagents(group: str, names: list[str], rows: dict[str, tuple[int, in
 # \0..."}: the row files whose stubs are newer than they are, with the stubs' newest mtime, which joins their
 # stat (`join_stats`; a stub is written once, and appends only make the row's own file newer).
 _FOLDER, _ORPHANS = "/", "//"
-_NOT_FILES = (".", "..")
 # And what the next listing need not read again of the group's project while the folder holds:
 # {_MARKER: the folder its `.project_root` names (_NO_MARKER when none), _KEY: "<folder>\0<key>"}.
 # The client writes a marker once, exclusively (`wx`), when it claims the project's slug, and never
@@ -205,7 +204,7 @@ def _held_stats(group: str, known: FolderNames) -> FolderStats | None:
         stat_at = os.stat
         for key, value in known.names.items():
             if value == key:   # a row's file
-                if "/" in key or key in _NOT_FILES:
+                if "/" in key or key in NOT_FILES:
                     return None   # not a name as this version stores it
                 try:
                     found = stat_at(key, dir_fd=fd)
@@ -291,16 +290,13 @@ class GeminiListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         """The folder a project's `chats/` folder stands for (`layout.folder_of_project`), or None.
         `registries`: each root's `projects.json` as read for this listing (filled when asked)."""
         project = group.rpartition("/")[0]
-        marker = self._recalled[project] if project in self._recalled else None
+        marker = self._marker(project)
         if marker is not None:
-            return marker
+            return marker   # the registry is not asked (`folder_of_project`)
         try:
             root = self.root_of(group)
         except RepriseError:
             return None
-        marker = self._marker(project)
-        if marker is not None:
-            return marker   # the registry is not asked (`folder_of_project`)
         known = registries.get(root.path) if registries is not None else None
         registry = known if known is not None else self.registry(root)
         if registries is not None:

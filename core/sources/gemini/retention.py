@@ -547,7 +547,6 @@ class Sweeps:
         self.system = system
         # the folder a project is of, by its `chats/` folder
         self.folder_of = folder_of or (lambda chats: marker_folder(Path(chats).parent))
-        self._policies: dict[Path, SweepPolicy] = {}
         self._updated: dict[str, tuple[int, int, float | None]] = {}
         self._talking: dict[str, tuple[int, int, bool]] = {}
         self._folders: dict[tuple[Path, float], _Folder] = {}
@@ -555,27 +554,9 @@ class Sweeps:
         self._texts = {str(store): store for store in self.stores}
         self._by_text: dict[str, SweepPolicy | None] = {}
 
-    def store_of(self, chats: Path) -> Path | None:
-        """The store whose `tmp/<slug>/chats/` folder this is, or None."""
-        store = chats.parent.parent.parent
-        return store if chats.name == CHATS and chats.parent.parent.name == TMP and store in self.stores else None
-
     def policy(self, chats: Path) -> SweepPolicy | None:
-        """The sweep of this `chats/` folder (None: not a folder of the stores): the store's, unless the
-        client may apply the folder's own settings there (it trusts some folder)."""
-        store = self.store_of(chats)
-        if store is None:
-            return None
-        if chats not in self._policies:
-            settings = self.settings(store)
-            folder = self.folder_of(str(chats)) if settings.may_trust else None
-            if folder is not None:
-                self._policies[chats] = read_policy(store, Path(folder), system=self.system, settings=settings)
-            else:   # no folder's own settings apply: the store's policy, read once
-                if store not in self._policies:
-                    self._policies[store] = read_policy(store, None, system=self.system, settings=settings)
-                self._policies[chats] = self._policies[store]
-        return self._policies[chats]
+        """The sweep of this `chats/` folder (None: not a folder of the stores)."""
+        return self._policy_of_text(str(chats))
 
     def settings(self, store: Path) -> StoreSettings:
         """The store's own settings and trust rules, read once."""
@@ -584,8 +565,9 @@ class Sweeps:
         return self._settings[store]
 
     def _policy_of_text(self, chats: str) -> SweepPolicy | None:
-        """`policy` of a `chats/` folder named by its text (a listing's rows name a few hundred), looked
-        up once a folder."""
+        """The sweep of a `chats/` folder named by its text (a listing's rows name a few hundred), looked
+        up once a folder: the store's, unless the client applies the folder's own settings there (it
+        trusts the folder, which has some)."""
         if chats not in self._by_text:
             head, _, slug = chats.removesuffix(f"/{CHATS}").rpartition(f"/{TMP}/")
             store = self._texts.get(head) if slug and "/" not in slug and chats.endswith(f"/{CHATS}") else None

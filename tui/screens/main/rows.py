@@ -22,7 +22,7 @@ from reprise.core.search_index import SearchHit
 from reprise.core.service import SORTS, WorkspaceInfo, sort_key, sort_rows
 from reprise.core.sources.registry import spec_of
 
-from ...columns import unmapped_name
+from ...columns import unmapped_folder_name
 from ...messages import CostsFilled, FilesRead, RowsLoaded, RowsRead
 from ...text import safe_line, safe_text
 from ...widgets.detail import DetailPane, Landing
@@ -42,7 +42,7 @@ def matches(row: SessionRow, needle: str) -> bool:
     above it, `/home/ada`, would match every row; for a folder the agent's map does not name, the
     name the FOLDER column shows), git branch, or id prefix."""
     needle = needle.lower()
-    folder = (row.folder or "").rsplit("/", 1)[-1] if row.folder is not None else unmapped_name(row) or ""
+    folder = row.folder.rsplit("/", 1)[-1] if row.folder is not None else unmapped_folder_name(row) or ""
     return (row.id.startswith(needle) or needle in (row.title or row.fields.agent_title or "").lower()
             or needle in row.fields.first_message.lower() or needle in row.fields.last_message.lower()
             or needle in (row.fields.branch or "").lower() or needle in folder.lower()
