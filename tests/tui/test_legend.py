@@ -12,8 +12,8 @@ from pathlib import Path
 from rich.console import Console
 
 from reprise.tui import legend
+from reprise.tui.list_rows import STATUS_MARKS
 from reprise.tui.screens.help import KeysScreen, legend_list
-from reprise.tui.widgets.session_list import STATUS_MARKS
 
 from .conftest import build_app, settle
 

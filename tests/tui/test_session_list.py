@@ -12,8 +12,9 @@ from reprise.core.meter import ContextLimit
 from reprise.core.rows import SessionRow
 from reprise.core.sources.base import ListingFields
 from reprise.tui.columns import GIVE_WAY, cell, folder_label, layout, short_size, short_tokens, title_label
+from reprise.tui.list_rows import LIST_COLUMNS, header_text, list_layout, marks_width
 from reprise.tui.screens.main.rows import matches
-from reprise.tui.widgets.session_list import LIST_COLUMNS, SessionList, header_text, list_layout, marks_width
+from reprise.tui.widgets.session_list import SessionList
 
 NOW = 1_800_000_000.0
 LONG = "Dark mode for the settings page, with a toggle that follows the system theme"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from reprise.core import service as core_service
     from reprise.core.service import Service
 
+    from ..first_frame import Shown
     from ..screens.main import Picked
 else:
     core_service = lazy_module("reprise.core.service")
@@ -48,14 +49,22 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
     with no_collection():
         service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace,
                                                         parallel_scan=True)
-        first_rows = FirstRows(service)   # read while Textual is imported: the first frame draws them
-        from ..app import make_app
-        from ..ending import Ending
-        from ..screens.main import Handoff
+        first_rows = FirstRows(service)   # the workspace's stored rows, read in a thread
+        shown = _first_frame(service, first_rows)
+        try:
+            from ..app import make_app
+            from ..ending import Ending
+            from ..screens.main import Handoff
 
-        agent = top.agent or ("echo" if top.demo else None)
-        ending = Ending(last_resort=True)
-        app = make_app(service, agent=agent, demo=top.demo, ending=ending, first_rows=first_rows)
+            agent = top.agent or ("echo" if top.demo else None)
+            ending = Ending(last_resort=True)
+            app = make_app(service, agent=agent, demo=top.demo, ending=ending, first_rows=first_rows)
+        except BaseException:
+            if shown is not None:   # the app never started: the terminal is given back as it was
+                shown.withdraw()
+            raise
+        if shown is not None:
+            shown.hand_over()
     with on_terminal("reprise"):
         ending.save_terminal()
         result = app.run()
@@ -73,6 +82,18 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
             return 1
         agent_handoff.exec_handoff(result.argv, result.cwd)
     return 0
+
+
+def _first_frame(service: Service, first_rows: FirstRows) -> Shown | None:
+    """The browse screen's first frame drawn from the stored rows before Textual is imported
+    (`first_frame.py`), when it was."""
+    from .. import first_frame  # Rich's colours: not for the commands that print
+
+    try:
+        rows = first_rows.rows()
+    except Exception:   # noqa: BLE001 - the app reads them again and reports why they could not be read
+        return None
+    return first_frame.paint(service, rows)
 
 
 def pick(service: Service, command: str) -> Picked | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from rich.segment import Segment
@@ -20,44 +19,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from reprise.core.rows import SessionRow
-from reprise.core.service import sort_key
 
-from ..columns import Layout, agent_mark, cell, layout, title_label
+from ..columns import Layout
+from ..list_rows import MARK, header_text, list_layout, row_parts
 
-STATUS_MARKS = {
-    "succeeded": ("✓", "success"),
-    "failed": ("✗", "error"),
-    "interrupted": ("‖", "warning"),
-    "max_iterations": ("↻", "warning"),
-    "pending": ("…", "accent"),
-    None: ("·", "muted"),
-}
-
-
-MARKS_WIDTH = 4   # " ", the pin, the status mark, " "
-LIST_COLUMNS = ("folder", "branch", "updated", "turns", "size", "context", "next")
-NEXT_STYLES = {"warn": "session-list--warn", "over": "session-list--over", "muted": "session-list--muted"}
-
-
-def marks_width(show_agent: bool) -> int:
-    return MARKS_WIDTH + (1 if show_agent else 0)
-
-
-@lru_cache(maxsize=64)
-def list_layout(width: int, sort: str, *, reverse: bool = False, show_agent: bool = False,
-                show_folder: bool = False) -> Layout:
-    """The columns a list this wide shows (a folder column when the list spans several folders)."""
-    wanted = LIST_COLUMNS if show_folder else tuple(key for key in LIST_COLUMNS if key != "folder")
-    return layout(width, sort=sort_key(sort), reverse=reverse, fixed=marks_width(show_agent), wanted=wanted)
-
-
-def header_text(width: int, sort: str, show_agent: bool = False, *, reverse: bool = False,
-                show_folder: bool = False) -> str:
-    """The column titles for a list of this width, the sorted one marked."""
-    shape = list_layout(width, sort, reverse=reverse, show_agent=show_agent, show_folder=show_folder)
-    marks = marks_width(show_agent)
-    lead = " " * (marks - 2) + "A " if show_agent else " " * marks
-    return " ".join([lead + shape.title_cell("TITLE".ljust(shape.title_width)), *shape.header()])
+# The component class of each style name of `row_parts` but a status mark's.
+PART_STYLES = {"problem": "session-list--problem", "warn": "session-list--warn", "over": "session-list--over",
+               "muted": "session-list--muted"}
 
 
 class SessionList(ScrollView, can_focus=True):
@@ -186,32 +154,16 @@ class SessionList(ScrollView, can_focus=True):
         return Strip(segments).adjust_cell_length(width, base).crop(0, width)
 
     def _cells(self, row: SessionRow, width: int, base: Style) -> list[Segment]:
-        shape = self.layout_for(width)
-        status = "pending" if row.fields.pending else row.fields.last_status
-        mark, variable = STATUS_MARKS.get(status, STATUS_MARKS[None])
-        if row.problem_code:
-            mark, variable = "!", "error"
-        mark_style = base + Style(color=self.app.theme_variables.get(variable, "white"), bold=True)
-        pin = "★" if row.pinned else " "
-        title_style = base + (self.get_component_rich_style("session-list--problem") if row.problem_code else Style())
-        segments = [Segment(f" {pin}", base), Segment(mark, mark_style)]
-        if self.show_agent:
-            # A session the agent's own picker hides (`claude -p`) is marked in lower case, muted; one
-            # the agent deletes within the week (Claude Code's age sweep) in the warning colour.
-            agent_style = base + self.get_component_rich_style("session-list--muted") if row.hidden_by_agent else base
-            if row.agent_deletion is not None and row.agent_deletion.at_risk:
-                agent_style = base + self.get_component_rich_style("session-list--warn")
-            segments.append(Segment(agent_mark(row), agent_style))
-        segments.append(Segment(" ", base))
-        segments.append(Segment(title_label(row.display_title, shape.title_width), title_style))
-        if shape.gap:
-            segments.append(Segment(" " * shape.gap, base))
-        for column, narrow in shape.columns:
-            size = column.width(narrow)
-            text, style = cell(column.key, row, narrow, self._now, size)
-            text = text.ljust(size) if column.align == "left" else text.rjust(size)
-            segments.append(Segment(" ", base))
-            segments.append(Segment(text, base + self.get_component_rich_style(NEXT_STYLES[style]) if style else base))
+        segments = []
+        for text, name in row_parts(row, self.layout_for(width), self._now, self.show_agent):
+            if not name:
+                style = base
+            elif name.startswith(MARK):
+                style = base + Style(color=self.app.theme_variables.get(name.removeprefix(MARK), "white"), bold=True)
+            else:   # the part's colour and weight; the row's background kept (the cursor's, on its row)
+                part = self.get_component_rich_style(PART_STYLES[name])
+                style = base + Style(color=part.color, bold=part.bold)
+            segments.append(Segment(text, style))
         return segments
 
     # --- cursor ----------------------------------------------------------------------------

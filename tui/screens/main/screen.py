@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, Static, TabbedContent
 
 from ...actions import bindings
-from ...text import safe_line
+from ...header_lines import LOADING, HeaderState, header_parts
 from ...widgets.composer import Composer
 from ...widgets.detail import DetailPane
 from ...widgets.filter_prompt import FilterPrompt, PickPrompt
@@ -105,36 +105,20 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
     # --- header ----------------------------------------------------------------------------
 
     def update_header(self) -> None:
-        visible = len(self.query_one(SessionList).rows)
-        total = len(self.all_rows)
-        scope = self.scope_where
-        counts = Text(no_wrap=True, overflow="ellipsis")
-        if self.rows_loading:
-            counts.append(f"{self.read_progress or 'loading sessions…'} ", style="bold yellow")
-        counts.append(f"{visible:,} of {total:,} sessions shown", style="bold" if visible < total else "")
-        text = counts
-        if self.filter_text:
-            text.append(f" · filter: {safe_line(self.filter_text)}", style="yellow")
-        if self.agent_filter:
-            text.append(f" · agent: {self.service.sources[self.agent_filter].label}", style="yellow")
-        if self.hide_agent_hidden and self.hidden_count:   # what the agents' pickers leave out: F2 shows them
-            text.append(f" · {self.hidden_count:,} -p/exec runs hidden", style="yellow")
-        text.append(f" · sort: {self.sort}" + (" reversed" if self.sort_reverse else ""))
-        if self.kept_before_sweep:   # `keep_before_sweep`: said once as a notice, counted here for the run
-            text.append(f" · {self.kept_before_sweep:,} kept before the agent's sweep", style="green")
-        if self.costs_progress:
-            text.append(f" · {self.costs_progress}", style="dim")
-        if self.problem_count:
-            text.append(f" · {self.problem_count} unreadable", style="red")
-        if self.mode == "pick":
-            text.append(" · PICK", style="bold")
-        where_line = Text.assemble(("Reprise ", "bold"), (safe_line(scope), "bold cyan"),
-                                   ("  state ", "dim"), (safe_line(self.service.state_root), "dim"))
+        state = HeaderState(
+            self.scope_where, str(self.service.state_root), len(self.query_one(SessionList).rows), len(self.all_rows),
+            (self.read_progress or LOADING) if self.rows_loading else None, self.sort, self.sort_reverse,
+            self.filter_text, self.service.sources[self.agent_filter].label if self.agent_filter else None,
+            self.hidden_count if self.hide_agent_hidden else 0, self.kept_before_sweep, self.costs_progress,
+            self.problem_count, self.mode == "pick")
         header = self.query_one("#header", Static)
         width = header.size.width or self.size.width or 80
-        for part in (where_line, text):   # one line each, cut with an ellipsis (Static would wrap them)
-            part.truncate(width, overflow="ellipsis")
-        header.update(Text("\n").join([where_line, text]))
+        lines = []
+        for parts in header_parts(state):   # one line each, cut with an ellipsis (Static would wrap them)
+            line = Text.assemble(*parts, no_wrap=True, overflow="ellipsis")
+            line.truncate(width, overflow="ellipsis")
+            lines.append(line)
+        header.update(Text("\n").join(lines))
         self.update_columns()
 
     def update_columns(self) -> None:
