@@ -1,9 +1,10 @@
-"""The `reprise list --json` document as plain data, in the field order of `contract.SessionList`.
+"""The `reprise list --json` and `reprise search --json` documents as plain data, in the field order
+of `contract.SessionList` and `contract.Search`.
 
 Validating a pydantic model per row and dumping it again cost a listing of 1,240 sessions 30 ms,
 and importing the contract's ninety models 25 ms more, for data already typed by core. The CLI
-prints this data as it is; `contract.session_list` validates the very same data against the
-schema's models (a test checks that both give the same bytes). No pydantic here."""
+prints this data as it is; `contract.session_list` and `contract.search` validate the very same data
+against the schema's models (a test checks that both give the same bytes). No pydantic here."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .problems import Problem
     from .rows import SessionRow
+    from .search_engine import SearchUpdate
+    from .search_index import SearchHit
     from .service import Listing
 
 
@@ -44,6 +50,24 @@ def list_data(listing: Listing) -> dict[str, Any]:
     """`reprise list` (`contract.SessionList`)."""
     return {"sessions": [session_data(row) for row in listing.rows], "shown": len(listing.rows),
             "total": listing.total, "scope": listing.scope, "sort": listing.sort}
+
+
+def search_data(hits: Iterable[SearchHit], update: SearchUpdate | None = None) -> dict[str, Any]:
+    """`reprise search` (`contract.Search`): each hit's snippet as wide as `SNIPPET_CELLS`, the matched
+    words between [ and ]."""
+    from .search_index import SNIPPET_CELLS
+
+    return {"hits": [{"session_id": hit.row.id, "workspace_key": hit.row.workspace_key, "turn": hit.turn,
+                      "field": hit.field, "snippet": hit.excerpt.around(SNIPPET_CELLS).marked("[", "]")}
+                     for hit in hits],
+            "outputs_cut": 0 if update is None else update.cut,
+            "problems": [] if update is None else [problem_data(each) for each in update.problems]}
+
+
+def problem_data(item: Problem) -> dict[str, Any]:
+    """A file that could not be used (`contract.Problem`)."""
+    return {"path": item.path, "code": item.code, "message": item.message, "field": item.field,
+            "severity": item.severity}
 
 
 def _iso(moment: float) -> str:

@@ -13,23 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .search_scan import folded
-from .search_snippet import PRIVATE_USE, fold_char, tokens
-
-
-def _phrase_pattern(phrase: tuple[str, ...]) -> re.Pattern[str]:
-    """The phrase in an ASCII text: there a token is a run of letters and digits, folding is lower case."""
-    return re.compile("(?<![A-Za-z0-9])" + "[^A-Za-z0-9]+".join(map(re.escape, phrase)) + "(?![A-Za-z0-9])",
-                      re.IGNORECASE | re.ASCII)
-
-
-_TOKEN_CHAR = f"(?:[^\\W_]|[{PRIVATE_USE}])"   # what a folded text's tokens are made of (its diacritics are gone)
-
-
-def _folded_phrase_pattern(phrase: tuple[str, ...]) -> re.Pattern[str]:
-    """The phrase (ASCII tokens) in a text folded character by character (`_Folding`): whole tokens
-    in a row, anything that is not a token's between them."""
-    between = f"(?:_|[^\\w{PRIVATE_USE}])+"
-    return re.compile(f"(?<!{_TOKEN_CHAR})" + between.join(map(re.escape, phrase)) + f"(?!{_TOKEN_CHAR})")
+from .search_snippet import fold_char, folded_in_place, phrase_pattern, phrase_spans, tokens
 
 
 class _Folding(dict[int, str]):
@@ -51,20 +35,18 @@ class Query:
 
     text: str
     phrases: tuple[tuple[str, ...], ...]
-    # An ASCII query's phrases in an ASCII text, in a folded text, and its tokens' bytes (None otherwise).
-    _patterns: tuple[re.Pattern[str], ...] | None = field(default=None, repr=False, compare=False)
-    _folded_patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
-    _term_bytes: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
+    _patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)   # `phrase_pattern`s
+    _term_bytes: tuple[bytes, ...] | None = field(default=None, repr=False, compare=False)   # an ASCII query's
 
     @classmethod
     def of(cls, text: str) -> Query:
         phrases = tuple(phrase for phrase in (tuple(token for _, _, token in tokens(word)) for word in text.split())
                         if phrase)
+        patterns = tuple(map(phrase_pattern, phrases))
         if not all(token.isascii() for phrase in phrases for token in phrase):
-            return cls(text, phrases)
+            return cls(text, phrases, patterns)
         terms = dict.fromkeys(token for phrase in phrases for token in phrase)
-        return cls(text, phrases, tuple(map(_phrase_pattern, phrases)), tuple(map(_folded_phrase_pattern, phrases)),
-                   tuple(term.encode("ascii") for term in terms))
+        return cls(text, phrases, patterns, tuple(term.encode("ascii") for term in terms))
 
     def __bool__(self) -> bool:
         return bool(self.phrases)
@@ -82,26 +64,21 @@ class Query:
         """Whether every word of the query is found in the text as a phrase of whole tokens."""
         if not self.phrases:
             return False
-        if self._patterns is not None:
-            if text.isascii():
-                return all(pattern.search(text) for pattern in self._patterns)
+        if self._term_bytes is not None and not text.isascii():
             # Its bytes folded as the byte scan folds a file's: a text without every token's bytes
             # cannot match (a millisecond a megabyte), and most texts of a search have none.
             found_bytes = folded(text.encode("utf-8", "replace").lower(), json=False)
             if not all(term in found_bytes for term in self._term_bytes):
                 return False
-            # Folded as a whole (a tenth of the time of splitting it into folded tokens).
+        # Folded as a whole (a tenth of the time of splitting it into folded tokens); its diacritics
+        # dropped where it has any (the offsets do not matter here).
+        folded_text = folded_in_place(text)
+        if folded_text is None:
             folded_text = text.translate(_FOLDING)
-            return all(pattern.search(folded_text) for pattern in self._folded_patterns)
-        found = [token for _, _, token in tokens(text)]
-        starts: dict[str, list[int]] = {}
-        for index, token in enumerate(found):
-            starts.setdefault(token, []).append(index)
-        return all(any(tuple(found[index:index + len(phrase)]) == phrase for index in starts.get(phrase[0], ()))
-                   for phrase in self.phrases)
+        return all(next(phrase_spans(pattern, folded_text), None) is not None for pattern in self._patterns)
 
     def needles(self) -> tuple[bytes, ...] | None:
         """The tokens as a file's lowered bytes hold them when they hold them literally; None when a
         token is not ASCII (its bytes in the file can differ in case: every file is then parsed)."""
-        return self._term_bytes if self._patterns is not None else None
+        return self._term_bytes
 

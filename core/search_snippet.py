@@ -9,9 +9,10 @@ text of its own would change nothing here, and each front end asks for the width
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 Span = tuple[int, int]   # [start, end) of a matched word in an excerpt's text
@@ -72,9 +73,77 @@ def flat(text: str) -> str:
 def word_spans(text: str, query: str) -> tuple[Span, ...]:
     """Where the query's words match the text as the index matches them: each word of the query
     (split at whitespace) is a phrase of its tokens, matched as whole tokens in a row."""
-    phrases = [phrase for phrase in ([token for _, _, token in tokens(word)] for word in query.split()) if phrase]
-    if text.isascii() and all(token.isascii() for phrase in phrases for token in phrase):
-        return _ascii_spans(text, phrases)
+    phrases = [phrase for phrase in (tuple(token for _, _, token in tokens(word)) for word in query.split()) if phrase]
+    folded = folded_in_place(text)
+    if folded is None:
+        return token_spans(text, phrases)
+    return _merged(span for phrase in phrases for span in phrase_spans(phrase_pattern(phrase), folded))
+
+
+_ASCII_UPPER: dict[int, str | int] = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+_IS_TOKEN_CHAR = re.compile(f"[^\\W_]|[{PRIVATE_USE}]").match   # in a folded text (no diacritics left)
+_BETWEEN_TOKENS = f"(?:_|[^\\w{PRIVATE_USE}])+"
+
+
+@functools.lru_cache(maxsize=256)
+def phrase_pattern(phrase: tuple[str, ...]) -> re.Pattern[str]:
+    """A phrase of folded tokens in a folded text (`folded_in_place`): its tokens with only what is
+    not a token's between them; `phrase_spans` keeps the matches that are whole tokens. (No look
+    around in the pattern: it then starts with a literal, which the regex engine looks for twenty
+    times as fast.)"""
+    return re.compile(_BETWEEN_TOKENS.join(map(re.escape, phrase)))
+
+
+def phrase_spans(pattern: re.Pattern[str], folded: str) -> Iterator[Span]:
+    """The pattern's matches in the folded text that are whole tokens, leftmost first, none
+    overlapping: a match inside a longer token is passed over and looked for again one character on."""
+    at = 0
+    while (found := pattern.search(folded, at)) is not None:
+        start, end = found.span()
+        if (start and _IS_TOKEN_CHAR(folded, start - 1)) or _IS_TOKEN_CHAR(folded, end):
+            at = start + 1
+            continue
+        yield start, end
+        at = end
+
+
+def folded_in_place(text: str) -> str | None:
+    """The text with each character folded as the tokenizer folds it, where that keeps every
+    character one character (the same offsets, the same tokens): None when the text holds a
+    diacritic (dropped inside a token, it moves the offsets after it).
+
+    Lower-cased by `str.lower` where it keeps the length and so folds each character as the
+    tokenizer does but for those that differ after (an accented letter's accent), replaced
+    where they stand; `str.translate` of the whole text took ten times as long. `str.lower` lowers
+    a capital sigma by its context (`ς` at a word's end), which folds to `σ` as well, and lowers
+    characters beyond the Basic Multilingual Plane, which the tokenizer keeps as they are: a text
+    with one of those takes the slow way."""
+    marks = set(_NON_ASCII.findall(text))
+    table: dict[int, str | int] = {}
+    for ch in marks:
+        folded = _fold_one(ch)
+        if len(folded) != 1:
+            return None
+        table[ord(ch)] = folded
+    lowered = text.lower()
+    if len(lowered) != len(text) or any(ord(ch) > 0xFFFF and ch.lower() != ch for ch in marks):
+        return text.translate(_ASCII_UPPER | table)
+    fixes = {ch: folded for ch in set(_NON_ASCII.findall(lowered)) if (folded := _fold_one(ch)) != ch}
+    if not fixes:
+        return lowered
+    return re.sub(f"[{re.escape(''.join(fixes))}]", lambda match: fixes[match.group()], lowered)
+
+
+_NON_ASCII = re.compile("[^\\x00-\\x7f]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_one(ch: str) -> str:
+    return fold_char(ch)
+
+
+def token_spans(text: str, phrases: list[tuple[str, ...]]) -> tuple[Span, ...]:
+    """`word_spans` by splitting the whole text into its tokens (any text)."""
     found = tokens(text)
     starts: dict[str, list[int]] = {}
     for index, (_, _, token) in enumerate(found):
@@ -82,18 +151,8 @@ def word_spans(text: str, query: str) -> tuple[Span, ...]:
     spans: list[Span] = []
     for phrase in phrases:
         for index in starts.get(phrase[0], ()):
-            if [token for _, _, token in found[index:index + len(phrase)]] == phrase:
+            if tuple(token for _, _, token in found[index:index + len(phrase)]) == phrase:
                 spans.append((found[index][0], found[index + len(phrase) - 1][1]))
-    return _merged(spans)
-
-
-def _ascii_spans(text: str, phrases: list[list[str]]) -> tuple[Span, ...]:
-    """`word_spans` of an ASCII text, by a regular expression (a tool output of 100 KB in a
-    millisecond): in ASCII a token is a run of letters and digits, and folding is lower case."""
-    spans: list[Span] = []
-    for phrase in phrases:
-        pattern = "(?<![A-Za-z0-9])" + "[^A-Za-z0-9]+".join(map(re.escape, phrase)) + "(?![A-Za-z0-9])"
-        spans += [match.span() for match in re.finditer(pattern, text, re.IGNORECASE | re.ASCII)]
     return _merged(spans)
 
 

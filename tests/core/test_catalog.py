@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import threading
 import time
@@ -357,3 +358,22 @@ def test_the_details_layout_is_in_the_schema_version():
     changed = {LAYOUT.digest(details[:-1], usage), LAYOUT.digest((*details[1:], details[0]), usage),
                LAYOUT.digest(details, (*usage, "new_figure"))}
     assert layout not in changed and len(changed) == 3
+
+
+@pytest.mark.parametrize("fields", [
+    ListingFields(session_id="s", workspace_key="w", turns=3, usage=Usage(input_tokens=5, cost=0.25),
+                  first_message="café …"),
+    ListingFields(session_id="s", workspace_key="w", usage=Usage(input_tokens=2**70 + 1, output_tokens=2**63)),
+    ListingFields(session_id="s", workspace_key="w", usage=Usage(cost=float("nan"))),
+    ListingFields(session_id="s", workspace_key="w", first_message="lone \ud800 surrogate"),
+], ids=["plain", "beyond 64 bits", "nan", "lone surrogate"])
+def test_stored_fields_read_back_as_json_reads_them(fields):
+    """A row's stored fields are read by orjson where it reads them as json does, else by json."""
+    from reprise.core import catalog
+
+    text = catalog._details_text(fields)
+    values = json.loads(text)
+    values[catalog._USAGE_AT] = Usage(*values[catalog._USAGE_AT])
+    read = catalog._fields_of(text)
+    assert repr(read) == repr(ListingFields(*values)) == repr(fields)   # repr: NaN equals itself there
+    assert type(read.usage.input_tokens) is int

@@ -8,6 +8,7 @@ values replaced by placeholders, is kept in `tests/fixtures/contract_golden.json
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -210,6 +211,23 @@ def test_a_search_snippet_holds_the_match_in_brackets_within_its_width(tmp_path,
     snippets = [hit["snippet"] for hit in document["hits"]]
     assert snippets and all("[login]" in snippet.lower() for snippet in snippets)
     assert all(len(snippet.replace("[", "").replace("]", "")) <= SNIPPET_CELLS for snippet in snippets)
+
+
+def test_the_search_document_printed_unvalidated_is_the_validated_one_byte_for_byte(tmp_path, isolated_paths):
+    from reprise.core import list_document
+    from reprise.core.problems import Problem
+
+    service, _ = build_store(tmp_path, isolated_paths)
+    updates = []
+    hits = service.search("login", all_workspaces=True, on_update=updates.append)
+    update = updates[-1]
+    assert hits and update.complete and update.problems   # the store's broken file
+    update = dataclasses.replace(update, cut=2, problems=[*update.problems, Problem("/x", "bad_json", "no", None,
+                                                                                    "warning")])
+    for document in ((hits, update), (hits, None), ([], update)):
+        printed = list_document.search_data(*document)
+        assert json.dumps(printed, indent=2) == json.dumps(contract.dump(contract.search(*document)), indent=2)
+    assert list_document.search_data(hits, update)["outputs_cut"] == 2
 
 
 def test_added_fields_say_fractal_and_carry_the_transcript(tmp_path, isolated_paths):

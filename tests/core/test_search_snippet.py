@@ -9,7 +9,17 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reprise.core.search_index import TOKENIZER
-from reprise.core.search_snippet import ELLIPSIS, Excerpt, char_cells, substring_spans, tokens, word_spans
+from reprise.core.search_snippet import (
+    ELLIPSIS,
+    Excerpt,
+    char_cells,
+    fold_char,
+    folded_in_place,
+    substring_spans,
+    token_spans,
+    tokens,
+    word_spans,
+)
 
 # Letters the agents' texts hold: ASCII, Latin with diacritics (precomposed and combining), Greek
 # (final sigma, tonos), Cyrillic, CJK (two cells wide), punctuation, an underscore, digits, spaces.
@@ -51,6 +61,34 @@ def test_a_word_has_spans_exactly_when_the_index_matches_it(text, word):
     parts = [part for part in word.split() if tokens(part)]   # a part without a token is no condition
     assert bool(parts and all(word_spans(text, part) for part in parts)) == matched
     assert all(0 <= start < end <= len(text) for start, end in word_spans(text, word))
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXTS, TEXTS)
+@example("Café CAFÉ cafe_x", "cafe")
+@example("ΣΑΣ σς", "σας")
+@example("aΣ", "aσ")
+@example("İstanbul ıx", "istanbul")
+@example("日本語 日本", "日本")
+def test_the_folded_text_finds_the_spans_tokenizing_finds(text, word):
+    """The fast path (the text folded in place, then a regular expression per phrase) gives the very
+    spans of splitting the text into its tokens; a text with a diacritic takes the latter."""
+    phrases = [phrase for phrase in (tuple(token for _, _, token in tokens(part)) for part in word.split()) if phrase]
+    if folded_in_place(text) is None:
+        assert any(0x300 <= ord(ch) <= 0x331 for ch in text)
+    assert word_spans(text, word) == token_spans(text, phrases)
+
+
+def test_str_lower_folds_each_character_of_the_basic_plane_as_the_tokenizer_does():
+    """What `folded_in_place` counts on: a character of the Basic Multilingual Plane and its lower
+    case fold alike (then only what differs after is replaced), and so do a final sigma and sigma."""
+    for code in range(0x80, 0x10000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        ch = chr(code)
+        if len(ch.lower()) == 1:
+            assert fold_char(ch.lower()) == fold_char(ch), hex(code)
+    assert fold_char("ς") == fold_char("Σ") == "σ"
 
 
 def cells(text: str) -> int:

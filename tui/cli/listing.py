@@ -250,7 +250,7 @@ def _answer(service: Service, args: SearchArguments, as_json: bool) -> tuple[lis
                           index=not args.no_index)
     update = final[-1] if final else None
     if as_json:
-        emit(contract.dump(contract.search(hits, update)), whole=True)
+        emit(list_document.search_data(hits, update), whole=True)   # the contract's data, unvalidated
     else:
         assert printer is not None
         if line is not None:
