@@ -28,6 +28,9 @@ LIST_WARM_TARGET_S = 0.2
 DEADLINE_S = 180.0
 # A row of Reprise's session table: its mark and agent letter ("✓C", "✗X" …) or its age cell ("1y").
 OUR_ROW = re.compile(r"[✓✗‖↻…!·★][CXFcxf] | \d{1,2}(?:y|mo|w|d|h|m|s) ".encode())
+# The app's own frame (Textual's): its footer's key for the keys' list, which the first frame drawn
+# before Textual is imported (tui/first_frame.py) leaves blank.
+APP_FRAME = re.compile(rb"F1")
 # A row of fast-resume's table: its Directory cell (the store's folders are /home/dev/project-NN).
 THEIR_ROW = re.compile(rb"/home/dev/project-\d\d")
 
@@ -122,8 +125,10 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
         if fr_env is not None and isinstance(fr, wp.FastResume):
             paint(fr.argv("--no-images"), THEIR_ROW, fr_env, fr.scratch)
             fr.run(fr_env, "--json", "--all")
+        app_frames = []
         for _ in range(repeats):
             warm_paints.append(paint(tui, OUR_ROW, list_env, ours.scratch))
+            app_frames.append(paint(tui, APP_FRAME, list_env, ours.scratch))
             warm_lists.append(ours.run(list_env, "list", "--all", "--json"))
             if fr_env is not None and isinstance(fr, wp.FastResume):
                 fr_paints.append(paint(fr.argv("--no-images"), THEIR_ROW, fr_env, fr.scratch))
@@ -134,6 +139,10 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
                     f"fast-resume {report.seconds(min(fr_paints))}" if fr_paints else "",
                     f"{best_paint / min(fr_paints):.1f}× as long" if fr_paints else "",
                     f"≤ {report.seconds(TUI_WARM_TARGET_S)}", best_paint <= TUI_WARM_TARGET_S)
+        app_frame = min(app_frames)
+        section.row(f"  the app's own first frame (Textual's, which replaces it; best of {repeats})",
+                    report.seconds(app_frame), f"`import textual.app` {report.seconds(textual.wall)}",
+                    wp.times(app_frame, textual.wall), "(information)")
         section.row("  the same beside `import textual.app`", report.seconds(best_paint),
                     f"`import textual.app` {report.seconds(textual.wall)}", wp.times(best_paint, textual.wall),
                     "(reference)")
@@ -152,7 +161,9 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
                      f"{folder} --json` (stdout a pipe). " + wp.MEASURES)
         section.note(f"TUI: `reprise --workspace {folder}` and `fr --no-images` on a {wp.TUI_SIZE[0]}x{wp.TUI_SIZE[1]} "
                      "pty (bench/terminal.py), timed from the fork until a row is on screen (ours: a row's mark and "
-                     "agent letter or its age cell; fast-resume's: a row's folder), then ended by its pid. Cold: a new "
+                     "agent letter or its age cell, in the first frame drawn from the stored rows before Textual is "
+                     "imported; the app's own frame: its footer's F1; fast-resume's: a row's folder), then ended by "
+                     "its pid. Cold: a new "
                      "cache folder (fast-resume: a new XDG_CACHE_HOME). Warm: the cache of the cold `list --all`, "
                      "one uncounted warm-up. fast-resume shows every folder, ours the one folder.")
         wp.close_section(section, loads, fr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -190,3 +191,20 @@ def test_a_sigterm_right_after_the_first_frame_gives_the_terminal_back(demo_stor
         assert written.rfind(b"\x1b[?25h") > written.rfind(b"\x1b[?25l")   # the cursor shown again
     finally:
         terminal.end()
+
+
+def test_hostile_text_reaches_the_terminal_as_plain_characters(demo_store):
+    """A title or a folder holding escapes, bells and line breaks is drawn as the list draws it:
+    the frame's bytes hold no escape but its own (colours, places) and no control character."""
+    service = _service(demo_store)
+    rows = service.stored_rows()
+    hostile = "\x1b]0;owned\x07\x1b[2J\r\nrm -rf ~\x9b31m"
+    rows[0] = dataclasses.replace(rows[0], title=hostile, folder="/tmp/\x1b[5m")
+    shape = first_frame.geometry(100, 30, False)
+    assert shape is not None
+    data = first_frame.encoded(first_frame.frame(service, rows, shape, fixed_clock()),
+                               first_frame.sgr(first_frame.colour_system({"COLORTERM": "truecolor"})))
+    text = data.decode()
+    assert "owned" in text and "rm -rf" in text   # the words are shown, as text
+    ours = re.compile(r"\x1b\[(?:\?1049h|\?25l|H|\d+;1H|[\d;]*m)")
+    assert not re.search(r"[\x00-\x1f\x7f-\x9f]", ours.sub("", text))

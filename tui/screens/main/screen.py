@@ -106,11 +106,13 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
 
     def update_header(self) -> None:
         state = HeaderState(
-            self.scope_where, str(self.service.state_root), len(self.query_one(SessionList).rows), len(self.all_rows),
-            (self.read_progress or LOADING) if self.rows_loading else None, self.sort, self.sort_reverse,
-            self.filter_text, self.service.sources[self.agent_filter].label if self.agent_filter else None,
-            self.hidden_count if self.hide_agent_hidden else 0, self.kept_before_sweep, self.costs_progress,
-            self.problem_count, self.mode == "pick")
+            scope=self.scope_where, state_root=str(self.service.state_root),
+            visible=len(self.query_one(SessionList).rows), total=len(self.all_rows),
+            loading=(self.read_progress or LOADING) if self.rows_loading else None,
+            sort=self.sort, reverse=self.sort_reverse, filter_text=self.filter_text,
+            agent_label=self.service.sources[self.agent_filter].label if self.agent_filter else None,
+            hidden=self.hidden_count if self.hide_agent_hidden else 0, kept_before_sweep=self.kept_before_sweep,
+            costs=self.costs_progress, problems=self.problem_count, picking=self.mode == "pick")
         header = self.query_one("#header", Static)
         width = header.size.width or self.size.width or 80
         lines = []
