@@ -70,6 +70,7 @@ def test_a_word_has_spans_exactly_when_the_index_matches_it(text, word):
 @example("aΣ", "aσ")
 @example("İstanbul ıx", "istanbul")
 @example("日本語 日本", "日本")
+@example("\U00010400x \U00010428x", "\U00010400x")   # a capital beyond the Basic Multilingual Plane: kept
 def test_the_folded_text_finds_the_spans_tokenizing_finds(text, word):
     """The fast path (the text folded in place, then a regular expression per phrase) gives the very
     spans of splitting the text into its tokens; a text with a diacritic takes the latter."""
