@@ -28,9 +28,9 @@ LIST_WARM_TARGET_S = 0.2
 DEADLINE_S = 180.0
 # A row of Reprise's session table: its mark and agent letter ("✓C", "✗X" …) or its age cell ("1y").
 OUR_ROW = re.compile(r"[✓✗‖↻…!·★][CXFcxf] | \d{1,2}(?:y|mo|w|d|h|m|s) ".encode())
-# The app's own frame (Textual's): its footer's key for the keys' list, which the first frame drawn
-# before Textual is imported (tui/first_frame.py) leaves blank.
-APP_FRAME = re.compile(rb"F1")
+# The app's own frame (Textual's): its footer's "F1 Keys", which the first frame drawn before Textual
+# is imported (tui/first_frame.py) leaves blank.
+APP_FRAME = re.compile(rb"F1 +Keys")
 # A row of fast-resume's table: its Directory cell (the store's folders are /home/dev/project-NN).
 THEIR_ROW = re.compile(rb"/home/dev/project-\d\d")
 
@@ -162,9 +162,9 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
         section.note(f"TUI: `reprise --workspace {folder}` and `fr --no-images` on a {wp.TUI_SIZE[0]}x{wp.TUI_SIZE[1]} "
                      "pty (bench/terminal.py), timed from the fork until a row is on screen (ours: a row's mark and "
                      "agent letter or its age cell, in the first frame drawn from the stored rows before Textual is "
-                     "imported; the app's own frame: its footer's F1; fast-resume's: a row's folder), then ended by "
-                     "its pid. Cold: a new "
-                     "cache folder (fast-resume: a new XDG_CACHE_HOME). Warm: the cache of the cold `list --all`, "
+                     "imported; the app's own frame: its footer's F1 Keys; fast-resume's: a row's folder), then ended "
+                     "by its pid. Cold: a new cache folder (fast-resume: a new XDG_CACHE_HOME). Warm: the cache of "
+                     "the cold `list --all`, "
                      "one uncounted warm-up. fast-resume shows every folder, ours the one folder.")
         wp.close_section(section, loads, fr)
         section.data.update(json_pass=json_pass, folder_pass=folder_pass, cold=cold, one=one, tui_cold=tui_cold)

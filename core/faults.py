@@ -29,8 +29,9 @@ PURGE_POINTS = ("after_tombstone",)  # a trashed session renamed into its tombst
 # a Claude Code (or Codex) session's verified copies recorded in Reprise's trash, the original
 # not yet removed; then the original taken off its path (a hidden name beside it), not yet compared
 CLAUDE_TRASH_POINTS = ("claude_trash_before_unlink", "claude_trash_set_aside")
-# the TUI's workers, busy: listing the rows, reading the preview, counting the meter, searching (indexing)
-TUI_POINTS = ("tui_load_rows", "tui_load_detail", "tui_measure", "tui_search")
+# the TUI's workers, busy: listing the rows, reading the preview, counting the meter, searching (indexing);
+# and `reprise` with its first frame on the terminal, Textual not imported yet
+TUI_POINTS = ("tui_load_rows", "tui_load_detail", "tui_measure", "tui_search", "tui_first_frame")
 # the search index built after a search's answer, a batch written (its worker processes running)
 SEARCH_POINTS = ("search_index_batch",)
 POINTS = WRITE_PATH_POINTS + PURGE_POINTS + CLAUDE_TRASH_POINTS + TUI_POINTS + SEARCH_POINTS

@@ -13,20 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .search_scan import folded
-from .search_snippet import fold_char, folded_in_place, phrase_pattern, phrase_spans, tokens
-
-
-class _Folding(dict[int, str]):
-    """Each character as the tokenizer folds it (`search_snippet.fold_char`), for `str.translate`;
-    worked out once a character. Folding a text this way folds each of its tokens as the index does
-    (a token's fold is its characters'), drops the diacritics, and keeps every separator a separator."""
-
-    def __missing__(self, code: int) -> str:
-        folded = self[code] = fold_char(chr(code))
-        return folded
-
-
-_FOLDING = _Folding()
+from .search_snippet import folded_in_place, phrase_pattern, phrase_spans, token_spans, tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +57,12 @@ class Query:
             found_bytes = folded(text.encode("utf-8", "replace").lower(), json=False)
             if not all(term in found_bytes for term in self._term_bytes):
                 return False
-        # Folded as a whole (a tenth of the time of splitting it into folded tokens); its diacritics
-        # dropped where it has any (the offsets do not matter here).
+        # Folded as a whole (a tenth of the time of splitting it into folded tokens), where that keeps
+        # its tokens (`folded_in_place`); else split into them.
         folded_text = folded_in_place(text)
-        if folded_text is None:
-            folded_text = text.translate(_FOLDING)
-        return all(next(phrase_spans(pattern, folded_text), None) is not None for pattern in self._patterns)
+        if folded_text is not None:
+            return all(next(phrase_spans(pattern, folded_text), None) is not None for pattern in self._patterns)
+        return all(token_spans(text, [phrase]) for phrase in self.phrases)
 
     def needles(self) -> tuple[bytes, ...] | None:
         """The tokens as a file's lowered bytes hold them when they hold them literally; None when a

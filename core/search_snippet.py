@@ -95,8 +95,8 @@ def phrase_pattern(phrase: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def phrase_spans(pattern: re.Pattern[str], folded: str) -> Iterator[Span]:
-    """The pattern's matches in the folded text that are whole tokens, leftmost first, none
-    overlapping: a match inside a longer token is passed over and looked for again one character on."""
+    """The pattern's matches in the folded text that are whole tokens, leftmost first: a match inside
+    a longer token is passed over, and each next one looked for one character on."""
     at = 0
     while (found := pattern.search(folded, at)) is not None:
         start, end = found.span()
@@ -104,31 +104,32 @@ def phrase_spans(pattern: re.Pattern[str], folded: str) -> Iterator[Span]:
             at = start + 1
             continue
         yield start, end
-        at = end
+        at = start + 1   # overlapping matches too ("a a a" holds "a-a" twice), as splitting into tokens finds them
 
 
 def folded_in_place(text: str) -> str | None:
     """The text with each character folded as the tokenizer folds it, where that keeps every
-    character one character (the same offsets, the same tokens): None when the text holds a
-    diacritic (dropped inside a token, it moves the offsets after it).
+    character one character of its kind (the same offsets, the same tokens): None when the text
+    holds a diacritic (dropped inside a token, it moves the offsets after it) or a separator that
+    folds to a letter (U+0345).
 
     Lower-cased by `str.lower` where it keeps the length and so folds each character as the
     tokenizer does but for those that differ after (an accented letter's accent), replaced
     where they stand; `str.translate` of the whole text took ten times as long. `str.lower` lowers
     a capital sigma by its context (`ς` at a word's end), which folds to `σ` as well, and lowers
-    characters beyond the Basic Multilingual Plane, which the tokenizer keeps as they are: a text
+    characters beyond the Basic Multilingual Plane, which `fold_char` keeps as they are: a text
     with one of those takes the slow way."""
     marks = set(_NON_ASCII.findall(text))
     table: dict[int, str | int] = {}
     for ch in marks:
         folded = _fold_one(ch)
-        if len(folded) != 1:
+        if folded is None:
             return None
         table[ord(ch)] = folded
     lowered = text.lower()
     if len(lowered) != len(text) or any(ord(ch) > 0xFFFF and ch.lower() != ch for ch in marks):
         return text.translate(_ASCII_UPPER | table)
-    fixes = {ch: folded for ch in set(_NON_ASCII.findall(lowered)) if (folded := _fold_one(ch)) != ch}
+    fixes = {ch: folded for ch in set(_NON_ASCII.findall(lowered)) if (folded := _fold_one(ch) or ch) != ch}
     if not fixes:
         return lowered
     return re.sub(f"[{re.escape(''.join(fixes))}]", lambda match: fixes[match.group()], lowered)
@@ -138,8 +139,13 @@ _NON_ASCII = re.compile("[^\\x00-\\x7f]")
 
 
 @functools.lru_cache(maxsize=4096)
-def _fold_one(ch: str) -> str:
-    return fold_char(ch)
+def _fold_one(ch: str) -> str | None:
+    """The character as the tokenizer folds it, when that is one character of the same kind (part of a
+    token or not); None for a diacritic (dropped) and for U+0345, a separator that folds to a letter."""
+    folded = fold_char(ch)
+    if len(folded) != 1 or bool(_IS_TOKEN_CHAR(ch)) != bool(_IS_TOKEN_CHAR(folded)):
+        return None
+    return folded
 
 
 def token_spans(text: str, phrases: list[tuple[str, ...]]) -> tuple[Span, ...]:

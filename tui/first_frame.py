@@ -6,13 +6,16 @@ The frame is the screen's own, cell for cell, wherever it can be known without T
 header (`header_lines`), the list's column titles and rows (`list_rows`) in the list's width, the
 cursor on the first row, in the default theme's colours; the preview, the meter line and the
 footer are blank in their colours. Textual's first frame then replaces it; a test compares the
-two. Nothing here reads the terminal or changes its modes: Textual does that when it starts."""
+two. Nothing here changes the terminal's modes (Textual does when it starts); they are noted, to
+be put back should the process end by a signal before the app takes the signals."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import termios
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +31,7 @@ from .header_lines import LOADING, HeaderState, header_parts
 from .list_rows import MARK, header_text, list_layout, row_parts
 
 NARROW_COLUMNS = 100      # the main screen's: below this the preview goes under the list or waits
-SMALLEST = (20, 8)        # a terminal smaller than this gets no first frame (the app lays it out)
+SMALLEST = (40, 8)        # a terminal smaller than this gets no first frame (the list pane's own minimum width)
 SORT = "updated"          # the sort a start shows
 
 Look = tuple[str | None, str, bool]   # foreground, background (hex), bold
@@ -199,43 +202,55 @@ def sgr(system: ColorSystem | None) -> Callable[[Look], str]:
 
 
 def colour_system(env: dict[str, str] | os._Environ[str]) -> ColorSystem | None:
-    """What Rich and Textual would use: none under NO_COLOR, 24-bit where COLORTERM says so, else
-    256 colours where TERM does, else the 16 standard ones."""
-    if env.get("NO_COLOR"):
+    """What Textual and Rich would use: none where NO_COLOR is set (even empty), 24-bit where
+    COLORTERM says so, else by TERM's last part (256 colours for `-256color` and `-kitty`)."""
+    if "NO_COLOR" in env:
         return None
     if env.get("COLORTERM", "").lower() in ("truecolor", "24bit"):
         return ColorSystem.TRUECOLOR
-    return ColorSystem.EIGHT_BIT if "256" in env.get("TERM", "") else ColorSystem.STANDARD
+    suffix = env.get("TERM", "").rsplit("-", 1)[-1]
+    return ColorSystem.EIGHT_BIT if suffix in ("256color", "kitty") else ColorSystem.STANDARD
 
 
 class Shown:
-    """A first frame on the terminal until the app takes it over. A SIGTERM or SIGHUP in between
-    (which would end the process at once) first takes the terminal out of the alternate screen."""
+    """A first frame on the terminal until the app has ended. A SIGTERM or SIGHUP before the app
+    takes the signals (and after it gives them back) first gives the terminal back: out of the
+    alternate screen, the cursor shown, its modes as they were before the frame (Textual's driver
+    may have changed them already)."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self, fd: int):
         self.fd = fd
+        self._modes: list[Any] | None = None
+        with contextlib.suppress(OSError, termios.error):
+            self._modes = termios.tcgetattr(0)
         self._previous: dict[int, Any] = {}
-        for sig in self.SIGNALS:
-            if signal.getsignal(sig) is signal.SIG_DFL:   # a handler of the embedding program's is kept
-                self._previous[sig] = signal.signal(sig, self._ended)
+        if threading.current_thread() is threading.main_thread():   # only there can signals be taken
+            for sig in self.SIGNALS:
+                if signal.getsignal(sig) is signal.SIG_DFL:   # a handler of the embedding program's is kept
+                    self._previous[sig] = signal.signal(sig, self._ended)
 
     def _ended(self, signum: int, _frame: object) -> None:
         self.withdraw()
         os.kill(os.getpid(), signum)   # its default action now: the process ends with the signal
 
     def hand_over(self) -> None:
-        """The app is about to start: the signals go back to what they were (the app takes them)."""
+        """The signals go back to what they were (the app has ended, or a handoff follows)."""
         for sig, previous in self._previous.items():
-            signal.signal(sig, previous)
+            with contextlib.suppress(ValueError):
+                signal.signal(sig, previous)
         self._previous.clear()
 
     def withdraw(self) -> None:
-        """The app will not start: out of the alternate screen, the cursor shown, the signals given back."""
+        """The app did not start or did not end as it should: the terminal given back as it was
+        before the frame, the signals too."""
         self.hand_over()
         with contextlib.suppress(OSError):
             os.write(self.fd, b"\x1b[0m\x1b[?25h\x1b[?1049l")
+        if self._modes is not None:
+            with contextlib.suppress(OSError, termios.error):
+                termios.tcsetattr(0, termios.TCSADRAIN, self._modes)
 
 
 def paint(service: Service, rows: list[SessionRow], fd: int = 1) -> Shown | None:
@@ -256,7 +271,9 @@ def paint(service: Service, rows: list[SessionRow], fd: int = 1) -> Shown | None
     try:
         while data:
             data = data[os.write(fd, data):]
-    except OSError:
+    except BaseException as exc:   # a full or closed terminal, ctrl+c while it writes
         shown.withdraw()
-        return None
+        if isinstance(exc, OSError):
+            return None
+        raise
     return shown

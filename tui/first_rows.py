@@ -30,6 +30,10 @@ class FirstRows:
         finally:
             self._done.set()
 
+    def wait(self, seconds: float) -> bool:
+        """Whether the read has ended within `seconds`."""
+        return self._done.wait(seconds)
+
     def ready(self) -> bool:
         """The read has ended (with its rows or its error)."""
         return self._done.is_set()

@@ -24,7 +24,8 @@ from reprise.core.search_snippet import (
 # Letters the agents' texts hold: ASCII, Latin with diacritics (precomposed and combining), Greek
 # (final sigma, tonos), Cyrillic, CJK (two cells wide), punctuation, an underscore, digits, spaces.
 ALPHABET = st.sampled_from(list("abcxyzABCXYZ019_-./:'\" \t\n") + list("éÉèüÜñçßøÅİıŉǅ") + ["e\u0301", "\u0308"]
-                           + list("αβσςΣάΆ") + list("жЖщ") + list("日本語") + ["\ue000", "½", "Ⅻ"])
+                           + list("αβσςΣάΆ") + list("жЖщ") + list("日本語") + ["\ue000", "½", "Ⅻ"]
+                           + ["\u0345", "Ａ", "ﬁ"])
 TEXTS = st.lists(ALPHABET, max_size=40).map("".join)
 
 
@@ -68,16 +69,32 @@ def test_a_word_has_spans_exactly_when_the_index_matches_it(text, word):
 @example("Café CAFÉ cafe_x", "cafe")
 @example("ΣΑΣ σς", "σας")
 @example("aΣ", "aσ")
+@example("a\u0345b x \u0345 y", "a")   # U+0345: a separator that folds to a letter (ι)
+@example("x \u0345 y", "ι")
+@example("a a a", "a-a")   # overlapping matches, as splitting into tokens finds them
 @example("İstanbul ıx", "istanbul")
 @example("日本語 日本", "日本")
-@example("\U00010400x \U00010428x", "\U00010400x")   # a capital beyond the Basic Multilingual Plane: kept
+@example("\U00010400x \U00010428x", "\U00010400x")   # astral: lowered by str.lower, not by fold_char
 def test_the_folded_text_finds_the_spans_tokenizing_finds(text, word):
     """The fast path (the text folded in place, then a regular expression per phrase) gives the very
-    spans of splitting the text into its tokens; a text with a diacritic takes the latter."""
+    spans of splitting the text into its tokens; a text with a diacritic (or U+0345) takes the latter."""
     phrases = [phrase for phrase in (tuple(token for _, _, token in tokens(part)) for part in word.split()) if phrase]
     if folded_in_place(text) is None:
-        assert any(0x300 <= ord(ch) <= 0x331 for ch in text)
+        assert any(0x300 <= ord(ch) <= 0x331 or ch == "\u0345" for ch in text)
     assert word_spans(text, word) == token_spans(text, phrases)
+
+
+def test_a_character_folded_in_place_stays_what_it_was_part_of_a_token_or_not():
+    """Folding in place keeps the tokens where they were: a character whose fold is of another kind
+    (U+0345, a separator folding to the letter ι) sends the text the slow way, as a diacritic does."""
+    for code in range(0x80, 0x10000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        ch = chr(code)
+        folded = folded_in_place(f"a{ch}b")
+        if folded is not None:
+            assert [token for _, _, token in tokens(folded)] == [token for _, _, token in tokens(f"a{ch}b")], hex(code)
+    assert folded_in_place("a\u0345b") is None
 
 
 def test_str_lower_folds_each_character_of_the_basic_plane_as_the_tokenizer_does():

@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+import termios
 import threading
 from pathlib import Path
 
@@ -126,14 +127,16 @@ async def test_the_first_frame_is_the_screens_first_frame_cell_for_cell(demo_sto
         opened.set()
 
 
-def test_no_first_frame_without_rows_or_on_a_tiny_terminal():
-    assert first_frame.geometry(19, 30, False) is None and first_frame.geometry(80, 7, False) is None
+def test_no_first_frame_on_a_terminal_narrower_than_the_list_pane_or_too_short():
+    assert first_frame.geometry(39, 30, False) is None and first_frame.geometry(80, 7, False) is None
+    assert first_frame.geometry(40, 8, False) is not None
     stacked = first_frame.geometry(80, 24, True)
     assert stacked is not None and stacked.rows == 9 and stacked.preview == "below"
 
 
 def test_colours_follow_the_terminal(monkeypatch):
-    assert first_frame.colour_system({"NO_COLOR": "1", "COLORTERM": "truecolor"}) is None
+    assert first_frame.colour_system({"NO_COLOR": "", "COLORTERM": "truecolor"}) is None   # set, even empty
+    assert first_frame.colour_system({"TERM": "xterm-kitty"}) == first_frame.ColorSystem.EIGHT_BIT
     look = ("#e0e0e0", "#1e1e1e", True)
     assert first_frame.sgr(first_frame.colour_system({"COLORTERM": "truecolor"}))(look) == \
         "\x1b[0;1;38;2;224;224;224;48;2;30;30;30m"
@@ -208,3 +211,33 @@ def test_hostile_text_reaches_the_terminal_as_plain_characters(demo_store):
     assert "owned" in text and "rm -rf" in text   # the words are shown, as text
     ours = re.compile(r"\x1b\[(?:\?1049h|\?25l|H|\d+;1H|[\d;]*m)")
     assert not re.search(r"[\x00-\x1f\x7f-\x9f]", ours.sub("", text))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_the_first_frame_waits_for_textual_gives_the_terminal_back(demo_store, tmp_path, sig):
+    """Held at the point after the frame (Textual not imported yet), the signal ends `reprise` with
+    the terminal out of the alternate screen, the cursor shown and its modes as they were."""
+    gate = tmp_path / "gate"
+    root, workspace, env = demo_store
+    env = {**env, "REPRISE_STATE_DIR": str(root / "state"), "TERM": "xterm-256color",
+           "REPRISE_FAULTS": f"tui_first_frame=hold:{gate}"}
+    env.pop("PYTHONUNBUFFERED", None)
+    terminal = OnTerminal([sys.executable, "-m", "reprise.tui.cli", "--workspace", str(workspace)], size=(100, 30),
+                          env=env, cwd=str(workspace))
+    try:
+        assert terminal.wait_until(Path(f"{gate}.reached").exists, WAIT), bytes(terminal.output[-2000:])
+        modes_in_frame = termios.tcgetattr(terminal.leader)
+        terminal.child.send_signal(sig)
+        try:
+            status = terminal.child.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"reprise still running {WAIT:.0f} s after {sig.name}")
+        assert status == -sig
+        terminal.read_to_the_end()
+        written = bytes(terminal.output)
+        assert b"sessions shown" in written and b"\x1b[?1000h" not in written   # the frame only: no Textual
+        assert written.rfind(b"\x1b[?1049l") > written.rfind(b"\x1b[?1049h") > -1
+        assert written.rfind(b"\x1b[?25h") > written.rfind(b"\x1b[?25l")
+        assert termios.tcgetattr(terminal.leader) == modes_in_frame
+    finally:
+        terminal.end()

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from reprise.core import scan_pool
+from reprise.core import faults, scan_pool
 from reprise.core.gc_pauses import no_gc_pauses
 
 from ..first_rows import FirstRows
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from ..screens.main import Picked
 else:
     core_service = lazy_module("reprise.core.service")
+
+
+FIRST_FRAME_WAIT_S = 0.3   # how long the stored rows are waited for before Textual is imported without them
 
 
 @contextlib.contextmanager
@@ -63,11 +66,17 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
             if shown is not None:   # the app never started: the terminal is given back as it was
                 shown.withdraw()
             raise
-        if shown is not None:
+    try:
+        with on_terminal("reprise"):
+            ending.save_terminal()
+            result = app.run()
+    except BaseException:
+        if shown is not None:   # the app did not start, or did not end as it should
+            shown.withdraw()
+        raise
+    finally:
+        if shown is not None:   # the app takes the signals once mounted, and gives back the frame's guard
             shown.hand_over()
-    with on_terminal("reprise"):
-        ending.save_terminal()
-        result = app.run()
     if app.exit_signal is not None:  # after a closed terminal's SIGHUP, the audit log has the line
         if app.signal_line and not (app.exit_signal == signal.SIGHUP and is_terminal(sys.stderr)):
             with contextlib.suppress(OSError, ValueError):
@@ -89,11 +98,16 @@ def _first_frame(service: Service, first_rows: FirstRows) -> Shown | None:
     (`first_frame.py`), when it was."""
     from .. import first_frame  # Rich's colours: not for the commands that print
 
+    if not first_rows.wait(FIRST_FRAME_WAIT_S):
+        return None   # a catalog held by another process: Textual is imported meanwhile instead
     try:
         rows = first_rows.rows()
     except Exception:   # noqa: BLE001 - the app reads them again and reports why they could not be read
         return None
-    return first_frame.paint(service, rows)
+    shown = first_frame.paint(service, rows)
+    if shown is not None:
+        faults.point("tui_first_frame")
+    return shown
 
 
 def pick(service: Service, command: str) -> Picked | None:
