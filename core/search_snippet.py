@@ -129,7 +129,10 @@ def folded_in_place(text: str) -> str | None:
     lowered = text.lower()
     if len(lowered) != len(text) or any(ord(ch) > 0xFFFF and ch.lower() != ch for ch in marks):
         return text.translate(_ASCII_UPPER | table)
-    fixes = {ch: folded for ch in set(_NON_ASCII.findall(lowered)) if (folded := _fold_one(ch) or ch) != ch}
+    # What `str.lower` made of each character (a capital sigma: `σ` or, at a word's end, `ς`), where
+    # its fold differs: the same fold as the character's own (a test checks every one).
+    lowers = {ch.lower() for ch in marks} | ({"ς"} if "Σ" in marks else set())
+    fixes = {ch: fold for ch in lowers if not ch.isascii() and (fold := _fold_one(ch) or ch) != ch}
     if not fixes:
         return lowered
     return re.sub(f"[{re.escape(''.join(fixes))}]", lambda match: fixes[match.group()], lowered)

@@ -110,7 +110,7 @@ def frame(service: Service, rows: list[SessionRow], shape: Geometry, now: float)
                           edge] for parts in header_parts(state)]
     show_agent = len(service.sources) > 1
     content = shape.content_width
-    titles = header_text(max(content, 20), SORT, show_agent)
+    titles = header_text(content, SORT, show_agent)   # the list is 40 columns or wider (SMALLEST)
     beside = [(" " * (shape.width - shape.list_width), (None, LIST_BG, False))] if shape.preview == "right" else []
     padding = (" ", (None, COLUMNS_LOOK[1], False))
     lines.append([*_fit([(titles, COLUMNS_LOOK)], shape.list_width - 1, False), padding, *beside])

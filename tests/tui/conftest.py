@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -121,3 +122,19 @@ def show_agent_hidden(data_dir: str | None = None) -> None:
     from reprise.core import ui_state
 
     ui_state.save(Path(data_dir or os.environ["REPRISE_DATA_DIR"]), ui_state.UiState(show_agent_hidden=True))
+
+
+def hold_listing(monkeypatch, on_start: Callable[[], None] = lambda: None) -> tuple[threading.Event, threading.Event]:
+    """`Service.list_sessions` held until the second event is set; the first is set once a listing
+    began (after `on_start` ran), so a test sees the screen as it was before the disk was looked at."""
+    reached, opened = threading.Event(), threading.Event()
+    listed = Service.list_sessions
+
+    def held(self, **options):
+        on_start()
+        reached.set()
+        opened.wait(30)
+        return listed(self, **options)
+
+    monkeypatch.setattr(Service, "list_sessions", held)
+    return reached, opened

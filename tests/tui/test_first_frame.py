@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import termios
-import threading
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from reprise.tui.demo import build_demo_store
 from reprise.tui.first_rows import FirstRows
 from tests.factories import write_session
 
-from .conftest import NOW, build_app, fixed_clock
+from .conftest import NOW, build_app, fixed_clock, hold_listing
 
 Cell = tuple[str, str | None, str | None, bool]
 
@@ -90,15 +89,7 @@ async def test_the_first_frame_is_the_screens_first_frame_cell_for_cell(demo_sto
         assert any(row.pinned for row in drawn) and any(row.problem_code for row in drawn)
         assert len({row.source for row in drawn}) >= 3
 
-    reached, opened = threading.Event(), threading.Event()
-    listed = Service.list_sessions
-
-    def held(self, **options):
-        reached.set()
-        opened.wait(30)
-        return listed(self, **options)
-
-    monkeypatch.setattr(Service, "list_sessions", held)
+    reached, opened = hold_listing(monkeypatch)
     app = build_app(service, first_rows=first)
     async with app.run_test(size=size) as pilot:
         assert await asyncio.to_thread(reached.wait, 30), "the listing never started"

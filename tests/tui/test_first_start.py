@@ -16,7 +16,7 @@ from reprise.core.service import Service
 from reprise.tui.first_rows import FirstRows
 from reprise.tui.widgets.session_list import SessionList
 from tests.factories import session_bytes, session_id_for, write_session
-from tests.tui.conftest import build_app, settle, until
+from tests.tui.conftest import build_app, hold_listing, settle, until
 
 SESSIONS = 40   # the serial read reports every SERIAL_BATCH (16) files
 
@@ -120,15 +120,7 @@ async def test_a_filter_typed_while_rows_come_in_applies_to_the_later_rows(store
 async def test_the_first_frame_shows_the_stored_rows_before_the_disk_is_looked_at(store, monkeypatch):
     state, workspace = store
     Service(config.load(state_dir=str(state)), workspace=workspace).list_sessions()   # a warm catalog
-    reached, opened = threading.Event(), threading.Event()
-    listed = Service.list_sessions
-
-    def gated(self, **options):
-        reached.set()
-        opened.wait(30)
-        return listed(self, **options)
-
-    monkeypatch.setattr(Service, "list_sessions", gated)
+    reached, opened = hold_listing(monkeypatch)
     app = build_app(Service(config.load(state_dir=str(state)), workspace=workspace))
     async with app.run_test(size=(120, 30)) as pilot:
         assert await asyncio.to_thread(reached.wait, 30), "the listing never started"
@@ -145,17 +137,7 @@ async def test_the_first_frame_shows_the_stored_rows_before_the_disk_is_looked_a
 
 def _gated_listing(monkeypatch, seen: list[int], screen_rows) -> tuple[threading.Event, threading.Event]:
     """Service.list_sessions held until opened; `seen` gets how many rows the list held when it began."""
-    reached, opened = threading.Event(), threading.Event()
-    listed = Service.list_sessions
-
-    def gated(self, **options):
-        seen.append(screen_rows())
-        reached.set()
-        opened.wait(30)
-        return listed(self, **options)
-
-    monkeypatch.setattr(Service, "list_sessions", gated)
-    return reached, opened
+    return hold_listing(monkeypatch, lambda: seen.append(screen_rows()))
 
 
 async def test_rows_read_since_the_process_started_are_in_the_first_frame(store, monkeypatch):

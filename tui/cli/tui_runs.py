@@ -49,12 +49,13 @@ def no_collection() -> Iterator[None]:
 def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) -> int:
     """The browse screen; a resume chosen there replaces this process with the agent, its notes shown first."""
     scan_pool.lower_priority()   # the UI keeps a core while a cold listing reads in worker processes
-    with no_collection():
-        service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace,
-                                                        parallel_scan=True)
-        first_rows = FirstRows(service)   # the workspace's stored rows, read in a thread
-        shown = _first_frame(service, first_rows)
-        try:
+    shown = None   # the first frame, until the app has ended: a signal or an error gives the terminal back
+    try:
+        with no_collection():
+            service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace,
+                                                            parallel_scan=True)
+            first_rows = FirstRows(service)   # the workspace's stored rows, read in a thread
+            shown = _first_frame(service, first_rows)
             from ..app import make_app
             from ..ending import Ending
             from ..screens.main import Handoff
@@ -62,11 +63,6 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
             agent = top.agent or ("echo" if top.demo else None)
             ending = Ending(last_resort=True)
             app = make_app(service, agent=agent, demo=top.demo, ending=ending, first_rows=first_rows)
-        except BaseException:
-            if shown is not None:   # the app never started: the terminal is given back as it was
-                shown.withdraw()
-            raise
-    try:
         with on_terminal("reprise"):
             ending.save_terminal()
             result = app.run()
@@ -75,7 +71,7 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
             shown.withdraw()
         raise
     finally:
-        if shown is not None:   # the app takes the signals once mounted, and gives back the frame's guard
+        if shown is not None:   # the app took the signals once mounted, and gave the frame's guard back
             shown.hand_over()
     if app.exit_signal is not None:  # after a closed terminal's SIGHUP, the audit log has the line
         if app.signal_line and not (app.exit_signal == signal.SIGHUP and is_terminal(sys.stderr)):
