@@ -112,14 +112,14 @@ class SearchRun:
 
     def __init__(self, query: Query, rows: Sequence[SessionRow], sources: dict[str, ListingSource], *,
                  indexed: dict[str, FileState], candidates: dict[int, list[int]],
-                 records: Callable[[int], list[Record]], limit: int, titled: Sequence[SearchHit] = (),
+                 records: Callable[[int, list[int]], list[Record]], limit: int, titled: Sequence[SearchHit] = (),
                  should_stop: Callable[[], bool] = lambda: False, on_update: UpdateSink = no_update,
                  keep: Callable[[list[IndexedFile]], object] | None = None, parallel: bool = False,
                  known: dict[str, tuple[int, int, Scanned]] | None = None):
         """`indexed`: the index's files still as they are on disk; `candidates`: its preselection
-        (file number: records); `records`: an indexed file's records by number; `keep` takes the
-        files parsed here for the index, a few megabytes at a time (None: nothing is indexed);
-        `parallel`: once the newest files are scanned here (the first hits come from them) and the
+        (file number: records); `records`: the records at these places of an indexed file (by its
+        number); `keep` takes the files parsed here for the index, a few megabytes at a time (None:
+        nothing is indexed); `parallel`: once the newest files are scanned here (the first hits come from them) and the
         limit is not full, the bytes of the older ones are scanned in worker processes; `known`:
         what a cold search before the listing found of each file (by path, with the size and mtime
         it was scanned at), taken instead of scanning a file still as it was."""
@@ -187,8 +187,7 @@ class SearchRun:
         update = self.update
         update.cut += state.cut > 0
         if places:
-            records = self.records(state.number)
-            self._confirm(row, [records[place] for place in places if place < len(records)])
+            self._confirm(row, self.records(state.number, places))
 
     def _scanned(self, row: SessionRow, needles: tuple[bytes, ...] | None) -> None:
         source = self.sources[row.source]

@@ -12,6 +12,7 @@ number and its place among the file's records (`number << RECORD_BITS | place`).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import marshal
@@ -30,6 +31,8 @@ SNIPPET_CELLS = 120   # the width of `SearchHit.snippet` (what `--json` gives)
 TOKENIZER = "unicode61 remove_diacritics 2"
 RECORD_BITS = 24      # a file's records past 16.7 million are not indexed
 _ZLIB_LEVEL = 6
+BLOCK_BYTES = 64 * 1024   # the records' marshalled bytes per compressed block: 5% larger than one stream
+_BLOCKS = b"RB2\x00"     # a blob of blocks; before it, a blob was the whole list compressed at once
 
 TABLES = (
     f"CREATE VIRTUAL TABLE search_text USING fts5(text, content='', detail=none, tokenize='{TOKENIZER}')",
@@ -90,8 +93,8 @@ class IndexedFile:
     def of(cls, path: str, workspace_key: str, size: int, mtime_ns: int,
            found: Sequence[SearchRecord]) -> IndexedFile:
         records = [(record.turn, record.field, _utf8(record.text)) for record in found[:1 << RECORD_BITS]]
-        blob = zlib.compress(marshal.dumps(records), _ZLIB_LEVEL)
-        return cls(path, workspace_key, size, mtime_ns, records, sum(record.cut for record in found), blob)
+        return cls(path, workspace_key, size, mtime_ns, records, sum(record.cut for record in found),
+                   blob_of(records))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +107,50 @@ class FileState:
     cut: int
 
 
+def blob_of(records: list[Record]) -> bytes:
+    """The records as kept: `_BLOCKS`, then (the records before each block's end, the blocks), each
+    block a run of records of about BLOCK_BYTES (a longer record alone), marshalled and compressed."""
+    ends: list[int] = []
+    blocks: list[bytes] = []
+    start, size = 0, 0
+    for at, record in enumerate(records):
+        size += len(record[2]) + len(record[1]) + 16
+        if size >= BLOCK_BYTES or at == len(records) - 1:
+            blocks.append(zlib.compress(marshal.dumps(records[start:at + 1]), _ZLIB_LEVEL))
+            ends.append(at + 1)
+            start, size = at + 1, 0
+    return _BLOCKS + marshal.dumps((ends, blocks))
+
+
+def _checked(records: object) -> list[Record]:
+    return [(int(turn), str(field), str(text)) for turn, field, text in records]  # type: ignore[attr-defined]
+
+
 def records_of(blob: bytes) -> list[Record]:
     """A file's records from their compressed texts."""
-    return [(int(turn), str(field), str(text)) for turn, field, text in marshal.loads(zlib.decompress(blob))]
+    if not blob.startswith(_BLOCKS):
+        return _checked(marshal.loads(zlib.decompress(blob)))
+    _, blocks = marshal.loads(blob[len(_BLOCKS):])
+    return [record for block in blocks for record in _checked(marshal.loads(zlib.decompress(block)))]
+
+
+def records_at(blob: bytes, places: Iterable[int]) -> list[Record]:
+    """The records at these places of a file (places past its last record left out), decompressing
+    only the blocks that hold them."""
+    if not blob.startswith(_BLOCKS):
+        records = records_of(blob)
+        return [records[place] for place in places if place < len(records)]
+    ends, blocks = marshal.loads(blob[len(_BLOCKS):])
+    opened: dict[int, list[Record]] = {}
+    found = []
+    for place in places:
+        at = bisect.bisect_right(ends, place)
+        if at >= len(blocks):
+            continue
+        if at not in opened:
+            opened[at] = _checked(marshal.loads(zlib.decompress(blocks[at])))
+        found.append(opened[at][place - (ends[at - 1] if at else 0)])
+    return found
 
 
 class SearchIndex:
@@ -131,10 +175,10 @@ class SearchIndex:
             found.setdefault(rowid >> RECORD_BITS, []).append(rowid & mask)
         return found
 
-    def records(self, number: int) -> list[Record]:
-        """The records of an indexed file, as indexed ([] when it is no longer there)."""
+    def records(self, number: int, places: Iterable[int]) -> list[Record]:
+        """The records at these places of an indexed file, as indexed ([] when it is no longer there)."""
         found = self._connection().execute("SELECT records FROM search_files WHERE number = ?", (number,)).fetchone()
-        return [] if found is None else records_of(bytes(found[0]))
+        return [] if found is None else records_at(bytes(found[0]), places)
 
     def add(self, files: Iterable[IndexedFile]) -> None:
         """Index these files, in one transaction, each replacing what the index held of its path."""

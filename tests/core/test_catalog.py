@@ -364,9 +364,13 @@ def test_the_details_layout_is_in_the_schema_version():
     ListingFields(session_id="s", workspace_key="w", turns=3, usage=Usage(input_tokens=5, cost=0.25),
                   first_message="café …"),
     ListingFields(session_id="s", workspace_key="w", usage=Usage(input_tokens=2**70 + 1, output_tokens=2**63)),
+    ListingFields(session_id="s", workspace_key="w", turns=2**64, context_window=2**64 - 1, history_count=10**19),
+    ListingFields(session_id="s", workspace_key="w", usage=Usage(cost=2**64, duration_ms=2**65)),   # an integer cost
+    ListingFields(session_id="s", workspace_key="w", usage=Usage(cost=1e300), first_message="12345678901234567890"),
     ListingFields(session_id="s", workspace_key="w", usage=Usage(cost=float("nan"))),
     ListingFields(session_id="s", workspace_key="w", first_message="lone \ud800 surrogate"),
-], ids=["plain", "beyond 64 bits", "nan", "lone surrogate"])
+], ids=["plain", "beyond 64 bits", "counts beyond 64 bits", "integer cost", "large float cost", "nan",
+        "lone surrogate"])
 def test_stored_fields_read_back_as_json_reads_them(fields):
     """A row's stored fields are read by orjson where it reads them as json does, else by json."""
     from reprise.core import catalog

@@ -137,3 +137,33 @@ def test_a_file_that_cannot_be_searched_is_named_and_the_rest_is_searched(claude
         assert problems[broken.name].code == "unsearchable" and "RecursionError" in problems[broken.name].message
     built = service.build_index(all_workspaces=True)
     assert [Path(problem.path).name for problem in built.problems] == [broken.name]
+
+
+def test_a_files_texts_are_kept_in_blocks_and_read_back_by_place() -> None:
+    """A file's texts are compressed in blocks: the records at some places come back from their blocks
+    alone, every record from all of them, and a blob kept before the blocks is still read."""
+    import marshal
+    import zlib
+
+    from reprise.core import search_index
+
+    records = [(turn, "user" if turn % 2 else "assistant", f"text {turn} " + "x" * (turn * 997 % 20_000))
+               for turn in range(1, 80)]
+    records.append((80, "tool", "y" * (3 * search_index.BLOCK_BYTES)))   # longer than a block: alone
+    blob = search_index.blob_of(records)
+    _, blocks = marshal.loads(blob[len(search_index._BLOCKS):])
+    assert len(blocks) > 10
+    assert search_index.records_of(blob) == records
+    places = [0, 5, 6, 41, 79, 78, 2, 80, 10_000]
+    assert search_index.records_at(blob, places) == [records[place] for place in places if place < len(records)]
+    assert search_index.records_at(blob, []) == []
+    opened = []
+    real = zlib.decompress
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search_index.zlib, "decompress", lambda data: opened.append(data) or real(data))
+        assert search_index.records_at(blob, [41]) == [records[41]]
+    assert len(opened) == 1   # the one block that holds it
+    assert search_index.records_of(search_index.blob_of([])) == []
+    before = zlib.compress(marshal.dumps(records))   # a blob kept before the blocks
+    assert search_index.records_of(before) == records
+    assert search_index.records_at(before, [3, 200]) == [records[3]]
