@@ -25,7 +25,7 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -73,13 +73,13 @@ def map_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Sequ
     return results
 
 
-def iter_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Sequence[Item]
-                      ) -> Iterator[list[Result]]:
+def iter_in_processes(work: Callable[[Sequence[Item]], list[Result]], items: Sequence[Item], *,
+                      largest: int = LARGEST_BATCH) -> Generator[list[Result], None, None]:
     """`work`'s result for each batch of `items`, in the items' order, each as soon as it and the
-    ones before it are finished: the first batches small, later ones larger. With one core, the
-    batches are worked here. An exception of `work` is raised here when its batch's turn comes;
-    closing the iterator early cancels the batches not started."""
-    batches = _batches(items, worker_count())
+    ones before it are finished: the first batches small, later ones larger (up to `largest`). With
+    one core, the batches are worked here. An exception of `work` is raised here when its batch's
+    turn comes; closing the iterator early cancels the batches not started."""
+    batches = _batches(items, worker_count(), largest)
     if worker_count() < 2:
         for batch in batches:
             yield work(batch)
@@ -131,10 +131,10 @@ def _signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-def _batches(items: Sequence[Item], workers: int) -> list[Sequence[Item]]:
+def _batches(items: Sequence[Item], workers: int, largest: int = LARGEST_BATCH) -> list[Sequence[Item]]:
     """The items cut into batches: FIRST_BATCH at first, each round of `workers` batches twice the
-    size of the one before, up to LARGEST_BATCH or a quarter of an even share of the items."""
-    largest = max(FIRST_BATCH, min(LARGEST_BATCH, len(items) // (workers * 4)))
+    size of the one before, up to `largest` or a quarter of an even share of the items."""
+    largest = max(FIRST_BATCH, min(largest, len(items) // (workers * 4)))
     size, start, batches = FIRST_BATCH, 0, []
     while start < len(items):
         for _ in range(workers):

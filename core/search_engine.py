@@ -10,12 +10,12 @@ second).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .problems import Problem
 from .rows import SessionRow
-from .scan_pool import map_in_processes
+from .scan_pool import iter_in_processes
 from .search_index import FileState, IndexedFile, Record, SearchHit
 from .search_match import Query
 from .search_scan import Verdict, verdict
@@ -25,6 +25,7 @@ from .sources.base import ListingSource, SearchRecord, SessionFile
 UPDATE_EVERY = 32   # sessions searched between two updates without a new hit
 SERIAL_BYTES = 64 << 20   # of the newest files scanned here before the older ones go to worker processes
 PARALLEL_MIN = 64         # files left to scan for worker processes to be worth starting
+SCAN_BATCH = 64           # files a worker scans at most in one batch: what runs on once the limit is full
 KEEP_BYTES = 4 << 20   # of parsed files' texts (compressed) held before they are handed to the index
 
 
@@ -138,6 +139,10 @@ class SearchRun:
         self.keep = keep
         self.parallel = parallel
         self.verdicts: dict[str, Scanned] = {}   # the worker processes' scan (and reads) of the older files
+        self._rest: Generator[list[Scanned], None, None] | None = None   # their batches' answers, in order
+        self._rest_paths: list[str] = []   # the files sent to them, in order
+        self._rest_heard = 0               # how many of those have answered
+        self._rest_waiting: set[str] = set()   # those that have not
         self.known = {row.path: known[row.path][2] for row in self.rows if known and row.path in known
                       and known[row.path][:2] == (row.size, row.mtime_ns)}
         self._scanned_bytes = 0
@@ -146,6 +151,13 @@ class SearchRun:
 
     def run(self) -> SearchUpdate:
         """Search every row, newest first, until the limit is full; the last update is complete."""
+        try:
+            return self._run()
+        finally:
+            if self._rest is not None:   # the batches not started are cancelled: the limit is full, or it stopped
+                self._rest.close()
+
+    def _run(self) -> SearchUpdate:
         update = self.update
         needles = self.query.needles()
         quiet = 0
@@ -197,6 +209,8 @@ class SearchRun:
             if self.parallel and self._scanned_bytes >= SERIAL_BYTES and needles is not None:
                 self.parallel = False   # once: the rest is scanned there, or is too little to be worth it
                 self._scan_the_rest(row, needles)
+            if self._rest is not None and row.path not in self.verdicts:
+                self._hear_rest(row.path)
             scanned = self.verdicts.pop(row.path) if row.path in self.verdicts else verdict(source, row.path, needles)
             self._scanned_bytes += row.size
         if isinstance(scanned, tuple):
@@ -221,22 +235,30 @@ class SearchRun:
 
     def _scan_the_rest(self, row: SessionRow, needles: tuple[bytes, ...]) -> None:
         """The bytes of the files from this row on that the index does not hold, scanned in worker
-        processes, which also read those that may match (how far, heard as they finish); their
-        answers wait in `verdicts`."""
+        processes, which also read those that may match; their answers are taken in order as the
+        search reaches their files (`_hear_rest`), so hits from them come as each batch ends, and the
+        batches not started when the limit is full are never run."""
         rest = [each for each in self.rows[self.rows.index(row):]
                 if each.path not in self.indexed and each.path not in self.known and not each.problem_code]
         if len(rest) < PARALLEL_MIN:
             return
-        searched = self.update.searched
-
-        def heard(count: int) -> None:
-            self.update.searched = searched + count
-            self.on_update(self.update)
-
         files = [(each.source, session_file(each)) for each in rest]
-        found = map_in_processes(functools.partial(scan_and_read_batch, self.sources, needles), files, done=heard)
-        self.verdicts.update(zip((file.path for _, file in files), found, strict=True))
-        self.update.searched = searched
+        self._rest_paths = [file.path for _, file in files]
+        self._rest_waiting = set(self._rest_paths)
+        self._rest = iter_in_processes(functools.partial(scan_and_read_batch, self.sources, needles), files,
+                                       largest=SCAN_BATCH)
+
+    def _hear_rest(self, path: str) -> None:
+        """The worker processes' answers up to this file's, when it is one of theirs."""
+        assert self._rest is not None
+        while path in self._rest_waiting:
+            answers = next(self._rest, None)
+            if answers is None:
+                return
+            paths = self._rest_paths[self._rest_heard:self._rest_heard + len(answers)]
+            self.verdicts.update(zip(paths, answers, strict=True))
+            self._rest_waiting.difference_update(paths)
+            self._rest_heard += len(answers)
 
     def _confirm(self, row: SessionRow, records: list[Record]) -> None:
         """The records the query's rule matches, in order, as hits."""

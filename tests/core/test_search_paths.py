@@ -146,6 +146,39 @@ def test_the_older_files_scanned_in_worker_processes_give_the_same_hits(service:
         assert _hits(service, query, index=True)[0] == serial[query], query
 
 
+def test_the_workers_scan_no_further_than_the_search_reads_once_the_limit_is_full(
+        service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The older files' batches are taken as the search reaches them: once the limit is full, the
+    batches not started are never run (a rare word's first search scanned every file in the workers
+    before the first of their hits), and the hits are the serial scan's."""
+    from reprise.core import scan_pool, search_engine
+
+    serial = service.search("the", all_workspaces=True, limit=3, index=False)
+    everything = len(service.search("the", all_workspaces=True, limit=10_000, index=False))
+    assert everything > 3
+    monkeypatch.setattr(search_engine, "SERIAL_BYTES", 1)   # the newest file here, every other one in workers
+    monkeypatch.setattr(search_engine, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(scan_pool, "FIRST_BATCH", 1)
+    monkeypatch.setattr(scan_pool, "worker_count", lambda: 1)   # the batches run here, one at a time, as asked
+    service.catalog.parallel = True
+    scanned: list[str] = []
+    real = search_engine.scan_and_read_batch
+
+    def counted(sources, needles, files):
+        scanned.extend(file.path for _, file in files)
+        return real(sources, needles, files)
+
+    monkeypatch.setattr(search_engine, "scan_and_read_batch", counted)
+    hits = service.search("the", all_workspaces=True, limit=3, index=False)
+    assert [(hit.row.path, hit.turn, hit.field) for hit in hits] == [(hit.row.path, hit.turn, hit.field)
+                                                                     for hit in serial]
+    rows = [row for row in service.catalog.refresh(None) if not row.problem_code]
+    assert scanned and len(scanned) < len(rows) - 1   # not every older file
+    scanned.clear()
+    assert len(service.search("the", all_workspaces=True, limit=10_000, index=False)) == everything
+    assert len(scanned) == len(set(scanned)) == len(rows) - 1   # every file but the newest, once
+
+
 def test_the_same_turns_as_the_full_text_index_before_apart_from_words_in_cut_outputs(
         service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
     """The index before issue 27 held every text whole (a tool output up to 100,000 characters) in
