@@ -1,11 +1,12 @@
-"""The browse screen's first frame, written to the terminal from the catalog's stored rows before
-Textual is imported. Importing Textual and building the app takes longer than everything before
-it, so a warm start shows its rows in half the time this way.
+"""The main screen's first frame (the browse screen's, or a picker's: `reprise pick`, `reprise
+resume` without an id), written to the terminal from the catalog's stored rows before Textual is
+imported. Importing Textual and building the app takes longer than everything before it, so a
+warm start shows its rows in half the time this way.
 
 The frame is the screen's own, cell for cell, wherever it can be known without Textual: the
-header (`header_lines`), the list's column titles and rows (`list_rows`) in the list's width, the
-cursor on the first row, in the default theme's colours; the preview, the meter line and the
-footer are blank in their colours. Textual's first frame then replaces it; a test compares the
+header (`header_lines`), a picker's filter prompt, the list's column titles and rows (`list_rows`)
+in the list's width, the cursor on the first row, in the default theme's colours; the preview, the
+meter line and the footer are blank in their colours. Textual's first frame then replaces it; a test compares the
 two. Nothing here changes the terminal's modes (Textual does when it starts); they are noted, to
 be put back should the process end by a signal before the app takes the signals."""
 
@@ -27,7 +28,7 @@ from rich.color import Color, ColorSystem
 from reprise.core.rows import SessionRow
 from reprise.core.service import Service, sort_rows
 
-from .header_lines import LOADING, HeaderState, header_parts
+from .header_lines import LOADING, PICK_PROMPT, HeaderState, header_parts
 from .list_rows import MARK, header_text, list_layout, row_parts
 
 NARROW_COLUMNS = 100      # the main screen's: below this the preview goes under the list or waits
@@ -45,6 +46,9 @@ HEADER_BG = "#1b1b1b"     # $boost over $background
 LIST_BG = "#1e1e1e"       # $surface
 COLUMNS_LOOK: Look = ("#a0a0a0", "#121212", True)
 CURSOR_LOOK: Look = ("#ddedf9", "#0178d4", True)
+PICK_CURSOR_LOOK: Look = (FOREGROUND, "#124266", True)   # a list without the focus (a picker's filter has it)
+PROMPT_CURSOR: Look = ("#121212", FOREGROUND, False)     # the filter's cursor, on its placeholder's first cell
+PROMPT_LOOK: Look = ("#717171", HEADER_BG, False)        # its placeholder
 TRACK_BG = "#000000"      # the scrollbar's gutter
 PANEL_BG = "#242f38"      # the meter line and the footer
 HEADER_STYLES = {          # Rich's style names in `header_lines`, as the app's terminal colours draw them
@@ -77,10 +81,11 @@ class Geometry:
 def geometry(width: int, height: int, preview_when_narrow: bool) -> Geometry | None:
     """The main screen's layout (app.tcss: a 3fr list beside a 2fr preview from 100 columns, else the
     list alone or above the preview, each half the body) for a browse screen with no turn running
-    and the composer closed; None for a terminal too small to draw."""
+    and the composer closed, or a picker; None for a terminal too small to draw."""
     if width < SMALLEST[0] or height < SMALLEST[1]:
         return None
-    body = height - 4   # two header lines above; the meter line and the footer below
+    body = height - 4   # two header lines above; the meter line and the footer below (a picker: its
+    # filter prompt above, the footer alone below)
     if width >= NARROW_COLUMNS:
         return Geometry(width, height, width * 3 // 5, body - 1, "right")
     if preview_when_narrow:
@@ -100,14 +105,21 @@ def view(service: Service, rows: list[SessionRow]) -> tuple[list[SessionRow], in
     return shown, hidden
 
 
-def frame(service: Service, rows: list[SessionRow], shape: Geometry, now: float) -> list[Line]:
-    """The first frame, line by line, each line's parts with their looks."""
+def frame(service: Service, rows: list[SessionRow], shape: Geometry, now: float, *,
+          picking: bool = False) -> list[Line]:
+    """The first frame, line by line, each line's parts with their looks (`picking`: a picker's)."""
     shown, hidden = view(service, rows)
     state = HeaderState(f"workspace {service.workspace}", str(service.state_root), len(shown), len(rows),
-                        LOADING, SORT, hidden=hidden, problems=sum(1 for row in rows if row.problem_code))
+                        LOADING, SORT, hidden=hidden, problems=sum(1 for row in rows if row.problem_code),
+                        picking=picking)
     edge = (" ", (None, HEADER_BG, False))
     lines: list[Line] = [[edge, *_fit([(text, _header_look(style)) for text, style in parts], shape.width - 2, True),
                           edge] for parts in header_parts(state)]
+    if picking:   # the filter prompt, its cursor on the placeholder's first cell
+        prompt = _fit([(PICK_PROMPT[:1], PROMPT_CURSOR), (PICK_PROMPT[1:], PROMPT_LOOK)], shape.width - 2, False,
+                      pad=(FOREGROUND, HEADER_BG, False))
+        lines.append([edge, *prompt, edge])
+    cursor_look = PICK_CURSOR_LOOK if picking else CURSOR_LOOK
     show_agent = len(service.sources) > 1
     content = shape.content_width
     titles = header_text(content, SORT, show_agent)   # the list is 40 columns or wider (SMALLEST)
@@ -119,14 +131,16 @@ def frame(service: Service, rows: list[SessionRow], shape: Geometry, now: float)
     for index in range(shape.rows):
         if index < len(shown):
             cursor = index == 0
-            parts = [(text, _row_look(name, cursor)) for text, name in row_parts(shown[index], layout, now, show_agent)]
-            line = _fit(parts, content, False, pad=CURSOR_LOOK if cursor else (FOREGROUND, LIST_BG, False))
+            parts = [(text, _row_look(name, cursor_look if cursor else None))
+                     for text, name in row_parts(shown[index], layout, now, show_agent)]
+            line = _fit(parts, content, False, pad=cursor_look if cursor else (FOREGROUND, LIST_BG, False))
         else:
             line = [(" " * content, (None, LIST_BG, False))]
         lines.append([*line, gutter, *beside])
-    while len(lines) < shape.height - 2:   # the preview below the list
+    below = 1 if picking else 2   # the footer; the browse screen's meter line above it
+    while len(lines) < shape.height - below:   # the preview below the list
         lines.append([(" " * shape.width, (None, LIST_BG, False))])
-    return lines + [[(" " * shape.width, (None, PANEL_BG, False))]] * 2   # the meter line and the footer
+    return lines + [[(" " * shape.width, (None, PANEL_BG, False))]] * below
 
 
 def _header_look(style: str) -> Look:
@@ -134,15 +148,15 @@ def _header_look(style: str) -> Look:
     return colour, HEADER_BG, bold
 
 
-def _row_look(name: str, cursor: bool) -> Look:
-    """A row part's look: the cursor's row is in one colour but for its status mark and a coloured
-    part (the colour taken, the row's bold kept)."""
+def _row_look(name: str, cursor: Look | None) -> Look:
+    """A row part's look: the cursor's row (`cursor`: its look) is in one colour but for its status
+    mark and a coloured part (the colour taken, the row's bold kept)."""
     if name.startswith(MARK):
         colour, bold = MARK_COLOURS.get(name.removeprefix(MARK), FOREGROUND), True
     else:
         colour, bold = PART_LOOKS.get(name, (FOREGROUND, False))
-    if cursor:
-        return (colour if name else CURSOR_LOOK[0]), CURSOR_LOOK[1], True
+    if cursor is not None:
+        return (colour if name else cursor[0]), cursor[1], True
     return colour, LIST_BG, bold
 
 
@@ -253,9 +267,9 @@ class Shown:
                 termios.tcsetattr(0, termios.TCSADRAIN, self._modes)
 
 
-def paint(service: Service, rows: list[SessionRow], fd: int = 1) -> Shown | None:
-    """Write the first frame to `fd` when it is a terminal that Textual will take over (not a dumb
-    one) and there are rows to show (a start before any listing has none)."""
+def paint(service: Service, rows: list[SessionRow], fd: int = 1, *, picking: bool = False) -> Shown | None:
+    """Write the first frame (`picking`: a picker's) to `fd` when it is a terminal that Textual will
+    take over (not a dumb one) and there are rows to show (a start before any listing has none)."""
     term = os.environ.get("TERM", "")
     if not rows or not term or term == "dumb" or not os.isatty(fd) or not os.isatty(0):
         return None
@@ -266,7 +280,7 @@ def paint(service: Service, rows: list[SessionRow], fd: int = 1) -> Shown | None
     shape = geometry(size.columns, size.lines, service.ui_choices().preview_when_narrow)
     if shape is None:
         return None
-    data = encoded(frame(service, rows, shape, time.time()), sgr(colour_system(os.environ)))
+    data = encoded(frame(service, rows, shape, time.time(), picking=picking), sgr(colour_system(os.environ)))
     shown = Shown(fd)
     try:
         while data:

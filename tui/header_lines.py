@@ -1,6 +1,7 @@
 """The main screen's two header lines as (text, style) parts: where the list is and the state
-root, then how many rows are shown and why. The screen assembles them into Rich text; the first
-frame, written before Textual is imported (`first_frame.py`), into the terminal's colours."""
+root, then how many rows are shown and why; and a picker's filter prompt, under them. The screen
+assembles them into Rich text; the first frame, written before Textual is imported
+(`first_frame.py`), into the terminal's colours."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from .text import safe_line
 
 Part = tuple[str, str]   # text and a Rich style ("" for none)
 LOADING = "loading sessions…"
+FILTERED_BY = "title, messages, folder, branch, id"   # what the filter looks in (`rows.matches`)
+PICK_PROMPT = f"filter: {FILTERED_BY} · Enter picks · Esc cancels"   # a picker's filter, below the header
 
 
 @dataclass(frozen=True, slots=True)

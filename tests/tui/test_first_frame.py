@@ -71,9 +71,14 @@ def frame_cells(line: first_frame.Line) -> list[Cell]:
     return [(char, fg, bg, bold) for text, (fg, bg, bold) in line for char in text]
 
 
-@pytest.mark.parametrize(("size", "below"), [((100, 30), False), ((80, 24), False), ((137, 30), False),
-                                             ((120, 40), False), ((80, 24), True), ((60, 13), True)])
-async def test_the_first_frame_is_the_screens_first_frame_cell_for_cell(demo_store, monkeypatch, size, below):
+@pytest.mark.parametrize(("size", "below", "picking"), [
+    ((100, 30), False, False), ((80, 24), False, False), ((137, 30), False, False), ((120, 40), False, False),
+    ((80, 24), True, False), ((60, 13), True, False),
+    ((100, 30), False, True), ((80, 24), False, True), ((60, 13), True, True), ((45, 10), False, True)])
+async def test_the_first_frame_is_the_screens_first_frame_cell_for_cell(demo_store, monkeypatch, size, below,
+                                                                        picking):
+    """The browse screen's, and a picker's (`reprise pick`: its filter prompt under the header, the
+    list's cursor in the colour of a list without the focus, no meter line)."""
     service = _service(demo_store, below)
     first = FirstRows(service)
     rows = first.rows()
@@ -82,7 +87,7 @@ async def test_the_first_frame_is_the_screens_first_frame_cell_for_cell(demo_sto
     width, height = size
     shape = first_frame.geometry(width, height, below)
     assert shape is not None
-    ours = first_frame.frame(service, rows, shape, fixed_clock())
+    ours = first_frame.frame(service, rows, shape, fixed_clock(), picking=picking)
     assert len(ours) == height and all(len(frame_cells(line)) == width for line in ours)
     drawn = first_frame.view(service, rows)[0][:shape.rows]
     if shape.rows >= 12:   # every kind of row is among those compared
@@ -90,7 +95,8 @@ async def test_the_first_frame_is_the_screens_first_frame_cell_for_cell(demo_sto
         assert len({row.source for row in drawn}) >= 3
 
     reached, opened = hold_listing(monkeypatch)
-    app = build_app(service, first_rows=first)
+    app = build_app(service, first_rows=first, mode="pick" if picking else "browse")
+    top = 3 if picking else 2   # the column titles' line
     async with app.run_test(size=size) as pilot:
         assert await asyncio.to_thread(reached.wait, 30), "the listing never started"
         await pilot.pause()
@@ -98,11 +104,11 @@ async def test_the_first_frame_is_the_screens_first_frame_cell_for_cell(demo_sto
         compared = 0
         for y, (strip, line) in enumerate(zip(strips, ours, strict=True)):
             theirs, mine = app_cells(strip), frame_cells(line)
-            if y < 2:   # the header
+            if y < top:   # the header, and a picker's filter prompt
                 span = width
-            elif y == 2:   # the list's column titles
+            elif y == top:   # the list's column titles
                 span = shape.list_width
-            elif y < 3 + shape.rows:   # the rows, not the scrollbar's gutter
+            elif y <= top + shape.rows:   # the rows, not the scrollbar's gutter
                 span = shape.content_width
             else:   # the preview, the meter line, the footer: blank in the first frame
                 assert {cell[0] for cell in mine} == {" "}
@@ -114,7 +120,7 @@ async def test_the_first_frame_is_the_screens_first_frame_cell_for_cell(demo_sto
                 if char != " ":
                     assert fg == mine[x][1], f"line {y} column {x} {char!r}"
             compared += 1
-        assert compared == 3 + shape.rows
+        assert compared == top + 1 + shape.rows
         opened.set()
 
 
@@ -165,6 +171,36 @@ def test_on_a_terminal_the_first_frame_comes_first_and_the_app_replaces_it(demo_
         terminal.read_to_the_end()
         written = bytes(terminal.output)
         assert written.rfind(b"\x1b[?1049l") > written.rfind(b"\x1b[?1049h")
+    finally:
+        terminal.end()
+
+
+def test_a_picker_with_its_output_captured_draws_its_first_frame_on_the_terminal(demo_store, tmp_path):
+    """`id=$(reprise pick)`: stdout is not the terminal, yet the picker's first frame (its filter
+    prompt, PICK in the header) reaches the terminal before Textual's; Enter picks the row under
+    the cursor, and its id goes to the captured stdout."""
+    service = _service(demo_store)
+    rows, _ = first_frame.view(service, service.stored_rows())
+    root, workspace, env = demo_store
+    env = {**env, "REPRISE_STATE_DIR": str(root / "state"), "TERM": "xterm-256color"}
+    env.pop("PYTHONUNBUFFERED", None)
+    captured = tmp_path / "picked"
+    command = f"exec {sys.executable} -m reprise.tui.cli --workspace {workspace} pick > {captured}"
+    terminal = OnTerminal(["sh", "-c", command], size=(140, 30), env=env, cwd=str(workspace))   # room for PICK
+    try:
+        assert terminal.wait_until(lambda: b"Keys" in terminal.output, WAIT), bytes(terminal.output[-2000:])
+        written = bytes(terminal.output)
+        textual = written.index(b"\x1b[?1000h")
+        prompt = first_frame.PICK_PROMPT[1:20].encode()
+        assert written.startswith(b"\x1b[?1049h") and 0 < written.index(b"PICK") < textual
+        assert 0 < written.index(prompt) < textual
+        assert 0 < written.index(rows[1].display_title[:20].encode()) < textual
+        terminal.type(b"\r")
+        assert terminal.child.wait(timeout=WAIT) == 0
+        terminal.read_to_the_end()
+        written = bytes(terminal.output)
+        assert written.rfind(b"\x1b[?1049l") > written.rfind(b"\x1b[?1049h")
+        assert captured.read_text().strip() == rows[0].ref.session_id
     finally:
         terminal.end()
 

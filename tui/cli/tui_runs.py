@@ -8,6 +8,7 @@ import gc
 import signal
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from reprise.core import faults, scan_pool
@@ -49,13 +50,12 @@ def no_collection() -> Iterator[None]:
 def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) -> int:
     """The browse screen; a resume chosen there replaces this process with the agent, its notes shown first."""
     scan_pool.lower_priority()   # the UI keeps a core while a cold listing reads in worker processes
-    shown = None   # the first frame, until the app has ended: a signal or an error gives the terminal back
-    try:
+    with _first_frame_held() as held:
         with no_collection():
             service = core_service.Service.from_environment(state_dir=state_dir, workspace=workspace,
                                                             parallel_scan=True)
             first_rows = FirstRows(service)   # the workspace's stored rows, read in a thread
-            shown = _first_frame(service, first_rows)
+            held.shown = _first_frame(service, first_rows)
             from ..app import make_app
             from ..ending import Ending
             from ..screens.main import Handoff
@@ -66,13 +66,6 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
         with on_terminal("reprise"):
             ending.save_terminal()
             result = app.run()
-    except BaseException:
-        if shown is not None:   # the app did not start, or did not end as it should
-            shown.withdraw()
-        raise
-    finally:
-        if shown is not None:   # the app took the signals once mounted, and gave the frame's guard back
-            shown.hand_over()
     if app.exit_signal is not None:  # after a closed terminal's SIGHUP, the audit log has the line
         if app.signal_line and not (app.exit_signal == signal.SIGHUP and is_terminal(sys.stderr)):
             with contextlib.suppress(OSError, ValueError):
@@ -89,9 +82,30 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
     return 0
 
 
-def _first_frame(service: Service, first_rows: FirstRows) -> Shown | None:
-    """The browse screen's first frame drawn from the stored rows before Textual is imported
-    (`first_frame.py`), when it was."""
+@dataclass(slots=True)
+class _Held:
+    shown: Shown | None = None   # the first frame, once written
+
+
+@contextlib.contextmanager
+def _first_frame_held() -> Iterator[_Held]:
+    """The first frame held until the app has ended: an error, or a signal before the app takes the
+    signals, gives the terminal back (`Shown.withdraw`); then the frame's guard is given back."""
+    held = _Held()
+    try:
+        yield held
+    except BaseException:
+        if held.shown is not None:   # the app did not start, or did not end as it should
+            held.shown.withdraw()
+        raise
+    finally:
+        if held.shown is not None:   # the app took the signals once mounted, and gave the frame's guard back
+            held.shown.hand_over()
+
+
+def _first_frame(service: Service, first_rows: FirstRows, *, picking: bool = False) -> Shown | None:
+    """The main screen's first frame (`picking`: a picker's) drawn from the stored rows before
+    Textual is imported (`first_frame.py`), when it was."""
     from .. import first_frame  # Rich's colours: not for the commands that print
 
     if not first_rows.wait(FIRST_FRAME_WAIT_S):
@@ -100,24 +114,27 @@ def _first_frame(service: Service, first_rows: FirstRows) -> Shown | None:
         rows = first_rows.rows()
     except Exception:   # noqa: BLE001 - the app reads them again and reports why they could not be read
         return None
-    shown = first_frame.paint(service, rows)
+    shown = first_frame.paint(service, rows, picking=picking)
     if shown is not None:
         faults.point("tui_first_frame")
     return shown
 
 
 def pick(service: Service, command: str) -> Picked | None:
-    """The session chosen in the TUI's picker, or None when it was cancelled."""
-    with no_collection():
-        from ..app import make_app
-        from ..ending import Ending
-        from ..screens.main import Picked
-
+    """The session chosen in the TUI's picker, or None when it was cancelled; its first frame drawn
+    before Textual is imported, as the browse screen's is."""
     scan_pool.lower_priority()
-    ending = Ending(last_resort=True)
-    with on_terminal(command):  # what is printed after goes to the original stdout: `$(reprise pick)`
+    with on_terminal(command), _first_frame_held() as held:   # what is printed after goes to the original stdout
+        with no_collection():
+            first_rows = FirstRows(service)
+            held.shown = _first_frame(service, first_rows, picking=True)
+            from ..app import make_app
+            from ..ending import Ending
+            from ..screens.main import Picked
+
+            ending = Ending(last_resort=True)
+            app = make_app(service, mode="pick", ending=ending, first_rows=first_rows)
         ending.save_terminal()
-        app = make_app(service, mode="pick", ending=ending)
         result = app.run()
     if app.exit_signal is not None:
         settle_outputs()

@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, Static, TabbedContent
 
 from ...actions import bindings
-from ...header_lines import LOADING, HeaderState, header_parts
+from ...header_lines import FILTERED_BY, LOADING, PICK_PROMPT, HeaderState, header_parts
 from ...widgets.composer import Composer
 from ...widgets.detail import DetailPane
 from ...widgets.filter_prompt import FilterPrompt, PickPrompt
@@ -28,7 +28,6 @@ from .composing import ComposingPart
 from .rows import REFRESH_SECONDS, RowsPart
 from .session_actions import SessionActionsPart
 
-FILTERED_BY = "title, messages, folder, branch, id"   # what `rows.matches` looks in
 NARROW_COLUMNS = 100   # below this the preview goes under the list, so titles get the full width
 
 
@@ -40,7 +39,7 @@ class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
         picking = self.mode == "pick"
         yield Static("", id="header")
         if picking:
-            yield PickPrompt(placeholder=f"filter: {FILTERED_BY} · Enter picks · Esc cancels",
+            yield PickPrompt(placeholder=PICK_PROMPT,
                              id="filter", classes="-prompt")
         else:
             yield FilterPrompt(placeholder=f"filter: {FILTERED_BY} (Enter or Esc to return)", id="filter")
