@@ -81,10 +81,19 @@ def folded(lowered: bytes, *, json: bool = True) -> bytes:
         return lowered
     for lead in _LEADS:
         mark = bytes((lead,))
-        if mark in lowered:
-            row = pairs[lead]
-            pieces = lowered.split(mark)
-            pieces[1:] = [row[piece[0]] + piece[1:] if piece else mark for piece in pieces[1:]]
+        at = lowered.find(mark)
+        if at < 0:
+            continue
+        row = pairs[lead]
+        pieces: list[bytes] = []   # the bytes between the pairs that fold, and their folds: one copy of the rest
+        done, size = 0, len(lowered)
+        while at >= 0:
+            if at + 1 < size and (folds_to := row[lowered[at + 1]]) != lowered[at:at + 2]:
+                pieces += (lowered[done:at], folds_to)
+                done = at + 2
+            at = lowered.find(mark, at + 1)
+        if pieces:
+            pieces.append(lowered[done:])
             lowered = b"".join(pieces)
     if (b"\xe1" in lowered or b"\xaa" in lowered or b"\xab" in lowered) and _LONG.search(lowered):
         lowered = _LONG.sub(lambda found: longer.get(found.group(), found.group()), lowered)

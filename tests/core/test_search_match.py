@@ -69,6 +69,28 @@ def test_the_byte_scan_never_misses_a_file_whose_text_matches(text: str, query: 
     assert chunks_may_match(chunks, needles)
 
 
+def _folded_by_splitting(lowered: bytes) -> bytes:
+    """The fold of `folded`'s non-ASCII bytes as first written: split at each lead byte, each piece's
+    first byte replaced by what the pair folds to (the reference for the find-loop that replaced it)."""
+    from reprise.core.search_scan import _LEADS, _tables
+
+    pairs = _tables()[0]
+    for lead in _LEADS:
+        mark = bytes((lead,))
+        pieces = lowered.split(mark)
+        pieces[1:] = [pairs[lead][piece[0]] + piece[1:] if piece else mark for piece in pieces[1:]]
+        lowered = b"".join(pieces)
+    return lowered
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"E", b"\xc3", b"\xc3\xa9", b"\xc3\xc3", b"\xc4\x81", b"\xc8", b"\xcc\x81",
+                                 b"\xcc", b"\xc5\x93", b"\xe2\x80\xa6", b"\xc3\x97", b"\xa9", b" "]), max_size=40))
+def test_the_pairs_are_folded_as_splitting_at_each_lead_byte_folds_them(parts: list[bytes]) -> None:
+    lowered = b"x\x80" + b"".join(parts)   # never ASCII: the pairs' loop always runs
+    assert folded(lowered, json=False) == _folded_by_splitting(lowered)
+
+
 def test_every_character_that_folds_to_ascii_is_folded_in_bytes_and_in_escapes() -> None:
     for point in range(0x80, 0x10000):
         if 0xD800 <= point < 0xE000:
