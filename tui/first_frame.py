@@ -7,8 +7,10 @@ The frame is the screen's own, cell for cell, wherever it can be known without T
 header (`header_lines`), a picker's filter prompt, the list's column titles and rows (`list_rows`)
 in the list's width, the cursor on the first row, in the default theme's colours; the preview, the
 meter line and the footer are blank in their colours. Textual's first frame then replaces it; a test compares the
-two. Nothing here changes the terminal's modes (Textual does when it starts); they are noted, to
-be put back should the process end by a signal before the app takes the signals."""
+two. Of the terminal's modes only echo is turned off while the frame waits (keys typed are kept
+for the app, not drawn over the frame), and the modes are put back before the app starts (Textual
+changes them then); they are noted, to be put back should the process end by a signal before the
+app takes the signals."""
 
 from __future__ import annotations
 
@@ -227,10 +229,11 @@ def colour_system(env: dict[str, str] | os._Environ[str]) -> ColorSystem | None:
 
 
 class Shown:
-    """A first frame on the terminal until the app has ended. A SIGTERM or SIGHUP before the app
-    takes the signals (and after it gives them back) first gives the terminal back: out of the
-    alternate screen, the cursor shown, its modes as they were before the frame (Textual's driver
-    may have changed them already)."""
+    """A first frame on the terminal until the app has ended. While it is the only thing on screen,
+    keys typed are not echoed over it (they wait, unread, for the app: its filter or its list).
+    A SIGTERM or SIGHUP before the app takes the signals (and after it gives them back) first gives
+    the terminal back: out of the alternate screen, the cursor shown, its modes as they were before
+    the frame (Textual's driver may have changed them already)."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
@@ -239,6 +242,9 @@ class Shown:
         self._modes: list[Any] | None = None
         with contextlib.suppress(OSError, termios.error):
             self._modes = termios.tcgetattr(0)
+            quiet = termios.tcgetattr(0)
+            quiet[3] &= ~termios.ECHO
+            termios.tcsetattr(0, termios.TCSANOW, quiet)
         self._previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():   # only there can signals be taken
             for sig in self.SIGNALS:
@@ -248,6 +254,13 @@ class Shown:
     def _ended(self, signum: int, _frame: object) -> None:
         self.withdraw()
         os.kill(os.getpid(), signum)   # its default action now: the process ends with the signal
+
+    def app_starts(self) -> None:
+        """The terminal's modes as they were before the frame, echo on again, for the app to take:
+        Textual notes them as it starts and puts them back at its end."""
+        if self._modes is not None:
+            with contextlib.suppress(OSError, termios.error):
+                termios.tcsetattr(0, termios.TCSANOW, self._modes)
 
     def hand_over(self) -> None:
         """The signals go back to what they were (the app has ended, or a handoff follows)."""

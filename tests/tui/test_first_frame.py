@@ -205,6 +205,32 @@ def test_a_picker_with_its_output_captured_draws_its_first_frame_on_the_terminal
         terminal.end()
 
 
+def test_keys_typed_over_the_first_frame_are_not_echoed_and_reach_the_app(demo_store, tmp_path):
+    """Typed while the picker's first frame waits for Textual: nothing is echoed over the frame, the
+    keys wait for the app, whose filter shows them, and the terminal echoes again after it."""
+    gate = tmp_path / "gate"
+    root, workspace, env = demo_store
+    env = {**env, "REPRISE_STATE_DIR": str(root / "state"), "TERM": "xterm-256color",
+           "REPRISE_FAULTS": f"tui_first_frame=hold:{gate}"}
+    env.pop("PYTHONUNBUFFERED", None)
+    command = f"exec {sys.executable} -m reprise.tui.cli --workspace {workspace} pick > {tmp_path / 'picked'}"
+    terminal = OnTerminal(["sh", "-c", command], size=(100, 30), env=env, cwd=str(workspace))
+    try:
+        assert terminal.wait_until(Path(f"{gate}.reached").exists, WAIT), bytes(terminal.output[-2000:])
+        echoing = termios.tcgetattr(terminal.leader)[3] | termios.ECHO
+        terminal.type(b"xqz")
+        gate.touch()
+        assert terminal.wait_until(lambda: b"Keys" in terminal.output, WAIT), bytes(terminal.output[-2000:])
+        assert terminal.wait_until(lambda: terminal.shows("xqz"), WAIT), bytes(terminal.output[-2000:])
+        written = bytes(terminal.output)
+        assert b"xqz" not in written[:written.index(b"\x1b[?1000h")]   # not echoed before Textual drew
+        terminal.type(b"\x11")   # ctrl+q: nothing picked
+        assert terminal.child.wait(timeout=WAIT) == 1
+        assert termios.tcgetattr(terminal.leader)[3] == echoing
+    finally:
+        terminal.end()
+
+
 def test_a_sigterm_right_after_the_first_frame_gives_the_terminal_back(demo_store):
     terminal = _reprise_on_terminal(demo_store)
     try:
@@ -254,6 +280,8 @@ def test_a_signal_while_the_first_frame_waits_for_textual_gives_the_terminal_bac
     try:
         assert terminal.wait_until(Path(f"{gate}.reached").exists, WAIT), bytes(terminal.output[-2000:])
         modes_in_frame = termios.tcgetattr(terminal.leader)
+        assert not modes_in_frame[3] & termios.ECHO   # keys typed over the frame are not echoed
+        modes_in_frame[3] |= termios.ECHO   # the modes before the frame
         terminal.child.send_signal(sig)
         try:
             status = terminal.child.wait(timeout=WAIT)

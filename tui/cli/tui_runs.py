@@ -64,6 +64,7 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
             ending = Ending(last_resort=True)
             app = make_app(service, agent=agent, demo=top.demo, ending=ending, first_rows=first_rows)
         with on_terminal("reprise"):
+            held.app_starts()
             ending.save_terminal()
             result = app.run()
     if app.exit_signal is not None:  # after a closed terminal's SIGHUP, the audit log has the line
@@ -85,6 +86,10 @@ def open_tui(top: TopArguments, state_dir: str | None, workspace: str | None) ->
 @dataclass(slots=True)
 class _Held:
     shown: Shown | None = None   # the first frame, once written
+
+    def app_starts(self) -> None:
+        if self.shown is not None:
+            self.shown.app_starts()
 
 
 @contextlib.contextmanager
@@ -134,6 +139,7 @@ def pick(service: Service, command: str) -> Picked | None:
 
             ending = Ending(last_resort=True)
             app = make_app(service, mode="pick", ending=ending, first_rows=first_rows)
+        held.app_starts()
         ending.save_terminal()
         result = app.run()
     if app.exit_signal is not None:
