@@ -120,10 +120,10 @@ class SearchRun:
         """`indexed`: the index's files still as they are on disk; `candidates`: its preselection
         (file number: records); `records`: the records at these places of an indexed file (by its
         number); `keep` takes the files parsed here for the index, a few megabytes at a time (None:
-        nothing is indexed); `parallel`: once the newest files are scanned here (the first hits come from them) and the
-        limit is not full, the bytes of the older ones are scanned in worker processes; `known`:
-        what a cold search before the listing found of each file (by path, with the size and mtime
-        it was scanned at), taken instead of scanning a file still as it was."""
+        nothing is indexed); `parallel`: once the newest files are scanned here (the first hits come
+        from them) and the limit is not full, the bytes of the older ones are scanned in worker
+        processes; `known`: what a cold search before the listing found of each file (by path,
+        with the size and mtime it was scanned at), taken instead of scanning a file still as it was."""
         self.query = query
         self.rows = sorted(rows, key=lambda row: -row.activity_ts)
         self.sources = sources

@@ -20,6 +20,7 @@ import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .rows import SessionRow
 from .search_match import Query
@@ -128,8 +129,9 @@ def blob_of(records: list[Record]) -> bytes:
     return _BLOCKS + marshal.dumps((ends, blocks))
 
 
-def _checked(records: object) -> list[Record]:
-    return [(int(turn), str(field), str(text)) for turn, field, text in records]  # type: ignore[attr-defined]
+def _checked(records: Any) -> list[Record]:
+    """Unmarshalled records, each as a (turn, field, text) of those types."""
+    return [(int(turn), str(field), str(text)) for turn, field, text in records]
 
 
 def records_of(blob: bytes) -> list[Record]:

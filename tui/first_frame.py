@@ -31,9 +31,8 @@ from reprise.core.rows import SessionRow
 from reprise.core.service import Service, sort_rows
 
 from .header_lines import LOADING, PICK_PROMPT, HeaderState, header_parts
-from .list_rows import MARK, header_text, list_layout, row_parts
+from .list_rows import MARK, NARROW_COLUMNS, header_text, list_layout, row_parts
 
-NARROW_COLUMNS = 100      # the main screen's: below this the preview goes under the list or waits
 SMALLEST = (40, 8)        # a terminal smaller than this gets no first frame (the list pane's own minimum width)
 SORT = "updated"          # the sort a start shows
 
@@ -242,7 +241,7 @@ class Shown:
         self._modes: list[Any] | None = None
         with contextlib.suppress(OSError, termios.error):
             self._modes = termios.tcgetattr(0)
-            quiet = termios.tcgetattr(0)
+            quiet = list(self._modes)
             quiet[3] &= ~termios.ECHO
             termios.tcsetattr(0, termios.TCSANOW, quiet)
         self._previous: dict[int, Any] = {}

@@ -22,6 +22,7 @@ STATUS_MARKS = {
     None: ("·", "muted"),
 }
 MARKS_WIDTH = 4   # " ", the pin, the status mark, " "
+NARROW_COLUMNS = 100   # the main screen below this: the preview goes under the list (or waits), titles get the width
 LIST_COLUMNS = ("folder", "branch", "updated", "turns", "size", "context", "next")
 
 # The style names of a row's parts (`row_parts`): "" (the row's own style), "problem" (the title

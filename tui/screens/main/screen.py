@@ -18,6 +18,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent
 
 from ...actions import bindings
 from ...header_lines import FILTERED_BY, LOADING, PICK_PROMPT, HeaderState, header_parts
+from ...list_rows import NARROW_COLUMNS
 from ...widgets.composer import Composer
 from ...widgets.detail import DetailPane
 from ...widgets.filter_prompt import FilterPrompt, PickPrompt
@@ -27,8 +28,6 @@ from ...widgets.session_list import SessionList
 from .composing import ComposingPart
 from .rows import REFRESH_SECONDS, RowsPart
 from .session_actions import SessionActionsPart
-
-NARROW_COLUMNS = 100   # below this the preview goes under the list, so titles get the full width
 
 
 class MainScreen(SessionActionsPart, ComposingPart, RowsPart):
