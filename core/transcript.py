@@ -48,6 +48,7 @@ class ToolCall:
     input: str
     result: str | None = None
     is_error: bool = False
+    shell: str | None = None   # the command line, when the call ran one through the agent's shell tool
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from ...transcript import Command, Compaction, FileTouch, ToolCall, Transcript, Turn, Usage
@@ -86,7 +87,8 @@ class _TurnBuilder:
         tool_input = block.get("input")
         text = tool_input if isinstance(tool_input, str) else json.dumps(tool_input, ensure_ascii=False)
         turn = self.turn
-        turn.tool_calls.append(ToolCall(str(name), cut(text)))
+        shell = tool_input.get("command") if name in COMMAND_TOOLS and isinstance(tool_input, dict) else None
+        turn.tool_calls.append(ToolCall(str(name), cut(text), shell=shell if isinstance(shell, str) else None))
         if isinstance(block.get("id"), str):
             self.calls[block["id"]] = len(turn.tool_calls) - 1
         if not isinstance(tool_input, dict):
@@ -111,8 +113,8 @@ class _TurnBuilder:
                 warnings.append(f"turn {self.number}: a tool result for a call the conversation does not have")
                 self.turn.tool_calls.append(ToolCall("tool", "", cut(text), block.get("is_error") is True))
                 continue
-            call = self.turn.tool_calls[at]
-            self.turn.tool_calls[at] = ToolCall(call.name, call.input, cut(text), block.get("is_error") is True)
+            self.turn.tool_calls[at] = replace(self.turn.tool_calls[at], result=cut(text),
+                                               is_error=block.get("is_error") is True)
 
     def error(self, record: Record) -> None:
         self.turn.status = "failed"

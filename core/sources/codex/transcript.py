@@ -20,6 +20,7 @@ import json
 import re
 import shlex
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from ...transcript import Command, Compaction, FileTouch, Status, ToolCall, Transcript, Turn, Usage
@@ -42,6 +43,8 @@ from .records import (
 
 SOURCE = "codex"
 SHELL_TOOLS = frozenset({"shell", "container.exec", "local_shell", "shell_command", "exec_command"})
+CODE_MODE_TOOL = "exec"   # 0.171.0's code-mode tool: JavaScript that calls the host's tools
+_CODE_MODE_SHELL = re.compile(r"const (\w+) = await tools\.exec_command\((\{.*\})\);\ntext\(\1\.output\);\n?", re.S)
 CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
@@ -64,6 +67,13 @@ def command_line(name: str, arguments: Any) -> str | None:
             return str(command[2])
         return shlex.join(command)
     return None
+
+
+def code_mode_command(script: Any) -> str | None:
+    """The command line of a code-mode `exec` call (0.171.0) whose script runs one `tools.exec_command`
+    of a JSON object and prints its output, as Codex writes it; None for any other script."""
+    found = _CODE_MODE_SHELL.fullmatch(script) if isinstance(script, str) else None
+    return command_line("exec_command", found.group(2)) if found is not None else None
 
 
 def output_of(payload: dict[str, Any]) -> tuple[str, bool]:
@@ -227,11 +237,11 @@ class _Reader:
             name = payload["name"] if isinstance(payload.get("name"), str) else "tool"
             arguments = payload.get("arguments" if inner == "function_call" else "input")
         shown = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-        turn.tool_calls.append(ToolCall(name, cut(shown, brackets="[]")))
+        command = command_line(name, arguments) if name != CODE_MODE_TOOL else code_mode_command(arguments)
+        turn.tool_calls.append(ToolCall(name, cut(shown, brackets="[]"), shell=command))
         call_id = payload.get("call_id", payload.get("id"))
         if isinstance(call_id, str):
             self.calls[call_id] = (turn, len(turn.tool_calls) - 1)
-        command = command_line(name, arguments)
         if command is not None and all(seen.command != command for seen in turn.commands):
             turn.commands.append(Command(command, "observed"))
         if name == "apply_patch" and isinstance(arguments, str):
@@ -249,8 +259,7 @@ class _Reader:
                 self.current.turn.tool_calls.append(ToolCall("tool", "", cut(text, brackets="[]"), failed))
             return
         turn, at = found
-        call = turn.tool_calls[at]
-        turn.tool_calls[at] = ToolCall(call.name, call.input, cut(text, brackets="[]"), failed)
+        turn.tool_calls[at] = replace(turn.tool_calls[at], result=cut(text, brackets="[]"), is_error=failed)
 
     def _event(self, current: _TurnBuilder, inner: str, payload: dict[str, Any]) -> None:
         if inner == "agent_message" and isinstance(payload.get("message"), str) and payload["message"]:

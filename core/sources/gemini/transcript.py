@@ -109,11 +109,12 @@ class _TurnBuilder:
         assert isinstance(name, str)
         has_result = "result" in call and call.get("result") is not None
         status = call.get("status")
-        self.turn.tool_calls.append(ToolCall(name, cut(_arguments(call)),
-                                             cut(result_text(call.get("result"))) if has_result else None,
-                                             is_error=status == "error"))
         args = call.get("args") if isinstance(call.get("args"), dict) else {}
         assert isinstance(args, dict)
+        shell = args["command"] if name in SHELL_TOOLS and isinstance(args.get("command"), str) else None
+        self.turn.tool_calls.append(ToolCall(name, cut(_arguments(call)),
+                                             cut(result_text(call.get("result"))) if has_result else None,
+                                             is_error=status == "error", shell=shell))
         if name in SHELL_TOOLS and isinstance(args.get("command"), str):
             self.turn.commands.append(Command(args["command"], "observed"))
         path = next((args[key] for key in _PATH_KEYS if isinstance(args.get(key), str)), None)

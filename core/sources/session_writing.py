@@ -1,0 +1,64 @@
+"""What every writer of a new session from a neutral transcript shares (the `SessionWriter` role, the
+native way of `reprise continue`): the result it gives, how a tool call the target agent has no tool
+for is carried (as text with a visible marker), and the notes on what the target cannot accept.
+
+A writer turns each turn of the transcript into the target agent's own records: the prompt, the
+shell commands as the target's shell tool with their output, every other tool call as marked text,
+the reply. Thinking and reasoning are left out (an agent accepts only its own, signed or encrypted by
+its provider) and said. The writing itself is pure (`bytes` from a transcript, ids and times given);
+the source puts the bytes in its store as a new file, never over one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..paths import SessionRef
+from ..transcript import ToolCall, Transcript
+
+MARK = "⟦Reprise⟧"   # what starts every text a conversion put in place of something the target cannot hold
+
+
+@dataclass(slots=True)
+class WrittenSession:
+    """A new session written (or, for a dry run, planned) from a transcript."""
+
+    ref: SessionRef
+    path: Path
+    data: bytes          # the new file's bytes
+    turns: int           # the turns it holds
+    notes: list[str] = field(default_factory=list)   # what was left out or changed on the way
+    written: bool = False
+    sha256: str = ""
+
+
+def tool_call_text(call: ToolCall, agent: str) -> str:
+    """A tool call of `agent` the target has no tool for, as the text the target's reply carries:
+    the marker, the tool's name and input, then its result."""
+    lines = [f"{MARK} {agent} tool call `{call.name}`" + (" (failed)" if call.is_error else "") + ":", call.input]
+    if call.result is not None:
+        lines += [f"{MARK} its result:", call.result]
+    else:
+        lines.append(f"{MARK} no result was recorded.")
+    return "\n".join(lines)
+
+
+def left_out_notes(transcript: Transcript, agent: str, target: str) -> list[str]:
+    """What no writer carries, said once: thinking, and the compactions the source made."""
+    notes = []
+    thought = sum(1 for turn in transcript.turns if turn.thinking)
+    if thought:
+        notes.append(f"the thinking of {thought} turn{'s' if thought != 1 else ''} is left out: {target} accepts "
+                     f"only its own model's")
+    if transcript.compactions:
+        count = len(transcript.compactions)
+        notes.append(f"{agent} compacted this session {count} time{'s' if count != 1 else ''}; the whole history "
+                     f"is carried, not {agent}'s summary")
+    return notes
+
+
+def shell_calls(calls: Sequence[ToolCall]) -> int:
+    """How many of these calls ran a shell command."""
+    return sum(1 for call in calls if call.shell is not None)
