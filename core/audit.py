@@ -23,7 +23,7 @@ from .rooted import Root
 
 MAX_AUDIT_LINE_BYTES = 1024 * 1024
 
-OPS = ("trim", "restore", "rm", "trash-restore", "purge", "prune", "relink", "interrupt")
+OPS = ("trim", "restore", "rm", "trash-restore", "purge", "prune", "relink", "interrupt", "continue")
 
 
 @dataclass(frozen=True, slots=True)

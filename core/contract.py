@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .archive import ArchiveEntry as CoreArchiveEntry
     from .audit import AuditRecord as CoreAuditRecord
     from .config import SourceChoice
+    from .continuation import Continuation
     from .errors import RepriseError
     from .meter import MeterResult, Part
     from .paths import SessionRef
@@ -634,6 +635,38 @@ def trim(result: TrimResult) -> Trim:
             tried=[FitTry(plan=label, estimate=estimate) for label, estimate in fit.tried]),
         notes=plan.notes, source_session_id=result.source.session_id, workspace_key=result.ref.workspace_key,
         applied=result.applied, dry_run=result.dry_run, forked=result.forked, archived=result.archived)
+
+
+class Continued(Document):
+    """`reprise continue`: the new session written from another agent's (or, dry, what would be)."""
+
+    session_id: str = Field(description="the new session's id")
+    agent: str = Field(description="the agent the new session is of")
+    workspace_key: str
+    path: str
+    turns: int
+    notes: list[str]
+    source_session_id: str
+    source_agent: str
+    source_sha256: str = Field(description="the source file's SHA-256 when it was read")
+    sha256: str = Field(description="the new file's SHA-256")
+    written: bool
+    dry_run: bool
+    resume_argv: list[str]
+    context_tokens: int | None = Field(description="the target's meter of the new session's next turn")
+    context_window: int | None
+    over_window: bool
+
+
+def continued(result: Continuation, *, dry_run: bool) -> Continued:
+    written = result.written
+    return Continued(session_id=written.ref.session_id, agent=written.ref.source,
+                     workspace_key=written.ref.workspace_key, path=str(written.path), turns=written.turns,
+                     notes=written.notes, source_session_id=result.source.session_id,
+                     source_agent=result.source.source, source_sha256=result.source_sha256, sha256=written.sha256,
+                     written=written.written, dry_run=dry_run, resume_argv=result.resume_argv,
+                     context_tokens=result.context_tokens, context_window=result.context_window,
+                     over_window=result.over_window)
 
 
 class RestoreStep(Document):

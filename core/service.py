@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from . import config as config_module
 from . import ui_state, undo
@@ -85,6 +85,9 @@ from .tokens import count_tokens
 from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_sizes
+
+if TYPE_CHECKING:   # only `continue_in` builds one, importing its module then
+    from .continuation import Continuation
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -781,6 +784,38 @@ class Service:
         """The command that starts a session `new_session` named, run in the current workspace (None:
         the session is written already, as Fractal's are)."""
         return self.role(ref, Creator).new_argv(ref, self.workspace)
+
+    def continue_in(self, ref: SessionRef, agent: str, *, dry_run: bool = False) -> Continuation:
+        """Write the session as a new session of `agent` in its own store (`core/continuation.py`), in
+        the session's folder; with the command that resumes it and the target's meter of its next turn."""
+        from .continuation import continue_session
+
+        source = self.source(ref)
+        if agent not in self.sources:
+            choice = self.loaded.choices.get(agent)
+            raise UsageError(f"The {agent} agent is not enabled" + (f" ({choice.why})." if choice else "."),
+                             hint=f"continue in one of: {', '.join(self.sources)}")
+        folder, _ = self.workspace_path_of(ref.workspace_key)
+        if folder is None:
+            raise UsageError(f"The folder of session {ref.session_id} is not known, so the new session would "
+                             "have no folder to run in.", hint="run reprise relink first")
+        rows = [row for row in self.stored_rows(key=ref.workspace_key) if row.ref == ref]
+        self.load_details(rows)
+        fields = rows[0].details if rows else None
+        title = source.read_meta(ref).title or (fields.agent_title or fields.first_message if fields else None)
+        result = continue_session(source, source.open(ref), self.sources[agent], Path(folder), title=title,
+                                  model=fields.model if fields else None, dry_run=dry_run)
+        new = result.written.ref
+        if result.written.written:
+            result.resume_argv = self.sources[agent].resume_argv(new, folder)
+            if Metered in self.sources[agent].roles:
+                try:
+                    measured = self.measure(new)
+                except RepriseError as exc:
+                    result.meter_note = f"not metered: {exc}"
+                else:
+                    result.context_tokens, result.context_window = measured.total, measured.window
+        return result
 
     def rename(self, ref: SessionRef, title: str) -> SessionMeta:
         return self.source(ref).update_meta(ref, lambda meta: setattr(meta, "title", clean_title(title)))

@@ -26,13 +26,14 @@ from ..meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
 from ..outcome import TurnOutcome
 from ..own_files import OwnFiles, SessionMeta
 from ..paths import SessionRef
-from ..rooted import Root
+from ..rooted import Root, write_new
 from ..session_files import digest
 from ..transcript import Turn
 from ..trimming import RestoreResult, TrimOptions, TrimPlan, TrimResult
 from .base import Handoff, OpenedSession, SessionSource
 from .jsonl_listing import HasPath, JsonlListing
 from .roles import Metered
+from .session_writing import WrittenSession
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..retention import PruneSelection
@@ -312,6 +313,41 @@ class AgentStoreSource(SessionSource):
         return write_fork(plan, ref, target, data, title=self.read_meta(ref).title or title, options=options,
                           force=force, fork_path=fork_path, root=root, own_files=self.own_files, archive=self.archive,
                           audit=self.audit, beside=(lambda: beside(root)) if beside is not None else None)
+
+    # --- a new session written from another agent's transcript ---------------------------------
+
+    def _write_new(self, written: WrittenSession, meta: SessionMeta, origin: SessionRef, *, dry_run: bool
+                   ) -> WrittenSession:
+        """Put a session `write_session` planned into the store: its bytes archived first (op
+        `continue`, so undoing it into the trash loses nothing), then its file, new (never over one),
+        then Reprise's meta of it with the lineage undo reads (`forked_from`, `fork_sha256`,
+        `fork_size`), audited either way."""
+        written.sha256 = digest(written.data)
+        if dry_run:
+            return written
+        ref = written.ref
+        info = {"source": origin.source, "session_id": origin.session_id}
+        root = Root(self._root_path(written.path), f"{self.label} root")
+        try:
+            with self.own_files.lock(ref):
+                entry = self.archive.put(ref, written.data, op="continue", continued_from=info)
+                try:
+                    with root.parent(written.path, create=True) as (fd, name):
+                        write_new(fd, name, written.data)
+                except (OSError, RepriseError):
+                    self.archive.withdraw(ref, entry)
+                    raise
+                lineage = {"forked_from": origin.session_id, "fork_sha256": written.sha256,
+                           "fork_size": len(written.data)}
+                self.own_files.write_meta(ref, SessionMeta.model_validate({**meta.model_dump(), **lineage}))
+        except (OSError, RepriseError) as exc:
+            self.audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
+                              result=f"failed: {getattr(exc, 'code', exc)}")
+            raise
+        self.audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
+                          result=f"written from {origin.source} {origin.session_id}")
+        written.written = True
+        return written
 
     # --- the lineage of a fork Reprise wrote ---------------------------------------------------
 

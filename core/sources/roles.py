@@ -35,6 +35,7 @@ if TYPE_CHECKING:   # the role signatures name the sources' models; nothing is n
     from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
     from ..trimming import RestoreResult, TrimOptions, TrimResult
     from .base import AgentDeletion, Handoff, KeepReport, OpenedSession, SessionSource
+    from .session_writing import WrittenSession
 
 
 @runtime_checkable
@@ -298,13 +299,15 @@ class Diagnosed(Protocol):
 
 @runtime_checkable
 class SessionWriter(Protocol):
-    """A new session of this agent written from a neutral transcript (issue 30 builds it)."""
+    """A new session of this agent written from a neutral transcript (`reprise continue`, the native way)."""
 
     @abstractmethod
-    def write_session(self, transcript: Transcript, folder: Path, meta: SessionMeta, *,
-                      origin: SessionRef | None, dry_run: bool) -> object:
-        """A new session of this agent in its own store and byte form holding the transcript's turns,
-        never over an existing file; the source's own files are never touched."""
+    def write_session(self, transcript: Transcript, folder: Path, meta: SessionMeta, *, origin: SessionRef,
+                      agent: str, model: str | None, dry_run: bool) -> WrittenSession:
+        """A new session of this agent in its own store and byte form holding the transcript's turns
+        (of `origin`, a session of the agent labelled `agent`, its replies by `model`), never over an
+        existing file, with Reprise's `meta` of it (title, lineage); the origin's files are never
+        touched. A dry run writes nothing."""
 
 
 # The optional roles, in the order a role list is shown; the required ones every source has.

@@ -36,6 +36,7 @@ _MODULES = {
     **dict.fromkeys(("rename", "pin", "unpin"), "marks"),
     **dict.fromkeys(("send", "meter", "recover"), "turns"),
     **dict.fromkeys(("trim", "restore", "archive"), "trims"),
+    "continue": "continuation",
     **dict.fromkeys(("rm", "trash", "prune", "keep"), "trash"),
     **dict.fromkeys(("workspaces", "relink", "audit", "config", "doctor"), "store"),
 }

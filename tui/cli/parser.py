@@ -245,6 +245,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("audit", "destructive operations, one line each (never message text)")
     p.add_argument("--here", action="store_true", help="only this workspace")
 
+    p = add("continue", "continue a session in another agent: its history written as a new session of that agent "
+                        "(the source is never changed)")
+    p.add_argument("id")
+    p.add_argument("--to", required=True, dest="target", choices=_Sources(), metavar="AGENT",
+                   help="the agent to continue in")
+    p.add_argument("--dry-run", action="store_true", help="say what would be written; write nothing")
+
     p = add("pick", "choose a session in the TUI and print its id (exit 1 if cancelled)")
     printed = p.add_mutually_exclusive_group()
     printed.add_argument("--args", action="store_true",

@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,14 +33,16 @@ from ...problems import Problem
 from ...rooted import Root, write_new
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
+from ...transcript import Transcript
 from ...trimming import TrimOptions, TrimPlan, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Handoff, KeepReport, OpenedSession
 from ..kept_listing import KEPT
-from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, Swept, Trashing
+from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, SessionWriter, Swept, Trashing
+from ..session_writing import WrittenSession
 from .fields import ClaudeFields, ListingFold
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
-from .layout import SUFFIX, ClaudeRoot, check_session_id
+from .layout import SUFFIX, ClaudeRoot, check_session_id, slug
 from .listing import NAME, ClaudeListing, folder_guess
 from .liveness import scan_processes, writer_of
 from .records import Record, parse_lines
@@ -78,7 +81,8 @@ def _fold_of(records: list[Record]) -> ListingFold:
     return fold
 
 
-class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed):
+class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed,
+                   SessionWriter):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
@@ -356,18 +360,34 @@ class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing
     def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
         """A session id for Claude Code to start (`new_argv`), with Reprise's title of it kept ahead
         of the file Claude Code writes on its first turn."""
-        for _ in range(8):
-            ref = SessionRef(key, str(uuid.uuid4()), NAME)
-            if not self._candidates(ref.session_id):
-                break
-        else:   # pragma: no cover - eight colliding uuid4s
-            raise RepriseError("Could not choose a new Claude Code session id.")
-        return self._titled(ref, meta)
+        return self._titled(self._fresh_ref(key), meta)
 
     def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
         from .turns import new_argv
 
         return new_argv(self.settings.sources.claude.new, ref.session_id, folder)
+
+    # --- a session of another agent written as Claude Code's (issue 30) ------------------------
+
+    def write_session(self, transcript: Transcript, folder: Path, meta: SessionMeta, *, origin: SessionRef,
+                      agent: str, model: str | None, dry_run: bool) -> WrittenSession:
+        """The transcript as a new session file in the folder's project folder of the first root."""
+        from .from_transcript import session_file_of
+
+        ref = self._fresh_ref(workspace_key(folder))
+        path = self.roots[0].session_file(slug(str(folder)), ref.session_id)
+        data, notes = session_file_of(transcript, session_id=ref.session_id, folder=str(folder),
+                                      model=model or "unknown", agent=agent, now=datetime.now(UTC))
+        written = WrittenSession(ref, path, data, len(transcript.turns), notes)
+        return self._write_new(written, meta, origin, dry_run=dry_run)
+
+    def _fresh_ref(self, key: str) -> SessionRef:
+        """A new session id no root holds yet."""
+        for _ in range(8):
+            ref = SessionRef(key, str(uuid.uuid4()), NAME)
+            if not self._candidates(ref.session_id):
+                return ref
+        raise RepriseError("Could not choose a new Claude Code session id.")   # pragma: no cover - 8 uuid4 clashes
 
     # --- trim as a fork (issue 14) -------------------------------------------------------------
 

@@ -1,0 +1,92 @@
+"""Continuing a session in another agent, the native way (`reprise continue ID --to AGENT`): the
+session read as the neutral transcript by its own source, written as a new session of the target
+agent by the target's `SessionWriter`, in the target's own store and byte form. One reader into and
+one writer out of the transcript per agent: no converter knows two formats.
+
+The source's files are never touched. Both sessions carry the link in Reprise's metadata: the new
+one `continued_from` (agent, id, the turns it covers, the source file's SHA-256 then), the source
+`continued_in` (each continuation, newest last). A continuation repeated later writes another new
+session, never into one the target agent owns. The new session is a fork Reprise wrote, so undo
+moves it to the trash.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .audit import iso_time
+from .errors import RepriseError, UsageError
+from .own_files import SessionMeta
+from .paths import SessionRef
+from .sources.base import OpenedSession, SessionSource
+from .sources.roles import SessionWriter
+from .sources.session_writing import WrittenSession
+
+TITLE_CHARS = 60
+
+
+@dataclass(slots=True)
+class Continuation:
+    """A session continued (or, dry, planned) in another agent."""
+
+    source: SessionRef
+    source_label: str
+    target_label: str
+    written: WrittenSession
+    source_sha256: str
+    resume_argv: list[str] = field(default_factory=list)
+    context_tokens: int | None = None   # the target's meter of the new session's next turn
+    context_window: int | None = None
+    meter_note: str | None = None
+
+    @property
+    def over_window(self) -> bool:
+        return (self.context_tokens is not None and self.context_window is not None
+                and self.context_tokens > self.context_window)
+
+
+def continued_title(title: str | None, session_id: str, agent: str) -> str:
+    """The new session's title: the source's (one line, at most TITLE_CHARS), and where it came from."""
+    text = " ".join((title or f"session {session_id[:8]}").split())
+    text = text if len(text) <= TITLE_CHARS else text[:TITLE_CHARS - 1] + "…"
+    return f"{text} (from {agent})"
+
+
+def continue_session(source: SessionSource, opened: OpenedSession, target: SessionSource, folder: Path, *,
+                     title: str | None, model: str | None, dry_run: bool) -> Continuation:
+    """Write the opened session of `source` as a new session of `target` in `folder`, and link the two."""
+    ref = opened.ref
+    if target.name == source.name:
+        raise UsageError(f"Session {ref.session_id} is already a {source.label} session.",
+                         hint=f"to start again from it in {source.label}, trim it as a fork: "
+                              f"reprise trim {ref.session_id} --fork ...")
+    if SessionWriter not in target.roles:
+        from .sources.roles import missing_role
+
+        raise missing_role(target, SessionWriter)
+    writer: SessionWriter = target   # type: ignore[assignment]  # the role is among its bases (checked above)
+    through = len(opened.transcript.turns)
+    origin = {"source": source.name, "session_id": ref.session_id, "through_turn": through,
+              "sha256": opened.sha256}
+    meta = SessionMeta.model_validate({"title": continued_title(title or opened.agent_title, ref.session_id,
+                                                                source.label),
+                                       "created_at": iso_time(time.time()), "continued_from": origin})
+    written = writer.write_session(opened.transcript, folder, meta, origin=ref, agent=source.label, model=model,
+                                   dry_run=dry_run)
+    if written.written:
+        link = {"source": target.name, "session_id": written.ref.session_id, "through_turn": through,
+                "at": meta.created_at}
+
+        def linked(kept: SessionMeta) -> None:
+            extra = kept.model_extra if kept.model_extra is not None else {}
+            earlier = extra.get("continued_in")
+            extra["continued_in"] = [*(earlier if isinstance(earlier, list) else []), link]
+
+        try:
+            source.update_meta(ref, linked)
+        except (OSError, RepriseError) as exc:
+            written.notes.append(f"the link on {ref.session_id} could not be recorded ({exc}); the new session "
+                                 "records where it came from")
+    return Continuation(ref, source.label, target.label, written, opened.sha256)

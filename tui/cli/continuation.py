@@ -1,0 +1,58 @@
+"""`continue`: a session continued in another agent, its history written as a new session of that
+agent (the source never changed), with the command that resumes it and the target's meter of it."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..text import safe_line
+from .arguments import Command
+from .output import contract, emit
+
+if TYPE_CHECKING:
+    from reprise.core.service import Service
+
+
+@dataclass(frozen=True, slots=True)
+class ContinueArguments:
+    id: str
+    target: str
+    dry_run: bool
+
+
+def continue_session(service: Service, args: ContinueArguments, as_json: bool) -> int:
+    ref = service.resolve(args.id)
+    result = service.continue_in(ref, args.target, dry_run=args.dry_run)
+    if as_json:
+        emit(contract.dump(contract.continued(result, dry_run=args.dry_run)))
+        return 0
+    written = result.written
+    turns = f"{written.turns} turn{'s' if written.turns != 1 else ''}"
+    what = f"{result.source_label} session {safe_line(ref.session_id)} ({turns})"
+    if not written.written:
+        print(f"Would write {what} as a new {result.target_label} session {safe_line(written.ref.session_id)}: "
+              f"{safe_line(str(written.path))} ({len(written.data):,} bytes)")
+    else:
+        print(f"Continued {what} in {result.target_label} as {safe_line(written.ref.session_id)}")
+        print(f"  file: {safe_line(str(written.path))}")
+        if result.resume_argv:
+            print(f"  resume it: {safe_line(shlex.join(result.resume_argv))}")
+    for line in written.notes:
+        print(f"  note: {safe_line(line)}")
+    if result.context_tokens is not None:
+        window = f" of {result.context_window:,}" if result.context_window is not None else ""
+        print(f"  next turn: {result.context_tokens:,} tokens{window} ({result.target_label}'s meter)")
+        if result.over_window:
+            print(f"  it does not fit {result.target_label}'s window: trim it first "
+                  f"(reprise trim {safe_line(written.ref.session_id)} --fork --fit {result.context_window}), "
+                  "or undo it (reprise restore)")
+    elif result.meter_note:
+        print(f"  {safe_line(result.meter_note)}")
+    if written.written:
+        print(f"  undo: reprise restore {safe_line(written.ref.session_id)} (moves it to Reprise's trash)")
+    return 0
+
+
+COMMANDS: dict[str, Command[Any]] = {"continue": Command(ContinueArguments, continue_session)}
