@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from .audit import iso_time
 from .errors import RepriseError, UsageError
@@ -25,6 +26,40 @@ from .sources.roles import SessionWriter
 from .sources.session_writing import WrittenSession
 
 TITLE_CHARS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLink:
+    """One continuation a session's metadata records: `from` the session it was written from, or
+    `in` a session written from it."""
+
+    direction: Literal["from", "in"]
+    source: str
+    session_id: str
+    through_turn: int | None
+
+    def line(self, label: str) -> str:
+        """How people read it, `label` naming the other session's agent."""
+        through = f" (through turn {self.through_turn})" if self.through_turn is not None else ""
+        arrow = "from" if self.direction == "from" else "in"
+        return f"Continued {arrow} {label} {'←' if arrow == 'from' else '→'} {self.session_id}{through}"
+
+
+def links_of(meta: SessionMeta) -> list[SessionLink]:
+    """The continuations Reprise's metadata of a session records (entries not of that form are passed over)."""
+    extra = meta.model_extra or {}
+    continued_in = extra.get("continued_in")
+    entries: list[tuple[Literal["from", "in"], object]] = [("from", extra.get("continued_from"))]
+    entries += [("in", entry) for entry in (continued_in if isinstance(continued_in, list) else [])]
+    links = []
+    for direction, entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        source, session_id, through = entry.get("source"), entry.get("session_id"), entry.get("through_turn")
+        if isinstance(source, str) and isinstance(session_id, str):
+            counted = through if isinstance(through, int) and not isinstance(through, bool) else None
+            links.append(SessionLink(direction, source, session_id, counted))
+    return links
 
 
 @dataclass(slots=True)
@@ -70,8 +105,7 @@ def continue_session(source: SessionSource, opened: OpenedSession, target: Sessi
     through = len(opened.transcript.turns)
     origin = {"source": source.name, "session_id": ref.session_id, "through_turn": through,
               "sha256": opened.sha256}
-    meta = SessionMeta.model_validate({"title": continued_title(title or opened.agent_title, ref.session_id,
-                                                                source.label),
+    meta = SessionMeta.model_validate({"title": continued_title(title, ref.session_id, source.label),
                                        "created_at": iso_time(time.time()), "continued_from": origin})
     written = writer.write_session(opened.transcript, folder, meta, origin=ref, agent=source.label, model=model,
                                    dry_run=dry_run)

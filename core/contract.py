@@ -296,6 +296,15 @@ class Transcript(Document):
     notes: list[str]
 
 
+class SessionLink(Document):
+    """A session this one was continued from (`from`), or one continued from it (`in`), in another agent."""
+
+    direction: Literal["from", "in"]
+    agent: str
+    session_id: str
+    through_turn: int | None
+
+
 class SessionDetail(Document):
     """`reprise show`."""
 
@@ -313,6 +322,8 @@ class SessionDetail(Document):
     usage: DetailUsage
     warnings: list[Problem]
     transcript: Transcript | None = Field(description="every turn in the neutral model")
+    links: list[SessionLink] = Field(default_factory=list,
+                                     description="the continuations in other agents Reprise recorded, both ways")
 
 
 def _transcript_usage(usage: Usage | None) -> TranscriptUsage | None:
@@ -341,6 +352,8 @@ def transcript(item: CoreTranscript) -> Transcript:
 
 def session_detail(detail: CoreSessionDetail) -> SessionDetail:
     """`show`: `summary` and `history` are the agent's own (Fractal's); null for sources without them."""
+    from .continuation import links_of
+
     totals = detail.totals
     history = None if detail.history is None else [HistoryEntry.model_validate(entry) for entry in detail.history]
     return SessionDetail(
@@ -354,7 +367,9 @@ def session_detail(detail: CoreSessionDetail) -> SessionDetail:
                           cache_read_tokens=totals.cache_read_tokens,
                           cache_creation_tokens=totals.cache_creation_tokens),
         warnings=[problem(w) for w in detail.warnings],
-        transcript=transcript(detail.transcript))
+        transcript=transcript(detail.transcript),
+        links=[SessionLink(direction=link.direction, agent=link.source, session_id=link.session_id,
+                           through_turn=link.through_turn) for link in links_of(detail.meta)])
 
 
 class Summary(Document):
@@ -1082,7 +1097,8 @@ def doctor(report: DoctorReport) -> Doctor:
 DOCUMENTS: dict[str, type[Document]] = {
     "error": Error, "list": SessionList, "show": SessionDetail, "show --summary": Summary, "new": SessionPlace,
     "resume --print": ResumePlan, "rename": Renamed, "pin": Pinned, "unpin": Pinned, "meter": Meter,
-    "send": Sent, "recover": Recovered, "trim": Trim, "restore": Restore, "archive list": ArchiveList,
+    "send": Sent, "recover": Recovered, "trim": Trim, "restore": Restore, "continue": Continued,
+    "archive list": ArchiveList,
     "archive show": ArchiveText, "archive show --output": ArchiveExport, "rm": TrashEntry,
     "trash list": TrashList, "trash restore": TrashEntry, "trash purge": Purge, "prune": Prune,
     "relink": Relink, "audit": Audit, "pick": SessionPlace, "search": Search, "workspaces": Workspaces,

@@ -171,6 +171,7 @@ class SessionDetail:
     keepable: bool = False           # a copy of the file as it is could still be kept (`keep`)
     branch: str | None = None        # the git branch the agent recorded, when it records one
     refused: list[str] = field(default_factory=list)   # a sentence for each action its source does not offer
+    links: list[str] = field(default_factory=list)     # "Continued in Codex → ID (through turn 3)", each
 
     @property
     def title(self) -> str | None:
@@ -691,11 +692,19 @@ class Service:
         """The session read once: every view of it (detail pane, history, meter) works from this."""
         source = self.source(ref)
         opened = source.open(ref)
-        return SessionDetail(ref, opened.path, source.read_meta(ref), self.workspace_path_of(ref.workspace_key)[0],
+        meta = source.read_meta(ref)
+        return SessionDetail(ref, opened.path, meta, self.workspace_path_of(ref.workspace_key)[0],
                              opened.size, opened.warnings, opened.transcript, opened.summary_text,
                              opened.history, opened, opened.agent_title, source.label,
                              source.cost_label, *self._deletion_note(source, ref, opened.path),
-                             branch=opened.branch, refused=self.refusals(source.name))
+                             branch=opened.branch, refused=self.refusals(source.name), links=self._links(meta))
+
+    def _links(self, meta: SessionMeta) -> list[str]:
+        """The continuations a session's metadata records, as people read them."""
+        from .continuation import links_of
+
+        labels = {spec.name: spec.label for spec in registry().specs}
+        return [link.line(labels.get(link.source, link.source)) for link in links_of(meta)]
 
     def refusals(self, source_name: str) -> list[str]:
         """A sentence for each action on a session that its source does not offer ("Codex sessions cannot
@@ -799,11 +808,13 @@ class Service:
         if folder is None:
             raise UsageError(f"The folder of session {ref.session_id} is not known, so the new session would "
                              "have no folder to run in.", hint="run reprise relink first")
-        rows = [row for row in self.stored_rows(key=ref.workspace_key) if row.ref == ref]
+        rows = [row for row in self.catalog.refresh([ref.workspace_key]) if row.ref == ref]
         self.load_details(rows)
         fields = rows[0].details if rows else None
-        title = source.read_meta(ref).title or (fields.agent_title or fields.first_message if fields else None)
-        result = continue_session(source, source.open(ref), self.sources[agent], Path(folder), title=title,
+        opened = source.open(ref)
+        first = opened.transcript.turns[0].user_message if opened.transcript.turns else None
+        result = continue_session(source, opened, self.sources[agent], Path(folder),
+                                  title=source.read_meta(ref).title or opened.agent_title or first,
                                   model=fields.model if fields else None, dry_run=dry_run)
         new = result.written.ref
         if result.written.written:

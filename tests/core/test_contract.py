@@ -163,7 +163,7 @@ def without_additions(name: str, data: dict) -> dict:
                           if not key.startswith(("sources.", "search."))}   # [search] (issue 27)
     usages = [row["usage"] for row in rows]
     if name.startswith("show ") and not name.startswith("show --summary"):
-        del data["transcript"]
+        del data["transcript"], data["links"]   # the continuations in other agents (issue 30)
         usages.append(data["usage"])
     if name == "send" and data["usage"] is not None:
         usages.append(data["usage"])

@@ -175,6 +175,8 @@ def show(service: Service, args: ShowArguments, as_json: bool) -> int:
 
 
 def _print_notes(detail: SessionDetail) -> None:
+    for link in detail.links:
+        print(safe_line(link))
     if detail.deletion is not None:
         keep = f"; `reprise keep {detail.ref.session_id[:8]}` copies it out of reach." if detail.keepable else ""
         print(f"Note: {safe_line(detail.deletion)}{keep}")

@@ -260,7 +260,8 @@ class DetailPane(Vertical):
         if landing is not None:
             first = min(first, max(landing.turn - 1, 0))
         roles = self.roles()
-        lines = [line(safe_line(note), style="muted") for note in transcript.notes]
+        lines = [line(safe_line(link), style="muted") for link in detail.links]
+        lines += [line(safe_line(note), style="muted") for note in transcript.notes]
         lines += [line(safe_line(refused), style="muted") for refused in detail.refused]   # greyed actions' why
         if detail.deletion and not detail.deletion_soon:
             lines.append(line(deletion_note(detail), style="muted"))

@@ -91,7 +91,7 @@ def test_codex_sessions_continued_in_claude_code_resume_with_their_whole_history
         assert result.returncode == 0 and not result.output.get("is_error"), result.describe()
         assert result.output.get("session_id") == new_id, result.describe()
         messages = result.requests[-1]["messages"]
-        sent = [fake_anthropic.prompt_text(m) for m in messages if m["role"] == "user" and fake_anthropic.prompt_text(m)]
+        sent = [text for m in messages if m["role"] == "user" and (text := fake_anthropic.prompt_text(m))]
         assert sent == prompts, (tail, sent)
         said, uses = _assistant_parts(messages)
         for word in replies:

@@ -1,0 +1,152 @@
+"""Continuing a session in another agent, the native way (core/continuation.py, the Claude Code
+writer `claude/from_transcript.py`), on rollouts the real Codex CLI wrote (tests/fixtures/codex-store):
+the new Claude Code file read back by Reprise's own reader gives the same prompts, replies, commands
+and outputs; both sessions carry the link; the rollout is never touched; undo trashes the new session;
+a dry run writes nothing; continuing twice writes two sessions; refusals are said."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from reprise.core.continuation import continue_session
+from reprise.core.errors import RepriseError, UsageError
+from reprise.core.paths import SessionRef, workspace_key
+from reprise.core.service import Service
+from reprise.core.sources.claude.from_transcript import dumps, session_file_of
+from reprise.core.sources.claude.records import parse_lines
+from reprise.core.sources.claude.transcript import read_transcript as read_claude
+from reprise.core.sources.codex.records import parse_rollout
+from reprise.core.sources.codex.transcript import read_transcript as read_codex
+from reprise.core.sources.session_writing import MARK
+from reprise.core.transcript import ToolCall, Transcript, Turn
+
+STORE = Path(__file__).parents[1] / "fixtures" / "codex-store" / "sessions"
+DAY = STORE / "2026" / "12" / "01"
+ALPHA = "/tmp/reprise-codex-fixture/work/alpha"
+BASH = "01a2331b-cc0a-74b3-8c63-8c4e7c73f7a6"
+THREE = "01a2331b-c3e0-7ab0-a9f5-6874c14f3431"
+NEW_ID = "0b6c5b6e-2f2a-4a47-9d55-3f3f0d9c0001"
+NOW = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
+
+
+def codex_transcript(session_id: str) -> Transcript:
+    [path] = DAY.glob(f"rollout-*-{session_id}.jsonl")
+    transcript, _ = read_codex(parse_rollout(path.read_bytes()).records, session_id)
+    return transcript
+
+
+def written_back(transcript: Transcript) -> tuple[Transcript, bytes, list[str]]:
+    data, notes = session_file_of(transcript, session_id=NEW_ID, folder=ALPHA, model="gpt-test", agent="Codex",
+                                  now=NOW)
+    back, warnings = read_claude(parse_lines(data, 0).records)
+    assert warnings == []
+    return back, data, notes
+
+
+def test_a_codex_session_read_back_from_its_claude_code_file_has_the_same_turns():
+    for session_id in (BASH, THREE):
+        source = codex_transcript(session_id)
+        back, _, _ = written_back(source)
+        assert [t.user_message for t in back.turns] == [t.user_message for t in source.turns]
+        assert [t.reply for t in back.turns] == [t.reply for t in source.turns]
+        assert [t.started_at for t in back.turns] == [t.started_at for t in source.turns]   # the source's times
+        assert [t.status for t in back.turns] == [t.status for t in source.turns]
+    back, _, _ = written_back(codex_transcript(BASH))
+    [call] = back.turns[0].tool_calls
+    assert call.name == "Bash" and call.shell == "echo OUTWORD$((6*7)) && echo second line"
+    assert call.result is not None and "OUTWORD42\nsecond line" in call.result
+    assert [c.command for c in back.turns[0].commands] == [call.shell]
+
+
+def test_the_file_is_one_chain_of_compact_lines_in_claude_codes_form():
+    _, data, _ = written_back(codex_transcript(BASH))
+    records = [json.loads(line) for line in data.decode().splitlines()]
+    assert [dumps(record) for record in records] == [line + b"\n" for line in data.splitlines()]
+    assert records[0]["parentUuid"] is None
+    assert all(r["parentUuid"] == p["uuid"] for p, r in zip(records, records[1:], strict=False))
+    assert {r["sessionId"] for r in records} == {NEW_ID} and {r["cwd"] for r in records} == {ALPHA}
+    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant"]
+    assert all("usage" not in r["message"] for r in records if r["type"] == "assistant")   # nothing measured
+    assert records[2]["toolUseResult"]["stdout"] == records[2]["message"]["content"][0]["content"]
+
+
+def test_other_tools_thinking_and_endings_are_carried_as_marked_text_or_said():
+    turn = Turn("t1", "look around", "failed", reply="", error="rate limited", thinking="hmm",
+                tool_calls=[ToolCall("web_search", '{"q": "x"}', "found \u2028 \ud800 it")])
+    back, data, notes = written_back(Transcript("codex", "s", turns=[turn]))
+    said = back.turns[0].reply
+    assert f"{MARK} Codex tool call `web_search`" in said and "found \u2028" in said
+    assert f"{MARK} this turn failed: rate limited" in said
+    assert b"\\ud800" in data   # a lone surrogate escaped, as JavaScript writes one
+    assert any("thinking of 1 turn" in note for note in notes) and any("carried as text" in note for note in notes)
+    assert back.turns[0].thinking == ""
+
+
+def test_an_empty_transcript_writes_an_empty_file():
+    data, notes = session_file_of(Transcript("codex", "s"), session_id=NEW_ID, folder=ALPHA, model="m",
+                                  agent="Codex", now=NOW)
+    assert data == b"" and notes == []
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    shutil.copytree(STORE, Path(os.environ["CODEX_HOME"]) / "sessions")
+    claude = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    claude.mkdir(parents=True)
+    os.makedirs(ALPHA, exist_ok=True)
+    return claude
+
+
+def test_continue_writes_links_and_undoes_without_touching_the_source(store):
+    svc = Service.from_environment(workspace=ALPHA)
+    ref = SessionRef(workspace_key(ALPHA), BASH, "codex")
+    [rollout] = Path(os.environ["CODEX_HOME"]).glob(f"sessions/*/*/*/*{BASH}.jsonl")
+    before = rollout.read_bytes()
+    dry = svc.continue_in(ref, "claude", dry_run=True)
+    assert not dry.written.written and not dry.written.path.exists() and dry.written.data
+    result = svc.continue_in(ref, "claude")
+    new = result.written.ref
+    assert result.written.written and result.written.path.read_bytes() == result.written.data
+    assert result.written.path.parent.name == "-tmp-reprise-codex-fixture-work-alpha"
+    assert result.resume_argv[-1] == new.session_id and result.context_tokens and result.context_tokens > 0
+    meta = svc.sources["claude"].read_meta(new)
+    assert meta.title == "Please RUN: echo OUTWORD$((6*7)) && echo second line (from Codex)"
+    origin = (meta.model_extra or {})["continued_from"]
+    assert origin["source"] == "codex" and origin["session_id"] == BASH and origin["through_turn"] == 1
+    assert origin["sha256"] == result.source_sha256
+    links = (svc.sources["codex"].read_meta(ref).model_extra or {})["continued_in"]
+    assert links == [{"source": "claude", "session_id": new.session_id, "through_turn": 1, "at": meta.created_at}]
+    assert svc.show(new).links == [f"Continued from Codex ← {BASH} (through turn 1)"]
+    assert svc.show(ref).links == [f"Continued in Claude Code → {new.session_id} (through turn 1)"]
+    again = svc.continue_in(ref, "claude")   # a second continuation is a new session, linked too
+    assert again.written.ref != new and again.written.path.exists() and result.written.path.exists()
+    assert len((svc.sources["codex"].read_meta(ref).model_extra or {})["continued_in"]) == 2
+    assert [r.op for r in svc.audit_records() if r.op == "continue"] == ["continue", "continue"]
+    undone = svc.restore(new)
+    assert undone.applied and not result.written.path.exists()
+    assert rollout.read_bytes() == before
+
+
+class _ReadOnlyAgent:
+    """A source without the SessionWriter role."""
+
+    name, label, roles, spec = "readonly", "Read Only", frozenset(), None
+
+
+def test_continuing_in_the_same_agent_or_one_that_cannot_write_is_refused(store):
+    svc = Service.from_environment(workspace=ALPHA)
+    ref = SessionRef(workspace_key(ALPHA), BASH, "codex")
+    with pytest.raises(UsageError, match="already a Codex session"):
+        svc.continue_in(ref, "codex")
+    with pytest.raises(UsageError, match="not enabled"):
+        svc.continue_in(ref, "nosuch")
+    source = svc.sources["codex"]
+    with pytest.raises(RepriseError, match="Read Only sessions cannot be written from another agent's session"):
+        continue_session(source, source.open(ref), _ReadOnlyAgent(), Path(ALPHA), title=None, model=None,  # type: ignore[arg-type]
+                         dry_run=True)
