@@ -1,0 +1,114 @@
+"""A Claude Code session continued in the real Codex CLI the native way (issue 30): the rollout
+`from_transcript.rollout_of` writes from Reprise's transcript of a real Claude Code session, put in a
+fresh CODEX_HOME, is resumed by `codex exec resume NEWID ...` as thread NEWID, whose request carries
+every prompt, every reply, each shell command with its output and the other tool calls as marked
+text, with Codex's own setup (tools, instructions, environment) injected once, after the history;
+Codex appends to the new rollout, and the Claude Code file is untouched. `codex exec resume --last`
+finds it too (Codex's own listing takes it as a thread with user turns)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from reprise.core.sources.claude.records import parse_lines
+from reprise.core.sources.claude.transcript import read_transcript
+from reprise.core.sources.codex.from_transcript import rollout_of, rollout_path, shell_script
+from reprise.core.sources.codex.layout import CodexRoot
+from reprise.core.sources.session_writing import tool_call_text
+from reprise.core.transcript import Transcript
+
+from . import fake_openai
+from .sessions import EXEC, LiveCodex, Step
+from .test_codex_client import replies_sent, sent_prompts
+
+pytestmark = pytest.mark.compat
+
+CLAUDE = Path(__file__).resolve().parents[2] / "fixtures" / "claude-store" / "projects"
+AGENT = "Claude Code"
+# the real Claude Code sessions continued: a Bash call; Read and Write calls; three turns
+SOURCES = {"55555555": "01a2331b-0000-7000-8000-000000005555", "22222222": "01a2331b-0000-7000-8000-000000002222",
+           "33333333": "01a2331b-0000-7000-8000-000000003333"}
+NEXT = "Go on MARKcontinued"
+
+
+def claude_file(prefix: str) -> Path:
+    [path] = CLAUDE.glob(f"*/{prefix}*.jsonl")
+    return path
+
+
+def claude_transcript(path: Path) -> Transcript:
+    transcript, _ = read_transcript(parse_lines(path.read_bytes(), 0, skim=False).records)
+    return transcript
+
+
+def write_rollout(live: LiveCodex, transcript: Transcript, session_id: str, folder: Path) -> Path:
+    now = datetime.now(UTC)
+    data, _ = rollout_of(transcript, session_id=session_id, folder=str(folder), cli_version="0.171.0", agent=AGENT,
+                         now=now)
+    path = rollout_path(CodexRoot(live.codex_home), session_id, now)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def expected_replies(transcript: Transcript) -> list[str]:
+    return [text for turn in transcript.turns
+            for text in [*(tool_call_text(call, AGENT) for call in turn.tool_calls if call.shell is None), turn.reply]]
+
+
+def test_a_claude_code_session_written_as_a_rollout_is_continued_by_the_real_codex(codex_bin, tmp_path):
+    live = LiveCodex(codex_bin, tmp_path / "live")
+    folder = tmp_path / "work"
+    folder.mkdir()
+    sources = {prefix: claude_file(prefix) for prefix in SOURCES}
+    digests = {prefix: hashlib.sha256(path.read_bytes()).hexdigest() for prefix, path in sources.items()}
+    transcripts = {prefix: claude_transcript(path) for prefix, path in sources.items()}
+    written = {prefix: write_rollout(live, transcripts[prefix], session_id, folder)
+               for prefix, session_id in SOURCES.items()}
+    before = {prefix: path.read_bytes() for prefix, path in written.items()}
+    results = live.run([Step([*EXEC, "resume", session_id, NEXT], folder, label=prefix)
+                        for prefix, session_id in SOURCES.items()])
+    for result, (prefix, session_id) in zip(results, SOURCES.items(), strict=True):
+        transcript = transcripts[prefix]
+        assert result.returncode == 0 and result.thread_id == session_id, result.describe()
+        assert sent_prompts(result) == [*(turn.user_message for turn in transcript.turns), NEXT]
+        assert replies_sent(result) == expected_replies(transcript)
+        request = result.responses[-1]
+        items = request["input"]
+        calls = [item for item in items if item.get("type") == "custom_tool_call"]
+        outputs = [fake_openai.output_text(item) for item in items if item.get("type") == "custom_tool_call_output"]
+        shells = [call for turn in transcript.turns for call in turn.tool_calls if call.shell is not None]
+        assert [call["input"] for call in calls] == [shell_script(call.shell or "") for call in shells]
+        assert outputs == [f"Script completed\nOutput:\n\n{call.result}" for call in shells]
+        if prefix == "55555555":
+            assert "OUTWORD42" in outputs[0] and "OUTWORD42" in json.dumps(request)
+        # Codex's setup, which the rollout does not carry, sent once: after the history, before the new prompt
+        kinds = [item.get("type") for item in items]
+        setup = kinds.index("additional_tools")
+        assert kinds.count("additional_tools") == 1
+        assert fake_openai.user_messages({"input": items[:setup]}) == [turn.user_message for turn in transcript.turns]
+        assert all(item.get("role") != "developer" for item in items[:setup])
+        assert any(item.get("role") == "developer" for item in items[setup:])
+        assert items[-1]["role"] == "user" and fake_openai.message_text(items[-1]) == NEXT
+        path = written[prefix]
+        after = path.read_bytes()
+        assert after.startswith(before[prefix]) and NEXT.encode() in after[len(before[prefix]):]
+    assert {prefix: hashlib.sha256(path.read_bytes()).hexdigest() for prefix, path in sources.items()} == digests
+
+
+def test_codex_resume_last_finds_the_written_rollout(codex_bin, tmp_path):
+    live = LiveCodex(codex_bin, tmp_path / "live")
+    folder = tmp_path / "work"
+    folder.mkdir()
+    transcript = claude_transcript(claude_file("33333333"))
+    session_id = SOURCES["33333333"]
+    path = write_rollout(live, transcript, session_id, folder)
+    result = live.one(Step([*EXEC, "resume", "--last", NEXT], folder, label="--last"))
+    assert result.thread_id == session_id, result.describe()
+    assert sent_prompts(result) == [*(turn.user_message for turn in transcript.turns), NEXT]
+    assert NEXT.encode() in path.read_bytes()
