@@ -11,6 +11,7 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,16 +27,17 @@ from ...errors import (
 from ...meter import RESUME, SEND, LiveMeter, MeterResult, user_spec
 from ...outcome import TurnOutcome
 from ...own_files import SessionMeta
-from ...paths import OwnPaths, SessionRef
+from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
-from ...transcript import Turn
+from ...transcript import Transcript, Turn
 from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import Handoff, OpenedSession
 from ..file_writers import process_writing
-from ..roles import Creator, Diagnosed, Forking, Live, Metered, Sender, Trashing
+from ..roles import Creator, Diagnosed, Forking, Live, Metered, Sender, SessionWriter, Trashing
+from ..session_writing import WrittenSession
 from .fields import CodexFields, ListingFold
 from .layout import CodexRoot, check_session_id
 from .listing import NAME, CodexListing
@@ -68,7 +70,7 @@ class CodexSession:
     lineage_gap: str | None   # why the history before a fork is missing (its parent's rollout is not there)
 
 
-class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing, Live, Diagnosed):
+class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing, Live, Diagnosed, SessionWriter):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
@@ -277,6 +279,24 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
         ref = SessionRef(key, new_thread_id(), NAME)
         start_rollout(self.roots[0], ref.session_id, folder)
         return self._titled(ref, meta)
+
+    def write_session(self, transcript: Transcript, folder: Path, meta: SessionMeta, *, origin: SessionRef,
+                      agent: str, model: str | None, dry_run: bool) -> WrittenSession:
+        """The transcript as a new rollout in today's date folder of the first root (from_transcript.py),
+        for the Codex the store was last written by."""
+        from .fork import new_thread_id
+        from .from_transcript import rollout_of, rollout_path
+        from .new import known_cli_version
+
+        if not self.roots:
+            raise NotFoundError("No Codex root to write a session in.", hint="set [sources.codex] roots")
+        ref = SessionRef(workspace_key(folder), new_thread_id(), NAME)
+        now = datetime.now(UTC)
+        data, notes = rollout_of(transcript, session_id=ref.session_id, folder=str(folder),
+                                 cli_version=known_cli_version(self.roots[0]), agent=agent, now=now)
+        written = WrittenSession(ref, rollout_path(self.roots[0], ref.session_id, now), data, len(transcript.turns),
+                                 notes)
+        return self._write_new(written, meta, origin, dry_run=dry_run)
 
     def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
         return substitute(self.settings.sources.codex.new, session_id=ref.session_id, workspace=str(folder))

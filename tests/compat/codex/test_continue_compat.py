@@ -1,6 +1,7 @@
 """A Claude Code session continued in the real Codex CLI the native way (issue 30): the rollout
-`from_transcript.rollout_of` writes from Reprise's transcript of a real Claude Code session, put in a
-fresh CODEX_HOME, is resumed by `codex exec resume NEWID ...` as thread NEWID, whose request carries
+`reprise continue ID --to codex` writes (`from_transcript.rollout_of`) from Reprise's transcript of a
+real Claude Code session (the committed fixture store, its folder moved to this test's), in a fresh
+CODEX_HOME, is resumed by `codex exec resume NEWID ...` as thread NEWID, whose request carries
 every prompt, every reply, each shell command with its output and the other tool calls as marked
 text, with Codex's own setup (tools, instructions, environment) injected once, after the history;
 Codex appends to the new rollout, and the Claude Code file is untouched. `codex exec resume --last`
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from reprise.core.sources.codex.from_transcript import rollout_of, rollout_path,
 from reprise.core.sources.codex.layout import CodexRoot
 from reprise.core.sources.session_writing import tool_call_text
 from reprise.core.transcript import Transcript
+from reprise.tui import cli
 
 from . import fake_openai
 from .sessions import EXEC, LiveCodex, Step
@@ -29,6 +32,7 @@ from .test_codex_client import replies_sent, sent_prompts
 pytestmark = pytest.mark.compat
 
 CLAUDE = Path(__file__).resolve().parents[2] / "fixtures" / "claude-store" / "projects"
+RECORDED_FOLDER = b"/tmp/reprise-claude-fixture/work/alpha"
 AGENT = "Claude Code"
 # the real Claude Code sessions continued: a Bash call; Read and Write calls; three turns
 SOURCES = {"55555555": "01a2331b-0000-7000-8000-000000005555", "22222222": "01a2331b-0000-7000-8000-000000002222",
@@ -61,19 +65,38 @@ def expected_replies(transcript: Transcript) -> list[str]:
             for text in [*(tool_call_text(call, AGENT) for call in turn.tool_calls if call.shell is None), turn.reply]]
 
 
-def test_a_claude_code_session_written_as_a_rollout_is_continued_by_the_real_codex(codex_bin, tmp_path):
+def continued(capsys, session_id: str) -> dict:
+    """`reprise continue SESSION --to codex --json`, run in this process."""
+    status = cli.main(["continue", session_id, "--to", "codex", "--json"])
+    out, err = capsys.readouterr()
+    assert status == 0, f"reprise continue exited {status}: {out}{err}"
+    return json.loads(out)
+
+
+def test_claude_code_sessions_continued_by_reprise_are_resumed_by_the_real_codex(codex_bin, tmp_path, capsys,
+                                                                               isolated_paths, monkeypatch):
     live = LiveCodex(codex_bin, tmp_path / "live")
     folder = tmp_path / "work"
     folder.mkdir()
-    sources = {prefix: claude_file(prefix) for prefix in SOURCES}
+    claude = tmp_path / "claude"
+    shutil.copytree(CLAUDE, claude / "projects")
+    for path in claude.glob("projects/*/*.jsonl"):
+        path.write_bytes(path.read_bytes().replace(RECORDED_FOLDER, str(folder).encode()))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(live.codex_home))
+    (live.codex_home / "sessions").mkdir(parents=True, exist_ok=True)   # a Codex store Reprise enables
+    monkeypatch.chdir(folder)
+    sources = {prefix: next(claude.glob(f"projects/*/{prefix}*.jsonl")) for prefix in SOURCES}
     digests = {prefix: hashlib.sha256(path.read_bytes()).hexdigest() for prefix, path in sources.items()}
     transcripts = {prefix: claude_transcript(path) for prefix, path in sources.items()}
-    written = {prefix: write_rollout(live, transcripts[prefix], session_id, folder)
-               for prefix, session_id in SOURCES.items()}
+    documents = {prefix: continued(capsys, prefix) for prefix in SOURCES}
+    ids = {prefix: document["session_id"] for prefix, document in documents.items()}
+    written = {prefix: Path(document["path"]) for prefix, document in documents.items()}
+    assert all(path.is_file() and path.is_relative_to(live.codex_home / "sessions") for path in written.values())
     before = {prefix: path.read_bytes() for prefix, path in written.items()}
     results = live.run([Step([*EXEC, "resume", session_id, NEXT], folder, label=prefix)
-                        for prefix, session_id in SOURCES.items()])
-    for result, (prefix, session_id) in zip(results, SOURCES.items(), strict=True):
+                        for prefix, session_id in ids.items()])
+    for result, (prefix, session_id) in zip(results, ids.items(), strict=True):
         transcript = transcripts[prefix]
         assert result.returncode == 0 and result.thread_id == session_id, result.describe()
         assert sent_prompts(result) == [*(turn.user_message for turn in transcript.turns), NEXT]
