@@ -54,6 +54,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("ctrl+x", "delete", "Trash", "Move the selected session to Reprise's trash (asks first)"),
     Command("ctrl+r", "rename", "Rename", "Rename the selected session", footer=WIDE),
     Command("ctrl+b", "pin", "Pin", "Pin or unpin the selected session (pinned ones stay on top)", footer=WIDE),
+    Command("ctrl+l", "continue_in", "Continue in…",
+            "Continue the session in another agent: its history written as a new session of that agent "
+            "(a preview first; the original is not changed)"),
     Command("ctrl+k", "keep", "Keep a copy", "Keep a copy of the session that its agent would delete"),
     Command("", "keep_due", "Keep every session due",
             "Keep a copy of every session its agent deletes within a week, in every folder"),

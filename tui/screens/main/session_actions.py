@@ -16,7 +16,7 @@ from reprise.core.rows import SessionRow
 from reprise.core.service import ResumePlan
 from reprise.core.sources.base import KeepReport
 from reprise.core.sources.registry import id_argument
-from reprise.core.sources.roles import Creator, Forking, Keeping, Sender, Trashing, TrimmingInPlace
+from reprise.core.sources.roles import Creator, Forking, Keeping, Sender, SessionWriter, Trashing, TrimmingInPlace
 from reprise.core.trimming import TrimResult
 from reprise.core.undo import FORKED, TRIMMED, UndoStep
 
@@ -28,6 +28,8 @@ from ...widgets.session_list import SessionList
 from .base import Handoff, ScreenBase
 
 if TYPE_CHECKING:
+    from reprise.core.continuation import Continuation
+
     from .. import dialogs, trim
 else:   # imported when a dialog first opens, not before the first frame
     dialogs = lazy_module("reprise.tui.screens.dialogs")
@@ -35,7 +37,7 @@ else:   # imported when a dialog first opens, not before the first frame
 
 KEEP_DUE_DAYS = 7   # the palette's "keep every session due": what `reprise keep --due` keeps by default
 # the actions that need a readable session; greyed on a row whose file or detail cannot be read
-NEEDS_READABLE = frozenset({"resume", "pick", "trim", "rename", "pin", "keep", "copy_command"})
+NEEDS_READABLE = frozenset({"resume", "pick", "trim", "rename", "pin", "keep", "copy_command", "continue_in"})
 NEEDS_ROW = NEEDS_READABLE | {"delete", "copy_id"}
 # the roles an action on the current row needs (any one of them); greyed on a row whose source has none
 NEEDS_ROLE: dict[str, tuple[type, ...]] = {"trim": (Forking, TrimmingInPlace), "delete": (Trashing,),
@@ -70,6 +72,8 @@ class SessionActionsPart(ScreenBase):
             return bool(self.service.sources_with(Keeping))
         if action == "new":
             return bool(self.service.sources_with(Creator))
+        if action == "continue_in" and self.current_row is not None and not self._continue_targets():
+            return None   # no other enabled agent takes a session written from this one's
         if action == "restore_draft":
             return bool(self.cleared_draft) or None
         if action in NEEDS_ROW:
@@ -257,6 +261,52 @@ class SessionActionsPart(ScreenBase):
                              self._after_trim)
 
         self.app.push_screen(trim.TrimDialog(self.service, ref, row.display_title, window), chosen)
+
+    def _continue_targets(self) -> list[tuple[str, str]]:
+        """(name, label) of each enabled agent the current session can be continued in."""
+        row = self.current_row
+        return [(source.name, source.label) for source in self.service.sources.values()
+                if SessionWriter in source.roles and row is not None and source.name != row.source]
+
+    def action_continue_in(self) -> None:
+        """Continue the session in another agent: which one, then a preview of what would be written,
+        then the new session, selected."""
+        ref = self.current_ref()
+        targets = self._continue_targets()
+        if ref is None or not targets:
+            return
+
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                self.run_service(lambda: self.service.continue_in(ref, name, dry_run=True),
+                                 lambda planned: self._confirm_continue(ref, name, planned))
+
+        self.app.push_screen(dialogs.ChoiceDialog("Continue this session in which agent?", targets), chosen)
+
+    def _confirm_continue(self, ref: SessionRef, name: str, planned: Continuation) -> None:
+        written = planned.written
+        lines = [f"Write its {counted(written.turns, 'turn')} as a new {planned.target_label} session "
+                 f"({human_size(len(written.data))}) in {safe_line(str(written.path.parent))}?",
+                 f"The {planned.source_label} session is not changed; ctrl+z on the new one moves it to the trash."]
+        lines += [f"• {safe_line(note)}" for note in written.notes]
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_service(lambda: self.service.continue_in(ref, name), self._continued)
+
+        self.app.push_screen(dialogs.ConfirmDialog("\n".join(lines), yes="Continue", title="Continue in another agent"),
+                             answered)
+
+    def _continued(self, result: Continuation) -> None:
+        new = result.written.ref
+        fits = ""
+        if result.context_tokens is not None:
+            window = f" of {result.context_window:,}" if result.context_window is not None else ""
+            fits = f"; next turn {result.context_tokens:,} tokens{window}" + (
+                " — over the window: trim it (ctrl+t)" if result.over_window else "")
+        self.app.notify(f"Continued in {result.target_label} as {new.session_id}{fits}. Enter resumes it.",
+                        markup=False, severity="warning" if result.over_window else "information")
+        self.load_rows(select=str(result.written.path))
 
     def _after_trim(self, result: TrimResult) -> None:
         plan = result.plan
