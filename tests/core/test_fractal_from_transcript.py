@@ -231,19 +231,35 @@ HOSTILE = ("\x00\x1b[2J\r\n\"quoted\" \\back\\slash\u2028\u2029 \U0001f680 \u202
            "{\"summary\": {\"turns\": []}} \ud800 lone \udfff end")
 
 
-def test_hostile_text_in_every_field_comes_back_unchanged_and_the_file_is_ascii():
-    turn = Turn(HOSTILE, HOSTILE, "succeeded", reply=HOSTILE, error=HOSTILE,
-                tool_calls=[ToolCall(HOSTILE, HOSTILE, HOSTILE, shell=HOSTILE)],
-                files_read=[FileTouch(HOSTILE, "observed")], files_modified=[FileTouch(HOSTILE, "reported")],
-                commands=[Command(HOSTILE, "observed")], started_at="not a time", ended_at=HOSTILE)
-    state, data, _, _ = written(Transcript("claude", "s", [turn]), agent=HOSTILE)
+MENDED = HOSTILE.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd")
+
+
+def hostile_turn(text: str) -> Turn:
+    return Turn(text, text, "succeeded", reply=text, error=text, tool_calls=[ToolCall(text, text, text, shell=text)],
+                files_read=[FileTouch(text, "observed")], files_modified=[FileTouch(text, "reported")],
+                commands=[Command(text, "observed")], started_at="not a time", ended_at=text)
+
+
+def test_hostile_text_in_every_field_comes_back_with_only_unpaired_surrogates_mended_and_the_file_is_ascii():
+    source = Transcript("claude", "s", [hostile_turn(HOSTILE), made_turn(1)])
+    state, data, _, notes = written(source, agent=HOSTILE)
     assert data.isascii()
-    back = assert_read_back(Transcript("claude", "s", [turn]), state)
-    [mine] = back.turns
-    assert mine.tool_calls[0].input == f"{MARK} {HOSTILE} ran a shell command:\n{HOSTILE}"
-    assert (mine.files_read[0].path, mine.files_modified[0].path) == (HOSTILE, HOSTILE)
+    back = assert_read_back(Transcript("claude", "s", [hostile_turn(MENDED), made_turn(1)]), state)
+    mine = back.turns[0]
+    assert mine.tool_calls[0].input == f"{MARK} {MENDED} ran a shell command:\n{MENDED}"
+    assert (mine.files_read[0].path, mine.files_modified[0].path) == (MENDED, MENDED)
     assert mine.started_at == "2026-12-07T09:30:00+00:00"   # unreadable times: the given time
     assert TURN_ID.fullmatch(mine.turn_id)
+    assert "unpaired surrogates in the text of 1 turn are replaced by U+FFFD: Fractal cannot put them in a " \
+           "prompt" in notes
+    assert source.turns[0].user_message == HOSTILE   # the transcript itself is left as it was
+
+
+def test_text_without_unpaired_surrogates_is_written_as_it_is():
+    paired = "\U0001f680 \u202e \x00"
+    state, _, _, notes = written(Transcript("claude", "s", [hostile_turn(paired)]))
+    assert state.turns[0].user.message == paired and state.history[0].commands_run == [paired]
+    assert not any("surrogates" in note for note in notes)
 
 
 def test_no_turns_is_an_empty_session_fractal_loads():

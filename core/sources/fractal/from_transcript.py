@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ...times import parse_time
-from ...transcript import ToolCall, Transcript, Turn, Usage
+from ...transcript import Command, FileTouch, ToolCall, Transcript, Turn, Usage
 from ..session_writing import MARK, left_out_notes, tool_call_head
 from .codec import encode
 from .models import (
@@ -46,20 +47,55 @@ def session_of(transcript: Transcript, *, session_id: str, agent: str,
                now: datetime) -> tuple[bytes, list[Turn], list[str]]:
     """The new session's file, the turns whose details it cannot keep (beyond Fractal's history, for
     the caller to archive) and what was left out or changed; `agent` names the transcript's agent."""
-    turns = transcript.turns
+    turns = [_sound(turn) for turn in transcript.turns]
+    agent = _mended(agent)
     kept_from = max(len(turns) - FRACTAL_MAX_HISTORY, 0)
     when = now.astimezone(UTC).isoformat()
     summary = [_summary_turn(turn, turn_id_for(session_id, index)) for index, turn in enumerate(turns)]
     history = [_history_turn(turns[index], turn_id_for(session_id, index), agent, when)
                for index in range(kept_from, len(turns))]
     state = SessionState(session_id=session_id, summary=SessionSummary(turns=summary), history=history)
-    return encode(state), turns[:kept_from], _notes(transcript, agent, kept_from)
+    return encode(state), transcript.turns[:kept_from], _notes(transcript, turns, agent, kept_from)
 
 
 def turn_id_for(session_id: str, index: int) -> str:
     """The id of the turn at `index` (from 0) in the session written as `session_id`: Fractal's form,
     `turn-` and 32 hex digits."""
     return "turn-" + hashlib.sha256(f"{session_id}/{index}".encode()).hexdigest()[:32]
+
+
+def _sound(turn: Turn) -> Turn:
+    """The turn with every text made encodable as UTF-8 (`_mended`); the same object when all of them are."""
+    texts = [turn.user_message, turn.reply, turn.error or "", *(touch.path for touch in turn.files_read),
+             *(touch.path for touch in turn.files_modified), *(command.command for command in turn.commands),
+             *(text for call in turn.tool_calls for text in (call.name, call.input, call.result, call.shell) if text)]
+    if all(_encodable(text) for text in texts):
+        return turn
+    return replace(turn, user_message=_mended(turn.user_message), reply=_mended(turn.reply),
+                   error=_mended(turn.error) if turn.error is not None else None,
+                   files_read=[FileTouch(_mended(touch.path), touch.provenance) for touch in turn.files_read],
+                   files_modified=[FileTouch(_mended(touch.path), touch.provenance) for touch in turn.files_modified],
+                   commands=[Command(_mended(command.command), command.provenance) for command in turn.commands],
+                   tool_calls=[_sound_call(call) for call in turn.tool_calls])
+
+
+def _sound_call(call: ToolCall) -> ToolCall:
+    return ToolCall(_mended(call.name), _mended(call.input), _mended(call.result) if call.result is not None else None,
+                    call.is_error, _mended(call.shell) if call.shell is not None else None)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _mended(text: str) -> str:
+    """`text` with each unpaired UTF-16 surrogate (which JSON can carry but UTF-8 cannot) as U+FFFD and each
+    pair as its character: Fractal writes them to the file, then fails to build the prompt that holds them."""
+    return text if _encodable(text) else text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _status(turn: Turn) -> AgentStatus:
@@ -133,8 +169,8 @@ def _step(number: int, call: ToolCall, agent: str) -> IterationStep:
                          untruncated_output=result, error=call.is_error, duration_ms=0)
 
 
-def _notes(transcript: Transcript, agent: str, kept_from: int) -> list[str]:
-    turns = transcript.turns
+def _notes(transcript: Transcript, turns: list[Turn], agent: str, kept_from: int) -> list[str]:
+    """What was left out or changed; `turns` are the transcript's as written (`_sound`)."""
     notes = left_out_notes(transcript, agent, TARGET)
     if kept_from:
         notes.append(f"the oldest {_plural(kept_from, 'turn')} keep only their message, reply, status and counts: "
@@ -149,6 +185,10 @@ def _notes(transcript: Transcript, agent: str, kept_from: int) -> list[str]:
     if any(turn.usage is not None and turn.usage.context_tokens for turn in turns):
         notes.append(f"the context sizes {agent} measured are left out: they measure {agent}'s prompts, "
                      f"not {TARGET}'s")
+    mended = sum(1 for turn, source in zip(turns, transcript.turns, strict=True) if turn is not source)
+    if mended:
+        notes.append(f"unpaired surrogates in the text of {_plural(mended, 'turn')} are replaced by U+FFFD: "
+                     f"{TARGET} cannot put them in a prompt")
     return notes
 
 
