@@ -62,3 +62,13 @@ def left_out_notes(transcript: Transcript, agent: str, target: str) -> list[str]
 def shell_calls(calls: Sequence[ToolCall]) -> int:
     """How many of these calls ran a shell command."""
     return sum(1 for call in calls if call.shell is not None)
+
+
+def tool_call_head(call: ToolCall, agent: str) -> str:
+    """A tool call of `agent` without its result, for a target that keeps a call's result apart: the
+    marker, then the shell command line for a shell call, else the tool's name and input (as
+    `tool_call_text` starts)."""
+    failed = " (failed)" if call.is_error else ""
+    if call.shell is not None:
+        return f"{MARK} {agent} ran a shell command{failed}:\n{call.shell}"
+    return f"{MARK} {agent} tool call `{call.name}`{failed}:\n{call.input}"
