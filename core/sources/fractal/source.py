@@ -11,6 +11,8 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,11 +31,12 @@ from ...liveness import PendingTurn
 from ...meter import SEND, LiveMeter, MeterResult, spec_for
 from ...outcome import TurnOutcome
 from ...own_files import SessionMeta
-from ...paths import SessionRef
+from ...paths import SessionRef, workspace_key
 from ...problems import Problem
 from ...retention import PruneSelection
-from ...session_files import ReadProblem, read_regular_file
+from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import utc_now_iso
+from ...transcript import Transcript
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
 from ..base import Handoff, OpenedSession, SessionSource
@@ -47,10 +50,12 @@ from ..roles import (
     Recovering,
     Relinking,
     Sender,
+    SessionWriter,
     Trashing,
     TrimmingInPlace,
     TurnRecorder,
 )
+from ..session_writing import WrittenSession
 from .codec import fractal_would_drop
 from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
@@ -75,7 +80,7 @@ NAME = "fractal"
 
 
 class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecorder, Creator, Forking,
-                    TrimmingInPlace, Trashing, Live, Recovering, Relinking, Diagnosed):
+                    TrimmingInPlace, Trashing, Live, Recovering, Relinking, Diagnosed, SessionWriter):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
@@ -311,6 +316,45 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
     def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
         """None: `new_session` wrote the session already; resuming it starts Fractal."""
         return None
+
+    def write_session(self, transcript: Transcript, folder: Path, meta: SessionMeta, *, origin: SessionRef,
+                      agent: str, model: str | None, dry_run: bool) -> WrittenSession:
+        """Another agent's transcript as a new Fractal session (from_transcript.py). The details of
+        the turns beyond Fractal's history of 20 (kept in its summary) are archived with it, in an
+        entry a restore of the session reads as an empty trim, which undo (`u`) reaches first: the
+        new session goes to the trash, as a fork Reprise wrote does."""
+        from .from_transcript import session_of
+
+        ref = SessionRef(workspace_key(folder), uuid.uuid4().hex, "fractal")
+        data, beyond, notes = session_of(transcript, session_id=ref.session_id, agent=agent, now=datetime.now(UTC))
+        written = WrittenSession(ref, self.store.paths.session_file(ref), data, len(transcript.turns), notes,
+                                 sha256=digest(data))
+        if beyond:
+            notes.append(f"the {len(beyond)} oldest turns are in Fractal's summary only (its history keeps 20): "
+                         f"their calls and outputs are archived with it (reprise archive list {ref.session_id})")
+        if dry_run:
+            return written
+        records = {"summary": [], "summary_order": [], "history": [], "digest_turn": False,
+                   "continued_turns": [asdict(turn) for turn in beyond]}
+        continued = (meta.model_extra or {}).get("continued_from")
+        info: dict[str, object] = {
+            "forked_from": origin.session_id, "continued_from": continued, "result_sha256": written.sha256,
+            "original_sha256": continued.get("sha256") if isinstance(continued, dict) else None}
+        try:
+            with self.store.lock(ref):
+                self.store.record_workspace(ref.workspace_key, folder)
+                self.archive.put(ref, json.dumps(records, ensure_ascii=False).encode("utf-8", "replace"),
+                                 op="trim", anchors=None, **info)
+                self.store.save_bytes(ref, data, expected=None, locked=True)
+            self.store.write_meta(ref, meta)
+        except RepriseError as exc:
+            self.audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
+                              result=f"failed: {exc.code}")
+            raise
+        self.audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
+                          result=f"written from {origin.source} {origin.session_id}")
+        written.written = True
+        return written
 
     def trim_in_place(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,
                       force: bool, model: str | None, expected_sha256: str | None) -> TrimResult:
