@@ -150,3 +150,29 @@ def test_continuing_in_the_same_agent_or_one_that_cannot_write_is_refused(store)
     with pytest.raises(RepriseError, match="Read Only sessions cannot be written from another agent's session"):
         continue_session(source, source.open(ref), _ReadOnlyAgent(), Path(ALPHA), title=None, model=None,  # type: ignore[arg-type]
                          dry_run=True)
+
+
+def test_a_long_session_continued_in_fractal_archives_what_its_history_cannot_keep_and_undoes(store, tmp_path):
+    """25 turns: Fractal's summary holds them all, its history the newest 20; the other five turns'
+    details are archived with the new session, and undo moves it to the trash."""
+    from .. import factories
+
+    state = Path(os.environ["REPRISE_STATE_DIR"])
+    folder = Path(ALPHA)
+    factories.write_session(state, folder, factories.session_bytes("d" * 32, turns=25, seed=3, history_limit=None))
+    svc = Service.from_environment(workspace=ALPHA)
+    fractal_ref = SessionRef(workspace_key(ALPHA), "d" * 32, "fractal")
+    in_claude = svc.continue_in(fractal_ref, "claude")
+    back = svc.continue_in(in_claude.written.ref, "fractal")
+    new = back.written.ref
+    shown = svc.show(new)
+    assert len(shown.transcript.turns) == 25 and len(shown.history or []) == 20
+    assert any("5 oldest turns" in note for note in back.written.notes)
+    [entry] = svc.archive_entries(new)
+    archived = json.loads(svc.archive_bytes(new, entry.digest)[1])
+    assert [turn["user_message"] for turn in archived["continued_turns"]] == \
+        [turn.user_message for turn in shown.transcript.turns[:5]]
+    assert svc.can_undo_trim(new)
+    undone = svc.restore(new)
+    assert undone.applied and not back.written.path.exists()
+    assert [entry.ref for entry in svc.trash_entries(all_workspaces=True)] == [new]

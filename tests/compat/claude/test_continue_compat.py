@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from reprise.core.paths import SessionRef
+from reprise.core.service import Service
 from reprise.core.sources.claude.layout import slug
 from reprise.tui import cli
 
+from ... import factories
 from . import fake_anthropic
 from .sessions import JSON_OUT, LiveClaude, Step
 
@@ -103,3 +106,38 @@ def test_codex_sessions_continued_in_claude_code_resume_with_their_whole_history
             assert any(output_word in text for text in results), (tail, results)
         assert prompts[-1].encode() in new_file.read_bytes(), tail   # the client appended its turn
         assert rollouts[tail].read_bytes() == before[tail], tail
+
+
+def test_a_fractal_session_continued_in_claude_code_resumes_with_its_prompts_replies_and_steps(
+        claude_bin, tmp_path, isolated_paths, monkeypatch, capsys):
+    """A Fractal session (a factory one: three turns, each with the Python steps of its trace) continued
+    in Claude Code, then back in Fractal from there: the real client's request carries every prompt,
+    every reply and each step as marked text; the second continuation holds the four turns."""
+    folder = tmp_path / "alpha"
+    folder.mkdir()
+    session_id = "f" * 32
+    factories.write_session(isolated_paths, folder, factories.session_bytes(session_id, turns=3, seed=7,
+                                                                            statuses=("succeeded",)))
+    source = Path(next(isolated_paths.glob(f"workspaces/*/sessions/{session_id}.json")))
+    before = source.read_bytes()
+    live = LiveClaude(claude_bin, tmp_path / "live")
+    (live.config_dir / "projects").mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(live.config_dir))
+    monkeypatch.chdir(folder)
+    transcript = Service.from_environment(workspace=str(folder)).show(
+        SessionRef(factories.workspace_key(folder), session_id, "fractal")).transcript
+    document = _reprise(capsys, "continue", session_id, "--to", "claude")
+    new_id = document["session_id"]
+    prompt = "Go on from Fractal MARKfromfractal"
+    [result] = live.run([Step(["--resume", new_id, "-p", prompt, *JSON_OUT], folder, label="from fractal")])
+    assert result.returncode == 0 and result.output.get("session_id") == new_id, result.describe()
+    messages = result.requests[-1]["messages"]
+    sent = [text for m in messages if m["role"] == "user" and (text := fake_anthropic.prompt_text(m))]
+    assert sent == [*(turn.user_message for turn in transcript.turns), prompt]
+    said, _ = _assistant_parts(messages)
+    steps = [call for turn in transcript.turns for call in turn.tool_calls]
+    assert steps and all(turn.reply in said for turn in transcript.turns)
+    assert all(f"Fractal tool call `{call.name}`" in said and call.input in said for call in steps)
+    back = _reprise(capsys, "continue", new_id, "--to", "fractal")   # and back, with Claude Code's turn
+    assert back["turns"] == 4 and back["agent"] == "fractal"
+    assert source.read_bytes() == before

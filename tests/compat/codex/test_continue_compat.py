@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from reprise.core.paths import SessionRef
+from reprise.core.service import Service
 from reprise.core.sources.claude.records import parse_lines
 from reprise.core.sources.claude.transcript import read_transcript
 from reprise.core.sources.codex.from_transcript import rollout_of, rollout_path, shell_script
@@ -25,6 +27,7 @@ from reprise.core.sources.session_writing import tool_call_text
 from reprise.core.transcript import Transcript
 from reprise.tui import cli
 
+from ... import factories
 from . import fake_openai
 from .sessions import EXEC, LiveCodex, Step
 from .test_codex_client import replies_sent, sent_prompts
@@ -135,3 +138,32 @@ def test_codex_resume_last_finds_the_written_rollout(codex_bin, tmp_path):
     assert result.thread_id == session_id, result.describe()
     assert sent_prompts(result) == [*(turn.user_message for turn in transcript.turns), NEXT]
     assert NEXT.encode() in path.read_bytes()
+
+
+def test_a_fractal_session_continued_in_codex_resumes_with_its_prompts_and_replies_and_comes_back(
+        codex_bin, tmp_path, isolated_paths, monkeypatch, capsys):
+    """A Fractal session (a factory one, three turns with their Python steps) continued in Codex: the
+    real `codex exec resume` sends every prompt and reply; then back in Fractal with Codex's turn."""
+    live = LiveCodex(codex_bin, tmp_path / "live")
+    (live.codex_home / "sessions").mkdir(parents=True, exist_ok=True)
+    folder = tmp_path / "work"
+    folder.mkdir()
+    session_id = "e" * 32
+    factories.write_session(isolated_paths, folder, factories.session_bytes(session_id, turns=3, seed=9,
+                                                                            statuses=("succeeded",)))
+    source = next(isolated_paths.glob(f"workspaces/*/sessions/{session_id}.json"))
+    before = source.read_bytes()
+    monkeypatch.setenv("CODEX_HOME", str(live.codex_home))
+    monkeypatch.chdir(folder)
+    transcript = Service.from_environment(workspace=str(folder)).show(
+        SessionRef(factories.workspace_key(folder), session_id, "fractal")).transcript
+    document = continued(capsys, session_id)
+    [result] = live.run([Step([*EXEC, "resume", document["session_id"], NEXT], folder, label="from fractal")])
+    assert result.returncode == 0 and result.thread_id == document["session_id"], result.describe()
+    assert sent_prompts(result) == [*(turn.user_message for turn in transcript.turns), NEXT]
+    replies = "\n".join(replies_sent(result))
+    assert all(turn.reply in replies for turn in transcript.turns)
+    status = cli.main(["continue", document["session_id"], "--to", "fractal", "--json"])
+    back = json.loads(capsys.readouterr().out)
+    assert status == 0 and back["turns"] == 4 and back["agent"] == "fractal"
+    assert source.read_bytes() == before
