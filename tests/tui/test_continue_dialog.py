@@ -1,0 +1,56 @@
+"""ctrl+l on a Claude Code session: which agent (those that can write one, not its own), a preview of
+what would be written, then the new session written, selected and titled "(from Claude Code)", the
+original unchanged; ctrl+z on it moves it to the trash. On a row no other agent can take, the key is
+greyed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual.widgets import OptionList
+
+from reprise.tui.screens.dialogs import ChoiceDialog, ConfirmDialog
+from reprise.tui.widgets.session_list import SessionList
+
+from ..core.claude.test_claude_source import THREE_TURNS, copy_store, service_in
+from .conftest import build_app, settle, show_agent_hidden
+
+
+async def test_ctrl_l_continues_a_claude_session_in_codex_after_a_preview(tmp_path):
+    claude_root = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    folders = copy_store(claude_root, tmp_path / "work")
+    (Path(os.environ["CODEX_HOME"]) / "sessions").mkdir(parents=True)
+    original_path = next(claude_root.glob(f"projects/*/{THREE_TURNS}.jsonl"))
+    original = original_path.read_bytes()
+    show_agent_hidden()   # the fixture's sessions were run by the SDK
+    app = build_app(service_in(folders["alpha"]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        session_list = app.screen.query_one(SessionList)
+        session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.file_id == THREE_TURNS))
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        choice = app.screen
+        assert isinstance(choice, ChoiceDialog)
+        offered = [option.id for option in choice.query_one(OptionList).options]
+        assert "codex" in offered and "claude" not in offered
+        choice.query_one(OptionList).highlighted = offered.index("codex")
+        await pilot.press("enter")
+        await settle(pilot)
+        preview = app.screen
+        assert isinstance(preview, ConfirmDialog)
+        assert "Write its 3 turns as a new Codex session" in preview.question
+        await pilot.click("#yes")
+        await settle(pilot)
+        rollouts = list(Path(os.environ["CODEX_HOME"]).glob("sessions/*/*/*/*.jsonl"))
+        assert len(rollouts) == 1 and b"MARKsecond" in rollouts[0].read_bytes()
+        current = app.screen.query_one(SessionList).current
+        assert current is not None and current.source == "codex" and current.title.endswith("(from Claude Code)")
+        assert original_path.read_bytes() == original
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        await pilot.click("#yes")
+        await settle(pilot)
+        assert not rollouts[0].exists() and original_path.read_bytes() == original
