@@ -12,6 +12,7 @@ moves it to the trash.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from .sources.roles import SessionWriter
 from .sources.session_writing import WrittenSession
 
 TITLE_CHARS = 60
+_FROM = re.compile(r" \(from [^()]+\)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +86,7 @@ class Continuation:
 
 def continued_title(title: str | None, session_id: str, agent: str) -> str:
     """The new session's title: the source's (one line, at most TITLE_CHARS), and where it came from."""
-    text = " ".join((title or f"session {session_id[:8]}").split())
+    text = _FROM.sub("", " ".join((title or f"session {session_id[:8]}").split()))   # one "(from …)": the newest
     text = text if len(text) <= TITLE_CHARS else text[:TITLE_CHARS - 1] + "…"
     return f"{text} (from {agent})"
 

@@ -176,3 +176,14 @@ def test_a_long_session_continued_in_fractal_archives_what_its_history_cannot_ke
     undone = svc.restore(new)
     assert undone.applied and not back.written.path.exists()
     assert [entry.ref for entry in svc.trash_entries(all_workspaces=True)] == [new]
+
+
+def test_a_continuation_in_codex_is_metered_with_the_fixed_prompt_codex_adds_on_resume(store):
+    """The rollout carries no setup (Codex injects its own when it resumes): the meter estimates it."""
+    svc = Service.from_environment(workspace=ALPHA)
+    result = svc.continue_in(SessionRef(workspace_key(ALPHA), THREE, "codex"), "claude")
+    back = svc.continue_in(result.written.ref, "codex")
+    parts = {part.name: part for part in svc.measure(back.written.ref).parts}
+    assert parts["overhead"].tokens == 61_300 // 4 and "when it resumes" in (parts["overhead"].note or "")
+    assert parts["history"].tokens and back.context_tokens == sum(p.tokens or 0 for p in parts.values())
+    assert svc.show(back.written.ref).title == "Start a plan MARKfirst (from Claude Code)"

@@ -127,8 +127,13 @@ class CodexMeter(AgentMeter):
         (fixed_tokens, fixed_chars), (rest_tokens, rest_chars) = self._items(fixed), self._items(rest)
         what = "the history the compaction kept (replacement_history), not measured by any call yet" \
             if request.compacted else "the items recorded so far, no call measured yet"
-        return (Part("fixed", fixed_tokens, COUNTED, fixed_chars,
-                     note=f"Codex's tools, developer instructions and environment: {what}; counted with {ENCODING}"),
+        setup = Part("fixed", fixed_tokens, COUNTED, fixed_chars,
+                     note=f"Codex's tools, developer instructions and environment: {what}; counted with {ENCODING}")
+        if not fixed and not request.compacted:   # a rollout written without them (a continuation): Codex adds its own
+            setup = fixed_prompt(FIXED_CHARS, "none recorded: Codex adds its fixed prompt (tools, base instructions, "
+                                              "skills, environment) when it resumes, about 61,300 characters, "
+                                              "estimated")
+        return (setup,
                 Part("history", rest_tokens, COUNTED, rest_chars,
                      note=f"the prompts and replies in {what}; counted with {ENCODING}"))
 
