@@ -19,15 +19,17 @@ from pathlib import Path
 from typing import Literal
 
 from .audit import iso_time
+from .brief import Brief
 from .errors import RepriseError, UsageError
 from .own_files import SessionMeta
 from .paths import SessionRef
 from .sources.base import OpenedSession, SessionSource
 from .sources.roles import SessionWriter
 from .sources.session_writing import WrittenSession
+from .transcript import Transcript, Turn
 
 TITLE_CHARS = 60
-_FROM = re.compile(r" \(from [^()]+\)$")
+_FROM = re.compile(r" \((?:brief )?from [^()]+\)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +68,14 @@ def links_of(meta: SessionMeta) -> list[SessionLink]:
 
 @dataclass(slots=True)
 class Continuation:
-    """A session continued (or, dry, planned) in another agent."""
+    """A session continued (or, dry, planned) in another agent: its history (native), or a brief."""
 
     source: SessionRef
     source_label: str
     target_label: str
     written: WrittenSession
     source_sha256: str
+    brief: Brief | None = None
     resume_argv: list[str] = field(default_factory=list)
     context_tokens: int | None = None   # the target's meter of the new session's next turn
     context_window: int | None = None
@@ -84,16 +87,24 @@ class Continuation:
                 and self.context_tokens > self.context_window)
 
 
-def continued_title(title: str | None, session_id: str, agent: str) -> str:
+def continued_title(title: str | None, session_id: str, agent: str, *, brief: bool = False) -> str:
     """The new session's title: the source's (one line, at most TITLE_CHARS), and where it came from."""
     text = _FROM.sub("", " ".join((title or f"session {session_id[:8]}").split()))   # one "(from …)": the newest
     text = text if len(text) <= TITLE_CHARS else text[:TITLE_CHARS - 1] + "…"
-    return f"{text} (from {agent})"
+    return f"{text} ({'brief ' if brief else ''}from {agent})"
+
+
+def brief_transcript(opened: OpenedSession, brief: Brief, now: str) -> Transcript:
+    """A new session whose one record is the brief, as the user's first message, waiting for the agent."""
+    return Transcript(opened.transcript.source, opened.ref.session_id,
+                      turns=[Turn("brief", brief.text, "pending", started_at=now, ended_at=now)])
 
 
 def continue_session(source: SessionSource, opened: OpenedSession, target: SessionSource, folder: Path, *,
-                     title: str | None, model: str | None, dry_run: bool) -> Continuation:
-    """Write the opened session of `source` as a new session of `target` in `folder`, and link the two."""
+                     title: str | None, model: str | None, dry_run: bool, brief: Brief | None = None
+                     ) -> Continuation:
+    """Write the opened session of `source` as a new session of `target` in `folder` (its history, or
+    with `brief` a session whose first message is the brief), and link the two."""
     ref = opened.ref
     if target.name == source.name:
         raise UsageError(f"Session {ref.session_id} is already a {source.label} session.",
@@ -105,12 +116,17 @@ def continue_session(source: SessionSource, opened: OpenedSession, target: Sessi
         raise missing_role(target, SessionWriter)
     writer: SessionWriter = target   # type: ignore[assignment]  # the role is among its bases (checked above)
     through = len(opened.transcript.turns)
-    origin = {"source": source.name, "session_id": ref.session_id, "through_turn": through,
-              "sha256": opened.sha256}
-    meta = SessionMeta.model_validate({"title": continued_title(title, ref.session_id, source.label),
-                                       "created_at": iso_time(time.time()), "continued_from": origin})
-    written = writer.write_session(opened.transcript, folder, meta, origin=ref, agent=source.label, model=model,
-                                   dry_run=dry_run)
+    origin: dict[str, object] = {"source": source.name, "session_id": ref.session_id, "through_turn": through,
+                                 "sha256": opened.sha256}
+    if brief is not None:
+        origin.update(brief=True, brief_tokens=brief.tokens, brief_budget=brief.budget)
+    created = iso_time(time.time())
+    meta = SessionMeta.model_validate({"title": continued_title(title, ref.session_id, source.label,
+                                                                brief=brief is not None),
+                                       "created_at": created, "continued_from": origin})
+    transcript = opened.transcript if brief is None else brief_transcript(opened, brief, created)
+    written = writer.write_session(transcript, folder, meta, origin=ref, agent=source.label,
+                                   model=model if brief is None else None, dry_run=dry_run)
     if written.written:
         link = {"source": target.name, "session_id": written.ref.session_id, "through_turn": through,
                 "at": meta.created_at}
@@ -125,4 +141,4 @@ def continue_session(source: SessionSource, opened: OpenedSession, target: Sessi
         except (OSError, RepriseError) as exc:
             written.notes.append(f"the link on {ref.session_id} could not be recorded ({exc}); the new session "
                                  "records where it came from")
-    return Continuation(ref, source.label, target.label, written, opened.sha256)
+    return Continuation(ref, source.label, target.label, written, opened.sha256, brief)

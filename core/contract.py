@@ -652,6 +652,16 @@ def trim(result: TrimResult) -> Trim:
         applied=result.applied, dry_run=result.dry_run, forked=result.forked, archived=result.archived)
 
 
+class BriefDocument(Document):
+    """A brief of a session for another agent."""
+
+    text: str
+    tokens: int = Field(description="its tokens, counted with the target's encoding")
+    budget: int
+    turns: int = Field(description="the source's turns it covers")
+    left_out: list[str] = Field(description="what the budget left out (or that an edited brief is over it)")
+
+
 class Continued(Document):
     """`reprise continue`: the new session written from another agent's (or, dry, what would be)."""
 
@@ -671,17 +681,21 @@ class Continued(Document):
     context_tokens: int | None = Field(description="the target's meter of the new session's next turn")
     context_window: int | None
     over_window: bool
+    brief: BriefDocument | None = Field(description="with --brief: the brief the new session starts with")
 
 
 def continued(result: Continuation, *, dry_run: bool) -> Continued:
     written = result.written
+    made = result.brief
+    brief = None if made is None else BriefDocument(text=made.text, tokens=made.tokens, budget=made.budget,
+                                                    turns=made.turns, left_out=made.left_out)
     return Continued(session_id=written.ref.session_id, agent=written.ref.source,
                      workspace_key=written.ref.workspace_key, path=str(written.path), turns=written.turns,
                      notes=written.notes, source_session_id=result.source.session_id,
                      source_agent=result.source.source, source_sha256=result.source_sha256, sha256=written.sha256,
                      written=written.written, dry_run=dry_run, resume_argv=result.resume_argv,
                      context_tokens=result.context_tokens, context_window=result.context_window,
-                     over_window=result.over_window)
+                     over_window=result.over_window, brief=brief)
 
 
 class RestoreStep(Document):

@@ -36,7 +36,7 @@ from .errors import (
 )
 from .gc_pauses import no_gc_pauses
 from .liveness import reprise_run
-from .meter import SEND, ContextLimit, LiveMeter, MeterResult
+from .meter import SEND, ContextLimit, LiveMeter, MeterResult, spec_for
 from .own_files import SessionMeta
 from .paths import (
     SessionRef,
@@ -86,7 +86,8 @@ from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_sizes
 
-if TYPE_CHECKING:   # only `continue_in` builds one, importing its module then
+if TYPE_CHECKING:   # only `continue_in` builds them, importing their modules then
+    from .brief import Brief
     from .continuation import Continuation
 
 P = ParamSpec("P")
@@ -794,9 +795,12 @@ class Service:
         the session is written already, as Fractal's are)."""
         return self.role(ref, Creator).new_argv(ref, self.workspace)
 
-    def continue_in(self, ref: SessionRef, agent: str, *, dry_run: bool = False) -> Continuation:
+    def continue_in(self, ref: SessionRef, agent: str, *, dry_run: bool = False, brief: bool = False,
+                    budget: int | None = None, brief_text: str | None = None) -> Continuation:
         """Write the session as a new session of `agent` in its own store (`core/continuation.py`), in
-        the session's folder; with the command that resumes it and the target's meter of its next turn."""
+        the session's folder: its history, or (`brief`, `brief_text`: one edited by hand) a session whose
+        first message is its brief within `budget` tokens; with the command that resumes it and the
+        target's meter of its next turn."""
         from .continuation import continue_session
 
         source = self.source(ref)
@@ -813,9 +817,11 @@ class Service:
         fields = rows[0].details if rows else None
         opened = source.open(ref)
         first = opened.transcript.turns[0].user_message if opened.transcript.turns else None
+        made = self._brief(opened, source.label, agent, folder, budget, brief_text) \
+            if brief or brief_text is not None else None
         result = continue_session(source, opened, self.sources[agent], Path(folder),
                                   title=source.read_meta(ref).title or opened.agent_title or first,
-                                  model=fields.model if fields else None, dry_run=dry_run)
+                                  model=fields.model if fields else None, dry_run=dry_run, brief=made)
         new = result.written.ref
         if result.written.written:
             result.resume_argv = self.sources[agent].resume_argv(new, folder)
@@ -827,6 +833,35 @@ class Service:
                 else:
                     result.context_tokens, result.context_window = measured.total, measured.window
         return result
+
+    def _brief(self, opened: OpenedSession, label: str, agent: str, folder: str, budget: int | None,
+               text: str | None) -> Brief:
+        """The brief of an opened session for `agent`, within `budget` tokens (default: `default_budget`
+        of the target's window), counted with the target's encoding; `text`: one edited by hand."""
+        from .brief import MIN_BUDGET, Brief, Receipt, build_brief, default_budget
+        from .file_facts import check_files, touched_files
+
+        target = self.sources[agent]
+        window = cast(Metered, target).context_window(Path(folder)) if Metered in target.roles else None
+        limit = budget if budget is not None else default_budget(window)
+        if limit < MIN_BUDGET:
+            raise UsageError(f"A brief's budget must be at least {MIN_BUDGET} tokens (its receipt alone takes "
+                             f"about half of that), not {limit}.")
+        encoding = spec_for(self.settings.meter.model or agent, self.settings.meter.models).encoding
+
+        def count(part: str) -> int:
+            return count_tokens(part, encoding)
+
+        transcript = opened.transcript
+        if text is not None:
+            tokens = count(text)
+            over = [f"it is {tokens - limit:,} tokens over the budget of {limit:,}"] if tokens > limit else []
+            return Brief(text, tokens, limit, len(transcript.turns), over)
+        last = transcript.turns[-1] if transcript.turns else None
+        receipt = Receipt(label, opened.ref.session_id, folder, opened.branch,
+                          (last.ended_at or last.started_at) if last is not None else None, opened.sha256)
+        facts = check_files(touched_files(transcript), transcript, folder)
+        return build_brief(transcript, receipt, facts, count=count, budget=limit)
 
     def rename(self, ref: SessionRef, title: str) -> SessionMeta:
         return self.source(ref).update_meta(ref, lambda meta: setattr(meta, "title", clean_title(title)))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..paths import SessionRef
-from ..transcript import ToolCall, Transcript
+from ..transcript import ToolCall, Transcript, Turn
 
 MARK = "⟦Reprise⟧"   # what starts every text a conversion put in place of something the target cannot hold
 
@@ -72,3 +72,8 @@ def tool_call_head(call: ToolCall, agent: str) -> str:
     if call.shell is not None:
         return f"{MARK} {agent} ran a shell command{failed}:\n{call.shell}"
     return f"{MARK} {agent} tool call `{call.name}`{failed}:\n{call.input}"
+
+
+def prompt_only(turn: Turn) -> bool:
+    """A turn that is only a prompt waiting for the agent (a brief): written as the user's record alone."""
+    return turn.status == "pending" and not turn.reply and not turn.tool_calls

@@ -4,8 +4,11 @@ agent (the source never changed), with the command that resumes it and the targe
 from __future__ import annotations
 
 import shlex
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from reprise.core.errors import UsageError
 
 from ..text import safe_line
 from .arguments import Command
@@ -20,13 +23,37 @@ class ContinueArguments:
     id: str
     target: str
     dry_run: bool
+    brief: bool
+    budget: int | None
+    brief_file: str | None
+    print: bool
+
+
+def _brief_text(path: str | None) -> str | None:
+    """The brief in `path` (- for stdin); None without one."""
+    if path is None:
+        return None
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, encoding="utf-8") as given:
+            return given.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read the brief: {getattr(exc, 'strerror', None) or exc}.",
+                         path=path) from None
 
 
 def continue_session(service: Service, args: ContinueArguments, as_json: bool) -> int:
     ref = service.resolve(args.id)
-    result = service.continue_in(ref, args.target, dry_run=args.dry_run)
+    text = _brief_text(args.brief_file)
+    brief = args.brief or args.print or text is not None or args.budget is not None
+    result = service.continue_in(ref, args.target, dry_run=args.dry_run or args.print, brief=brief,
+                                 budget=args.budget, brief_text=text)
     if as_json:
-        emit(contract.dump(contract.continued(result, dry_run=args.dry_run)))
+        emit(contract.dump(contract.continued(result, dry_run=args.dry_run or args.print)))
+        return 0
+    if args.print and result.brief is not None:
+        sys.stdout.write(result.brief.text)
         return 0
     written = result.written
     turns = f"{written.turns} turn{'s' if written.turns != 1 else ''}"
@@ -39,6 +66,10 @@ def continue_session(service: Service, args: ContinueArguments, as_json: bool) -
         print(f"  file: {safe_line(str(written.path))}")
         if result.resume_argv:
             print(f"  resume it: {safe_line(shlex.join(result.resume_argv))}")
+    if result.brief is not None:
+        made = result.brief
+        print(f"  brief: {made.tokens:,} of {made.budget:,} tokens, {made.turns} turns covered"
+              + (f"; left out: {safe_line('; '.join(made.left_out))}" if made.left_out else ""))
     for line in written.notes:
         print(f"  note: {safe_line(line)}")
     if result.context_tokens is not None:

@@ -251,6 +251,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--to", required=True, dest="target", choices=_Sources(), metavar="AGENT",
                    help="the agent to continue in")
     p.add_argument("--dry-run", action="store_true", help="say what would be written; write nothing")
+    p.add_argument("--brief", action="store_true",
+                   help="instead of the whole history, a new session whose first message is a brief of it (built "
+                        "without any model: prompts, last turns, decisions quoted, files with whether they changed "
+                        "since), for the agent to verify")
+    p.add_argument("--budget", type=int, metavar="N",
+                   help="the brief's bound in the target's tokens (default: the smaller of a tenth of its window "
+                        "and 8,000)")
+    p.add_argument("--brief-file", metavar="F", help="start from this brief (an edited --print; - for stdin)")
+    p.add_argument("--print", action="store_true", help="print the brief and write nothing")
 
     p = add("pick", "choose a session in the TUI and print its id (exit 1 if cancelled)")
     printed = p.add_mutually_exclusive_group()

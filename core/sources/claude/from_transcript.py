@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ...transcript import ToolCall, Transcript, Turn
-from ..session_writing import MARK, left_out_notes, tool_call_text
+from ..session_writing import MARK, left_out_notes, prompt_only, tool_call_text
 
 VERSION = "2.1.332"   # the Claude Code whose resume of such a file the compat tests check
 SHELL_TOOL = "Bash"
@@ -93,6 +93,8 @@ def _turn(chain: _Chain, turn: Turn, agent: str) -> Iterator[str]:
     """Write one turn; yield a note for each thing it could not carry as it was."""
     start, end = turn.started_at, turn.ended_at or turn.started_at
     chain.user(turn.user_message, start)
+    if prompt_only(turn):   # a brief: the agent answers it when the session is resumed
+        return
     pending: list[str] = []
     for number, call in enumerate(turn.tool_calls, start=1):
         if call.shell is None:

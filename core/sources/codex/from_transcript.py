@@ -41,7 +41,7 @@ from typing import Any
 
 from ...times import parse_time
 from ...transcript import ToolCall, Transcript, Turn
-from ..session_writing import MARK, left_out_notes, shell_calls, tool_call_text
+from ..session_writing import MARK, left_out_notes, prompt_only, shell_calls, tool_call_text
 from .fork import dumps
 from .layout import CodexRoot, check_session_id
 from .records import EVENT, RESPONSE_ITEM, SESSION_META, Record
@@ -131,6 +131,9 @@ class _Writer:
                 "content": [{"type": "text", "text": prompt, "text_elements": []}]}
         self.add(start, EVENT, {"type": "item_completed", "thread_id": self.session_id, "turn_id": turn_id,
                                 "item": item})
+        if prompt_only(turn):   # a brief: closed without a reply, Codex answers it with the next prompt
+            self.add(start, EVENT, {"type": "task_complete", "turn_id": turn_id, "last_agent_message": None})
+            return
         for at, call in enumerate(turn.tool_calls, start=1):
             if call.shell is not None:
                 self.shell_call(end, f"call_{turn_id}_{at}", call)

@@ -16,6 +16,7 @@ import pytest
 from reprise.core.paths import SessionRef
 from reprise.core.service import Service
 from reprise.core.sources.claude.layout import slug
+from reprise.core.tokens import count_tokens
 from reprise.tui import cli
 
 from ... import factories
@@ -141,3 +142,22 @@ def test_a_fractal_session_continued_in_claude_code_resumes_with_its_prompts_rep
     back = _reprise(capsys, "continue", new_id, "--to", "fractal")   # and back, with Claude Code's turn
     assert back["turns"] == 4 and back["agent"] == "fractal"
     assert source.read_bytes() == before
+
+
+def test_a_brief_of_a_codex_session_reaches_claude_code_as_the_first_message_within_its_budget(live, capsys):
+    """`--brief --budget 1500`: the new session's first user record is the brief; the real client's
+    first request on resume carries it verbatim (so its tokens are the brief's count, 0% apart), then
+    the new prompt."""
+    client, folder, _ = live
+    document = _reprise(capsys, "continue", "c14f3431", "--to", "claude", "--brief", "--budget", "1500")
+    brief = document["brief"]
+    assert document["written"] and brief["tokens"] <= brief["budget"] == 1500
+    prompt = "Start from the brief MARKbrief"
+    [result] = client.run([Step(["--resume", document["session_id"], "-p", prompt, *JSON_OUT], folder,
+                                label="brief")])
+    assert result.returncode == 0 and result.output.get("session_id") == document["session_id"], result.describe()
+    first = result.requests[0]["messages"]
+    sent = "\n".join(text for m in first if m["role"] == "user" and (text := fake_anthropic.prompt_text(m)))
+    assert brief["text"] in sent and sent.rstrip().endswith(prompt)
+    assert count_tokens(brief["text"], "o200k_base") == brief["tokens"]
+    assert "MARKfirst" in brief["text"] and "REPLYthird" in brief["text"]   # every prompt, the last turns whole

@@ -24,6 +24,7 @@ from reprise.core.sources.claude.transcript import read_transcript
 from reprise.core.sources.codex.from_transcript import rollout_of, rollout_path, shell_script
 from reprise.core.sources.codex.layout import CodexRoot
 from reprise.core.sources.session_writing import tool_call_text
+from reprise.core.tokens import count_tokens
 from reprise.core.transcript import Transcript
 from reprise.tui import cli
 
@@ -167,3 +168,29 @@ def test_a_fractal_session_continued_in_codex_resumes_with_its_prompts_and_repli
     back = json.loads(capsys.readouterr().out)
     assert status == 0 and back["turns"] == 4 and back["agent"] == "fractal"
     assert source.read_bytes() == before
+
+
+def test_a_brief_of_a_claude_code_session_reaches_codex_as_the_first_message_within_its_budget(
+        codex_bin, tmp_path, capsys, isolated_paths, monkeypatch):
+    """`--brief`: the rollout's one prompt is the brief; `codex exec resume` sends it verbatim (its
+    tokens the brief's count), then the new prompt; the brief stays within its default budget."""
+    live = LiveCodex(codex_bin, tmp_path / "live")
+    folder = tmp_path / "work"
+    folder.mkdir()
+    claude = tmp_path / "claude"
+    shutil.copytree(CLAUDE, claude / "projects")
+    for path in claude.glob("projects/*/*.jsonl"):
+        path.write_bytes(path.read_bytes().replace(RECORDED_FOLDER, str(folder).encode()))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(live.codex_home))
+    (live.codex_home / "sessions").mkdir(parents=True, exist_ok=True)
+    monkeypatch.chdir(folder)
+    status = cli.main(["continue", "22222222", "--to", "codex", "--brief", "--json"])
+    document = json.loads(capsys.readouterr().out)
+    brief = document["brief"]
+    assert status == 0 and brief["tokens"] <= brief["budget"] == 8_000
+    assert "re-verify" in brief["text"] or "unchanged since" in brief["text"]   # the files it read and wrote
+    [result] = live.run([Step([*EXEC, "resume", document["session_id"], NEXT], folder, label="brief")])
+    assert result.returncode == 0 and result.thread_id == document["session_id"], result.describe()
+    assert sent_prompts(result) == [brief["text"], NEXT]
+    assert count_tokens(brief["text"], "o200k_base") == brief["tokens"]
