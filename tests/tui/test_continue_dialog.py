@@ -8,13 +8,23 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from textual.widgets import OptionList
+from textual.widgets import OptionList, TextArea
 
-from reprise.tui.screens.dialogs import ChoiceDialog, ConfirmDialog
+from reprise.tui.screens.dialogs import BriefDialog, ChoiceDialog, ConfirmDialog
 from reprise.tui.widgets.session_list import SessionList
 
 from ..core.claude.test_claude_source import THREE_TURNS, copy_store, service_in
 from .conftest import build_app, settle, show_agent_hidden
+
+
+async def choose(pilot, app, value: str) -> None:
+    """Pick `value` in the choice dialog on screen."""
+    dialog = app.screen
+    assert isinstance(dialog, ChoiceDialog)
+    options = dialog.query_one(OptionList)
+    options.highlighted = [option.id for option in options.options].index(value)
+    await pilot.press("enter")
+    await settle(pilot)
 
 
 async def test_ctrl_l_continues_a_claude_session_in_codex_after_a_preview(tmp_path):
@@ -39,6 +49,7 @@ async def test_ctrl_l_continues_a_claude_session_in_codex_after_a_preview(tmp_pa
         choice.query_one(OptionList).highlighted = offered.index("codex")
         await pilot.press("enter")
         await settle(pilot)
+        await choose(pilot, app, "history")
         preview = app.screen
         assert isinstance(preview, ConfirmDialog)
         assert "Write its 3 turns as a new Codex session" in preview.question
@@ -54,3 +65,31 @@ async def test_ctrl_l_continues_a_claude_session_in_codex_after_a_preview(tmp_pa
         await pilot.click("#yes")
         await settle(pilot)
         assert not rollouts[0].exists() and original_path.read_bytes() == original
+
+
+async def test_ctrl_l_with_a_brief_shows_it_editable_and_starts_the_session_with_the_edited_text(tmp_path):
+    claude_root = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    folders = copy_store(claude_root, tmp_path / "work")
+    (Path(os.environ["CODEX_HOME"]) / "sessions").mkdir(parents=True)
+    show_agent_hidden()
+    app = build_app(service_in(folders["alpha"]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        session_list = app.screen.query_one(SessionList)
+        session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.file_id == THREE_TURNS))
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        await choose(pilot, app, "codex")
+        await choose(pilot, app, "brief")
+        dialog = app.screen
+        assert isinstance(dialog, BriefDialog)
+        area = dialog.query_one(TextArea)
+        assert area.text.startswith("These are hints from an earlier session") and "MARKfirst" in area.text
+        area.text = area.text + "\nAlso: MARKedited by hand."
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        [rollout] = list(Path(os.environ["CODEX_HOME"]).glob("sessions/*/*/*/*.jsonl"))
+        assert b"MARKedited by hand." in rollout.read_bytes()
+        current = app.screen.query_one(SessionList).current
+        assert current is not None and current.title.endswith("(brief from Claude Code)")

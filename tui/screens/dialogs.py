@@ -29,7 +29,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from reprise.core.retention import format_age
@@ -201,6 +201,35 @@ class ConfirmDialog(Dialog[bool]):
 
     def chosen(self, choice_id: str) -> None:
         self.dismiss(choice_id == "yes")
+
+
+class BriefDialog(Dialog[str | None]):
+    """A brief shown before it starts a session, editable: ctrl+s starts with the text as it stands."""
+
+    DEFAULT_CSS = """
+    BriefDialog > #dialog-frame { width: 100; }
+    BriefDialog TextArea { height: 18; }
+    BriefDialog .brief-facts { color: $text-muted; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+s", "choose('start')", "Start", show=False)]
+
+    def __init__(self, title: str, text: str, facts: str):
+        super().__init__(title)
+        self.text = text
+        self.facts = facts
+
+    def body(self) -> Iterable[Widget]:
+        yield Static(Text(safe_line(self.facts)), classes="brief-facts")
+        yield TextArea(self.text, soft_wrap=True, show_line_numbers=False, id="brief-text")
+
+    def buttons(self) -> list[Choice]:
+        return [Choice("cancel", "Cancel", "escape"), Choice("start", "Start", "ctrl+s", "primary")]
+
+    def keys_line(self) -> Text:
+        return Text("Edit it · ctrl+s Start · Esc Cancel")
+
+    def chosen(self, choice_id: str) -> None:
+        self.dismiss(self.query_one("#brief-text", TextArea).text if choice_id == "start" else None)
 
 
 class TextDialog(Dialog[str | None]):

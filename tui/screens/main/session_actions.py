@@ -278,10 +278,33 @@ class SessionActionsPart(ScreenBase):
 
         def chosen(name: str | None) -> None:
             if name is not None:
+                ways = [("history", "With its whole history, as a new session of that agent"),
+                        ("brief", "With a brief of it (without any model; shown and editable first)")]
+                self.app.push_screen(dialogs.ChoiceDialog("How?", ways), lambda way: how(name, way))
+
+        def how(name: str, way: str | None) -> None:
+            if way == "history":
                 self.run_service(lambda: self.service.continue_in(ref, name, dry_run=True),
                                  lambda planned: self._confirm_continue(ref, name, planned))
+            elif way == "brief":
+                self.run_service(lambda: self.service.continue_in(ref, name, dry_run=True, brief=True),
+                                 lambda planned: self._edit_brief(ref, name, planned))
 
         self.app.push_screen(dialogs.ChoiceDialog("Continue this session in which agent?", targets), chosen)
+
+    def _edit_brief(self, ref: SessionRef, name: str, planned: Continuation) -> None:
+        made = planned.brief
+        if made is None:
+            return
+        left = f"; left out: {'; '.join(made.left_out)}" if made.left_out else ""
+        facts = (f"{made.tokens:,} of {made.budget:,} tokens, {made.turns} turns covered{left}. It becomes the first "
+                 f"message of a new {planned.target_label} session; the {planned.source_label} session is not changed.")
+
+        def edited(text: str | None) -> None:
+            if text is not None and text.strip():
+                self.run_service(lambda: self.service.continue_in(ref, name, brief_text=text), self._continued)
+
+        self.app.push_screen(dialogs.BriefDialog(f"Brief for {planned.target_label}", made.text, facts), edited)
 
     def _confirm_continue(self, ref: SessionRef, name: str, planned: Continuation) -> None:
         written = planned.written
