@@ -139,7 +139,8 @@ def build_brief(transcript: Transcript, receipt: Receipt, facts: Sequence[FileFa
     shown = f"reprise show {receipt.session_id}"
     head = [HEADER, "", f"Continued from a {receipt.agent} session: {receipt.session_id}",
             f"Folder: {receipt.folder or 'unknown'}" + (f" · git branch {receipt.branch}" if receipt.branch else ""),
-            f"Covers turns 1–{total} (through turn {total}) of {receipt.agent}'s file, SHA-256 {receipt.sha256}"
+            f"Covers {'turn 1' if total == 1 else f'turns 1–{total}'} (through turn {total}) of {receipt.agent}'s "
+            f"file, SHA-256 {receipt.sha256}"
             + (f" · last activity {receipt.age}" if receipt.age else "")]
     room = _Budget(count, max(budget - NOTE_RESERVE, 0))
     left_out: list[str] = []

@@ -68,7 +68,8 @@ def continue_session(service: Service, args: ContinueArguments, as_json: bool) -
             print(f"  resume it: {safe_line(shlex.join(result.resume_argv))}")
     if result.brief is not None:
         made = result.brief
-        print(f"  brief: {made.tokens:,} of {made.budget:,} tokens, {made.turns} turns covered"
+        turns = f"{made.turns} turn{'s' if made.turns != 1 else ''}"
+        print(f"  brief: {made.tokens:,} of {made.budget:,} tokens, {turns} covered"
               + (f"; left out: {safe_line('; '.join(made.left_out))}" if made.left_out else ""))
     for line in written.notes:
         print(f"  note: {safe_line(line)}")

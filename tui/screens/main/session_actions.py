@@ -280,7 +280,9 @@ class SessionActionsPart(ScreenBase):
             if name is not None:
                 ways = [("history", "With its whole history, as a new session of that agent"),
                         ("brief", "With a brief of it (without any model; shown and editable first)")]
-                self.app.push_screen(dialogs.ChoiceDialog("How?", ways), lambda way: how(name, way))
+                label = dict(targets)[name]
+                self.app.push_screen(dialogs.ChoiceDialog(f"Continue in {label} with what?", ways),
+                                     lambda way: how(name, way))
 
         def how(name: str, way: str | None) -> None:
             if way == "history":
@@ -297,7 +299,8 @@ class SessionActionsPart(ScreenBase):
         if made is None:
             return
         left = f"; left out: {'; '.join(made.left_out)}" if made.left_out else ""
-        facts = (f"{made.tokens:,} of {made.budget:,} tokens, {made.turns} turns covered{left}. It becomes the first "
+        facts = (f"{made.tokens:,} of {made.budget:,} tokens, {counted(made.turns, 'turn')} covered{left}. "
+                 "It becomes the first "
                  f"message of a new {planned.target_label} session; the {planned.source_label} session is not changed.")
 
         def edited(text: str | None) -> None:
