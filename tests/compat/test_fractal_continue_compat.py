@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reprise.core import paths
+from reprise.core.brief import HEADER
 from reprise.core.paths import SessionRef
 from reprise.core.sources.claude.records import parse_lines
 from reprise.core.sources.claude.transcript import read_transcript as read_claude
@@ -58,6 +59,9 @@ SOURCES = {
     "codex-exec": (lambda: read_codex(parse_rollout(CODEX_EXEC.read_bytes()).records, CODEX_EXEC.stem[-36:])[0],
                    "Codex"),
     "gemini-long-hostile": (long_session, "Gemini CLI"),
+    # a brief (`reprise continue --brief`): the one prompt no agent has answered yet
+    "brief": (lambda: Transcript("claude", "b", [Turn("brief", f"{HEADER}\n\nThe user:\n> Start a plan MARKbrief",
+                                                       "pending")]), "Claude Code"),
 }
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ...times import parse_time
 from ...transcript import Command, FileTouch, ToolCall, Transcript, Turn, Usage
-from ..session_writing import MARK, left_out_notes, tool_call_head
+from ..session_writing import MARK, left_out_notes, prompt_only, tool_call_head
 from .codec import encode
 from .models import (
     FRACTAL_MAX_HISTORY,
@@ -179,7 +179,11 @@ def _notes(transcript: Transcript, turns: list[Turn], agent: str, kept_from: int
     if calls:
         notes.append(f"kept as marked text in the traces of their turns: {_plural(calls, 'tool call')} of {agent} "
                      f"({TARGET} did not run them)")
-    unfinished = sum(1 for turn in turns if turn.status == "pending")
+    briefs = sum(1 for turn in turns if prompt_only(turn))
+    if briefs:
+        notes.append(f"the brief is {TARGET}'s first turn, marked interrupted since no agent has answered it: "
+                     f"{TARGET}'s summary carries it into the prompt of its next turn")
+    unfinished = sum(1 for turn in turns if turn.status == "pending") - briefs
     if unfinished:
         notes.append(f"{_plural(unfinished, 'turn')} {agent} had not finished are written as interrupted")
     if any(turn.usage is not None and turn.usage.context_tokens for turn in turns):
