@@ -136,7 +136,7 @@ def build_brief(transcript: Transcript, receipt: Receipt, facts: Sequence[FileFa
     """The brief of the transcript's turns within `budget` tokens as `count` counts them."""
     turns = transcript.turns
     total = len(turns)
-    shown = f"reprise show {receipt.session_id}"
+    shown = f"reprise show {receipt.session_id}"   # `--turn N` shows one turn whole
     head = [HEADER, "", f"Continued from a {receipt.agent} session: {receipt.session_id}",
             f"Folder: {receipt.folder or 'unknown'}" + (f" · git branch {receipt.branch}" if receipt.branch else ""),
             f"Covers {'turn 1' if total == 1 else f'turns 1–{total}'} (through turn {total}) of {receipt.agent}'s "
@@ -167,7 +167,8 @@ def build_brief(transcript: Transcript, receipt: Receipt, facts: Sequence[FileFa
     if len(kept_facts) < len(lines):
         left_out.append(f"{len(lines) - len(kept_facts)} of {len(lines)} file lines")
     if left_out:
-        note = f"Left out for the budget of {budget:,} tokens: {'; '.join(left_out)}; `{shown}` shows every turn."
+        note = (f"Left out for the budget of {budget:,} tokens: {'; '.join(left_out)}; `{shown}` shows every turn, "
+                f"`{shown} --turn N` turn N whole.")
         room.parts.insert(1, note)
         room.used += count(note + "\n\n")
     text = "\n\n".join(room.parts)

@@ -146,3 +146,15 @@ def test_continue_with_a_brief_writes_a_session_whose_first_message_is_the_brief
     assert origin["brief"] is True and origin["through_turn"] == 3 and origin["brief_tokens"] == result.brief.tokens
     edited = svc.continue_in(ref, "claude", brief_text="Only this, edited. MARKedited")
     assert svc.show(edited.written.ref).transcript.turns[0].user_message == "Only this, edited. MARKedited"
+
+
+def test_show_turn_n_prints_that_turn_alone_as_the_brief_s_receipt_says(tmp_path, capsys):
+    from reprise.tui import cli
+
+    shutil.copytree(STORE, Path(os.environ["CODEX_HOME"]) / "sessions")
+    os.makedirs(ALPHA, exist_ok=True)
+    assert cli.main(["--workspace", ALPHA, "show", THREE, "--turn", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Turn 2 ") and "MARKsecond" in out and "MARKfirst" not in out and "MARKthird" not in out
+    assert cli.main(["--workspace", ALPHA, "show", THREE, "--turn", "4"]) == 2
+    assert "has 3 turns; there is no turn 4" in capsys.readouterr().err

@@ -19,7 +19,13 @@ from reprise.core.sources.registry import short_id
 
 from ..format import counted, human_size, human_time, local_now, money, session_folder
 from ..lazy import lazy_module
-from ..reports.conversation import STATUS_WORDS, conversation_lines, full_conversation_lines, turn_time
+from ..reports.conversation import (
+    STATUS_WORDS,
+    conversation_blocks,
+    conversation_lines,
+    full_conversation_lines,
+    turn_time,
+)
 from ..reports.history import history_digest_lines
 from ..text import clipped, safe_line, safe_text
 from .arguments import Command
@@ -51,6 +57,7 @@ class ShowArguments:
     id: str
     summary: bool
     raw: bool
+    turn: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +163,15 @@ def show(service: Service, args: ShowArguments, as_json: bool) -> int:
         _print_raw_show(detail)
         return 0
     now = local_now()
+    if args.turn is not None:
+        total = len(detail.transcript.turns)
+        if not 1 <= args.turn <= total:
+            raise UsageError(f"Session {detail.ref.session_id} has {counted(total, 'turn')}; there is no turn "
+                             f"{args.turn}.")
+        [block] = conversation_blocks(detail.transcript, now, detail.agent_label, whole_turn=args.turn,
+                                      first=args.turn - 1)[:1]
+        print_lines(block.lines)
+        return 0
     turns = detail.transcript.turns
     facts = [detail.agent_label, session_folder(detail.workspace_path, detail.ref.workspace_key)]
     newest = [at for at in (turn_time(turn) for turn in turns[-3:]) if at is not None]

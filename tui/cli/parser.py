@@ -138,6 +138,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--raw", action="store_true",
                    help="the agent's own rendered summary (the whole transcript for other agents) and the "
                         "history of the turns kept in the file, with ids and ISO times")
+    p.add_argument("--turn", type=int, metavar="N", help="only turn N (from 1), whole")
 
     p = add("new", "start a new session: write an empty one (Fractal), or start the agent on a new id "
                    "(every other agent that can)")
