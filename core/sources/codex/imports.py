@@ -29,8 +29,9 @@ in the compat namespace; tests/fixtures/codex-import/ holds what one run wrote):
   last turn ends with the `agent_message` `<EXTERNAL SESSION IMPORTED>` and a `token_count` of zero
   input. Only this ledger links the thread to its source.
 
-Not verified: re-imports of a changed source, Cursor sources (the binary has a Cursor importer too; its `source_path` shape was not
-seen), `connector_names` other than empty, `detected_connector_records` entries, and the TUI flows.
+Not verified: re-imports of a changed source, Cursor sources (the binary has a Cursor importer too;
+its `source_path` shape was not seen), `connector_names` other than empty, `detected_connector_records`
+entries, the TUI flows, and whether `codex resume` continues an imported thread.
 """
 
 from __future__ import annotations
