@@ -16,13 +16,14 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from .audit import iso_time
 from .brief import Brief
 from .errors import RepriseError, UsageError
 from .own_files import SessionMeta
 from .paths import SessionRef
+from .session_links import SessionLink as SessionLink
+from .session_links import links_of as links_of
 from .sources.base import OpenedSession, SessionSource
 from .sources.roles import SessionWriter
 from .sources.session_writing import WrittenSession
@@ -32,38 +33,6 @@ TITLE_CHARS = 60
 _FROM = re.compile(r" \((?:brief )?from [^()]+\)$")
 
 
-@dataclass(frozen=True, slots=True)
-class SessionLink:
-    """One continuation a session's metadata records: `from` the session it was written from, or
-    `in` a session written from it."""
-
-    direction: Literal["from", "in"]
-    source: str
-    session_id: str
-    through_turn: int | None
-
-    def line(self, label: str) -> str:
-        """How people read it, `label` naming the other session's agent."""
-        through = f" (through turn {self.through_turn})" if self.through_turn is not None else ""
-        arrow = "from" if self.direction == "from" else "in"
-        return f"Continued {arrow} {label} {'←' if arrow == 'from' else '→'} {self.session_id}{through}"
-
-
-def links_of(meta: SessionMeta) -> list[SessionLink]:
-    """The continuations Reprise's metadata of a session records (entries not of that form are passed over)."""
-    extra = meta.model_extra or {}
-    continued_in = extra.get("continued_in")
-    entries: list[tuple[Literal["from", "in"], object]] = [("from", extra.get("continued_from"))]
-    entries += [("in", entry) for entry in (continued_in if isinstance(continued_in, list) else [])]
-    links = []
-    for direction, entry in entries:
-        if not isinstance(entry, dict):
-            continue
-        source, session_id, through = entry.get("source"), entry.get("session_id"), entry.get("through_turn")
-        if isinstance(source, str) and isinstance(session_id, str):
-            counted = through if isinstance(through, int) and not isinstance(through, bool) else None
-            links.append(SessionLink(direction, source, session_id, counted))
-    return links
 
 
 @dataclass(slots=True)

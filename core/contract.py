@@ -297,9 +297,11 @@ class Transcript(Document):
 
 
 class SessionLink(Document):
-    """A session this one was continued from (`from`), or one continued from it (`in`), in another agent."""
+    """A session of another agent this one was continued or imported from (`from`), or into (`in`)."""
 
     direction: Literal["from", "in"]
+    how: Literal["continued", "imported"] = Field(
+        description="continued: written by `reprise continue`; imported: the agent's own import (Codex's)")
     agent: str
     session_id: str
     through_turn: int | None
@@ -352,8 +354,6 @@ def transcript(item: CoreTranscript) -> Transcript:
 
 def session_detail(detail: CoreSessionDetail) -> SessionDetail:
     """`show`: `summary` and `history` are the agent's own (Fractal's); null for sources without them."""
-    from .continuation import links_of
-
     totals = detail.totals
     history = None if detail.history is None else [HistoryEntry.model_validate(entry) for entry in detail.history]
     return SessionDetail(
@@ -368,8 +368,8 @@ def session_detail(detail: CoreSessionDetail) -> SessionDetail:
                           cache_creation_tokens=totals.cache_creation_tokens),
         warnings=[problem(w) for w in detail.warnings],
         transcript=transcript(detail.transcript),
-        links=[SessionLink(direction=link.direction, agent=link.source, session_id=link.session_id,
-                           through_turn=link.through_turn) for link in links_of(detail.meta)])
+        links=[SessionLink(direction=link.direction, how=link.how, agent=link.source, session_id=link.session_id,
+                           through_turn=link.through_turn) for link in detail.links])
 
 
 class Summary(Document):

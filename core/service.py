@@ -86,9 +86,10 @@ from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_sizes
 
-if TYPE_CHECKING:   # only `continue_in` builds them, importing their modules then
+if TYPE_CHECKING:   # only `continue_in` and `show` build them, importing their modules then
     from .brief import Brief
     from .continuation import Continuation
+    from .session_links import SessionLink
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -172,7 +173,7 @@ class SessionDetail:
     keepable: bool = False           # a copy of the file as it is could still be kept (`keep`)
     branch: str | None = None        # the git branch the agent recorded, when it records one
     refused: list[str] = field(default_factory=list)   # a sentence for each action its source does not offer
-    links: list[str] = field(default_factory=list)     # "Continued in Codex → ID (through turn 3)", each
+    links: list[SessionLink] = field(default_factory=list)   # to sessions of other agents (`Service.link_line`)
 
     @property
     def title(self) -> str | None:
@@ -698,14 +699,19 @@ class Service:
                              opened.size, opened.warnings, opened.transcript, opened.summary_text,
                              opened.history, opened, opened.agent_title, source.label,
                              source.cost_label, *self._deletion_note(source, ref, opened.path),
-                             branch=opened.branch, refused=self.refusals(source.name), links=self._links(meta))
+                             branch=opened.branch, refused=self.refusals(source.name),
+                             links=self.session_links(ref, meta, opened.path))
 
-    def _links(self, meta: SessionMeta) -> list[str]:
-        """The continuations a session's metadata records, as people read them."""
-        from .continuation import links_of
+    def session_links(self, ref: SessionRef, meta: SessionMeta, path: Path) -> list[SessionLink]:
+        """The sessions of other agents this one is linked to: the continuations Reprise's metadata
+        records, and the imports an agent made itself (its source's own record of them)."""
+        from .session_links import links_of
 
-        labels = {spec.name: spec.label for spec in registry().specs}
-        return [link.line(labels.get(link.source, link.source)) for link in links_of(meta)]
+        links = links_of(meta)
+        for source in self.sources.values():
+            with contextlib.suppress(OSError, RepriseError):
+                links.extend(source.import_links(ref, path))
+        return links
 
     def refusals(self, source_name: str) -> list[str]:
         """A sentence for each action on a session that its source does not offer ("Codex sessions cannot

@@ -29,8 +29,8 @@ from .roles import Reader, Resumer, capabilities_of, roles_of
 from .spec import SourceSpec
 from .workspaces import GroupRule, RecordedRule, WorkspaceRule
 
-if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
-    pass
+if TYPE_CHECKING:  # only the import links name them
+    from ..session_links import SessionLink
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +279,11 @@ class SessionSource(Reader, Resumer):
 
     @abstractmethod
     def record_workspace(self, key: str, folder: Path) -> None: ...
+
+    def import_links(self, ref: SessionRef, path: Path) -> list[SessionLink]:
+        """The sessions of other agents this store's agent imported `ref` into, or `ref` from (its own
+        record of them, such as Codex's ledger); none by default."""
+        return []
 
     @abstractmethod
     def read_meta(self, ref: SessionRef) -> SessionMeta:

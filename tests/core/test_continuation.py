@@ -18,6 +18,7 @@ from reprise.core.continuation import continue_session
 from reprise.core.errors import RepriseError, UsageError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
+from reprise.core.session_links import described
 from reprise.core.sources.claude.from_transcript import dumps, session_file_of
 from reprise.core.sources.claude.records import parse_lines
 from reprise.core.sources.claude.transcript import read_transcript as read_claude
@@ -122,8 +123,9 @@ def test_continue_writes_links_and_undoes_without_touching_the_source(store):
     assert origin["sha256"] == result.source_sha256
     links = (svc.sources["codex"].read_meta(ref).model_extra or {})["continued_in"]
     assert links == [{"source": "claude", "session_id": new.session_id, "through_turn": 1, "at": meta.created_at}]
-    assert svc.show(new).links == [f"Continued from Codex ← {BASH} (through turn 1)"]
-    assert svc.show(ref).links == [f"Continued in Claude Code → {new.session_id} (through turn 1)"]
+    assert [described(link) for link in svc.show(new).links] == [f"Continued from Codex ← {BASH} (through turn 1)"]
+    assert [described(link) for link in svc.show(ref).links] == \
+        [f"Continued in Claude Code → {new.session_id} (through turn 1)"]
     again = svc.continue_in(ref, "claude")   # a second continuation is a new session, linked too
     assert again.written.ref != new and again.written.path.exists() and result.written.path.exists()
     assert len((svc.sources["codex"].read_meta(ref).model_extra or {})["continued_in"]) == 2
@@ -187,3 +189,25 @@ def test_a_continuation_in_codex_is_metered_with_the_fixed_prompt_codex_adds_on_
     assert parts["overhead"].tokens == 61_300 // 4 and "when it resumes" in (parts["overhead"].note or "")
     assert parts["history"].tokens and back.context_tokens == sum(p.tokens or 0 for p in parts.values())
     assert svc.show(back.written.ref).title == "Start a plan MARKfirst (from Claude Code)"
+
+
+SOLO = "01a2331b-c171-76a1-87a8-af4737721e6c"
+CLAUDE_SOLO = "11111111-1111-4111-8111-111111111111"
+
+
+def test_a_session_codex_imported_itself_is_linked_both_ways_from_its_ledger(store, tmp_path):
+    """Codex's ledger of its own imports (imports.py) names the Claude Code file and the thread it became."""
+    from .claude.test_claude_source import copy_store
+
+    folders = copy_store(Path(os.environ["CLAUDE_CONFIG_DIR"]), tmp_path / "work")
+    [claude_file] = Path(os.environ["CLAUDE_CONFIG_DIR"]).glob(f"projects/*/{CLAUDE_SOLO}.jsonl")
+    ledger = {"records": [{"source_path": os.path.realpath(claude_file), "content_sha256": "0" * 64,
+                           "imported_thread_id": SOLO, "imported_at": 1796634509,
+                           "source_modified_at": 1796634509249934302, "connector_names": [], "title": "t"}],
+              "detected_connector_records": []}
+    (Path(os.environ["CODEX_HOME"]) / "external_agent_session_imports.json").write_text(json.dumps(ledger))
+    svc = Service.from_environment(workspace=ALPHA)
+    codex = svc.show(SessionRef(workspace_key(ALPHA), SOLO, "codex"))
+    assert [described(link) for link in codex.links] == [f"Imported by its agent from Claude Code ← {CLAUDE_SOLO}"]
+    claude = svc.show(SessionRef(workspace_key(str(folders["alpha"])), CLAUDE_SOLO, "claude"))
+    assert [described(link) for link in claude.links] == [f"Imported into Codex → {SOLO}"]

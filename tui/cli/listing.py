@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from reprise.core import list_document
 from reprise.core.errors import RepriseError, UsageError
 from reprise.core.progress import Progress
+from reprise.core.session_links import described
 from reprise.core.sources.registry import short_id
 
 from ..format import counted, human_size, human_time, local_now, money, session_folder
@@ -192,7 +193,7 @@ def show(service: Service, args: ShowArguments, as_json: bool) -> int:
 
 def _print_notes(detail: SessionDetail) -> None:
     for link in detail.links:
-        print(safe_line(link))
+        print(safe_line(described(link)))
     if detail.deletion is not None:
         keep = f"; `reprise keep {detail.ref.session_id[:8]}` copies it out of reach." if detail.keepable else ""
         print(f"Note: {safe_line(detail.deletion)}{keep}")

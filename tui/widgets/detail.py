@@ -23,6 +23,7 @@ from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from reprise.core.meter import MeterResult
 from reprise.core.service import SessionDetail
+from reprise.core.session_links import described
 from reprise.core.sources.registry import id_argument
 from reprise.core.times import parse_time
 
@@ -260,7 +261,7 @@ class DetailPane(Vertical):
         if landing is not None:
             first = min(first, max(landing.turn - 1, 0))
         roles = self.roles()
-        lines = [line(safe_line(link), style="muted") for link in detail.links]
+        lines = [line(safe_line(described(link)), style="muted") for link in detail.links]
         lines += [line(safe_line(note), style="muted") for note in transcript.notes]
         lines += [line(safe_line(refused), style="muted") for refused in detail.refused]   # greyed actions' why
         if detail.deletion and not detail.deletion_soon:

@@ -8,6 +8,7 @@ sessions (titles, pins) live in Reprise's data folder, under `codex/` folders (`
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,9 +50,12 @@ from .transcript import read_transcript
 from .trash import CodexTrash
 from .windows import Configs, catalog_window
 
+CLAUDE = "claude"   # the agent whose sessions Codex imports (its ledger names their files)
+
 # What only metering, forking, sending or starting a session needs is imported there: a listing never
 # loads it.
 if TYPE_CHECKING:
+    from ...session_links import SessionLink
     from .meter import CodexLimits, ContextNow
     from .next_request import NextRequest
 
@@ -279,6 +283,24 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
         ref = SessionRef(key, new_thread_id(), NAME)
         start_rollout(self.roots[0], ref.session_id, folder)
         return self._titled(ref, meta)
+
+    def import_links(self, ref: SessionRef, path: Path) -> list[SessionLink]:
+        """Codex's own imports of Claude Code sessions (imports.py: its ledger under each root): the
+        Claude Code session a thread was imported from, or the threads a Claude Code file became."""
+        from ...session_links import SessionLink
+        from .imports import imported_sessions
+
+        if ref.source not in (NAME, CLAUDE):
+            return []
+        links = []
+        for root in self.roots:
+            found = imported_sessions(root.path)
+            if ref.source == NAME and (origin := found.source_of(ref.session_id)) is not None:
+                links.append(SessionLink("from", CLAUDE, origin.source_session_id or origin.source_path, None,
+                                         "imported"))
+            elif ref.source == CLAUDE and (thread := found.thread_of(os.path.realpath(path))) is not None:
+                links.append(SessionLink("in", NAME, thread, None, "imported"))
+        return links
 
     def write_session(self, transcript: Transcript, folder: Path, meta: SessionMeta, *, origin: SessionRef,
                       agent: str, model: str | None, dry_run: bool) -> WrittenSession:
