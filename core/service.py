@@ -352,6 +352,7 @@ class Service:
             if len(chosen) < len(self.sources):
                 rows = [row for row in rows if row.source in chosen]
             self._mark_agent_deletions(rows)
+            rows = self._imports_counted_once(rows)
             total = len(rows)
             if hide_agent_hidden:
                 rows = [row for row in rows if not row.hidden_by_agent]
@@ -365,6 +366,26 @@ class Service:
                 self.mark_folders_and_limits(shown)
         return Listing(shown, total, scope, sort, limit, total - len(rows), tuple(chosen), reverse, all_workspaces,
                        kept)
+
+    def _imports_counted_once(self, rows: list[SessionRow]) -> list[SessionRow]:
+        """The rows without the older of each pair an agent imported itself (a Codex thread made from a
+        Claude Code file): one conversation is listed once, the newer copy, which links to the other
+        (`session_links`); the other is still found by its id."""
+        pairs: dict[tuple[str, str], str] = {}
+        for name, source in self.sources.items():
+            with contextlib.suppress(OSError, RepriseError):
+                pairs.update(((name, session_id), path) for session_id, path in source.imported_files().items())
+        if not pairs:
+            return rows
+        paths = set(pairs.values())
+        by_path = {row.path: row for row in rows if row.path in paths or os.path.realpath(row.path) in paths}
+        by_path.update({os.path.realpath(path): row for path, row in list(by_path.items())})
+        folded: set[int] = set()
+        for row in rows:
+            other = by_path.get(pairs.get((row.source, row.id), ""))
+            if other is not None and other is not row:
+                folded.add(id(other) if row.activity_ts >= other.activity_ts else id(row))
+        return [row for row in rows if id(row) not in folded] if folded else rows
 
     def stored_rows(self, *, all_workspaces: bool = False, key: str | None = None) -> list[SessionRow]:
         """The rows of the workspace (or all) as the catalog last stored them, no file looked at,

@@ -280,6 +280,11 @@ class SessionSource(Reader, Resumer):
     @abstractmethod
     def record_workspace(self, key: str, folder: Path) -> None: ...
 
+    def imported_files(self) -> dict[str, str]:
+        """{session id: the other agent's session file it was imported from} for the sessions this
+        store's agent imported itself (the listing counts such a pair once); none by default."""
+        return {}
+
     def import_links(self, ref: SessionRef, path: Path) -> list[SessionLink]:
         """The sessions of other agents this store's agent imported `ref` into, or `ref` from (its own
         record of them, such as Codex's ledger); none by default."""

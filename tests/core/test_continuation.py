@@ -211,3 +211,7 @@ def test_a_session_codex_imported_itself_is_linked_both_ways_from_its_ledger(sto
     assert [described(link) for link in codex.links] == [f"Imported by its agent from Claude Code ← {CLAUDE_SOLO}"]
     claude = svc.show(SessionRef(workspace_key(str(folders["alpha"])), CLAUDE_SOLO, "claude"))
     assert [described(link) for link in claude.links] == [f"Imported into Codex → {SOLO}"]
+    listing = svc.list_sessions(all_workspaces=True)
+    ids = [row.id for row in listing.rows]
+    assert SOLO in ids and CLAUDE_SOLO not in ids   # one conversation, listed once: the newer copy
+    assert listing.total == len(ids) and svc.resolve(CLAUDE_SOLO).session_id == CLAUDE_SOLO

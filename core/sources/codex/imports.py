@@ -45,8 +45,9 @@ from ...problems import Problem
 from ...session_files import ReadProblem, opened_regular_file, read_all
 from .. import agent_json
 from ..uuid_ids import is_uuid
+from .layout import IMPORTS_LEDGER
 
-LEDGER = "external_agent_session_imports.json"
+LEDGER = IMPORTS_LEDGER
 MAX_LEDGER_BYTES = 16 * 1024 * 1024
 MAX_PATH_CHARS = 4096
 MAX_TITLE_CHARS = 1024

@@ -75,3 +75,6 @@ def _subfolders(folder: str, shape: re.Pattern[str]) -> list[str]:
             except OSError:
                 continue
     return sorted(found)
+
+
+IMPORTS_LEDGER = "external_agent_session_imports.json"   # Codex's record of the sessions it imported (imports.py)

@@ -40,7 +40,7 @@ from ..file_writers import process_writing
 from ..roles import Creator, Diagnosed, Forking, Live, Metered, Sender, SessionWriter, Trashing
 from ..session_writing import WrittenSession
 from .fields import CodexFields, ListingFold
-from .layout import CodexRoot, check_session_id
+from .layout import IMPORTS_LEDGER, CodexRoot, check_session_id
 from .listing import NAME, CodexListing
 from .liveness import writer_of
 from .records import Record
@@ -283,6 +283,15 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
         ref = SessionRef(key, new_thread_id(), NAME)
         start_rollout(self.roots[0], ref.session_id, folder)
         return self._titled(ref, meta)
+
+    def imported_files(self) -> dict[str, str]:
+        ledgers = [root.path for root in self.roots if (root.path / IMPORTS_LEDGER).exists()]
+        if not ledgers:   # every listing asks: without a ledger, nothing is imported or read
+            return {}
+        from .imports import imported_sessions
+
+        return {session.thread_id: session.source_path for root in ledgers
+                for session in imported_sessions(root).sessions}
 
     def import_links(self, ref: SessionRef, path: Path) -> list[SessionLink]:
         """Codex's own imports of Claude Code sessions (imports.py: its ledger under each root): the
