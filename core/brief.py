@@ -132,37 +132,39 @@ class _Budget:
 
 
 def build_brief(transcript: Transcript, receipt: Receipt, facts: Sequence[FileFact], *, count: Callable[[str], int],
-                budget: int) -> Brief:
-    """The brief of the transcript's turns within `budget` tokens as `count` counts them."""
+                budget: int, since: int = 0) -> Brief:
+    """The brief of the transcript's turns after the first `since` (those an earlier continuation
+    carried) within `budget` tokens as `count` counts them."""
     turns = transcript.turns
     total = len(turns)
+    first = since + 1
     shown = f"reprise show {receipt.session_id}"   # `--turn N` shows one turn whole
     head = [HEADER, "", f"Continued from a {receipt.agent} session: {receipt.session_id}",
             f"Folder: {receipt.folder or 'unknown'}" + (f" · git branch {receipt.branch}" if receipt.branch else ""),
-            f"Covers {'turn 1' if total == 1 else f'turns 1–{total}'} (through turn {total}) of {receipt.agent}'s "
-            f"file, SHA-256 {receipt.sha256}"
+            f"Covers {f'turn {first}' if total == first else f'turns {first}–{total}'} (through turn {total}) of "
+            f"{receipt.agent}'s file, SHA-256 {receipt.sha256}"
             + (f" · last activity {receipt.age}" if receipt.age else "")]
     room = _Budget(count, max(budget - NOTE_RESERVE, 0))
     left_out: list[str] = []
     room.add("\n".join(head), cut=True)
-    last = list(range(max(total - LAST_TURNS, 0), total))
+    last = list(range(max(total - LAST_TURNS, since), total))
     first_turn = len(room.parts)
     for index in reversed(last):   # the newest first while the budget lasts, then shown in their order
         if not room.add(_turn_text(index + 1, turns[index]), cut=index == total - 1):
             left_out.append(f"turn {index + 1} verbatim")
     room.parts[first_turn:] = reversed(room.parts[first_turn:])
-    older = [index for index in range(total) if index not in last]
+    older = [index for index in range(since, total) if index not in last]
     prompts = [f"- turn {index + 1}: {_quoted(turns[index].user_message).removeprefix('> ')}"
                for index in reversed(older)]
     kept_prompts = _fitting(room, "The user's earlier prompts, the newest first:", prompts)
     if len(kept_prompts) < len(prompts):
-        left_out.append(f"the prompts of turns 1–{len(prompts) - len(kept_prompts)}")
-    found = decisions(transcript)
+        left_out.append(f"the prompts of turns {first}–{since + len(prompts) - len(kept_prompts)}")
+    found = [d for d in decisions(transcript) if d.turn > since]
     quoted = [f"- \"{d.line}\" (turn {d.turn})" for d in reversed(found)]
     kept = _fitting(room, "Decisions and constraints as stated, the newest first:", quoted)
     if len(kept) < len(quoted):
         left_out.append(f"{len(quoted) - len(kept)} of {len(quoted)} decision lines")
-    lines = [_fact_line(fact) for fact in facts]
+    lines = [_fact_line(fact) for fact in facts if fact.turn > since]
     kept_facts = _fitting(room, "Files the session read and changed (display paths as the agent wrote them):", lines)
     if len(kept_facts) < len(lines):
         left_out.append(f"{len(lines) - len(kept_facts)} of {len(lines)} file lines")
@@ -172,7 +174,7 @@ def build_brief(transcript: Transcript, receipt: Receipt, facts: Sequence[FileFa
         room.parts.insert(1, note)
         room.used += count(note + "\n\n")
     text = "\n\n".join(room.parts)
-    return Brief(text, count(text), budget, total, left_out)
+    return Brief(text, count(text), budget, total - since, left_out)
 
 
 def _fitting(room: _Budget, title: str, lines: list[str]) -> list[str]:

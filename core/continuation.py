@@ -63,6 +63,15 @@ def continued_title(title: str | None, session_id: str, agent: str, *, brief: bo
     return f"{text} ({'brief ' if brief else ''}from {agent})"
 
 
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """The newest continuation of the same source in the same agent that is still there: a repeated
+    continuation is written on top of it, with only the source's turns since (`through`)."""
+
+    opened: OpenedSession
+    through: int
+
+
 def brief_transcript(opened: OpenedSession, brief: Brief, now: str) -> Transcript:
     """A new session whose one record is the brief, as the user's first message, waiting for the agent."""
     return Transcript(opened.transcript.source, opened.ref.session_id,
@@ -70,10 +79,12 @@ def brief_transcript(opened: OpenedSession, brief: Brief, now: str) -> Transcrip
 
 
 def continue_session(source: SessionSource, opened: OpenedSession, target: SessionSource, folder: Path, *,
-                     title: str | None, model: str | None, dry_run: bool, brief: Brief | None = None
-                     ) -> Continuation:
+                     title: str | None, model: str | None, dry_run: bool, brief: Brief | None = None,
+                     earlier: Earlier | None = None) -> Continuation:
     """Write the opened session of `source` as a new session of `target` in `folder` (its history, or
-    with `brief` a session whose first message is the brief), and link the two."""
+    with `brief` a session whose first message is the brief), and link the two. After an `earlier`
+    continuation, the new session is that one's turns (the target's own since included) and then the
+    source's turns since it (or the brief of them)."""
     ref = opened.ref
     if target.name == source.name:
         raise UsageError(f"Session {ref.session_id} is already a {source.label} session.",
@@ -85,15 +96,27 @@ def continue_session(source: SessionSource, opened: OpenedSession, target: Sessi
         raise missing_role(target, SessionWriter)
     writer: SessionWriter = target   # type: ignore[assignment]  # the role is among its bases (checked above)
     through = len(opened.transcript.turns)
+    since = earlier.through if earlier is not None else 0
+    if earlier is not None and through <= since:
+        raise UsageError(f"Session {ref.session_id} has no turn since its continuation in {target.label} "
+                         f"({earlier.opened.ref.session_id}, through turn {since}).",
+                         hint=f"resume that one, or write the whole history again: reprise continue "
+                              f"{ref.session_id} --to {target.name} --fresh")
     origin: dict[str, object] = {"source": source.name, "session_id": ref.session_id, "through_turn": through,
                                  "sha256": opened.sha256}
     if brief is not None:
         origin.update(brief=True, brief_tokens=brief.tokens, brief_budget=brief.budget)
+    if earlier is not None:
+        origin.update(after=earlier.opened.ref.session_id, from_turn=since + 1)
     created = iso_time(time.time())
     meta = SessionMeta.model_validate({"title": continued_title(title, ref.session_id, source.label,
                                                                 brief=brief is not None),
                                        "created_at": created, "continued_from": origin})
     transcript = opened.transcript if brief is None else brief_transcript(opened, brief, created)
+    if earlier is not None:   # the earlier continuation's turns, then only what is new
+        added = opened.transcript.turns[since:] if brief is None else transcript.turns
+        transcript = Transcript(opened.transcript.source, ref.session_id,
+                                turns=[*earlier.opened.transcript.turns, *added])
     written = writer.write_session(transcript, folder, meta, origin=ref, agent=source.label,
                                    model=model if brief is None else None, dry_run=dry_run)
     if written.written:
@@ -110,4 +133,8 @@ def continue_session(source: SessionSource, opened: OpenedSession, target: Sessi
         except (OSError, RepriseError) as exc:
             written.notes.append(f"the link on {ref.session_id} could not be recorded ({exc}); the new session "
                                  "records where it came from")
+    if earlier is not None:
+        written.notes.insert(0, f"written on top of the earlier continuation {earlier.opened.ref.session_id} "
+                                f"(its {len(earlier.opened.transcript.turns)} turns), with turns {since + 1}–{through} "
+                                f"of {source.label}'s session")
     return Continuation(ref, source.label, target.label, written, opened.sha256, brief)

@@ -88,7 +88,7 @@ from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_siz
 
 if TYPE_CHECKING:   # only `continue_in` and `show` build them, importing their modules then
     from .brief import Brief
-    from .continuation import Continuation
+    from .continuation import Continuation, Earlier
     from .session_links import SessionLink
 
 P = ParamSpec("P")
@@ -823,11 +823,12 @@ class Service:
         return self.role(ref, Creator).new_argv(ref, self.workspace)
 
     def continue_in(self, ref: SessionRef, agent: str, *, dry_run: bool = False, brief: bool = False,
-                    budget: int | None = None, brief_text: str | None = None) -> Continuation:
+                    budget: int | None = None, brief_text: str | None = None, fresh: bool = False) -> Continuation:
         """Write the session as a new session of `agent` in its own store (`core/continuation.py`), in
         the session's folder: its history, or (`brief`, `brief_text`: one edited by hand) a session whose
         first message is its brief within `budget` tokens; with the command that resumes it and the
-        target's meter of its next turn."""
+        target's meter of its next turn. Continued in that agent before (and that session still there),
+        the new one is written on top of it with only the turns since, unless `fresh`."""
         from .continuation import continue_session
 
         source = self.source(ref)
@@ -844,11 +845,15 @@ class Service:
         fields = rows[0].details if rows else None
         opened = source.open(ref)
         first = opened.transcript.turns[0].user_message if opened.transcript.turns else None
-        made = self._brief(opened, source.label, agent, folder, budget, brief_text) \
+        meta = source.read_meta(ref)
+        earlier = None if fresh else self._earlier(meta, agent, folder)
+        since = earlier.through if earlier is not None else 0
+        made = self._brief(opened, source.label, agent, folder, budget, brief_text, since) \
             if brief or brief_text is not None else None
         result = continue_session(source, opened, self.sources[agent], Path(folder),
-                                  title=source.read_meta(ref).title or opened.agent_title or first,
-                                  model=fields.model if fields else None, dry_run=dry_run, brief=made)
+                                  title=meta.title or opened.agent_title or first,
+                                  model=fields.model if fields else None, dry_run=dry_run, brief=made,
+                                  earlier=earlier)
         new = result.written.ref
         if result.written.written:
             result.resume_argv = self.sources[agent].resume_argv(new, folder)
@@ -861,8 +866,23 @@ class Service:
                     result.context_tokens, result.context_window = measured.total, measured.window
         return result
 
+    def _earlier(self, meta: SessionMeta, agent: str, folder: str) -> Earlier | None:
+        """The newest continuation of this session in `agent` that is still there, opened."""
+        from .continuation import Earlier
+        from .session_links import links_of
+
+        target = self.sources[agent]
+        for link in reversed(links_of(meta)):
+            if link.direction != "in" or link.how != "continued" or link.source != agent:
+                continue
+            earlier = SessionRef(workspace_key(folder), link.session_id, agent)
+            with contextlib.suppress(RepriseError, OSError):
+                if target.exists(earlier):
+                    return Earlier(target.open(earlier), link.through_turn or 0)
+        return None
+
     def _brief(self, opened: OpenedSession, label: str, agent: str, folder: str, budget: int | None,
-               text: str | None) -> Brief:
+               text: str | None, since: int = 0) -> Brief:
         """The brief of an opened session for `agent`, within `budget` tokens (default: `default_budget`
         of the target's window), counted with the target's encoding; `text`: one edited by hand."""
         from .brief import MIN_BUDGET, Brief, Receipt, build_brief, default_budget
@@ -888,7 +908,7 @@ class Service:
         receipt = Receipt(label, opened.ref.session_id, folder, opened.branch,
                           (last.ended_at or last.started_at) if last is not None else None, opened.sha256)
         facts = check_files(touched_files(transcript), transcript, folder)
-        return build_brief(transcript, receipt, facts, count=count, budget=limit)
+        return build_brief(transcript, receipt, facts, count=count, budget=limit, since=since)
 
     def rename(self, ref: SessionRef, title: str) -> SessionMeta:
         return self.source(ref).update_meta(ref, lambda meta: setattr(meta, "title", clean_title(title)))

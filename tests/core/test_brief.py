@@ -144,7 +144,7 @@ def test_continue_with_a_brief_writes_a_session_whose_first_message_is_the_brief
     assert shown.title == "Start a plan MARKfirst (brief from Codex)"
     origin = (shown.meta.model_extra or {})["continued_from"]
     assert origin["brief"] is True and origin["through_turn"] == 3 and origin["brief_tokens"] == result.brief.tokens
-    edited = svc.continue_in(ref, "claude", brief_text="Only this, edited. MARKedited")
+    edited = svc.continue_in(ref, "claude", brief_text="Only this, edited. MARKedited", fresh=True)
     assert svc.show(edited.written.ref).transcript.turns[0].user_message == "Only this, edited. MARKedited"
 
 

@@ -126,7 +126,7 @@ def test_continue_writes_links_and_undoes_without_touching_the_source(store):
     assert [described(link) for link in svc.show(new).links] == [f"Continued from Codex ← {BASH} (through turn 1)"]
     assert [described(link) for link in svc.show(ref).links] == \
         [f"Continued in Claude Code → {new.session_id} (through turn 1)"]
-    again = svc.continue_in(ref, "claude")   # a second continuation is a new session, linked too
+    again = svc.continue_in(ref, "claude", fresh=True)   # the whole history again: a new session, linked too
     assert again.written.ref != new and again.written.path.exists() and result.written.path.exists()
     assert len((svc.sources["codex"].read_meta(ref).model_extra or {})["continued_in"]) == 2
     assert [r.op for r in svc.audit_records() if r.op == "continue"] == ["continue", "continue"]
@@ -215,3 +215,27 @@ def test_a_session_codex_imported_itself_is_linked_both_ways_from_its_ledger(sto
     ids = [row.id for row in listing.rows]
     assert SOLO in ids and CLAUDE_SOLO not in ids   # one conversation, listed once: the newer copy
     assert listing.total == len(ids) and svc.resolve(CLAUDE_SOLO).session_id == CLAUDE_SOLO
+
+
+def test_a_repeated_continuation_is_the_earlier_one_then_only_the_turns_since(store, tmp_path):
+    from .. import factories
+
+    state = Path(os.environ["REPRISE_STATE_DIR"])
+    factories.write_session(state, Path(ALPHA), factories.session_bytes("c" * 32, turns=3, seed=5))
+    svc = Service.from_environment(workspace=ALPHA)
+    ref = SessionRef(workspace_key(ALPHA), "c" * 32, "fractal")
+    first = svc.continue_in(ref, "claude")
+    with pytest.raises(UsageError, match="no turn since its continuation in Claude Code"):
+        svc.continue_in(ref, "claude")
+    factories.write_session(state, Path(ALPHA), factories.session_bytes("c" * 32, turns=4, seed=5))
+    source = svc.show(ref).transcript
+    again = svc.continue_in(ref, "claude")
+    shown = svc.show(again.written.ref)
+    earlier = svc.show(first.written.ref).transcript
+    assert [t.user_message for t in shown.transcript.turns] == \
+        [*(t.user_message for t in earlier.turns), source.turns[3].user_message]
+    origin = (shown.meta.model_extra or {})["continued_from"]
+    assert origin["after"] == first.written.ref.session_id and origin["from_turn"] == 4 and origin["through_turn"] == 4
+    assert again.written.notes[0].startswith(f"written on top of the earlier continuation {first.written.ref.session_id}")
+    briefed = svc.continue_in(ref, "codex", brief=True)   # no earlier one in Codex: a brief of every turn
+    assert briefed.brief is not None and briefed.brief.turns == 4

@@ -27,6 +27,7 @@ class ContinueArguments:
     budget: int | None
     brief_file: str | None
     print: bool
+    fresh: bool
 
 
 def _brief_text(path: str | None) -> str | None:
@@ -48,7 +49,7 @@ def continue_session(service: Service, args: ContinueArguments, as_json: bool) -
     text = _brief_text(args.brief_file)
     brief = args.brief or args.print or text is not None or args.budget is not None
     result = service.continue_in(ref, args.target, dry_run=args.dry_run or args.print, brief=brief,
-                                 budget=args.budget, brief_text=text)
+                                 budget=args.budget, brief_text=text, fresh=args.fresh)
     if as_json:
         emit(contract.dump(contract.continued(result, dry_run=args.dry_run or args.print)))
         return 0

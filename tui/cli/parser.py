@@ -261,6 +261,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         "and 8,000)")
     p.add_argument("--brief-file", metavar="F", help="start from this brief (an edited --print; - for stdin)")
     p.add_argument("--print", action="store_true", help="print the brief and write nothing")
+    p.add_argument("--fresh", action="store_true",
+                   help="write the whole history again, not on top of the last continuation in that agent")
 
     p = add("pick", "choose a session in the TUI and print its id (exit 1 if cancelled)")
     printed = p.add_mutually_exclusive_group()

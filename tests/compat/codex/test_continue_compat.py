@@ -194,3 +194,33 @@ def test_a_brief_of_a_claude_code_session_reaches_codex_as_the_first_message_wit
     assert result.returncode == 0 and result.thread_id == document["session_id"], result.describe()
     assert sent_prompts(result) == [brief["text"], NEXT]
     assert count_tokens(brief["text"], "o200k_base") == brief["tokens"]
+
+
+def test_a_second_continuation_carries_the_first_with_codexs_own_turn_then_only_the_new_turns(
+        codex_bin, tmp_path, isolated_paths, monkeypatch, capsys):
+    """A Fractal session continued in Codex, a turn run there by the real client, a turn added to the
+    Fractal session, then continued again: the new rollout is the first continuation (Codex's turn
+    included) and then only the new Fractal turn; the real client sends exactly those prompts."""
+    live = LiveCodex(codex_bin, tmp_path / "live")
+    (live.codex_home / "sessions").mkdir(parents=True, exist_ok=True)
+    folder = tmp_path / "work"
+    folder.mkdir()
+    session_id = "d" * 32
+    factories.write_session(isolated_paths, folder, factories.session_bytes(session_id, turns=3, seed=11,
+                                                                            statuses=("succeeded",)))
+    monkeypatch.setenv("CODEX_HOME", str(live.codex_home))
+    monkeypatch.chdir(folder)
+    first = continued(capsys, session_id)
+    in_codex = "A turn in Codex MARKcodexturn"
+    [result] = live.run([Step([*EXEC, "resume", first["session_id"], in_codex], folder, label="codex turn")])
+    assert result.returncode == 0, result.describe()
+    factories.write_session(isolated_paths, folder, factories.session_bytes(session_id, turns=4, seed=11,
+                                                                            statuses=("succeeded",)))
+    source = Service.from_environment(workspace=str(folder)).show(
+        SessionRef(factories.workspace_key(folder), session_id, "fractal")).transcript
+    second = continued(capsys, session_id)
+    assert second["session_id"] != first["session_id"] and second["turns"] == 5
+    [result] = live.run([Step([*EXEC, "resume", second["session_id"], NEXT], folder, label="second")])
+    assert result.returncode == 0 and result.thread_id == second["session_id"], result.describe()
+    prompts = [turn.user_message for turn in source.turns]
+    assert sent_prompts(result) == [*prompts[:3], in_codex, prompts[3], NEXT]
