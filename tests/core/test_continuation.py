@@ -236,6 +236,7 @@ def test_a_repeated_continuation_is_the_earlier_one_then_only_the_turns_since(st
         [*(t.user_message for t in earlier.turns), source.turns[3].user_message]
     origin = (shown.meta.model_extra or {})["continued_from"]
     assert origin["after"] == first.written.ref.session_id and origin["from_turn"] == 4 and origin["through_turn"] == 4
-    assert again.written.notes[0].startswith(f"written on top of the earlier continuation {first.written.ref.session_id}"[:60])
+    on_top = f"written on top of the earlier continuation {first.written.ref.session_id}"
+    assert again.written.notes[0].startswith(on_top)
     briefed = svc.continue_in(ref, "codex", brief=True)   # no earlier one in Codex: a brief of every turn
     assert briefed.brief is not None and briefed.brief.turns == 4
