@@ -78,9 +78,10 @@ def continue_session(service: Service, args: ContinueArguments, as_json: bool) -
         window = f" of {result.context_window:,}" if result.context_window is not None else ""
         print(f"  next turn: {result.context_tokens:,} tokens{window} ({result.target_label}'s meter)")
         if result.over_window:
-            print(f"  it does not fit {result.target_label}'s window: trim it first "
+            print(f"  it does not fit {result.target_label}'s window: trim it "
                   f"(reprise trim {safe_line(written.ref.session_id)} --fork --fit {result.context_window}), "
-                  "or undo it (reprise restore)")
+                  f"or undo it (reprise restore {safe_line(written.ref.session_id)}) and continue with a brief "
+                  f"(reprise continue {safe_line(ref.session_id)} --to {safe_line(args.target)} --brief --fresh)")
     elif result.meter_note:
         print(f"  {safe_line(result.meter_note)}")
     if written.written:

@@ -329,7 +329,8 @@ class SessionActionsPart(ScreenBase):
         if result.context_tokens is not None:
             window = f" of {result.context_window:,}" if result.context_window is not None else ""
             fits = f"; next turn {result.context_tokens:,} tokens{window}" + (
-                " — over the window: trim it (ctrl+t)" if result.over_window else "")
+                " — over the window: trim it (ctrl+t), or undo it (ctrl+z) and continue with a brief"
+                if result.over_window else "")
         self.app.notify(f"Continued in {result.target_label} as {new.session_id}{fits}. Enter resumes it.",
                         markup=False, severity="warning" if result.over_window else "information")
         self.load_rows(select=str(result.written.path))
