@@ -240,3 +240,19 @@ def test_a_repeated_continuation_is_the_earlier_one_then_only_the_turns_since(st
     assert again.written.notes[0].startswith(on_top)
     briefed = svc.continue_in(ref, "codex", brief=True)   # no earlier one in Codex: a brief of every turn
     assert briefed.brief is not None and briefed.brief.turns == 4
+
+
+def test_a_continuation_over_the_targets_window_says_so_with_the_meters_figure(store, capsys):
+    """A window of 2,000 tokens for Codex's model: the continuation is written, then said not to fit,
+    with the figure, a trim and the brief offered."""
+    from reprise.tui import cli
+
+    Path(os.environ["REPRISE_CONFIG"]).write_text('[[meter.models]]\npattern = "gpt-*"\nwindow = 2000\n')
+    state = Path(os.environ["REPRISE_STATE_DIR"])
+    from .. import factories
+
+    factories.write_session(state, Path(ALPHA), factories.session_bytes("b" * 32, turns=3, seed=2))
+    assert cli.main(["--workspace", ALPHA, "continue", "b" * 32, "--to", "codex"]) == 0
+    out = capsys.readouterr().out
+    assert "of 2,000 (Codex's meter)" in out and "it does not fit Codex's window" in out
+    assert "--brief --fresh" in out and "--fork --fit 2000" in out
