@@ -33,7 +33,7 @@ from ..trimming import RestoreResult, TrimOptions, TrimPlan, TrimResult
 from .base import Handoff, OpenedSession, SessionSource
 from .jsonl_listing import HasPath, JsonlListing
 from .roles import Metered
-from .session_writing import WrittenSession
+from .session_writing import WrittenSession, audited
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..retention import PruneSelection
@@ -328,25 +328,17 @@ class AgentStoreSource(SessionSource):
         ref = written.ref
         info = {"source": origin.source, "session_id": origin.session_id}
         root = Root(self._root_path(written.path), f"{self.label} root")
-        try:
-            with self.own_files.lock(ref):
-                entry = self.archive.put(ref, written.data, op="continue", continued_from=info)
-                try:
-                    with root.parent(written.path, create=True) as (fd, name):
-                        write_new(fd, name, written.data)
-                except (OSError, RepriseError):
-                    self.archive.withdraw(ref, entry)
-                    raise
-                lineage = {"forked_from": origin.session_id, "fork_sha256": written.sha256,
-                           "fork_size": len(written.data)}
-                self.own_files.write_meta(ref, SessionMeta.model_validate({**meta.model_dump(), **lineage}))
-        except (OSError, RepriseError) as exc:
-            self.audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
-                              result=f"failed: {getattr(exc, 'code', exc)}")
-            raise
-        self.audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
-                          result=f"written from {origin.source} {origin.session_id}")
-        written.written = True
+        with audited(self.audit, written, origin), self.own_files.lock(ref):
+            entry = self.archive.put(ref, written.data, op="continue", continued_from=info)
+            try:
+                with root.parent(written.path, create=True) as (fd, name):
+                    write_new(fd, name, written.data)
+            except (OSError, RepriseError):
+                self.archive.withdraw(ref, entry)
+                raise
+            lineage = {"forked_from": origin.session_id, "fork_sha256": written.sha256,
+                       "fork_size": len(written.data)}
+            self.own_files.write_meta(ref, SessionMeta.model_validate({**meta.model_dump(), **lineage}))
         return written
 
     # --- the lineage of a fork Reprise wrote ---------------------------------------------------

@@ -11,10 +11,13 @@ the source puts the bytes in its store as a new file, never over one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..audit import AuditLog
+from ..errors import RepriseError
 from ..paths import SessionRef
 from ..transcript import ToolCall, Transcript, Turn
 
@@ -77,3 +80,19 @@ def tool_call_head(call: ToolCall, agent: str) -> str:
 def prompt_only(turn: Turn) -> bool:
     """A turn that is only a prompt waiting for the agent (a brief): written as the user's record alone."""
     return turn.status == "pending" and not turn.reply and not turn.tool_calls
+
+
+@contextlib.contextmanager
+def audited(audit: AuditLog, written: WrittenSession, origin: SessionRef) -> Iterator[None]:
+    """Audit the write of a session from a transcript (op `continue`, never any content): its failure,
+    else where it came from; marks it written."""
+    ref = written.ref
+    try:
+        yield
+    except (OSError, RepriseError) as exc:
+        audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
+                     result=f"failed: {getattr(exc, 'code', exc)}")
+        raise
+    audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
+                 result=f"written from {origin.source} {origin.session_id}")
+    written.written = True

@@ -27,19 +27,28 @@ async def choose(pilot, app, value: str) -> None:
     await settle(pilot)
 
 
-async def test_ctrl_l_continues_a_claude_session_in_codex_after_a_preview(tmp_path):
-    claude_root = Path(os.environ["CLAUDE_CONFIG_DIR"])
-    folders = copy_store(claude_root, tmp_path / "work")
+def three_turns_app(tmp_path: Path):
+    """The app on the Claude Code fixture store (and an empty Codex one) in its folder `alpha`."""
+    folders = copy_store(Path(os.environ["CLAUDE_CONFIG_DIR"]), tmp_path / "work")
     (Path(os.environ["CODEX_HOME"]) / "sessions").mkdir(parents=True)
-    original_path = next(claude_root.glob(f"projects/*/{THREE_TURNS}.jsonl"))
-    original = original_path.read_bytes()
     show_agent_hidden()   # the fixture's sessions were run by the SDK
-    app = build_app(service_in(folders["alpha"]))
+    return build_app(service_in(folders["alpha"]))
+
+
+async def on_three_turns(pilot, app) -> None:
+    """The three-turn session selected."""
+    await settle(pilot)
+    session_list = app.screen.query_one(SessionList)
+    session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.file_id == THREE_TURNS))
+    await settle(pilot)
+
+
+async def test_ctrl_l_continues_a_claude_session_in_codex_after_a_preview(tmp_path):
+    app = three_turns_app(tmp_path)
+    original_path = next(Path(os.environ["CLAUDE_CONFIG_DIR"]).glob(f"projects/*/{THREE_TURNS}.jsonl"))
+    original = original_path.read_bytes()
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        session_list = app.screen.query_one(SessionList)
-        session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.file_id == THREE_TURNS))
-        await settle(pilot)
+        await on_three_turns(pilot, app)
         await pilot.press("ctrl+l")
         await settle(pilot)
         choice = app.screen
@@ -68,16 +77,9 @@ async def test_ctrl_l_continues_a_claude_session_in_codex_after_a_preview(tmp_pa
 
 
 async def test_ctrl_l_with_a_brief_shows_it_editable_and_starts_the_session_with_the_edited_text(tmp_path):
-    claude_root = Path(os.environ["CLAUDE_CONFIG_DIR"])
-    folders = copy_store(claude_root, tmp_path / "work")
-    (Path(os.environ["CODEX_HOME"]) / "sessions").mkdir(parents=True)
-    show_agent_hidden()
-    app = build_app(service_in(folders["alpha"]))
+    app = three_turns_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        session_list = app.screen.query_one(SessionList)
-        session_list.move_to(next(i for i, r in enumerate(session_list.rows) if r.file_id == THREE_TURNS))
-        await settle(pilot)
+        await on_three_turns(pilot, app)
         await pilot.press("ctrl+l")
         await settle(pilot)
         await choose(pilot, app, "codex")

@@ -55,7 +55,7 @@ from ..roles import (
     TrimmingInPlace,
     TurnRecorder,
 )
-from ..session_writing import WrittenSession
+from ..session_writing import WrittenSession, audited
 from .codec import fractal_would_drop
 from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
@@ -340,20 +340,13 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         info: dict[str, object] = {
             "forked_from": origin.session_id, "continued_from": continued, "result_sha256": written.sha256,
             "original_sha256": continued.get("sha256") if isinstance(continued, dict) else None}
-        try:
+        with audited(self.audit, written, origin):
             with self.store.lock(ref):
                 self.store.record_workspace(ref.workspace_key, folder)
                 self.archive.put(ref, json.dumps(records, ensure_ascii=False).encode("utf-8", "replace"),
                                  op="trim", anchors=None, **info)
                 self.store.save_bytes(ref, data, expected=None, locked=True)
             self.store.write_meta(ref, meta)
-        except RepriseError as exc:
-            self.audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
-                              result=f"failed: {exc.code}")
-            raise
-        self.audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
-                          result=f"written from {origin.source} {origin.session_id}")
-        written.written = True
         return written
 
     def trim_in_place(self, ref: SessionRef, options: TrimOptions, workspace: Path | None, *, dry_run: bool,

@@ -69,16 +69,9 @@ def expected_replies(transcript: Transcript) -> list[str]:
             for text in [*(tool_call_text(call, AGENT) for call in turn.tool_calls if call.shell is None), turn.reply]]
 
 
-def continued(capsys, session_id: str) -> dict:
-    """`reprise continue SESSION --to codex --json`, run in this process."""
-    status = cli.main(["continue", session_id, "--to", "codex", "--json"])
-    out, err = capsys.readouterr()
-    assert status == 0, f"reprise continue exited {status}: {out}{err}"
-    return json.loads(out)
-
-
-def test_claude_code_sessions_continued_by_reprise_are_resumed_by_the_real_codex(codex_bin, tmp_path, capsys,
-                                                                               isolated_paths, monkeypatch):
+def claude_sources(codex_bin: Path, tmp_path: Path, monkeypatch) -> tuple[LiveCodex, Path, Path]:
+    """A fresh CODEX_HOME for the real client and Reprise, and a copy of the Claude Code fixture store
+    with its recorded folder moved to `work` here (the folder the steps run in); (live, folder, root)."""
     live = LiveCodex(codex_bin, tmp_path / "live")
     folder = tmp_path / "work"
     folder.mkdir()
@@ -90,6 +83,20 @@ def test_claude_code_sessions_continued_by_reprise_are_resumed_by_the_real_codex
     monkeypatch.setenv("CODEX_HOME", str(live.codex_home))
     (live.codex_home / "sessions").mkdir(parents=True, exist_ok=True)   # a Codex store Reprise enables
     monkeypatch.chdir(folder)
+    return live, folder, claude
+
+
+def continued(capsys, session_id: str) -> dict:
+    """`reprise continue SESSION --to codex --json`, run in this process."""
+    status = cli.main(["continue", session_id, "--to", "codex", "--json"])
+    out, err = capsys.readouterr()
+    assert status == 0, f"reprise continue exited {status}: {out}{err}"
+    return json.loads(out)
+
+
+def test_claude_code_sessions_continued_by_reprise_are_resumed_by_the_real_codex(codex_bin, tmp_path, capsys,
+                                                                               isolated_paths, monkeypatch):
+    live, folder, claude = claude_sources(codex_bin, tmp_path, monkeypatch)
     sources = {prefix: next(claude.glob(f"projects/*/{prefix}*.jsonl")) for prefix in SOURCES}
     digests = {prefix: hashlib.sha256(path.read_bytes()).hexdigest() for prefix, path in sources.items()}
     transcripts = {prefix: claude_transcript(path) for prefix, path in sources.items()}
@@ -174,17 +181,7 @@ def test_a_brief_of_a_claude_code_session_reaches_codex_as_the_first_message_wit
         codex_bin, tmp_path, capsys, isolated_paths, monkeypatch):
     """`--brief`: the rollout's one prompt is the brief; `codex exec resume` sends it verbatim (its
     tokens the brief's count), then the new prompt; the brief stays within its default budget."""
-    live = LiveCodex(codex_bin, tmp_path / "live")
-    folder = tmp_path / "work"
-    folder.mkdir()
-    claude = tmp_path / "claude"
-    shutil.copytree(CLAUDE, claude / "projects")
-    for path in claude.glob("projects/*/*.jsonl"):
-        path.write_bytes(path.read_bytes().replace(RECORDED_FOLDER, str(folder).encode()))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
-    monkeypatch.setenv("CODEX_HOME", str(live.codex_home))
-    (live.codex_home / "sessions").mkdir(parents=True, exist_ok=True)
-    monkeypatch.chdir(folder)
+    live, folder, _ = claude_sources(codex_bin, tmp_path, monkeypatch)
     status = cli.main(["continue", "22222222", "--to", "codex", "--brief", "--json"])
     document = json.loads(capsys.readouterr().out)
     brief = document["brief"]
