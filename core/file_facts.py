@@ -16,6 +16,7 @@ import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .times import parse_time
@@ -59,19 +60,22 @@ def touched_files(transcript: Transcript) -> list[FileFact]:
 
 
 def check_files(facts: Sequence[FileFact], transcript: Transcript, folder: str | None) -> list[FileFact]:
-    """The facts with whether each file changed since the newest turn that touched it."""
+    """The facts with whether each file changed since the newest turn that touched it (git asked twice
+    for the whole work tree, never once a file)."""
     root = Path(folder) if folder else None
-    git = root is not None and _in_work_tree(root)
+    checked: list[tuple[FileFact, Path, float]] = []
     for fact in facts:
         turn = transcript.turns[fact.turn - 1]
         moment = parse_time(turn.ended_at or turn.started_at or "")
         path = Path(fact.path) if os.path.isabs(fact.path) else (root / fact.path if root is not None else None)
         if path is None or moment is None:
             fact.unchanged_note = "not checked (no folder or no turn time)"
-            continue
-        if root is not None and not _inside(path, root):
+        elif root is not None and not _inside(path, root):
             fact.unchanged_note = "not checked (outside the session's folder)"
-            continue
+        else:
+            checked.append((fact, path, moment.timestamp()))
+    history = _WorkTree.of(root, min((at for _, _, at in checked), default=0.0)) if root is not None else None
+    for fact, path, at in checked:
         try:
             mtime = path.stat().st_mtime
         except FileNotFoundError:
@@ -80,11 +84,9 @@ def check_files(facts: Sequence[FileFact], transcript: Transcript, folder: str |
         except OSError as exc:
             fact.unchanged_note = f"not checked ({exc.strerror or exc})"
             continue
-        reasons = []
-        if mtime > moment.timestamp() + SLACK_S:
-            reasons.append(f"modified after turn {fact.turn}")
-        if git and root is not None:
-            reasons.extend(_git_changes(root, path, moment.isoformat()))
+        reasons = [f"modified after turn {fact.turn}"] if mtime > at + SLACK_S else []
+        if history is not None:
+            reasons.extend(history.changes(path, at))
         if reasons:
             fact.changed_since = "; ".join(reasons)
         else:
@@ -108,16 +110,38 @@ def _git(root: Path, *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def _in_work_tree(root: Path) -> bool:
-    return root.is_dir() and (_git(root, "rev-parse", "--is-inside-work-tree") or "").strip() == "true"
+@dataclass(slots=True)
+class _WorkTree:
+    """What git says of a work tree since a moment: each file's commits (short hash, commit time) and
+    the files with uncommitted changes, by real path."""
 
+    commits: dict[str, list[tuple[str, float]]]
+    dirty: set[str]
 
-def _git_changes(root: Path, path: Path, since: str) -> list[str]:
-    """The commits touching `path` since `since`, and whether it has uncommitted changes."""
-    said = []
-    commits = (_git(root, "log", f"--since={since}", "--format=%h", "--", str(path)) or "").split()
-    if commits:
-        said.append(f"{len(commits)} commit{'s' if len(commits) != 1 else ''} since ({', '.join(commits[:3])})")
-    if (_git(root, "status", "--porcelain", "--", str(path)) or "").strip():
-        said.append("uncommitted changes")
-    return said
+    @classmethod
+    def of(cls, root: Path, since: float) -> _WorkTree | None:
+        top = (_git(root, "rev-parse", "--show-toplevel") or "").strip()
+        if not top:
+            return None   # not a git work tree (or no git)
+        moment = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        log = _git(root, "log", f"--since={moment}", "--format=%x00%h %ct", "--name-only", "--no-renames") or ""
+        commits: dict[str, list[tuple[str, float]]] = {}
+        for entry in log.split("\0")[1:]:
+            head, _, names = entry.partition("\n")
+            short, _, when = head.partition(" ")
+            for name in filter(None, names.splitlines()):
+                commits.setdefault(os.path.realpath(os.path.join(top, name)), []).append((short, float(when or 0)))
+        status = _git(root, "status", "--porcelain", "-z", "--untracked-files=no") or ""
+        dirty = {os.path.realpath(os.path.join(top, item[3:])) for item in status.split("\0") if len(item) > 3}
+        return cls(commits, dirty)
+
+    def changes(self, path: Path, since: float) -> list[str]:
+        """The commits touching `path` after `since`, and whether it has uncommitted changes."""
+        real = os.path.realpath(path)
+        said = []
+        after = [short for short, when in self.commits.get(real, []) if when > since]
+        if after:
+            said.append(f"{len(after)} commit{'s' if len(after) != 1 else ''} since ({', '.join(after[:3])})")
+        if real in self.dirty:
+            said.append("uncommitted changes")
+        return said
