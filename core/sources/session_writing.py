@@ -77,3 +77,16 @@ def tool_call_head(call: ToolCall, agent: str) -> str:
 def prompt_only(turn: Turn) -> bool:
     """A turn that is only a prompt waiting for the agent (a brief): written as the user's record alone."""
     return turn.status == "pending" and not turn.reply and not turn.tool_calls
+
+
+def ending_text(turn: Turn, agent: str) -> str:
+    """The marked text saying how a turn that did not succeed ended in `agent`; "" for one that did."""
+    if turn.status == "failed":
+        return f"{MARK} this turn failed in {agent}: {turn.error or 'no error was recorded'}"
+    if turn.status == "interrupted":
+        return f"{MARK} this turn was interrupted in {agent}" + (f": {turn.error}" if turn.error else ".")
+    if turn.status == "max_iterations":
+        return f"{MARK} this turn stopped in {agent} at its limit of model calls."
+    if turn.status == "pending":
+        return f"{MARK} this turn had not ended in {agent} when it was copied."
+    return ""
