@@ -96,3 +96,16 @@ def audited(audit: AuditLog, written: WrittenSession, origin: SessionRef) -> Ite
     audit.append(ref.workspace_key, "continue", session_id=ref.session_id, digests=[written.sha256],
                  result=f"written from {origin.source} {origin.session_id}")
     written.written = True
+
+
+def ending_text(turn: Turn, agent: str) -> str:
+    """The marked text saying how a turn that did not succeed ended in `agent`; "" for one that did."""
+    if turn.status == "failed":
+        return f"{MARK} this turn failed in {agent}: {turn.error or 'no error was recorded'}"
+    if turn.status == "interrupted":
+        return f"{MARK} this turn was interrupted in {agent}" + (f": {turn.error}" if turn.error else ".")
+    if turn.status == "max_iterations":
+        return f"{MARK} this turn stopped in {agent} at its limit of model calls."
+    if turn.status == "pending":
+        return f"{MARK} this turn had not ended in {agent} when it was copied."
+    return ""

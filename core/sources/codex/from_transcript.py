@@ -41,7 +41,7 @@ from typing import Any
 
 from ...times import parse_time
 from ...transcript import ToolCall, Transcript, Turn
-from ..session_writing import MARK, left_out_notes, prompt_only, shell_calls, tool_call_text
+from ..session_writing import MARK, ending_text, left_out_notes, prompt_only, shell_calls, tool_call_text
 from .fork import dumps
 from .layout import CodexRoot, check_session_id
 from .records import EVENT, RESPONSE_ITEM, SESSION_META, Record
@@ -68,19 +68,6 @@ def codex_stamp(moment: datetime) -> str:
 def shell_script(command: str) -> str:
     """The code-mode `exec` script running one shell command, in the form Codex's model writes it."""
     return f"const done = await tools.exec_command({json.dumps({'cmd': command})});\ntext(done.output);\n"
-
-
-def ending_text(turn: Turn, agent: str) -> str:
-    """The marked text saying how a turn that did not succeed ended; "" for one that did."""
-    if turn.status == "failed":
-        return f"{MARK} this turn failed in {agent}: {turn.error or 'no error was recorded'}"
-    if turn.status == "interrupted":
-        return f"{MARK} this turn was interrupted in {agent}" + (f": {turn.error}" if turn.error else ".")
-    if turn.status == "max_iterations":
-        return f"{MARK} this turn stopped in {agent} at its limit of model calls."
-    if turn.status == "pending":
-        return f"{MARK} this turn had not ended in {agent} when it was copied."
-    return ""
 
 
 def _has_surrogate(text: str) -> bool:

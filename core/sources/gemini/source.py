@@ -15,25 +15,30 @@ later (meter, send, fork, keep, sweep) delegates to its own module.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ...agents import substitute
 from ...config import Settings
 from ...errors import NotFoundError, ProblemFileError, RepriseError
 from ...meter import RESUME, SEND, LiveMeter
-from ...paths import OwnPaths, SessionRef
+from ...own_files import SessionMeta
+from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
+from ...transcript import Transcript
 from ...trash_results import TrashEntry
 from ..base import Handoff, OpenedSession
-from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, Swept, Trashing
+from ..roles import Creator, Diagnosed, Forking, Keeping, Live, Metered, Sender, SessionWriter, Swept, Trashing
+from ..session_writing import WrittenSession
 from .fields import GeminiFields
 from .kept import KeptListing, KeptSessions
-from .layout import GeminiRoot, check_session_id, is_file_id
+from .layout import GeminiRoot, check_session_id, is_file_id, join_id
 from .lines import Chat
 from .listing import NAME, SessionFiles, fold_of
 from .liveness import writer_of
@@ -57,7 +62,7 @@ class GeminiSession:
 
 
 class GeminiSource(KeptSessions, GeminiWriting, Metered,
-                   Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed):
+                   Sender, Creator, Forking, Trashing, Swept, Keeping, Live, Diagnosed, SessionWriter):
     spec = SPEC
     name = SPEC.name
     label = SPEC.label
@@ -176,6 +181,46 @@ class GeminiSource(KeptSessions, GeminiWriting, Metered,
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
         return f"{METER_VERSION}|{RESUME}"
+
+    # --- a session of another agent written as Gemini CLI's (issue 30) ------------------------
+
+    def write_session(self, transcript: Transcript, folder: Path, meta: SessionMeta, *, origin: SessionRef,
+                      agent: str, model: str | None, dry_run: bool) -> WrittenSession:
+        """The transcript as a new session file (from_transcript.py) in the `chats/` folder of the
+        folder's project in the first root, the project's marker written first when the client has no
+        project of the folder yet (it adopts a marked one, as its own registry does)."""
+        from .from_transcript import mark_project, project_of, session_file_of
+        from .writer import file_name
+
+        if not self.roots:
+            raise NotFoundError("No Gemini CLI store to write a session in.", hint="set [sources.gemini] roots")
+        root = self.roots[0]
+        slug, unmarked = project_of(root, str(folder))
+        chats = root.chats_of(slug)
+        ref = SessionRef(workspace_key(folder), self._fresh_id(chats), NAME)
+        now = datetime.now(UTC)
+        data, notes = session_file_of(transcript, session_id=ref.session_id, folder=str(folder), agent=agent,
+                                      now=now)
+        written = WrittenSession(ref, chats / file_name(ref.session_id, now), data, len(transcript.turns), notes)
+        if unmarked and not dry_run:
+            mark_project(root, slug, str(folder))
+        return self._write_new(written, meta, origin, dry_run=dry_run)
+
+    @staticmethod
+    def _fresh_id(chats: Path) -> str:
+        """A new session id whose first 8 characters no file in `chats/` shares: the client joins the files
+        of a session (and its sweep deletes them) by those 8 characters."""
+        from .fork import new_session_id
+
+        try:
+            taken = {join_id(name) for name in os.listdir(chats)}
+        except OSError:
+            taken = set()
+        for _ in range(8):
+            session_id = new_session_id()
+            if session_id[:8] not in taken:
+                return session_id
+        raise RepriseError("Could not choose a new Gemini CLI session id.")   # pragma: no cover - 8 clashes
 
     # --- the trash ---------------------------------------------------------------------------
 
