@@ -117,7 +117,7 @@ def test_claude_code_sessions_continued_by_reprise_are_resumed_by_the_real_gemin
     digests = {prefix: hashlib.sha256(path.read_bytes()).hexdigest() for prefix, path in sources.items()}
     transcripts = {prefix: claude_transcript(path) for prefix, path in sources.items()}
     documents = {prefix: continued(capsys, prefix) for prefix in SOURCES}
-    brief = continued(capsys, "22222222", "--brief")
+    brief = continued(capsys, "22222222", "--brief", "--fresh")   # continued natively above
     ids = {prefix: document["session_id"] for prefix, document in documents.items()}
     written = {prefix: Path(document["path"]) for prefix, document in documents.items()}
     # the client never ran in this folder: Reprise marked a project for it as the client names one

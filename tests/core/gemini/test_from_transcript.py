@@ -256,8 +256,10 @@ def test_continue_in_gemini_writes_links_and_undoes_without_touching_the_source(
     assert (origin["source"], origin["session_id"], origin["through_turn"]) == ("codex", CODEX_BASH, 1)
     links = (svc.sources["codex"].read_meta(ref).model_extra or {})["continued_in"]
     assert links == [{"source": "gemini", "session_id": new.session_id, "through_turn": 1, "at": meta.created_at}]
-    assert [described(link) for link in svc.show(new).links] == [f"Continued from Codex ← {CODEX_BASH} (through turn 1)"]
-    assert [described(link) for link in svc.show(ref).links] == [f"Continued in Gemini CLI → {new.session_id} (through turn 1)"]
+    assert [described(link) for link in svc.show(new).links] == \
+        [f"Continued from Codex ← {CODEX_BASH} (through turn 1)"]
+    assert [described(link) for link in svc.show(ref).links] == \
+        [f"Continued in Gemini CLI → {new.session_id} (through turn 1)"]
     shown = svc.show(new).transcript
     assert [t.user_message for t in shown.turns] == [t.user_message for t in codex_transcript(CODEX_BASH).turns]
     again = svc.continue_in(ref, "gemini", fresh=True)   # the whole history again: a new session, same project
