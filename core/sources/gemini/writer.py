@@ -10,9 +10,10 @@ the `chats/` folder of the project the session's folder maps to. The client resu
 it sits there, names the id in its last header and carries a `projectHash` (the SHA-256 of the
 folder's path, as the client computes it; the value is not checked on resume).
 
-Reprise writes only into a project folder the client made (`tmp/<slug>/chats/` of a folder in
-`projects.json`): it never writes `projects.json`, which is the client's own file, rewritten whole
-under its lock.
+Reprise writes into the project folder the client made for the session's folder (`tmp/<slug>/chats/`
+of a folder in `projects.json`), or, for a continuation in a folder the client never ran in, one it
+marks as the client would (`tmp/<slug>/.project_root`, from_transcript.py), which the client adopts:
+it never writes `projects.json`, which is the client's own file, rewritten whole under its lock.
 """
 
 from __future__ import annotations
