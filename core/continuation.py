@@ -1,7 +1,8 @@
-"""Continuing a session in another agent, the native way (`reprise continue ID --to AGENT`): the
-session read as the neutral transcript by its own source, written as a new session of the target
-agent by the target's `SessionWriter`, in the target's own store and byte form. One reader into and
-one writer out of the transcript per agent: no converter knows two formats.
+"""Continuing a session in another agent (`reprise continue ID --to AGENT`): the session read as the
+neutral transcript by its own source, written as a new session of the target agent by the target's
+`SessionWriter`, in the target's own store and byte form: its whole history (the native way), or one
+first message holding its brief (`brief.py`). One reader into and one writer out of the transcript
+per agent: no converter knows two formats.
 
 The source's files are never touched. Both sessions carry the link in Reprise's metadata: the new
 one `continued_from` (agent, id, the turns it covers, the source file's SHA-256 then), the source
@@ -22,8 +23,6 @@ from .brief import Brief
 from .errors import RepriseError, UsageError
 from .own_files import SessionMeta
 from .paths import SessionRef
-from .session_links import SessionLink as SessionLink
-from .session_links import links_of as links_of
 from .sources.base import OpenedSession, SessionSource
 from .sources.roles import SessionWriter
 from .sources.session_writing import WrittenSession
@@ -31,8 +30,6 @@ from .transcript import Transcript, Turn
 
 TITLE_CHARS = 60
 _FROM = re.compile(r" \((?:brief )?from [^()]+\)$")
-
-
 
 
 @dataclass(slots=True)
