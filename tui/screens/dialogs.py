@@ -207,8 +207,8 @@ class BriefDialog(Dialog[str | None]):
     """A brief shown before it starts a session, editable: ctrl+s starts with the text as it stands."""
 
     DEFAULT_CSS = """
-    BriefDialog > #dialog-frame { width: 100; }
-    BriefDialog TextArea { height: 18; }
+    BriefDialog > #dialog-frame { width: 90; }
+    BriefDialog TextArea { height: 14; width: 100%; }
     BriefDialog .brief-facts { color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+s", "choose('start')", "Start", show=False)]
