@@ -160,8 +160,12 @@ class ClaudeMeter(AgentMeter):
 
     def __init__(self, settings: MeterSettings, counter: TokenCounter, context: ContextNow,
                  inputs: MeterInputs | None = None, *, model: str | None = None, via: str = SEND):
-        super().__init__(settings, counter, model=model, recorded=(context.model, "the session's newest reply"),
-                         default=(DEFAULT_MODEL, "default (no reply recorded yet)"), via=via)
+        # A reply by another agent's model (a session continued from Codex): the next turn runs on Claude's.
+        claude = context.model if context.model and "claude" in context.model.lower() else None
+        why = "default (no reply recorded yet)" if not context.model or claude else \
+            f"default (the newest reply is by {context.model}, another agent's model)"
+        super().__init__(settings, counter, model=model, recorded=(claude, "the session's newest reply"),
+                         default=(DEFAULT_MODEL, why), via=via)
         self.context = context
         self.inputs = inputs or MeterInputs()
         self._base: tuple[list[Part], float | None] | None = None
