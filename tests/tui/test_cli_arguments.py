@@ -50,7 +50,7 @@ def test_the_commands_table_names_each_command_of_each_group_module_and_of_the_p
     import importlib
 
     defined = {}
-    for group in ("listing", "resume", "marks", "turns", "trims", "trash", "store"):
+    for group in ("listing", "resume", "marks", "turns", "trims", "continuation", "trash", "store"):
         module = importlib.import_module(f"reprise.tui.cli.{group}")
         defined.update({name: command for name, command in module.COMMANDS.items()})
     assert set(cli.COMMANDS) == set(defined) and len(cli.COMMANDS) == len(defined)
