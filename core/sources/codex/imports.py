@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 from ...problems import Problem
@@ -168,8 +168,9 @@ def _time(value: object, per_second: int) -> datetime | None:
     """A count of `per_second` units since the epoch as a UTC time, or None when it is not one."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < _INT64:
         return None
+    whole, part = divmod(value, per_second)   # exact to the microsecond (a float of nanoseconds is not)
     try:
-        return datetime.fromtimestamp(value / per_second, UTC)
+        return datetime.fromtimestamp(whole, UTC) + timedelta(microseconds=part * 1_000_000 // per_second)
     except (OverflowError, OSError, ValueError):
         return None
 

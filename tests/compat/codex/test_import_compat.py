@@ -13,7 +13,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -120,7 +120,8 @@ def test_reprises_reader_finds_each_claude_session_and_the_thread_made_of_it(imp
         assert imports.live.rollout(session.thread_id).is_file()
         assert session.title == PROMPTS[session.source_session_id][0]
         assert imports.started <= session.imported_at <= datetime.now(UTC)
-        assert session.source_modified_at == datetime.fromtimestamp(copy.stat().st_mtime_ns / 1e9, UTC)
+        whole, part = divmod(copy.stat().st_mtime_ns, 10**9)   # the file's mtime, to the microsecond
+        assert session.source_modified_at == datetime.fromtimestamp(whole, UTC) + timedelta(microseconds=part // 1000)
 
 
 def test_the_ledger_is_one_object_of_records_with_seven_fields_and_two_time_units(imports):
