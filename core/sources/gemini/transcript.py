@@ -7,12 +7,16 @@ the gemini replies' text (its reply), their thoughts (kept apart, shown folded),
 with each call's result (the client writes a call again once it has its result), the commands
 `run_shell_command` ran and the files its file tools read and changed (observed by the client),
 its error messages, and its usage: the gemini replies' tokens summed, with the context measured at
-the newest reply's input.
+the newest reply's input. After a resume the client rewrites the history as the API's parts (a reply's
+calls as `functionCall` parts, their results in the user messages after it, no `toolCalls`, no
+`tokens`): the calls and results are read from those parts; the usage of such replies is gone from
+the file (tests/fixtures/gemini/resumed-tool-0.61.0).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from ...transcript import Command, FileTouch, Status, ToolCall, Transcript, Turn, Usage
@@ -78,9 +82,23 @@ class _TurnBuilder:
         self.calls = 0
         self.context: int | None = None
         self.replied = False
+        self.pending: dict[object, int] = {}   # a snapshot's function call ids -> their index in tool_calls
+
+    def responses(self, message: dict[str, Any]) -> None:
+        """A user message of function responses: the results of the snapshot's calls it answers (the
+        client writes them twice after a resume: the first one is kept)."""
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            response = part.get("functionResponse") if isinstance(part, dict) else None
+            at = self.pending.pop(response.get("id"), None) if isinstance(response, dict) else None
+            if at is not None:
+                call = self.turn.tool_calls[at]
+                self.turn.tool_calls[at] = replace(call, result=cut(result_text([part])))
 
     def gemini(self, message: dict[str, Any]) -> None:
-        text = content_text(message.get("content"))
+        content = message.get("content")
+        asked = _function_calls(content)
+        text = content_text(content) if not asked else _texts(content)
         if text.strip():
             self.replies.append(text)
         thoughts = message.get("thoughts")
@@ -95,6 +113,10 @@ class _TurnBuilder:
         for call in calls if isinstance(calls, list) else []:
             if isinstance(call, dict):
                 waiting = self._call(call) or waiting
+        if not isinstance(calls, list):   # a resume's snapshot: the API's calls, their results in user messages
+            for call in asked:
+                self.pending[call.get("id")] = len(self.turn.tool_calls)
+                waiting = self._call({"name": call.get("name"), "args": call.get("args")}) or waiting
         tokens = message.get("tokens")
         if isinstance(tokens, dict) and integer(tokens.get("input")) is not None:
             self.calls += 1
@@ -162,6 +184,8 @@ def read_transcript(chat: Chat, session_id: str | None = None, *, subagents: int
             current.turn.ended_at = stamp
         if kind == "gemini":
             current.gemini(message)
+        elif kind == "user" and current.pending:
+            current.responses(message)
         elif kind == "error":
             current.errors.append(content_text(message.get("content")) or "an error")
     if current is not None:
@@ -176,3 +200,17 @@ def read_transcript(chat: Chat, session_id: str | None = None, *, subagents: int
         notes.append(f"{before_first} gemini message{'s' if before_first != 1 else ''} before the first prompt "
                      "are not shown")
     return transcript, notes
+
+
+def _function_calls(content: Any) -> list[dict[str, Any]]:
+    """The `functionCall` parts of a message's content (how a resume's snapshot holds a reply's calls)."""
+    parts = content if isinstance(content, list) else []
+    return [part["functionCall"] for part in parts
+            if isinstance(part, dict) and isinstance(part.get("functionCall"), dict)]
+
+
+def _texts(content: Any) -> str:
+    """The text parts of a content list, without the placeholders of its calls."""
+    parts = content if isinstance(content, list) else []
+    return "".join(part["text"] for part in parts
+                   if isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"))

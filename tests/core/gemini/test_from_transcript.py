@@ -269,3 +269,23 @@ def test_continue_in_gemini_writes_links_and_undoes_without_touching_the_source(
     assert undone.applied and not path.exists() and again.written.path.exists()
     assert new in [entry.ref for entry in svc.trash_entries(all_workspaces=True)]
     assert rollout.read_bytes() == before
+
+
+RESUMED = Path(__file__).parents[2] / "fixtures" / "gemini" / "resumed-tool-0.61.0"
+
+
+def test_a_resumed_session_keeps_its_tool_calls_from_the_snapshots_function_calls():
+    """After a resume the client rewrites the reply that ran a command as API parts (a `functionCall`,
+    its result in the next user messages): the reader still gives the call, its command and output."""
+    from reprise.core.sources.gemini.lines import chat_of_bytes
+    from reprise.core.sources.gemini.transcript import read_transcript
+
+    [path] = RESUMED.glob("session-*.jsonl")
+    transcript, _ = read_transcript(chat_of_bytes(path.read_bytes()))
+    first, second = transcript.turns
+    [call] = first.tool_calls
+    assert call.name == "run_shell_command" and call.shell == "printf 'OUTWORD%s\\n' 42 && echo second line"
+    assert call.result is not None and "OUTWORD42\nsecond line" in call.result
+    assert first.reply == "I will run it.\n\nThe command printed 5 lines; REPLYtoolresult."
+    assert first.status == "succeeded" and [c.command for c in first.commands] == [call.shell]
+    assert second.user_message == "Continue the plan MARKsecond" and not second.tool_calls
