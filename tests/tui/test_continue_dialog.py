@@ -95,3 +95,19 @@ async def test_ctrl_l_with_a_brief_shows_it_editable_and_starts_the_session_with
         assert b"MARKedited by hand." in rollout.read_bytes()
         current = app.screen.query_one(SessionList).current
         assert current is not None and current.title.endswith("(brief from Claude Code)")
+
+
+async def test_continued_there_before_ctrl_l_offers_the_turns_since_or_the_whole_history_again(tmp_path):
+    app = three_turns_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for way, written in (("history", 1), ("fresh", 2)):
+            await on_three_turns(pilot, app)
+            await pilot.press("ctrl+l")
+            await settle(pilot)
+            await choose(pilot, app, "codex")
+            offered = [option.id for option in app.screen.query_one(OptionList).options]
+            assert offered == (["history", "brief"] if written == 1 else ["history", "fresh", "brief"])
+            await choose(pilot, app, way)
+            await pilot.click("#yes")
+            await settle(pilot)
+            assert len(list(Path(os.environ["CODEX_HOME"]).glob("sessions/*/*/*/*.jsonl"))) == written

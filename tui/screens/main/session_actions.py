@@ -280,14 +280,21 @@ class SessionActionsPart(ScreenBase):
             if name is not None:
                 ways = [("history", "With its whole history, as a new session of that agent"),
                         ("brief", "With a brief of it (without any model; shown and editable first)")]
+                detail = self.detail
+                if detail is not None and detail.ref == ref and any(
+                        link.direction == "in" and link.how == "continued" and link.source == name
+                        for link in detail.links):   # continued there before: the next one goes on top of it
+                    ways[0] = ("history", "With the turns since the last continuation there, on top of it")
+                    ways.insert(1, ("fresh", "With its whole history again, from its first turn"))
                 label = dict(targets)[name]
                 self.app.push_screen(dialogs.ChoiceDialog(f"Continue in {label} with what?", ways),
                                      lambda way: how(name, way))
 
         def how(name: str, way: str | None) -> None:
-            if way == "history":
-                self.run_service(lambda: self.service.continue_in(ref, name, dry_run=True),
-                                 lambda planned: self._confirm_continue(ref, name, planned))
+            if way in ("history", "fresh"):
+                fresh = way == "fresh"
+                self.run_service(lambda: self.service.continue_in(ref, name, dry_run=True, fresh=fresh),
+                                 lambda planned: self._confirm_continue(ref, name, planned, fresh=fresh))
             elif way == "brief":
                 self.run_service(lambda: self.service.continue_in(ref, name, dry_run=True, brief=True),
                                  lambda planned: self._edit_brief(ref, name, planned))
@@ -309,7 +316,7 @@ class SessionActionsPart(ScreenBase):
 
         self.app.push_screen(dialogs.BriefDialog(f"Brief for {planned.target_label}", made.text, facts), edited)
 
-    def _confirm_continue(self, ref: SessionRef, name: str, planned: Continuation) -> None:
+    def _confirm_continue(self, ref: SessionRef, name: str, planned: Continuation, *, fresh: bool = False) -> None:
         written = planned.written
         lines = [f"Write its {counted(written.turns, 'turn')} as a new {planned.target_label} session "
                  f"({human_size(len(written.data))}) in {safe_line(str(written.path.parent))}?",
@@ -318,7 +325,7 @@ class SessionActionsPart(ScreenBase):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.run_service(lambda: self.service.continue_in(ref, name), self._continued)
+                self.run_service(lambda: self.service.continue_in(ref, name, fresh=fresh), self._continued)
 
         self.app.push_screen(dialogs.ConfirmDialog("\n".join(lines), yes="Continue", title="Continue in another agent"),
                              answered)
