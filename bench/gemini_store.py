@@ -243,19 +243,21 @@ class SessionWriter:
 
     def history(self, *, with_env: bool) -> list[dict[str, Any]]:
         """The held messages as the client re-reads them into its history and writes them back
-        (`convertSessionToClientHistory`, then `updateMessagesFromHistory`): a model message's text
-        becomes parts with its calls' `functionCall`s, a `<id>_response` message carries its calls'
-        results, and the `functionResponse` messages and the session context (unless kept) drop out."""
+        (`convertSessionToClientHistory`, then `updateMessagesFromHistory`), as Gemini CLI 0.61.0 wrote
+        them (tests/fixtures/gemini/resumed-tool-0.61.0): each at the resume's time; a model message
+        becomes its id, time, type and parts (its text, then its calls' `functionCall`s: no `toolCalls`,
+        `tokens` or `model` any more), followed by a `<id>_response` message of its calls' results; the
+        user messages stay, the `functionResponse` ones too, and the session context unless dropped."""
+        now = stamp(self.now)
         out: list[dict[str, Any]] = []
         env = next((m for m in self.held if m["id"] == ENV_ID), None)
         if with_env:
-            out.append(env or self.env_message())
+            out.append(dict(env or self.env_message(), timestamp=now))
         for message in self.held:
             if message["id"] == ENV_ID:
                 continue
             if message["type"] == "user":
-                if any("text" in part and part["text"].strip() for part in message["content"]):
-                    out.append(message)
+                out.append(dict(message, timestamp=now))
                 continue
             calls = message.get("toolCalls") or []
             parts = ([{"text": message["content"]}] if isinstance(message["content"], str) and message["content"]
@@ -264,11 +266,9 @@ class SessionWriter:
                 parts += [{"functionCall": {"id": c["id"], "name": c["name"], "args": c["args"]}} for c in calls]
             responses = list({json.dumps(part, sort_keys=True): part
                               for c in calls for part in (c.get("result") or [])}.values())
-            if calls and len(calls) > 1:
-                message = dict(message, toolCalls=[dict(c, result=responses) for c in calls])
-            out.append(dict(message, content=parts))
+            out.append({"id": message["id"], "timestamp": now, "type": message["type"], "content": parts})
             if responses:
-                out.append({"id": f"{message['id']}_response", "timestamp": stamp(self.now), "type": "user",
+                out.append({"id": f"{message['id']}_response", "timestamp": now, "type": "user",
                             "content": responses})
         return out
 

@@ -104,16 +104,14 @@ def _key_orders(paths: list[Path]) -> dict[str, set[tuple[str, ...]]]:
     return found
 
 
-# What the fixtures have no example of (headless runs write no summary, make no subagent and resume no
-# tool call), as the client's source writes it: `saveSummary` (a `$set` of `summary`), a subagent's
-# `initialMetadata` (kind, then directories), and a resumed model message whose calls become
-# `functionCall` parts (`convertSessionToClientHistory`).
+# What the fixtures have no example of (headless runs write no summary and make no subagent), as the
+# client's source writes it: `saveSummary` (a `$set` of `summary`) and a subagent's `initialMetadata`
+# (kind, then directories). A resumed model message whose calls become `functionCall` parts is in
+# tests/fixtures/gemini/resumed-tool-0.61.0.
 FROM_SOURCE: dict[str, set[tuple[str, ...]]] = {
     "$set summary": {("$set",)},
     "$set summary.$set": {("summary",)},
     "header subagent": {("sessionId", "projectHash", "startTime", "lastUpdated", "kind", "directories")},
-    "message gemini with toolCalls.content[]": {("text",), ("functionCall",)},
-    "message gemini with toolCalls.content[].functionCall": {("id", "name", "args")},
 }
 
 
