@@ -101,5 +101,7 @@ def test_the_window_is_the_recorded_one_and_codex_compacts_at_90_percent_of_the_
                     if '"token_count"' in line and '"model_context_window"' in line][-1]
         assert abs(recorded - window * 0.95) < 1
         limit = compacts_at({}, (), recorded, "gpt-6.2-sol")[0]
-        assert limit is not None and abs(limit - window * 0.9) <= 1
+        # `recorded` is 95% of the window as a whole number: taken back to 90% of the window, that
+        # rounding is off by up to 0.9/0.95 of a token, plus the limit's own rounding
+        assert limit is not None and abs(limit - window * 0.9) < 2
     assert compacted == {roomy: False, tight: True}
