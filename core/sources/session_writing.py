@@ -62,6 +62,37 @@ def left_out_notes(transcript: Transcript, agent: str, target: str) -> list[str]
     return notes
 
 
+def without_lone_surrogates(text: str) -> str:
+    """`text` with each unpaired UTF-16 surrogate (JSON can carry one, UTF-8 cannot) as U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def counted(count: int, noun: str, rest: str) -> str:
+    """"3 turns <rest> are" / "1 turn <rest> is": a note's subject and its verb."""
+    return f"{count} {noun}{'s' if count != 1 else ''} {rest} {'are' if count != 1 else 'is'}"
+
+
+def written_notes(transcript: Transcript, agent: str, target: str, *, undated: int = 0, mended: int = 0,
+                  why_mended: str = "a UTF-8 file cannot hold one") -> list[str]:
+    """The notes every writer gives: what no writer carries (`left_out_notes`), the tool calls carried
+    as marked text, the turns dated now, the texts whose lone surrogates became U+FFFD."""
+    notes = left_out_notes(transcript, agent, target)
+    as_text = sum(len(turn.tool_calls) - shell_calls(turn.tool_calls) for turn in transcript.turns)
+    if as_text:
+        notes.append(f"{counted(as_text, 'tool call', f'of {agent} that {target} has no tool for')} carried as "
+                     f"text marked {MARK}")
+    if undated:
+        notes.append(f"{counted(undated, 'turn', 'without a recorded time')} dated now")
+    if mended:
+        notes.append(f"{mended} text{'s' if mended != 1 else ''} held a lone surrogate, written as U+FFFD "
+                     f"({why_mended})")
+    return notes
+
+
 def shell_calls(calls: Sequence[ToolCall]) -> int:
     """How many of these calls ran a shell command."""
     return sum(1 for call in calls if call.shell is not None)

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ...transcript import ToolCall, Transcript, Turn
-from ..session_writing import MARK, left_out_notes, prompt_only, tool_call_text
+from ..session_writing import MARK, prompt_only, tool_call_text, written_notes
 
 VERSION = "2.1.332"   # the Claude Code whose resume of such a file the compat tests check
 SHELL_TOOL = "Bash"
@@ -135,11 +135,7 @@ def session_file_of(transcript: Transcript, *, session_id: str, folder: str, mod
     (`agent`: the source agent's label, `model`: the model named on the assistant messages), and
     notes on what was left out or changed."""
     chain = _Chain(session_id, folder, model, now)
-    notes = left_out_notes(transcript, agent, "Claude Code")
+    notes = written_notes(transcript, agent, "Claude Code")
     for turn in transcript.turns:
         notes.extend(_turn(chain, turn, agent))
-    marked = sum(1 for turn in transcript.turns for call in turn.tool_calls if call.shell is None)
-    if marked:
-        notes.append(f"{marked} tool call{'s' if marked != 1 else ''} other than shell commands "
-                     f"{'are' if marked != 1 else 'is'} carried as text marked {MARK}")
     return b"".join(chain.lines), notes

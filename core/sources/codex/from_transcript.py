@@ -41,7 +41,14 @@ from typing import Any
 
 from ...times import parse_time
 from ...transcript import ToolCall, Transcript, Turn
-from ..session_writing import MARK, ending_text, left_out_notes, prompt_only, shell_calls, tool_call_text
+from ..session_writing import (
+    MARK,
+    ending_text,
+    prompt_only,
+    tool_call_text,
+    without_lone_surrogates,
+    written_notes,
+)
 from .fork import dumps
 from .layout import CodexRoot, check_session_id
 from .records import EVENT, RESPONSE_ITEM, SESSION_META, Record
@@ -70,14 +77,6 @@ def shell_script(command: str) -> str:
     return f"const done = await tools.exec_command({json.dumps({'cmd': command})});\ntext(done.output);\n"
 
 
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 class _Writer:
     """The records of the new rollout, appended in order with their ordinals."""
 
@@ -91,10 +90,9 @@ class _Writer:
         self.undated = 0
 
     def text(self, value: str) -> str:
-        if not _has_surrogate(value):
-            return value
-        self.surrogates += 1
-        return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in value)
+        mended: str = without_lone_surrogates(value)
+        self.surrogates += mended is not value
+        return mended
 
     def add(self, stamp: str, kind: str, payload: dict[str, Any]) -> None:
         self.records.append({"timestamp": stamp, "ordinal": len(self.records), "type": kind, "payload": payload})
@@ -163,15 +161,5 @@ def rollout_of(transcript: Transcript, *, session_id: str, folder: str, cli_vers
                                      "source": "cli"})
     for number, turn in enumerate(transcript.turns, start=1):
         writer.turn(number, turn)
-    notes = left_out_notes(transcript, agent, TARGET)
-    as_text = sum(len(turn.tool_calls) - shell_calls(turn.tool_calls) for turn in transcript.turns)
-    if as_text:
-        notes.append(f"{as_text} tool call{'s' if as_text != 1 else ''} of {agent} that Codex has no tool for "
-                     f"{'are' if as_text != 1 else 'is'} carried as text marked {MARK}")
-    if writer.undated:
-        notes.append(f"{writer.undated} turn{'s' if writer.undated != 1 else ''} without a recorded time "
-                     f"{'are' if writer.undated != 1 else 'is'} dated now")
-    if writer.surrogates:
-        notes.append(f"{writer.surrogates} text{'s' if writer.surrogates != 1 else ''} held a lone surrogate, "
-                     "written as U+FFFD (a UTF-8 file cannot hold one)")
+    notes = written_notes(transcript, agent, TARGET, undated=writer.undated, mended=writer.surrogates)
     return b"".join(dumps(record) for record in writer.records), notes

@@ -143,7 +143,12 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
         return opened.native
 
     def health(self, *, clean: bool, stale_after: float) -> tuple[list[Problem], list[str], list[str], list[str]]:
-        return [], [], [], [NO_SWEEP]
+        """What `doctor` says of Codex's store: what its ledger of imports has wrong (the listing and
+        the links pass over a bad record), and that Codex deletes no session by age."""
+        from .imports import imported_sessions
+
+        ledgers = [root.path for root in self.roots if (root.path / IMPORTS_LEDGER).exists()]
+        return [problem for root in ledgers for problem in imported_sessions(root).problems], [], [], [NO_SWEEP]
 
     # --- resuming ----------------------------------------------------------------------------
 

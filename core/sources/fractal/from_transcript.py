@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ...times import parse_time
 from ...transcript import Command, FileTouch, ToolCall, Transcript, Turn, Usage
-from ..session_writing import MARK, left_out_notes, prompt_only, tool_call_head
+from ..session_writing import MARK, left_out_notes, prompt_only, tool_call_head, without_lone_surrogates
 from .codec import encode
 from .models import (
     FRACTAL_MAX_HISTORY,
@@ -92,10 +92,7 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _mended(text: str) -> str:
-    """`text` with each unpaired UTF-16 surrogate (which JSON can carry but UTF-8 cannot) as U+FFFD and each
-    pair as its character: Fractal writes them to the file, then fails to build the prompt that holds them."""
-    return text if _encodable(text) else text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+_mended = without_lone_surrogates   # Fractal writes them to the file, then fails to build a prompt holding them
 
 
 def _status(turn: Turn) -> AgentStatus:

@@ -48,7 +48,15 @@ from ...errors import UsageError
 from ...rooted import Root, write_new
 from ...times import parse_time
 from ...transcript import ToolCall, Transcript, Turn
-from ..session_writing import MARK, ending_text, left_out_notes, prompt_only, shell_calls, tool_call_text
+from ..session_writing import (
+    MARK,
+    counted,
+    ending_text,
+    prompt_only,
+    tool_call_text,
+    without_lone_surrogates,
+    written_notes,
+)
 from .layout import (
     PROJECT_ROOT,
     GeminiRoot,
@@ -65,7 +73,6 @@ TARGET = "Gemini CLI"
 SHELL_TOOL = "run_shell_command"   # the client's shell tool (`transcript.SHELL_TOOLS`)
 SHELL_LABEL = "Shell"      # the client's display name of its shell tool
 HISTORY = "history"        # the other folder of project markers the client keeps beside `tmp/`
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Messages:
@@ -81,9 +88,9 @@ class _Messages:
         self.marked_prompts = 0
 
     def text(self, value: str) -> str:
-        replaced, count = _LONE_SURROGATE.subn("\ufffd", value)
-        self.surrogates += count > 0
-        return replaced
+        mended: str = without_lone_surrogates(value)
+        self.surrogates += mended is not value
+        return mended
 
     def stamp(self, value: str | None) -> str:
         moment = parse_time(value)
@@ -144,21 +151,11 @@ def session_file_of(transcript: Transcript, *, session_id: str, folder: str, age
     for number, turn in enumerate(transcript.turns, start=1):
         messages.turn(number, turn)
     head = header(session_id, project_hash(folder), now, now)
-    notes = left_out_notes(transcript, agent, TARGET)
-    as_text = sum(len(turn.tool_calls) - shell_calls(turn.tool_calls) for turn in transcript.turns)
-    if as_text:
-        notes.append(f"{as_text} tool call{'s' if as_text != 1 else ''} of {agent} that Gemini CLI has no tool for "
-                     f"{'are' if as_text != 1 else 'is'} carried as text marked {MARK}")
+    notes = written_notes(transcript, agent, TARGET, undated=messages.undated, mended=messages.surrogates,
+                          why_mended="Gemini's API takes UTF-8 text only")
     if messages.marked_prompts:
-        count = messages.marked_prompts
-        notes.append(f"{count} prompt{'s' if count != 1 else ''} that Gemini CLI would pass over (empty, or a "
-                     f"command) {'are' if count != 1 else 'is'} carried as text marked {MARK}")
-    if messages.undated:
-        notes.append(f"{messages.undated} turn{'s' if messages.undated != 1 else ''} without a recorded time "
-                     f"{'are' if messages.undated != 1 else 'is'} dated now")
-    if messages.surrogates:
-        notes.append(f"{messages.surrogates} text{'s' if messages.surrogates != 1 else ''} held a lone surrogate, "
-                     "written as U+FFFD (Gemini's API takes UTF-8 text only)")
+        passed_over = "that Gemini CLI would pass over (empty, or a command)"
+        notes.append(f"{counted(messages.marked_prompts, 'prompt', passed_over)} carried as text marked {MARK}")
     return session_bytes(head, messages.messages), notes
 
 

@@ -216,3 +216,16 @@ def test_any_json_gives_sessions_or_problems_never_an_exception(tmp_path_factory
         assert len(found.sessions) + len(found.problems) == len(records)
     for session in found.sessions:
         assert session.source_path.startswith("/") and session.imported_at.tzinfo is UTC
+
+
+def test_doctor_names_what_is_wrong_with_the_ledger_that_the_listing_passes_over(tmp_path, monkeypatch):
+    """The listing and the links pass over a bad ledger record; `doctor` says what is wrong with it."""
+    import os
+
+    from reprise.core.service import Service
+
+    home = Path(os.environ["CODEX_HOME"])
+    (home / "sessions").mkdir(parents=True)
+    (home / LEDGER).write_text('{"records": [{"source_path": 7}], "detected_connector_records": []}')
+    report = Service.from_environment(workspace=str(tmp_path)).doctor()
+    assert any(problem.path == str(home / LEDGER) for problem in [*report.problems, *report.warnings]), report
