@@ -104,7 +104,10 @@ def test_a_fork_is_resumed_by_the_real_client_with_exactly_its_kept_turns(live, 
     assert texts(resumed.turns[-1]) == [("user", "Start a plan MARKfirst"), ("model", reply("first")),
                                         ("user", "Finish the plan MARKthird"), ("model", reply("third")),
                                         ("user", "Go on with the fork MARKafter")]
-    assert {path: path.read_bytes() for path in originals} == before
+    # The client's start-up sweep deletes a stub (a file without conversation) of a resume that crossed
+    # a minute: every file left is as it was, and the one holding the conversation is left.
+    assert originals[0].exists() and {path: path.read_bytes() for path in originals if path.exists()} == \
+        {path: data for path, data in before.items() if path.exists()}
     assert any(b"MARKafter" in path.read_bytes() for path in live.files_of(fork_id))
     shown = reprise(capsys, "show", fork_id)["transcript"]["turns"]
     assert [turn["user_message"] for turn in shown] == ["Start a plan MARKfirst", "Finish the plan MARKthird",
