@@ -5,9 +5,9 @@ with `skim` (the default) the large lines the readers need nothing from are not 
 log (`api-request*`: the request snapshots that make even a one-turn file 140 KB) becomes a stub
 naming its type, and a large `attachment` a stub with only its chain fields (uuid, parent,
 sidechain, timestamp), read from the line's compact form; a line whose form does not match is
-parsed whole. The listing's read
-(`skim_results`) also stubs tool results, and stubs these lines at any size; it decodes the rest
-with orjson (`exact`, `agent_json.loads_line`).
+parsed whole. The listing's read (`skim_results`) stubs these lines at any size and decodes the
+rest into the fields the listing reads (`listing_records`); a line that decode does not take is
+decoded whole with orjson (`exact`, `agent_json.loads_line`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 from .. import jsonl_lines
 from ..agent_json import Exact
 from ..jsonl_lines import Parsed, Record
+from .listing_records import listing_record
 
 __all__ = ["SKIM_OVER", "SKIPPED", "Parsed", "Record", "parse_lines"]
 
@@ -30,34 +31,25 @@ _ATTACHMENT_HEAD = re.compile(
 _ATTACHMENT_TAIL = re.compile(rb',"type":"attachment","uuid":"([0-9A-Za-z-]{1,64})","timestamp":"([0-9T:.Z+-]{1,40})"')
 _TIMESTAMP = re.compile(rb'"timestamp":"([0-9T:.Z+-]{1,40})"')
 _TAIL_MARK = b',"type":"attachment","uuid":"'
-# A tool result (`user` record): its bulk is the tool's output, which only the transcript and search read.
-_RESULT_HEAD = re.compile(
-    rb'\{"parentUuid":(?:null|"([0-9A-Za-z-]{1,64})"),"isSidechain":(true|false),(?:"promptId":"[0-9A-Za-z-]{1,64}",)?'
-    rb'"type":"user","message":\{"role":"user","content":\[\{"tool_use_id":"[0-9A-Za-z_-]{1,128}","type":"tool_result"')
-_RESULT_TAIL = re.compile(rb'\]\},"uuid":"([0-9A-Za-z-]{1,64})","timestamp":"([0-9T:.Z+-]{1,40})"')
-_RESULT_TAIL_MARK = b']},"uuid":"'
-_INTERRUPTED = b"[Request interrupted"
 
 
 def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bool = True,
                 skim_results: bool = False, exact: Exact | None = None) -> Parsed:
     """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
     whose first line is line `first_line`. Never raises for the bytes. `skim_results` (the listing's
-    read: it needs the chain, not the tools' output) also skims large tool results to stubs.
+    read: it needs the chain and the usage, not the messages' content) decodes only what the listing
+    reads.
     `exact` (a listing's read): decode with orjson where it tells that orjson's record is json's for
     what the reader uses (`agent_json.loads_line`)."""
     if not skim:
         return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact)
     if skim_results:
-        return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact,
-                                       skimmer=_skimmed_for_listing)
+        with memoryview(chunk) as view:
+            return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact,
+                                           skimmer=lambda data, start, end: _skimmed(data, start, end)
+                                           or listing_record(view[start:end]))
     return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact, skimmer=_skimmed,
                                    skim_over=SKIM_OVER)
-
-
-def _skimmed_for_listing(chunk: bytes, start: int, end: int) -> Record | None:
-    """The listing's stub for a line of any size: a request log, an attachment or a tool result."""
-    return _skimmed(chunk, start, end) or _skimmed_result(chunk, start, end)
 
 
 def _skimmed(chunk: bytes, start: int, end: int) -> Record | None:
@@ -86,31 +78,6 @@ def _skimmed(chunk: bytes, start: int, end: int) -> Record | None:
         "parentUuid": parent.decode() if parent is not None else None,
         "isSidechain": head.group(2) == b"true",
         "attachment": {"type": head.group(3).decode()},
-        "uuid": tail.group(1).decode(),
-        "timestamp": tail.group(2).decode(),
-        SKIPPED: end - start,
-    }
-
-
-def _skimmed_result(chunk: bytes, start: int, end: int) -> Record | None:
-    """A stub for a large tool result: its chain fields, the kind a reader tells from its content
-    (a tool result), and the size of the line; None to parse it whole (another form, or a result
-    that also carries the interruption marker, which makes it an interruption)."""
-    head = _RESULT_HEAD.match(chunk, start, end)
-    if head is None:
-        return None
-    # Inside a JSON string every quote is escaped, so the first `]},"uuid":"` after the head is the
-    # record's own key, right after its message (a byte search: the regex's own scan cost more).
-    at = chunk.find(_RESULT_TAIL_MARK, head.end(), end)
-    tail = _RESULT_TAIL.match(chunk, at, end) if at != -1 else None
-    if tail is None or chunk.find(_INTERRUPTED, head.end(), at) != -1:   # the message only, not what follows it
-        return None
-    parent = head.group(1)
-    return {
-        "parentUuid": parent.decode() if parent is not None else None,
-        "isSidechain": head.group(2) == b"true",
-        "type": "user",
-        "message": {"role": "user", "content": [{"type": "tool_result"}]},
         "uuid": tail.group(1).decode(),
         "timestamp": tail.group(2).decode(),
         SKIPPED: end - start,
