@@ -148,11 +148,12 @@ def resumable(fd: int, info: os.stat_result, carry: Carry | None) -> Carry | Non
 
 
 def read_grown(path: Path, root: Path, previous: bytes | None, *, parse: Callable[[bytes, int, int], Parsed],
-               new_fold: Callable[[], F], stored_fold: Callable[[bytes], F]) -> GrownRead[F]:
+               new_fold: Callable[[], F], stored_fold: Callable[[bytes], F], keep_fold: bool = True) -> GrownRead[F]:
     """Fold the file's records, from the previous read's offset when the file only grew since.
     `parse(chunk, offset, first line number)` reads a chunk's complete lines; `stored_fold` raises
-    ValueError for bytes that are not a fold it stored. Raises ReadProblem or FileNotFoundError for a
-    file that cannot be read."""
+    ValueError for bytes that are not a fold it stored. Without `keep_fold`, the carry keeps no fold:
+    the file is read whole again if it grows. Raises ReadProblem or FileNotFoundError for a file that
+    cannot be read."""
     carry = Carry.from_bytes(previous) if previous else None
     with opened_regular_file(path, root) as (fd, info):
         resumed = resumable(fd, info, carry)
@@ -186,7 +187,7 @@ def read_grown(path: Path, root: Path, previous: bytes | None, *, parse: Callabl
     # The stat from before the read: a rewrite during it leaves other times than these.
     new_carry = Carry(end, lines + parsed.lines, info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns,
                       info.st_ctime_ns, head_digest, head_length, edge_digest(edge), edge_length, warnings,
-                      fold.to_bytes())
+                      fold.to_bytes() if keep_fold else b"")
     return GrownRead(fold, start + len(data), mtime_ns, len(data), new_carry, warnings)
 
 

@@ -129,6 +129,30 @@ def test_a_grown_file_is_read_from_where_the_last_read_ended(store):
     assert listing_source.bytes_read - before == len(added)   # the other files, read again while recent, took 0
 
 
+def test_a_file_idle_for_days_keeps_no_fold_and_is_read_whole_when_it_grows(store):
+    from reprise.core.sources.jsonl_listing import FOLD_KEPT_NS
+
+    _, folders = store
+    service = service_in(folders["alpha"])
+    path = Path(service.session_path(SessionRef(workspace_key(folders["alpha"]), THREE_TURNS, "claude")))
+    idle = time.time() - FOLD_KEPT_NS / 1e9 - 3600
+    os.utime(path, (idle, idle))
+    listing_source = service.sources["claude"].listing
+    assert rows_by_id(service.list_sessions())[THREE_TURNS].turns == 3
+    lines = path.read_bytes().splitlines(keepends=True)
+    prompt = next(json.loads(line) for line in lines if b'"Finish the plan' in line and b'"type":"user"' in line)
+    prompt["uuid"], prompt["parentUuid"] = "aaaaaaaa-0000-4000-8000-000000000001", prompt["uuid"]
+    prompt["message"]["content"] = "One more step MARKfourth"
+    before = listing_source.bytes_read
+    with path.open("ab") as handle:
+        handle.write((json.dumps(prompt, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
+    listing = service.list_sessions()
+    service.load_details(listing.rows)
+    row = rows_by_id(listing)[THREE_TURNS]
+    assert row.turns == 4 and row.fields.last_message == "One more step MARKfourth"
+    assert listing_source.bytes_read - before == path.stat().st_size   # no fold kept: read whole
+
+
 def test_a_rewritten_file_is_read_whole_again(store):
     _, folders = store
     service = service_in(folders["alpha"])
