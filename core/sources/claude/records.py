@@ -28,6 +28,10 @@ _REQUEST_LOG = b'{"type":"api-request'
 _TYPE_AT_START = re.compile(rb'\{"type":"([A-Za-z0-9_-]{1,64})"')
 _ATTACHMENT_HEAD = re.compile(
     rb'\{"parentUuid":(?:null|"([0-9A-Za-z-]{1,64})"),"isSidechain":(true|false),"attachment":\{"type":"([A-Za-z0-9_-]{1,64})"')
+# The head's key lies within its first bytes (a uuid is at most 64 characters): a line without it there
+# is no attachment, told without running the pattern (most lines are not).
+_ATTACHMENT_KEY = b',"attachment":{"type":"'
+_ATTACHMENT_KEY_BY = len(b'{"parentUuid":"",') + 64 + len(b'"isSidechain":false') + len(_ATTACHMENT_KEY)
 _ATTACHMENT_TAIL = re.compile(rb',"type":"attachment","uuid":"([0-9A-Za-z-]{1,64})","timestamp":"([0-9T:.Z+-]{1,40})"')
 _TIMESTAMP = re.compile(rb'"timestamp":"([0-9T:.Z+-]{1,40})"')
 _TAIL_MARK = b',"type":"attachment","uuid":"'
@@ -65,6 +69,8 @@ def _skimmed(chunk: bytes, start: int, end: int) -> Record | None:
             stub["timestamp"] = stamp.group(1).decode()
         stub[SKIPPED] = end - start
         return stub
+    if chunk.find(_ATTACHMENT_KEY, start, min(end, start + _ATTACHMENT_KEY_BY)) == -1:
+        return None
     head = _ATTACHMENT_HEAD.match(chunk, start, end)
     if head is None:
         return None
