@@ -10,9 +10,9 @@ the same there).
 
 A line whose form the structs do not take (a message that is not an object, a usage that is not
 one, content blocks that are not objects, a type that is not a string), or that msgspec refuses
-where json reads it (NaN, a number beyond a double, a lone surrogate, a malformed line, deep nesting), gives
-None: the caller decodes it whole, as before. Like the regex skims (`records`), the bytes of a
-skipped field are not checked to be UTF-8.
+where json reads it (NaN, a number beyond a double, a lone surrogate, deep nesting, a malformed
+line), gives None: the caller decodes it whole, as before. Like the regex skims (`records`), the
+bytes of a skipped field are not checked to be UTF-8.
 """
 
 from __future__ import annotations
