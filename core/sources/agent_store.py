@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from ..audit import AuditLog
-from ..config import Settings
 from ..errors import ChangedOnDiskError, ConflictError, NotFoundError, RepriseError, UsageError
 from ..liveness import PendingTurn
 from ..meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
 from ..outcome import TurnOutcome
-from ..own_files import OwnFiles, SessionMeta
+from ..own_files import OwnFiles
 from ..paths import SessionRef
 from ..rooted import Root, write_new
 from ..session_files import digest
@@ -36,7 +35,9 @@ from .roles import Metered
 from .session_writing import WrittenSession, audited
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
+    from ..config import Settings
     from ..retention import PruneSelection
+    from ..session_meta import SessionMeta
     from ..trash_results import PruneResult, PurgeResult, TrashEntry
 
 
@@ -322,6 +323,9 @@ class AgentStoreSource(SessionSource):
         `continue`, so undoing it into the trash loses nothing), then its file, new (never over one),
         then Reprise's meta of it with the lineage undo reads (`forked_from`, `fork_sha256`,
         `fork_size`), audited either way."""
+        from ..session_meta import SessionMeta
+
+
         written.sha256 = digest(written.data)
         if dry_run:
             return written

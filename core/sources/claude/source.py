@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...agents import Backend, substitute
-from ...config import Settings
 from ...errors import (
     ConflictError,
     NotFoundError,
@@ -27,7 +26,6 @@ from ...errors import (
     RepriseError,
 )
 from ...meter import RESUME, SEND, LiveMeter, MeterResult
-from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root, write_new
@@ -54,6 +52,8 @@ from .windows import MODEL_WINDOWS
 
 # What only metering, forking or sending needs is imported there: a listing never loads it.
 if TYPE_CHECKING:
+    from ...config import Settings
+    from ...session_meta import SessionMeta
     from .fork import ForkState
     from .meter import ContextNow, MeterInputs
 
