@@ -83,10 +83,10 @@ from .times import utc_now_iso
 from .tokens import count_tokens
 from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_sizes
 
 if TYPE_CHECKING:
     from .session_meta import SessionMeta
+    from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize
 
 if TYPE_CHECKING:   # only `continue_in` and `show` build them, importing their modules then
     from .brief import Brief
@@ -1131,6 +1131,8 @@ class Service:
 
     def turn_sizes(self, ref: SessionRef) -> list[TurnSize]:
         """Each turn with its size and tokens (counted with the meter's encoding), to choose turns to remove."""
+        from .trimming import turn_sizes
+
         opened = self.source(ref).open(ref)
         encoding = self.measure(ref).encoding if Metered in self.source(ref).roles else DEFAULT_ENCODING
         return turn_sizes(opened.transcript, lambda text: count_tokens(text, encoding))

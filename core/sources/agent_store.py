@@ -28,7 +28,6 @@ from ..paths import SessionRef
 from ..rooted import Root, write_new
 from ..session_files import digest
 from ..transcript import Turn
-from ..trimming import RestoreResult, TrimOptions, TrimPlan, TrimResult
 from .base import Handoff, OpenedSession, SessionSource
 from .jsonl_listing import HasPath, JsonlListing
 from .roles import Metered
@@ -39,6 +38,7 @@ if TYPE_CHECKING:  # retention and the trash results name rows, which name listi
     from ..retention import PruneSelection
     from ..session_meta import SessionMeta
     from ..trash_results import PruneResult, PurgeResult, TrashEntry
+    from ..trimming import RestoreResult, TrimOptions, TrimPlan, TrimResult
 
 
 class StoreTrash(Protocol):
@@ -301,6 +301,7 @@ class AgentStoreSource(SessionSource):
         """A fork's plan (of the bytes `data` of the file `path`) previewed, or written at `fork_path`
         (`fork_files.write_fork`) titled after Reprise's title of the session, else `title`; `beside`
         writes what goes with the fork's file, within its root."""
+        from ..trimming import TrimResult
         from .fork_files import write_fork
 
         target = SessionRef(ref.workspace_key, fork_id, self.name)

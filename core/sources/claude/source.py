@@ -32,7 +32,6 @@ from ...rooted import Root, write_new
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
 from ...transcript import Transcript
-from ...trimming import TrimOptions, TrimPlan, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Handoff, KeepReport, OpenedSession
 from ..kept_listing import KEPT
@@ -54,6 +53,7 @@ from .windows import MODEL_WINDOWS
 if TYPE_CHECKING:
     from ...config import Settings
     from ...session_meta import SessionMeta
+    from ...trimming import TrimOptions, TrimPlan, TrimResult
     from .fork import ForkState
     from .meter import ContextNow, MeterInputs
 

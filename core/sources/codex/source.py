@@ -31,7 +31,6 @@ from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
 from ...transcript import Transcript, Turn
-from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import Handoff, OpenedSession
 from ..file_writers import process_writing
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
     from ...config import Settings
     from ...session_links import SessionLink
     from ...session_meta import SessionMeta
+    from ...trimming import TrimOptions, TrimResult
     from .meter import CodexLimits, ContextNow
     from .next_request import NextRequest
 

@@ -37,7 +37,6 @@ from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import utc_now_iso
 from ...transcript import Transcript
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
 from ..base import Handoff, OpenedSession, SessionSource
 from ..roles import (
     Creator,
@@ -64,6 +63,7 @@ from .trash import Trash, relink
 if TYPE_CHECKING:   # what decodes, meters or writes a session imports pydantic: a listing needs none of it
     from ...config import Settings
     from ...session_meta import SessionMeta
+    from ...trimming import RestoreResult, TrimOptions, TrimResult
     from .meter import Meter
     from .models import SessionState
 
@@ -420,6 +420,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         """Move a fork Reprise wrote to the trash (`trash restore` brings it back); its bytes stay in
         its archive, and the session it was trimmed from was never changed. A fork changed since
         Reprise last wrote it (turns added) needs `force`: its new turns go to the trash with it."""
+        from ...trimming import RestoreResult, RestoreStep, fork_to_trash
+
         path = self.store.paths.session_file(ref)
         try:
             data, _ = read_regular_file(path, self.store.root)

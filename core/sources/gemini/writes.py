@@ -21,7 +21,6 @@ from ...meter import MeterResult
 from ...paths import SessionRef
 from ...problems import Problem
 from ...rows import SessionRow
-from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import AgentDeletion, KeepReport
 from ..file_keep import COMPANIONS
@@ -33,6 +32,7 @@ from .retention import AT_RISK_DAYS, Sweeps, read_policy
 
 if TYPE_CHECKING:
     from ...session_meta import SessionMeta
+    from ...trimming import TrimOptions, TrimResult
 
 NAME = "gemini"
 DEFAULT_MODEL = "gemini-2.5-pro"   # the tokenizer a fork counts with when the session names no model
