@@ -12,19 +12,22 @@ import os
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from .archive import Archive
 from .backend_names import backend_names, offered_backends
-from .config import AgentSettings
+from .config import DEFAULT_REPLY_BYTES
 from .errors import AgentError, RepriseError, UsageError
 from .outcome import INTERRUPTED_ERROR, TurnOutcome, cut_reply, left_running_note
 from .paths import SessionRef
 from .processes import Finished, run_agent
 from .rooted import Root
 from .sources.registry import load_object
+
+if TYPE_CHECKING:
+    from .settings_models import AgentSettings
 
 STDERR_TAIL = 2000
 
@@ -37,7 +40,7 @@ class TurnRequest:
     summary_text: str
     timeout: float
     estimate: int | None = None
-    max_reply_bytes: int = field(default_factory=lambda: AgentSettings().max_reply_bytes)
+    max_reply_bytes: int = DEFAULT_REPLY_BYTES
     spool_dir: Path | None = None  # where the whole of an over-long reply is written (the session's archive)
     spool_root: Root | None = None  # the root that folder is reached through
 

@@ -3,27 +3,32 @@ variables and command-line flags, with the source of every value kept for `repri
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    create_model,
-    model_validator,
-)
-
-from . import paths, tokens
+from . import paths
 from .errors import ConfigError
 from .session_files import ReadProblem, read_head
 from .sources.store_location import SourceChoice as SourceChoice  # `reprise config` reads it from here
 from .sources.store_location import Unset, detect_store
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from .settings_models import DEFAULT_MODELS as DEFAULT_MODELS
+    from .settings_models import AgentSettings as AgentSettings
+    from .settings_models import HistorySettings as HistorySettings
+    from .settings_models import MeterSettings as MeterSettings
+    from .settings_models import ModelSpec as ModelSpec
+    from .settings_models import SearchSettings as SearchSettings
+    from .settings_models import Settings as Settings
+    from .settings_models import SourcesSettings as SourcesSettings
+    from .settings_models import StoreSettings as StoreSettings
+    from .settings_models import Text as Text
+    from .settings_models import describe as describe
+    from .settings_models import settings_model as settings_model
 
 # The history entries a session keeps: Fractal keeps its newest 20, and Reprise never keeps more.
 HISTORY_KEPT = 20
@@ -34,223 +39,69 @@ DEFAULT_RESUME = ["fractal", "--workspace", "{workspace}", "--resume", "{session
 MAX_TIMEOUT_S = 7 * 24 * 3600
 MAX_TOKENS = 100_000_000
 MAX_REPLY_BYTES = 256 * 1024 * 1024  # a reply this long still leaves a session Reprise opens
+DEFAULT_REPLY_BYTES = 4 * 1024 * 1024
+
+# What a valid file is lives in `settings_models.py`, imported on first use (pydantic with it).
+_MODELS = frozenset(("DEFAULT_MODELS", "AgentSettings", "HistorySettings", "MeterSettings", "ModelSpec",
+                     "SearchSettings", "Settings", "SourcesSettings", "StoreSettings", "Text", "describe",
+                     "settings_model"))
 
 
-def _no_nul(text: str) -> str:
-    if "\x00" in text:
-        raise ValueError("must not contain a NUL character")
-    return text
+def __getattr__(name: str) -> object:
+    if name in _MODELS:
+        from . import settings_models
 
-
-def _known_encoding(name: str) -> str:
-    if name not in tokens.ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}; the bundled ones are {', '.join(tokens.ENCODINGS)}")
-    return name
-
-
-def _known_backend(name: str) -> str:
-    from .backend_names import backend_names  # the specs' backends: read when a config names one
-
-    if name not in (names := backend_names()):
-        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(names)}")
-    return name
-
-
-Text = Annotated[str, AfterValidator(_no_nul)]
-
-
-class _Section(BaseModel):
-    """Every section: unknown keys are errors, types are TOML's own (no "600" for 600, no 1.0 for 1,
-    no 1 for true), numbers are finite; each number field also carries its own range."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, defer_build=True)  # built on first use
-
-
-class StoreSettings(_Section):
-    state_dir: Text | None = None
-
-
-class AgentSettings(_Section):
-    backend: Annotated[Text, AfterValidator(_known_backend)] | None = None
-    resume: list[Text] = Field(default_factory=lambda: list(DEFAULT_RESUME), min_length=1)
-    turn: list[Text] | None = Field(default=None, min_length=1)
-    timeout: float = Field(default=600.0, gt=0, le=MAX_TIMEOUT_S)
-    max_reply_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=MAX_REPLY_BYTES)
-
-
-class ModelSpec(_Section):
-    """How to count for models whose name matches `pattern` (fnmatch, first match wins).
-
-    `window` is the input budget, what the prompt may hold. Given only `context_window` and
-    `max_output` (the output the model reserves), it is their difference.
-    """
-
-    pattern: Text = Field(min_length=1)
-    encoding: Annotated[Text, AfterValidator(_known_encoding)] = "o200k_base"
-    window: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
-    context_window: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
-    max_output: int | None = Field(default=None, ge=0, le=MAX_TOKENS)
-    overhead: int = Field(default=DEFAULT_OVERHEAD, ge=0, le=MAX_TOKENS)
-    exact: bool = False
-
-    @model_validator(mode="after")
-    def _derive_window(self) -> ModelSpec:
-        if self.window is None:
-            if self.context_window is None or self.max_output is None:
-                raise ValueError("give window (the input budget), or context_window and max_output")
-            if self.max_output >= self.context_window:
-                raise ValueError("max_output must be smaller than context_window")
-            self.window = self.context_window - self.max_output
-        elif self.context_window is not None and self.window > self.context_window:
-            raise ValueError("window (the input budget) cannot exceed context_window")
-        return self
-
-    @property
-    def input_budget(self) -> int:
-        return self.window or 0
-
-
-def _table(pattern: str, encoding: str, context_window: int, max_output: int, exact: bool) -> ModelSpec:
-    """A built-in model, not validated (a test does): building ModelSpec's validator at import cost
-    every command 10 ms."""
-    return ModelSpec.model_construct(pattern=pattern, encoding=encoding, window=context_window - max_output,
-                                     context_window=context_window, max_output=max_output, exact=exact)
-
-
-# Context window and the output each model reserves (OpenAI's model pages; Claude's 200,000 includes
-# the `max_tokens` Claude Code asks for, 32,000).
-DEFAULT_MODELS = [
-    _table("gpt-5*", "o200k_base", 400_000, 128_000, True),
-    _table("gpt-4.1*", "o200k_base", 1_047_576, 32_768, True),
-    _table("gpt-4o*", "o200k_base", 128_000, 16_384, True),
-    _table("o[134]*", "o200k_base", 200_000, 100_000, True),
-    _table("gpt-4*", "cl100k_base", 128_000, 4_096, True),
-    _table("gpt-3.5*", "cl100k_base", 16_385, 4_096, True),
-    _table("*claude*", "o200k_base", 200_000, 32_000, False),
-    _table("*", "o200k_base", 200_000, 32_000, False),
-]
-
-
-class MeterSettings(_Section):
-    model: Text | None = None
-    warn: float = Field(default=0.8, gt=0, le=1)
-    models: list[ModelSpec] = Field(default_factory=lambda: [m.model_copy() for m in DEFAULT_MODELS])
-
-
-class HistorySettings(_Section):
-    max_turns: int = Field(default=HISTORY_KEPT, ge=1, le=HISTORY_KEPT)
-
-
-class SourcesSettings(_Section):
-    """`[sources]`: `new_agent`, and one table per registered source that has settings
-    (`[sources.<name>]`, its spec's model), added when the model is built (`settings_model`)."""
-
-    new_agent: Text | None = None   # `reprise new`'s agent when more than one is on; checked against the registry
-
-    if TYPE_CHECKING:   # each source's table is a field of the model built from the registry
-        def __getattr__(self, name: str) -> Any: ...
-
-    def section(self, name: str) -> BaseModel | None:
-        """The `[sources.<name>]` table of a source, or None when the source has none."""
-        value = getattr(self, name, None)
-        return value if isinstance(value, BaseModel) else None
-
-    def keeps_before_sweep(self, name: str) -> bool:
-        """Whether the settings of the source `name` ask to keep what its agent's sweep deletes within the week."""
-        return getattr(self.section(name), "keep_before_sweep", False) is True
-
-
-class SearchSettings(_Section):
-    """`[search]`: the full-text index. `index = false` builds and reads none (every search scans the
-    files); `max_mb` caps it (beyond it the files left out are scanned by each search)."""
-
-    index: bool = True
-    max_mb: int | None = Field(default=None, ge=1, le=1_000_000)
-
-    @property
-    def max_bytes(self) -> int | None:
-        return None if self.max_mb is None else self.max_mb << 20
-
-
-class _Settings(_Section):
-    """Every section. Fractal's are the top-level `[agent]`, `[store]` and `[history]` (the one legacy
-    exception: users' files have them); every other source has its `[sources.<name>]` table."""
-
-    store: StoreSettings = Field(default_factory=StoreSettings.model_construct)
-    agent: AgentSettings = Field(default_factory=AgentSettings.model_construct)
-    meter: MeterSettings = Field(default_factory=MeterSettings.model_construct)
-    history: HistorySettings = Field(default_factory=HistorySettings.model_construct)
-    sources: SourcesSettings = Field(default_factory=SourcesSettings.model_construct)
-    search: SearchSettings = Field(default_factory=SearchSettings.model_construct)
-
-
-if TYPE_CHECKING:
-    Settings = _Settings
-else:
-    def __getattr__(name: str) -> object:
-        if name == "Settings":   # the model of the registered sources' tables (`settings_model`)
-            return settings_model()
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class _Built:
-    """The settings model of one registry, and the sources whose settings model did not load (why)."""
-
-    model: type[_Settings]
-    broken: dict[str, str]
-
-
-_BUILT: dict[int, tuple[object, _Built]] = {}
-
-
-def settings_model() -> type[_Settings]:
-    """`Settings` with `[sources]` holding a table per registered source that has settings: its spec's
-    model, validated like every section. A source that did not load (or whose settings model did not)
-    may keep its table: it is taken unchecked, since nothing reads it."""
-    return _built().model
-
-
-def _built() -> _Built:
-    from .sources.registry import load_object, registry
-    from .sources.settings import SourceSettings
-
-    found = registry()
-    cached = _BUILT.get(id(found))
-    if cached is not None and cached[0] is found:
-        return cached[1]
-    tables: dict[str, Any] = {}
-    broken: dict[str, str] = {}
-    for spec in found.specs:
-        if spec.settings is None:
-            continue
-        try:
-            model = load_object(spec.settings)
-            if not (isinstance(model, type) and issubclass(model, SourceSettings)):
-                raise TypeError(f"{spec.settings} is not a SourceSettings model")
-        except Exception as exc:   # a plug-in's import may raise anything: its source is off, and says why
-            broken[spec.name] = f"its settings model did not load: {type(exc).__name__}: {exc}"
-            tables[spec.name] = (dict[str, Any] | None, None)
-            continue
-        tables[spec.name] = (model, Field(default_factory=model.model_construct))
-    for failure in found.failures:
-        if failure.name and failure.name not in tables and failure.name != "new_agent":
-            tables[failure.name] = (dict[str, Any] | None, None)
-    sources = create_model("SourcesSettings", __base__=SourcesSettings, **tables)
-    model = create_model("Settings", __base__=_Settings,
-                         sources=(sources, Field(default_factory=sources.model_construct)))
-    built = _Built(model, broken)
-    _BUILT[id(found)] = (found, built)
-    return built
+        return getattr(settings_models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(slots=True)
 class LoadedSettings:
-    settings: Settings
+    """The settings of a run, the file they came from, the state root and each source's choice.
+    `from_file`: the config file set something (validated as it was read); else every setting is its
+    default, built (and pydantic imported) when first read, which a listing or a search never does."""
+
     config_path: Path
     state_root: Path
-    sources: dict[str, str] = field(default_factory=dict)
-    choices: dict[str, SourceChoice] = field(default_factory=dict)
+    choices: dict[str, SourceChoice]
+    from_file: bool
+    file_keys: tuple[str, ...]   # the dotted keys the file sets
+    state_root_from: str          # what chose the state root
+    _settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            from .settings_models import defaults
+
+            self._settings = defaults()
+        return self._settings
+
+    def for_sources(self) -> Settings:
+        """The settings as each source's factory is given them: read through on first use, so that
+        starting the sources builds nothing (a source reads its settings when it acts)."""
+        return cast("Settings", _ReadOnUse(self))
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """Where each setting's value comes from (`default`, the file, a variable), for `reprise config`."""
+        sources = dict.fromkeys(_keys(self.settings), "default")
+        for key in self.file_keys:
+            sources[key] = f"config file {self.config_path}"
+        sources["store.state_dir"] = self.state_root_from
+        return sources
+
+
+class _ReadOnUse:
+    """`LoadedSettings.settings`, its sections read when first asked for."""
+
+    __slots__ = ("_loaded",)
+
+    def __init__(self, loaded: LoadedSettings) -> None:
+        self._loaded = loaded
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loaded.settings, name)
 
 
 def load(*, state_dir: str | None = None, config_path: Path | None = None,
@@ -259,46 +110,44 @@ def load(*, state_dir: str | None = None, config_path: Path | None = None,
     environment = dict(os.environ if env is None else env)
     path = config_path or paths.config_file(environment)
     data = _read_toml(path)
-    built = _built()
+    settings: Settings | None = None
     if data:
-        try:
-            settings = built.model.model_validate(data)
-        except ValidationError as exc:
-            raise ConfigError(describe(exc, path), path=path) from None
-        _check_new_agent(settings, path)
-    else:  # no config file: the defaults, without building the validators (20 ms of a listing's 0.3 s)
-        settings = built.model.model_construct()
-    sources = dict.fromkeys(_keys(settings), "default")
-    for key in _flatten(data):
-        sources[key] = f"config file {path}"
-    root, sources["store.state_dir"] = _state_root(state_dir, environment, settings, path)
-    choices = _choices(settings, environment, path, root, sources["store.state_dir"], built.broken)
-    return LoadedSettings(settings, path, root, sources, choices)
+        from .settings_models import validated
+
+        settings = validated(data, path)
+    root, where = _state_root(state_dir, environment, settings.store.state_dir if settings else None, path)
+    choices = _choices(settings, environment, path, root, where)
+    return LoadedSettings(path, root, choices, settings is not None, tuple(_flatten(data)), where, settings)
 
 
-def _check_new_agent(settings: Settings, path: Path) -> None:
-    """`[sources] new_agent` names a registered source (the registry decides, not a fixed list)."""
+def _broken_models(with_file: bool) -> dict[str, str]:
+    """The sources whose settings model did not load (each is off, and says why). Reprise's own models
+    load (a test imports each): a run with no settings to validate loads only the plug-ins' ones."""
     from .sources.registry import registry
 
-    wanted, names = settings.sources.new_agent, registry().names
-    if wanted is not None and wanted not in names:
-        raise ConfigError(f"{path}: sources.new_agent: unknown agent {_shown(wanted)}; the sources are "
-                          f"{', '.join(names)}", path=path)
+    found = registry()
+    if not with_file and all(spec.settings is None or spec.name in found.own for spec in found.specs):
+        return {}
+    from .settings_models import broken_models
+
+    return broken_models()
 
 
-def _choices(settings: Settings, env: dict[str, str], path: Path, state_root: Path, where: str,
-             broken: dict[str, str]) -> dict[str, SourceChoice]:
+def _choices(settings: Settings | None, env: dict[str, str], path: Path, state_root: Path,
+             where: str) -> dict[str, SourceChoice]:
     """Whether each registered source is on, from which roots, and why: by its store location (the
-    generic detection) or by a detection of its own (Fractal: always on, at the state root)."""
+    generic detection) or by a detection of its own (Fractal: always on, at the state root).
+    `settings` is None when the file sets nothing: every source's table is unset."""
     from .sources.registry import load_object, registry
 
+    broken = _broken_models(settings is not None)
     choices: dict[str, SourceChoice] = {}
     for spec in registry().specs:
         if spec.name in broken:
             choices[spec.name] = SourceChoice(spec.name, False, (), f"off: {broken[spec.name]}")
         elif spec.location is not None:
-            section = getattr(settings.sources, spec.name, None) or Unset()
-            choices[spec.name] = detect_store(spec, section, env, path)
+            section = getattr(settings.sources, spec.name, None) if settings is not None else None
+            choices[spec.name] = detect_store(spec, section or Unset(), env, path)
         elif spec.detect is not None:
             try:
                 detect = load_object(spec.detect)
@@ -309,68 +158,14 @@ def _choices(settings: Settings, env: dict[str, str], path: Path, state_root: Pa
     return choices
 
 
-def describe(exc: ValidationError, path: Path) -> str:
-    """One line: the file, the first wrong key (as `meter.models[0].encoding`), what is wrong with it."""
-    errors = exc.errors(include_url=False)
-    first = errors[0]
-    loc = first["loc"]
-    key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".") or "(top level)"
-    kind, message = first["type"], first["msg"]
-    if kind == "extra_forbidden":
-        known = _model_at(loc[:-1]).model_fields
-        message = f"unknown key; the keys here are {', '.join(known)}"
-    elif kind == "missing":
-        message = "is required here"
-    elif kind == "value_error":
-        message = message.removeprefix("Value error, ")
-    elif kind in ("too_short", "too_long"):
-        message = message.replace("List should have", "must have").replace(" after validation", "")
-    else:
-        message = _WANTED.get(kind) or message.replace("Input should be", "must be").replace(
-            "less than or equal to", "at most").replace("greater than or equal to", "at least")
-        message = f"{message} (got {_shown(first['input'])})"
-    more = (f"; and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} in this file"
-            if len(errors) > 1 else "")
-    return f"{path}: {key}: {message}{more}"
-
-
-_WANTED = {"int_type": "must be an integer", "float_type": "must be a number", "string_type": "must be a string",
-           "bool_type": "must be true or false", "list_type": "must be an array", "model_type": "must be a table",
-           "dict_type": "must be a table", "literal_error": None}
-
-
-def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel]:
-    """The settings model that holds the key at `loc` (list indexes skipped)."""
-    model: type[BaseModel] = settings_model()
-    for part in loc:
-        if isinstance(part, str):
-            annotation = model.model_fields[part].annotation
-            model = next(arg for arg in (annotation, *getattr(annotation, "__args__", ()))
-                         if isinstance(arg, type) and issubclass(arg, BaseModel))
-    return model
-
-
-def _shown(value: Any) -> str:
-    """A value as it reads in TOML, kept short."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        text = json.dumps(value)
-        return text if len(text) <= 60 else text[:57] + '..."'
-    return str(value)
-
-
-def _state_root(flag: str | None, env: dict[str, str], settings: Settings, path: Path) -> tuple[Path, str]:
+def _state_root(flag: str | None, env: dict[str, str], configured: str | None, path: Path) -> tuple[Path, str]:
+    """The state root and what chose it; `configured`: the file's `[store] state_dir`."""
     if flag:
         return Path(flag).expanduser(), "--state-dir"
     if env.get("REPRISE_STATE_DIR"):
         return Path(env["REPRISE_STATE_DIR"]).expanduser(), "REPRISE_STATE_DIR"
-    if settings.store.state_dir:
-        return Path(settings.store.state_dir).expanduser(), f"config file {path}"
+    if configured:
+        return Path(configured).expanduser(), f"config file {path}"
     root = paths.fractal_state_root(env)
     if env.get("FRACTAL_STATE_HOME"):
         return root, "FRACTAL_STATE_HOME (Fractal's state root)"
@@ -401,10 +196,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _keys(section: BaseModel, prefix: str = "") -> list[str]:
     """The dotted key of every setting, in order (`meter.warn`), read from the models without dumping them."""
+    import pydantic
+
     keys: list[str] = []
     for name in type(section).model_fields:
         value = getattr(section, name)
-        if isinstance(value, BaseModel):
+        if isinstance(value, pydantic.BaseModel):
             keys += _keys(value, f"{prefix}{name}.")
         else:
             keys.append(f"{prefix}{name}")
@@ -426,4 +223,5 @@ def effective(loaded: LoadedSettings) -> list[tuple[str, Any, str]]:
     """(key, value, source) for every setting, for `reprise config`."""
     values = _flatten(loaded.settings.model_dump(mode="json"))
     values["store.state_dir"] = str(loaded.state_root)
-    return [(key, value, loaded.sources.get(key, "default")) for key, value in sorted(values.items())]
+    sources = loaded.sources
+    return [(key, value, sources.get(key, "default")) for key, value in sorted(values.items())]

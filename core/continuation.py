@@ -21,8 +21,8 @@ from pathlib import Path
 from .audit import iso_time
 from .brief import Brief
 from .errors import RepriseError, UsageError
-from .own_files import SessionMeta
 from .paths import SessionRef
+from .session_meta import SessionMeta
 from .sources.base import OpenedSession, SessionSource
 from .sources.roles import SessionWriter
 from .sources.session_writing import WrittenSession

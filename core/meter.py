@@ -12,11 +12,13 @@ import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from . import tokens
-from .config import DEFAULT_MODELS, MeterSettings, ModelSpec
 from .errors import OverWindowError
+
+if TYPE_CHECKING:
+    from .settings_models import MeterSettings, ModelSpec
 
 CONFIGURED, COUNTED, FAILED, MEASURED = "configured", "counted", "failed", "measured"
 ESTIMATED = "estimated"              # counted with a tokenizer that is not the model's, or derived from figures
@@ -162,6 +164,8 @@ def chosen_model(model: str | None, configured: str | None, recorded: tuple[str 
 
 def spec_for(model: str, specs: list[ModelSpec]) -> ModelSpec:
     """The first spec whose pattern matches the model name, with or without its provider prefix."""
+    from .settings_models import DEFAULT_MODELS
+
     bare = model.rsplit("/", 1)[-1]
     for spec in specs:
         if fnmatch.fnmatchcase(bare, spec.pattern) or fnmatch.fnmatchcase(model, spec.pattern):
@@ -172,6 +176,8 @@ def spec_for(model: str, specs: list[ModelSpec]) -> ModelSpec:
 def user_spec(model: str, specs: list[ModelSpec]) -> ModelSpec | None:
     """The first `[[meter.models]]` entry the user configured (not one of the defaults) that
     matches the model: it wins over any agent's own table."""
+    from .settings_models import DEFAULT_MODELS
+
     bare = model.rsplit("/", 1)[-1]
     for spec in specs:
         if spec in DEFAULT_MODELS:

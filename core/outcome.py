@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .trimming import cap_marker
-
 INTERRUPTED_ERROR = "Turn interrupted by user."
 
 
@@ -28,6 +26,8 @@ class TurnOutcome:
 
 def cut_reply(head: str, chars_cut: int, archive_digest: str | None, why_not_archived: str | None = None) -> str:
     """A reply cut at the cap, with the marker trims leave; without an archive entry, the marker says why."""
+    from .trimming import cap_marker
+
     if archive_digest is not None:
         return head + cap_marker(chars_cut, archive_digest)
     return head + (f"\n[reprise: {chars_cut:,} characters cut; the whole output could not be archived: "

@@ -13,26 +13,26 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from .errors import LockedError, RepriseError
 from .paths import OwnPaths, SessionRef, guess_workspace_path, validate_workspace_key
 from .rooted import Root
+
+if TYPE_CHECKING:
+    from .session_meta import SessionMeta
 
 MAX_META_BYTES = 1024 * 1024
 MAX_RECORD_BYTES = 65536
 LOCK_TIMEOUT_S = 10.0
 
 
-class SessionMeta(BaseModel):
-    """Reprise's own facts about a session, kept outside the session file (Fractal would drop them)."""
+def __getattr__(name: str) -> object:
+    if name == "SessionMeta":   # its home is session_meta.py (pydantic): here for the sources that import it from here
+        from .session_meta import SessionMeta
 
-    model_config = ConfigDict(extra="allow", defer_build=True)  # built on first use, not at import
-    title: str | None = None
-    pinned: bool = False
-    created_at: str | None = None
-    estimates: dict[str, int] = Field(default_factory=dict)
+        return SessionMeta
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class OwnFiles:
@@ -78,6 +78,8 @@ class OwnFiles:
         return meta
 
     def _meta(self, path: Path) -> tuple[SessionMeta, str | None]:
+        from .session_meta import SessionMeta
+
         try:
             data = self.rooted.read(path, MAX_META_BYTES)
         except FileNotFoundError:

@@ -37,7 +37,6 @@ from .errors import (
 from .gc_pauses import no_gc_pauses
 from .liveness import reprise_run
 from .meter import SEND, ContextLimit, LiveMeter, MeterResult, spec_for
-from .own_files import SessionMeta
 from .paths import (
     SessionRef,
     cache_dir,
@@ -84,7 +83,10 @@ from .times import utc_now_iso
 from .tokens import count_tokens
 from .transcript import Transcript, Usage
 from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize, turn_sizes
+
+if TYPE_CHECKING:
+    from .session_meta import SessionMeta
+    from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize
 
 if TYPE_CHECKING:   # only `continue_in` and `show` build them, importing their modules then
     from .brief import Brief
@@ -274,14 +276,14 @@ class Service:
                  cache: Path | None = None, parallel_scan: bool = False, progress: ProgressSink = no_progress):
         """`progress` hears how far a long read is: new or changed files listed, the first search's indexing."""
         self.loaded = loaded
-        self.settings = loaded.settings
         sources = make_sources(loaded)
         self.sources: dict[str, SessionSource] = sources
         self.load_failures: list[LoadFailure] = sources.failures   # each said once: CLI start, config, doctor, TUI
         self.catalog = Catalog([source.listing for source in self.sources.values()], cache or cache_dir(),
                                parallel=parallel_scan, progress=progress)
-        self.catalog.index_enabled = self.settings.search.index
-        self.catalog.index_cap = self.settings.search.max_bytes
+        if loaded.from_file:   # else the catalog's own defaults are `[search]`'s (a test holds them equal)
+            self.catalog.index_enabled = self.settings.search.index
+            self.catalog.index_cap = self.settings.search.max_bytes
         for name, source in self.sources.items():
             source.cataloged = functools.partial(self.catalog.paths_of, name)
         self.workspace = Path(workspace or os.getcwd()).expanduser().resolve()
@@ -305,6 +307,11 @@ class Service:
     @property
     def state_root(self) -> Path:
         return self.loaded.state_root
+
+    @property
+    def settings(self) -> config_module.Settings:
+        """The settings (without a config file, built when first read: a listing reads none)."""
+        return self.loaded.settings
 
     def source(self, ref: SessionRef) -> SessionSource:
         """The source a session belongs to."""
@@ -502,7 +509,7 @@ class Service:
         process. Once nothing is left, the next SWEEP_RECHECK_S keep nothing without looking. None when no
         source asks for it."""
         names = [name for name, source in self.sources.items() if Keeping in source.roles
-                 and self.settings.sources.keeps_before_sweep(source.name)]
+                 and self.loaded.from_file and self.settings.sources.keeps_before_sweep(source.name)]
         if not names:
             return None
         agents = tuple(self.sources[name].label for name in names)
@@ -786,6 +793,8 @@ class Service:
     def new_session(self, title: str | None = None, *, source: str | None = None) -> SessionRef:
         """Start a session in the current workspace: a valid 0-turn one of the agent `source` (None: the
         one `new_agent` chooses)."""
+        from .session_meta import SessionMeta
+
         name = source or self.new_agent()
         creator = self._creator(name)
         if runs_only_there(self.sources[name]) and not self.workspace.is_dir():
@@ -1122,6 +1131,8 @@ class Service:
 
     def turn_sizes(self, ref: SessionRef) -> list[TurnSize]:
         """Each turn with its size and tokens (counted with the meter's encoding), to choose turns to remove."""
+        from .trimming import turn_sizes
+
         opened = self.source(ref).open(ref)
         encoding = self.measure(ref).encoding if Metered in self.source(ref).roles else DEFAULT_ENCODING
         return turn_sizes(opened.transcript, lambda text: count_tokens(text, encoding))

@@ -5,9 +5,11 @@ made itself (Codex's ledger of the Claude Code sessions it imported, read by its
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from .own_files import SessionMeta
+if TYPE_CHECKING:
+    from .session_meta import SessionMeta
+
 
 Direction = Literal["from", "in"]
 How = Literal["continued", "imported"]

@@ -39,7 +39,7 @@ def make_sources(loaded: LoadedSettings) -> Sources:
             factory = load_object(spec.factory)
             if not callable(factory):
                 raise TypeError(f"{spec.factory} is not callable")
-            sources[spec.name] = factory(choice.roots, loaded.settings, data_dir())
+            sources[spec.name] = factory(choice.roots, loaded.for_sources(), data_dir())
         except Exception as exc:   # a plug-in's code may raise anything: said, and the others start
             reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
             sources.failures.append(LoadFailure(spec.name, found.origins.get(spec.name, ""),

@@ -19,25 +19,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from ..audit import AuditLog
-from ..config import Settings
 from ..errors import ChangedOnDiskError, ConflictError, NotFoundError, RepriseError, UsageError
 from ..liveness import PendingTurn
 from ..meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
 from ..outcome import TurnOutcome
-from ..own_files import OwnFiles, SessionMeta
+from ..own_files import OwnFiles
 from ..paths import SessionRef
 from ..rooted import Root, write_new
 from ..session_files import digest
 from ..transcript import Turn
-from ..trimming import RestoreResult, TrimOptions, TrimPlan, TrimResult
 from .base import Handoff, OpenedSession, SessionSource
 from .jsonl_listing import HasPath, JsonlListing
 from .roles import Metered
 from .session_writing import WrittenSession, audited
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
+    from ..config import Settings
     from ..retention import PruneSelection
+    from ..session_meta import SessionMeta
     from ..trash_results import PruneResult, PurgeResult, TrashEntry
+    from ..trimming import RestoreResult, TrimOptions, TrimPlan, TrimResult
 
 
 class StoreTrash(Protocol):
@@ -300,6 +301,7 @@ class AgentStoreSource(SessionSource):
         """A fork's plan (of the bytes `data` of the file `path`) previewed, or written at `fork_path`
         (`fork_files.write_fork`) titled after Reprise's title of the session, else `title`; `beside`
         writes what goes with the fork's file, within its root."""
+        from ..trimming import TrimResult
         from .fork_files import write_fork
 
         target = SessionRef(ref.workspace_key, fork_id, self.name)
@@ -322,6 +324,9 @@ class AgentStoreSource(SessionSource):
         `continue`, so undoing it into the trash loses nothing), then its file, new (never over one),
         then Reprise's meta of it with the lineage undo reads (`forked_from`, `fork_sha256`,
         `fork_size`), audited either way."""
+        from ..session_meta import SessionMeta
+
+
         written.sha256 = digest(written.data)
         if dry_run:
             return written

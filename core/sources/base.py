@@ -19,7 +19,6 @@ from ..archive import Archive, ArchiveEntry
 from ..audit import AuditLog
 from ..folder_scan import FolderNames, FolderStats
 from ..meter import MeterResult
-from ..own_files import SessionMeta
 from ..paths import OwnPaths, SessionRef
 from ..problems import Problem
 from ..transcript import Status, Transcript, Usage
@@ -28,6 +27,9 @@ from .roles import Capabilities as Capabilities
 from .roles import Reader, Resumer, capabilities_of, roles_of
 from .spec import SourceSpec
 from .workspaces import GroupRule, RecordedRule, WorkspaceRule
+
+if TYPE_CHECKING:
+    from ..session_meta import SessionMeta
 
 if TYPE_CHECKING:  # only the import links name them
     from ..session_links import SessionLink

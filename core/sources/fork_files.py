@@ -20,10 +20,11 @@ from pathlib import Path
 from ..archive import Archive, ArchiveEntry
 from ..audit import AuditLog, iso_time
 from ..errors import RepriseError
-from ..own_files import OwnFiles, SessionMeta
+from ..own_files import OwnFiles
 from ..paths import SessionRef
 from ..rooted import Root, write_new
 from ..session_files import digest
+from ..session_meta import SessionMeta
 from ..trimming import RestoreResult, RestoreStep, TrimOptions, TrimPlan, TrimResult, fork_to_trash
 
 TITLE_CHARS = 60

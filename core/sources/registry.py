@@ -69,6 +69,7 @@ class Registry:
     specs: tuple[SourceSpec, ...]
     failures: tuple[LoadFailure, ...]
     origins: dict[str, str]   # {source name: the distribution that declares it}
+    own: frozenset[str] = frozenset()   # the sources Reprise's own distribution declares
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -233,6 +234,7 @@ def load(entries: Iterable[EntryPoint]) -> Registry:
     """Each entry's spec, checked; an entry that fails is a `LoadFailure` and the others load."""
     specs: dict[str, SourceSpec] = {}
     origins: dict[str, str] = {}
+    own: set[str] = set()
     failures: list[LoadFailure] = []
     own_seen = False
     for entry in entries:
@@ -244,10 +246,12 @@ def load(entries: Iterable[EntryPoint]) -> Registry:
             continue
         specs[spec.name] = spec
         origins[spec.name] = entry.origin
+        if entry.own:
+            own.add(spec.name)
     if not own_seen:
         failures.insert(0, LoadFailure("", OWN_DISTRIBUTION, NOT_REGISTERED))
     ordered = tuple(sorted(specs.values(), key=lambda spec: (spec.order, spec.name)))
-    return Registry(ordered, tuple(failures), origins)
+    return Registry(ordered, tuple(failures), origins, frozenset(own))
 
 
 class SpecError(ValueError):

@@ -26,11 +26,11 @@ if TYPE_CHECKING:   # the role signatures name the sources' models; nothing is n
     from ..liveness import PendingTurn
     from ..meter import LiveMeter, MeterResult
     from ..outcome import TurnOutcome
-    from ..own_files import SessionMeta
     from ..paths import SessionRef
     from ..problems import Problem
     from ..retention import PruneSelection
     from ..rows import SessionRow
+    from ..session_meta import SessionMeta
     from ..transcript import Transcript
     from ..trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
     from ..trimming import RestoreResult, TrimOptions, TrimResult

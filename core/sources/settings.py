@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..config import Text, _Section
+from ..settings_models import Text, _Section
 
 
 class SourceSettings(_Section):

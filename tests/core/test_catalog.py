@@ -12,11 +12,12 @@ from reprise.core import contract
 from reprise.core.catalog import CHANGED_WARNING, Catalog
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.rows import DetailsNotLoaded, SessionRow
+from reprise.core.session_meta import SessionMeta
 from reprise.core.sources.base import ListingFields
 from reprise.core.sources.fractal.codec import encode
 from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.models import TurnUsage
-from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.sources.fractal.store import Store
 from reprise.core.transcript import Usage
 
 from .test_store import make_state

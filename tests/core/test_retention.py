@@ -10,10 +10,11 @@ from reprise.core.errors import UsageError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.retention import PruneOptions, format_age, parse_age, select_prune
 from reprise.core.rows import SessionRow
+from reprise.core.session_meta import SessionMeta
 from reprise.core.sources.base import ListingFields
 from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.liveness import pending_turns
-from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.sources.fractal.store import Store
 from reprise.core.sources.fractal.trash import Trash
 
 from .test_trim import BASE, build_state, write

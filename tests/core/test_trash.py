@@ -15,7 +15,8 @@ from reprise.core.errors import (
     UsageError,
 )
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.session_meta import SessionMeta
+from reprise.core.sources.fractal.store import Store
 from reprise.core.sources.fractal.trash import Trash, relink
 from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 

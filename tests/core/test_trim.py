@@ -23,12 +23,13 @@ from reprise.core.errors import (
 )
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.retention import PruneOptions, select_prune
+from reprise.core.session_meta import SessionMeta
 from reprise.core.sources.fractal.codec import decode, encode
 from reprise.core.sources.fractal.listing import FractalListing
 from reprise.core.sources.fractal.meter import Meter
 from reprise.core.sources.fractal.models import SessionState
 from reprise.core.sources.fractal.restore import restore_session
-from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.sources.fractal.store import Store
 from reprise.core.sources.fractal.summary import render_summary, turn_block
 from reprise.core.sources.fractal.trash import Trash, relink
 from reprise.core.sources.fractal.trim import (

@@ -20,6 +20,7 @@ import pytest
 
 from reprise.core.catalog import SCHEMA, Catalog
 from reprise.core.paths import SessionRef, workspace_key
+from reprise.core.sources.fractal import codec as codec_module
 from reprise.core.sources.fractal import store as store_module
 from reprise.core.sources.fractal.codec import encode
 from reprise.core.sources.fractal.listing import FractalListing
@@ -69,13 +70,13 @@ def decodes(monkeypatch):
     """Count every decode of a session file; no pause between the store's mid-write retries (the
     count, not the time, is what these tests pin down)."""
     counted = []
-    original = store_module.decode
+    original = codec_module.decode   # the store imports it when it reads a file
 
     def counting(data, **kwargs):
         counted.append(kwargs.get("path"))
         return original(data, **kwargs)
 
-    monkeypatch.setattr(store_module, "decode", counting)
+    monkeypatch.setattr(codec_module, "decode", counting)
     monkeypatch.setattr(store_module, "_SETTLE_PAUSE_S", 0.0)
     return counted
 

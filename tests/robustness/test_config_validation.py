@@ -202,3 +202,15 @@ def test_without_a_config_file_the_settings_are_the_validated_defaults(tmp_path,
         == {"default"}
     (tmp_path / "absent.toml").write_text("")
     assert config.load().settings == validated
+
+
+def test_without_a_config_file_the_catalog_keeps_its_own_search_defaults(tmp_path, monkeypatch):
+    """A service started without a config file leaves the catalog's `[search]` defaults as they are
+    (reading the settings would build their models): they must be the settings' own."""
+    from reprise.core.service import Service
+
+    monkeypatch.setenv("REPRISE_CONFIG", str(tmp_path / "absent.toml"))
+    service = Service(config.load(), workspace=tmp_path)
+    defaults = config.Settings.model_validate({}).search
+    assert (service.catalog.index_enabled, service.catalog.index_cap) == (defaults.index, defaults.max_bytes)
+    service.catalog.close()

@@ -25,7 +25,8 @@ from reprise.core import config
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key
 from reprise.core.service import Service
-from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.session_meta import SessionMeta
+from reprise.core.sources.fractal.store import Store
 from reprise.tui import cli
 
 from .. import factories

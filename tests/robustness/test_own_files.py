@@ -18,9 +18,10 @@ from reprise.core.archive import Archive
 from reprise.core.audit import AuditLog
 from reprise.core.errors import ArchiveError, RepriseError
 from reprise.core.paths import SessionRef, workspace_key
+from reprise.core.session_meta import SessionMeta
 from reprise.core.sources.fractal.meter import agents_md_section
 from reprise.core.sources.fractal.restore import restore_session
-from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.sources.fractal.store import Store
 from reprise.core.sources.fractal.trash import Trash
 from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 

@@ -13,7 +13,8 @@ import pytest
 from reprise.core.archive import Archive
 from reprise.core.errors import RepriseError
 from reprise.core.paths import SessionRef, workspace_key
-from reprise.core.sources.fractal.store import SessionMeta, Store
+from reprise.core.session_meta import SessionMeta
+from reprise.core.sources.fractal.store import Store
 from reprise.core.sources.fractal.trash import Trash
 from reprise.core.sources.fractal.trim import TrimOptions, trim_session
 

@@ -27,6 +27,7 @@ from reprise.core.paths import (
     workspace_key,
 )
 from reprise.core.service import Service
+from reprise.core.session_meta import SessionMeta
 from reprise.core.sources.fractal.layout import StorePaths
 from reprise.core.sources.fractal.models import (
     AgentTurn,
@@ -35,7 +36,6 @@ from reprise.core.sources.fractal.models import (
     SummaryTurn,
     UserTurn,
 )
-from reprise.core.sources.fractal.store import SessionMeta
 
 from .. import factories
 from ..tui.conftest import build_app, settle

@@ -102,3 +102,25 @@ def test_a_settings_model_that_does_not_load_turns_its_source_off_and_says_why(t
     assert not choice.enabled
     assert choice.why.startswith("off: its settings model did not load: ModuleNotFoundError")
     assert config.load().choices["claude"].why.startswith("off: no Claude Code store")
+
+
+def test_reprises_own_settings_models_load():
+    """A run without a config file does not import the settings models of Reprise's own sources (nor
+    pydantic): it takes them as loading, which this holds."""
+    from reprise.core.sources.registry import load_object, registry
+    from reprise.core.sources.settings import SourceSettings
+
+    found = registry()
+    own = [spec for spec in found.specs if spec.name in found.own and spec.settings is not None]
+    assert {spec.name for spec in own} >= {"claude", "codex", "gemini"}
+    for spec in own:
+        model = load_object(spec.settings)
+        assert isinstance(model, type) and issubclass(model, SourceSettings)
+
+
+def test_without_a_config_file_a_plug_ins_settings_model_is_still_checked(plug, tmp_path, monkeypatch):
+    """Only Reprise's own models are taken as loading: a plug-in's is loaded at start, config file or not."""
+    loaded = config.load()
+    assert not loaded.from_file and loaded.choices["plug"].why.startswith("off: no ")
+    monkeypatch.setattr("reprise.core.settings_models.broken_models", lambda: {"plug": "its settings model broke"})
+    assert config.load().choices["plug"].why == "off: its settings model broke"

@@ -4,8 +4,10 @@ command in a fresh interpreter and looks at `sys.modules`; no timing."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -66,3 +68,31 @@ def test_the_check_sees_the_tui_when_a_command_imports_it(workspace):
     imported_app = subprocess.run([sys.executable, "-c", "import sys, reprise.tui.app; print(','.join(sys.modules))"],
                                   capture_output=True, text=True, check=True).stdout
     assert "textual" in imported_app.split(",")
+
+
+# A warm listing as data or search reads no session file: nothing it does needs the settings' models, the
+# decoding of a file or Reprise's metadata of a session, all of them pydantic's (80 ms of a 0.25 s listing).
+# (The table for people shows each row's window, which the meter's settings decide: it reads them.)
+PYDANTIC = {"pydantic", "pydantic_core", "annotated_types"}
+
+
+@pytest.mark.parametrize("argv", [["list", "--all", "--json"], ["list", "--json"],
+                                  ["search", "--all", "--limit", "50", "message"],
+                                  ["search", "--all", "--limit", "50", "--json", "nowhere"]])
+def test_a_warm_listing_or_search_does_not_import_pydantic(workspace, argv):
+    _settled(workspace.parent / "state")
+    statuses = ("0", "1")   # 1: a search without a hit
+    _imported_by_command(argv, str(workspace), statuses)   # cold: the files are read (and the index built)
+    assert not _imported_by_command(argv, str(workspace), statuses) & PYDANTIC
+
+
+def _settled(root):
+    """Every file under `root` dated a minute ago: a file written within seconds is read again by each listing."""
+    moment = time.time() - 60
+    for path in root.rglob("*"):
+        os.utime(path, (moment, moment))
+
+
+def test_the_pydantic_check_sees_a_command_that_reads_a_file(workspace):
+    """The check itself: a cold listing decodes Fractal's files, which imports pydantic."""
+    assert PYDANTIC <= _imported_by_command(["list", "--all", "--json"], str(workspace))

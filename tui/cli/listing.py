@@ -239,7 +239,7 @@ def search(service: Service, args: SearchArguments, as_json: bool) -> int:
     with _stdout_apart() as answered:
         hits, update = _answer(service, args, as_json)
         answered()
-        if not args.no_index and service.settings.search.index and update is not None and update.unindexed:
+        if not args.no_index and service.catalog.index_enabled and update is not None and update.unindexed:
             _index_after(service, args.all, quiet=as_json)
     return 0 if hits else 1
 

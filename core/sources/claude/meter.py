@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...config import MeterSettings
 from ...meter import CALIBRATED, ESTIMATED, MEASURED, RESUME, SEND, Measured, MeterResult, Part, TokenCounter, user_spec
 from ..agent_meter import ENCODING, AgentMeter, fixed_prompt
 from .chain import ChainTable, main_chain_records
@@ -41,6 +40,9 @@ from .messages import BOUNDARY, ERROR, kind_of
 from .records import SKIPPED, Record, parse_lines
 from .request_log import INTERACTIVE, SDK, LoggedRequest, RequestLog, content_texts, read_log, transcript_messages
 from .windows import WINDOWS_SOURCE, claude_window
+
+if TYPE_CHECKING:
+    from ...config import MeterSettings
 
 FIXED_CHARS = 49_300      # a resumed turn's fixed request text before any history (Claude Code 2.1.332)
 DEFAULT_MODEL = "claude"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ...config import Text
+from ...settings_models import Text
 from ..settings import SweptSettings
 
 RESUME = ["claude", "--resume", "{session_id}"]

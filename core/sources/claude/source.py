@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...agents import Backend, substitute
-from ...config import Settings
 from ...errors import (
     ConflictError,
     NotFoundError,
@@ -27,14 +26,12 @@ from ...errors import (
     RepriseError,
 )
 from ...meter import RESUME, SEND, LiveMeter, MeterResult
-from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...rooted import Root, write_new
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
 from ...transcript import Transcript
-from ...trimming import TrimOptions, TrimPlan, TrimResult
 from ..agent_store import AgentStoreSource, recorded_folder
 from ..base import AgentDeletion, Handoff, KeepReport, OpenedSession
 from ..kept_listing import KEPT
@@ -54,6 +51,9 @@ from .windows import MODEL_WINDOWS
 
 # What only metering, forking or sending needs is imported there: a listing never loads it.
 if TYPE_CHECKING:
+    from ...config import Settings
+    from ...session_meta import SessionMeta
+    from ...trimming import TrimOptions, TrimPlan, TrimResult
     from .fork import ForkState
     from .meter import ContextNow, MeterInputs
 

@@ -28,14 +28,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...config import MeterSettings
 from ...meter import COUNTED, ESTIMATED, MEASURED, RESUME, SEND, Measured, MeterResult, Part, TokenCounter, user_spec
 from ..agent_meter import ENCODING, AgentMeter, fixed_prompt
 from .next_request import DEFERRED_TEXT, REMOVED_TEXT, TUI_NAMESPACE, NextRequest, is_fixed
 from .records import text_of
 from .windows import catalog_window, compacts_at
+
+if TYPE_CHECKING:
+    from ...config import MeterSettings
 
 ITEM_FRAME = 4            # tokens of framing each item of a Responses request takes beyond its text
 FIXED_CHARS = 61_300      # a resumed turn's fixed request text before any history (Codex CLI 0.171.0)

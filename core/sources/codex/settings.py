@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ...config import Text
+from ...settings_models import Text
 from ..settings import SourceSettings
 
 RESUME = ["codex", "resume", "{session_id}"]

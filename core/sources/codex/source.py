@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...agents import Backend, substitute
-from ...config import Settings
 from ...errors import (
     ConflictError,
     NotFoundError,
@@ -27,13 +26,11 @@ from ...errors import (
 )
 from ...meter import RESUME, SEND, LiveMeter, MeterResult, user_spec
 from ...outcome import TurnOutcome
-from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
 from ...times import parse_time
 from ...transcript import Transcript, Turn
-from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import Handoff, OpenedSession
 from ..file_writers import process_writing
@@ -55,7 +52,10 @@ CLAUDE = "claude"   # the agent whose sessions Codex imports (its ledger names t
 # What only metering, forking, sending or starting a session needs is imported there: a listing never
 # loads it.
 if TYPE_CHECKING:
+    from ...config import Settings
     from ...session_links import SessionLink
+    from ...session_meta import SessionMeta
+    from ...trimming import TrimOptions, TrimResult
     from .meter import CodexLimits, ContextNow
     from .next_request import NextRequest
 

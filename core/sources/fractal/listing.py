@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import RepriseError
 from ...folder_scan import FolderNames, FolderStats, scan_folder, with_suffix
@@ -17,9 +18,11 @@ from ...problems import Problem
 from ...transcript import Usage
 from ..base import ListedFile, ListingFields, ListingSource, SearchRecord, SessionFile
 from ..workspaces import GroupRule
-from .models import SessionState, last_measured_context, parse_time, usage_totals
+from .spec import SPEC
 from .store import Store
-from .transcript import SOURCE, trace_model
+
+if TYPE_CHECKING:   # what reads a file imports pydantic: a listing of the cached rows reads none
+    from .models import SessionState
 
 PREVIEW_CHARS = 400
 _RACY_NS = 3_000_000_000
@@ -32,6 +35,9 @@ def _preview(text: str) -> str:
 
 def listing_fields(state: SessionState, key: str, warnings: list[Problem]) -> ListingFields:
     """What a listing shows of one decoded session."""
+    from .models import last_measured_context, parse_time, usage_totals
+    from .transcript import trace_model
+
     turns = state.turns
     times = [t for t in (parse_time(h.updated_at) for h in state.history) if t is not None]
     activity = max(times).isoformat() if times else None
@@ -81,7 +87,7 @@ def search_records(state: SessionState) -> list[SearchRecord]:
 class FractalListing(ListingSource):
     """Fractal's store under one state root, as the catalog lists it."""
 
-    name = SOURCE
+    name = SPEC.name
 
     def __init__(self, store: Store):
         self.store = store

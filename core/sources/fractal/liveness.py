@@ -24,14 +24,17 @@ file's time dates it at all.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...archive import Archive
 from ...errors import PendingTurnError, RepriseError
 from ...liveness import CAP_S, CLOCK_SLACK_S, PendingTurn, RunRecord, run_records
 from ...paths import SessionRef
-from .models import HistoryTurn, SessionState, parse_time
+from ...times import parse_time
 from .store import Loaded, Store
+
+if TYPE_CHECKING:
+    from .models import HistoryTurn, SessionState
 
 
 class FractalLiveness:

@@ -16,9 +16,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...config import MeterSettings, ModelSpec
 from ...meter import (
     CONFIGURED,
     COUNTED,
@@ -38,6 +37,9 @@ from .models import (
     last_measured_context,
 )
 from .summary import pending_block, render_summary_head
+
+if TYPE_CHECKING:
+    from ...config import MeterSettings, ModelSpec
 
 DEFAULT_MODEL = "gpt-5"
 # Part of every cached resume cost's key: a figure counted by an older meter is counted again.

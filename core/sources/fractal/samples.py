@@ -10,6 +10,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from ...paths import SessionRef, workspace_key
+from ...session_meta import SessionMeta
 from ..samples import Sample, SampleEnv, SampleSet
 from .models import (
     INTERRUPTED_ERROR,
@@ -23,7 +24,7 @@ from .models import (
     UserTurn,
 )
 from .spec import SPEC
-from .store import SessionMeta, Store
+from .store import Store
 
 TOPICS = [
     ("Add a dark mode toggle to the settings page", "Added a ThemeToggle component and wired it to the store."),

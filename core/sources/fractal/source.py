@@ -6,6 +6,7 @@ stay where they always were, beside the sessions under Fractal's state root.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import time
@@ -14,12 +15,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ...agents import Backend, substitute
 from ...archive import Archive, ArchiveEntry
 from ...audit import AuditLog
-from ...config import Settings
 from ...errors import (
     ChangedOnDiskError,
     NotFoundError,
@@ -30,7 +30,6 @@ from ...errors import (
 from ...liveness import PendingTurn
 from ...meter import SEND, LiveMeter, MeterResult, spec_for
 from ...outcome import TurnOutcome
-from ...own_files import SessionMeta
 from ...paths import SessionRef, workspace_key
 from ...problems import Problem
 from ...retention import PruneSelection
@@ -38,7 +37,6 @@ from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import utc_now_iso
 from ...transcript import Transcript
 from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
-from ...trimming import RestoreResult, RestoreStep, TrimOptions, TrimResult, fork_to_trash
 from ..base import Handoff, OpenedSession, SessionSource
 from ..roles import (
     Creator,
@@ -56,24 +54,18 @@ from ..roles import (
     TurnRecorder,
 )
 from ..session_writing import WrittenSession, audited
-from .codec import fractal_would_drop
 from .listing import FractalListing
 from .liveness import pending_turns, running_turn, stale_turns
-from .meter import METER_VERSION, Meter, agents_md_section
-from .models import SessionState
 from .spec import SPEC
 from .store import Loaded, Store
-from .summary import render_summary
-from .transcript import transcript_of
 from .trash import Trash, relink
-from .turns import (
-    begin_turn,
-    cap_history,
-    finish_turn,
-    mark_interrupted,
-    outcome_from_saved_turn,
-    usage_model,
-)
+
+if TYPE_CHECKING:   # what decodes, meters or writes a session imports pydantic: a listing needs none of it
+    from ...config import Settings
+    from ...session_meta import SessionMeta
+    from ...trimming import RestoreResult, TrimOptions, TrimResult
+    from .meter import Meter
+    from .models import SessionState
 
 T = TypeVar("T")
 NAME = "fractal"
@@ -93,7 +85,13 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         self.archive = Archive(self.store.paths)
         self.audit = AuditLog(self.store.paths)
         self.trash = Trash(self.store, self.audit)
-        self.meter = Meter(settings.meter)
+
+    @functools.cached_property
+    def meter(self) -> Meter:
+        """Fractal's meter, built on first use (it reads the settings)."""
+        from .meter import Meter
+
+        return Meter(self.settings.meter)
 
     @property
     def root(self) -> Path:
@@ -116,6 +114,9 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
     def open(self, ref: SessionRef) -> OpenedSession:
         # The bytes are never held beside the parsed state (the file is hashed again as it is read): the
         # meter opens a session too, and a large file is then held once, as objects.
+        from .summary import render_summary
+        from .transcript import transcript_of
+
         loaded = self.store.load(ref, keep_data=False)
         size = loaded.version.size
         state = loaded.state
@@ -150,6 +151,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
     def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
         """What Fractal's next save would drop, archived first for a real handoff, and the next
         turn's meter, from one read of the file."""
+        from .codec import fractal_would_drop
+
         loaded = self.store.load(ref)
         meter = self.meter.measure(loaded.state, workspace)
         dropped = fractal_would_drop(loaded.state)
@@ -176,6 +179,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
 
     def resume_cost_key(self, workspace: Path | None, fallback: Path, model: str | None = None) -> str:
         """What a cached resume cost depends on besides the file: model, counting and AGENTS.md."""
+        from .meter import METER_VERSION, agents_md_section
+
         name, _ = self.meter.resolve_model(workspace or fallback, model)
         spec = spec_for(name, self.settings.meter.models)
         agents = agents_md_section(workspace)[0] if workspace else ""
@@ -214,6 +219,9 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
 
     def before_agent_writes(self, ref: SessionRef) -> tuple[int, str]:
         """Before an agent that saves the session itself runs: archive what it would drop; (turns, summary)."""
+        from .codec import fractal_would_drop
+        from .summary import render_summary
+
         loaded = self.store.load(ref)
         dropped = fractal_would_drop(loaded.state)
         if dropped:
@@ -223,6 +231,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
 
     def begin_turn(self, ref: SessionRef, message: str) -> str:
         """Record the message as a pending turn, unless another turn started since the checks."""
+        from .turns import begin_turn
+
         def begin(state: SessionState) -> str:
             version = self.store.current_version(self.store.paths.session_file(ref))
             judged = pending_turns(self.store, ref, state, mtime=version.mtime_ns / 1e9 if version else None,
@@ -233,14 +243,20 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         return self._record(ref, begin)
 
     def turn_summary(self, ref: SessionRef) -> str:
+        from .summary import render_summary
+
         return render_summary(self.store.load(ref, keep_data=False).state.summary)
 
     def finish_turn(self, ref: SessionRef, turn_id: str, outcome: TurnOutcome) -> None:
+        from .turns import finish_turn
+
         _as_recorded(outcome)
         self._record(ref, lambda state: finish_turn(state, turn_id, outcome, utc_now_iso()))
 
     def after_agent_wrote(self, ref: SessionRef, turns_before: int, outcome: TurnOutcome) -> str | None:
         """The turn the agent saved; an interrupted agent's pending turn is marked interrupted."""
+        from .turns import mark_interrupted, outcome_from_saved_turn
+
         _as_recorded(outcome)
         try:
             state = self.store.load(ref, keep_data=False).state
@@ -257,6 +273,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
 
     def _record(self, ref: SessionRef, change: Callable[[SessionState], T]) -> T:
         """Read, change and write a session under its lock; archive the history it evicts."""
+        from .turns import cap_history
+
         with self.store.lock(ref):
             loaded = self.store.load(ref)
             if loaded.warnings:
@@ -295,6 +313,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         return stale_turns(self.store, self._loaded(opened), now=time.time())
 
     def mark_interrupted(self, ref: SessionRef, turn_ids: list[str]) -> list[str]:
+        from .turns import mark_interrupted
+
         def mark(state: SessionState) -> list[str]:
             still_pending = {turn.turn_id for turn in state.turns if turn.agent is None}
             marked = [turn_id for turn_id in turn_ids if turn_id in still_pending]  # one may have finished since
@@ -307,6 +327,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
 
     def new_session(self, key: str, folder: Path, meta: SessionMeta) -> SessionRef:
         """Write a valid 0-turn session (Fractal resumes it)."""
+        from .models import SessionState
+
         ref = SessionRef(key, uuid.uuid4().hex, "fractal")
         self.store.record_workspace(key, folder)
         self.store.save(ref, SessionState(session_id=ref.session_id), expected=None)
@@ -398,6 +420,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         """Move a fork Reprise wrote to the trash (`trash restore` brings it back); its bytes stay in
         its archive, and the session it was trimmed from was never changed. A fork changed since
         Reprise last wrote it (turns added) needs `force`: its new turns go to the trash with it."""
+        from ...trimming import RestoreResult, RestoreStep, fork_to_trash
+
         path = self.store.paths.session_file(ref)
         try:
             data, _ = read_regular_file(path, self.store.root)
@@ -479,5 +503,7 @@ def _history_records(state: SessionState) -> list[dict[str, object]]:
 
 def _as_recorded(outcome: TurnOutcome) -> None:
     """The outcome's usage as Fractal records it (every figure, unknown ones kept; None when invalid)."""
+    from .turns import usage_model
+
     model = usage_model(outcome.usage)
     outcome.usage = model.model_dump(mode="json") if model is not None else None

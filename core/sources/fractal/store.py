@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import ChangedOnDiskError, NotFoundError, ProblemFileError, RepriseError
 from ...own_files import (
@@ -22,7 +23,6 @@ from ...own_files import (
     MAX_META_BYTES,
     MAX_RECORD_BYTES,
     OwnFiles,
-    SessionMeta,
 )
 from ...paths import SessionRef, is_temp_name, validate_workspace_key
 from ...problems import Problem
@@ -40,12 +40,14 @@ from ...session_files import (
     read_regular_file,
     write_atomic,
 )
-from .codec import Decoded, decode, decode_text, encode, text_of
 from .layout import StorePaths
-from .models import SessionState
+
+if TYPE_CHECKING:   # the decoding imports pydantic: a listing of the cached rows reads no file
+    from .codec import Decoded
+    from .models import SessionState
 
 __all__ = ["LOCK_TIMEOUT_S", "MAX_META_BYTES", "MAX_RECORD_BYTES", "MAX_SESSION_BYTES", "FileVersion",
-           "Inspected", "Loaded", "SessionMeta", "Store", "digest"]
+           "Inspected", "Loaded", "Store", "digest"]
 
 _SETTLE_TRIES = 20   # up to a second for a file rewritten in place to settle (a loaded machine is slow to finish)
 _SETTLE_PAUSE_S = 0.05
@@ -91,6 +93,8 @@ class Store(OwnFiles):
         With `keep_data` the bytes come back too (read again after the parse and checked by SHA-256);
         with `digest_only` as well, the file is only hashed again after the parse (streamed, so its
         bytes are not held beside the parsed state) and `data` is b"" (None when it changed)."""
+        from .codec import Decoded, decode, decode_text, text_of
+
         sha256 = None
         for attempt in range(_SETTLE_TRIES):
             try:
@@ -201,6 +205,8 @@ class Store(OwnFiles):
     def save(self, ref: SessionRef, state: SessionState, *, expected: FileVersion | None,
              locked: bool = False) -> FileVersion:
         """Replace the session file if it is still `expected` (None: it must not exist yet)."""
+        from .codec import encode
+
         if state.session_id != ref.session_id:
             raise RepriseError(f"Refusing to write session {state.session_id!r} as {ref.session_id!r}.")
         data = encode(state)
@@ -218,6 +224,8 @@ class Store(OwnFiles):
             if encoded_from.session_id != ref.session_id:
                 raise RepriseError(f"Refusing to write session {encoded_from.session_id!r} as {ref.session_id!r}.")
         else:
+            from .codec import decode
+
             decoded = decode(data, path=str(self.paths.session_file(ref)), expected_id=ref.session_id)
             if decoded.state is None:
                 raise ProblemFileError(decoded.failure(), hint="Reprise only writes files Fractal loads")

@@ -25,6 +25,7 @@ from ...audit import AuditLog, iso_time
 from ...errors import ChangedOnDiskError, ProblemFileError, RepriseError, UsageError
 from ...meter import spec_for
 from ...paths import SessionRef
+from ...session_meta import SessionMeta
 from ...trimming import (
     DEFAULT_SPARE,
     FitOutcome,
@@ -39,7 +40,7 @@ from .codec import decode, encode, join_ascii, json_view
 from .liveness import check_not_running, running_turn
 from .meter import Meter, as_instructions
 from .models import AgentTurn, SessionState, SummaryTurn, UserTurn
-from .store import Loaded, SessionMeta, Store, digest
+from .store import Loaded, Store, digest
 from .summary import EMPTY_SUMMARY, SUMMARY_HEADER, render_summary, turn_block
 
 RECORDS_FORMAT = "reprise.trim-records/1"

@@ -27,13 +27,15 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...config import MeterSettings
 from ...meter import COUNTED, ESTIMATED, MEASURED, RESUME, SEND, Measured, MeterResult, Part, TokenCounter
 from ..agent_meter import ENCODING, AgentMeter
 from .next_request import Content, NextRequest, sent
 from .windows import DEFAULT_THRESHOLD, compacts_at, compression_threshold, window_of
+
+if TYPE_CHECKING:
+    from ...config import MeterSettings
 
 CONTENT_FRAME = 4         # tokens of framing each turn of `contents` takes beyond its parts
 DECLARATION_FRAME = 4     # tokens of framing each function declaration takes beyond its JSON

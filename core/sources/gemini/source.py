@@ -21,12 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...agents import substitute
-from ...config import Settings
 from ...errors import NotFoundError, ProblemFileError, RepriseError
 from ...meter import RESUME, SEND, LiveMeter
-from ...own_files import SessionMeta
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
@@ -47,6 +46,10 @@ from .transcript import read_transcript
 from .trash import GeminiTrash
 from .windows import window_of
 from .writes import GeminiWriting
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...session_meta import SessionMeta
 
 METER_VERSION = "gemini-1"
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...config import ModelSpec
 from ...errors import RepriseError
 from ...meter import user_spec
 from ...session_files import ReadProblem, read_regular_file
+
+if TYPE_CHECKING:
+    from ...config import ModelSpec
 
 TOKEN_LIMIT = 1_048_576
 GEMMA_LIMIT = 256_000

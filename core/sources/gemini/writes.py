@@ -13,15 +13,14 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...agents import Backend
 from ...errors import NotFoundError, PendingTurnError, RepriseError, UsageError
 from ...meter import MeterResult
-from ...own_files import SessionMeta
 from ...paths import SessionRef
 from ...problems import Problem
 from ...rows import SessionRow
-from ...trimming import TrimOptions, TrimResult
 from ..agent_store import AgentStoreSource
 from ..base import AgentDeletion, KeepReport
 from ..file_keep import COMPANIONS
@@ -30,6 +29,10 @@ from .keep import keep, kept_sessions
 from .kept import KeptListing
 from .layout import CHATS, TMP, is_session_name, join_id, main_first
 from .retention import AT_RISK_DAYS, Sweeps, read_policy
+
+if TYPE_CHECKING:
+    from ...session_meta import SessionMeta
+    from ...trimming import TrimOptions, TrimResult
 
 NAME = "gemini"
 DEFAULT_MODEL = "gemini-2.5-pro"   # the tokenizer a fork counts with when the session names no model
