@@ -86,6 +86,21 @@ def test_a_warm_listing_or_search_does_not_import_pydantic(workspace, argv):
     assert not _imported_by_command(argv, str(workspace), statuses) & PYDANTIC
 
 
+def test_a_warm_listing_of_claude_code_sessions_does_not_import_their_line_decoder(workspace):
+    """msgspec decodes the lines a listing reads (`claude/listing_records`): a warm listing reads none."""
+    from reprise.core.sources.claude.layout import slug
+    from tests.core.claude.builder import ClaudeFile
+
+    session = ClaudeFile(cwd=str(workspace))
+    session.turn("hello", "hi")
+    session.write(workspace.parent / "claude" / "projects" / slug(str(workspace)) / f"{session.session_id}.jsonl")
+    _settled(workspace.parent / "claude")
+    cold = _imported_by_command(["list", "--json"], str(workspace))
+    assert "msgspec" in cold   # the check sees it
+    warm = _imported_by_command(["list", "--json"], str(workspace))
+    assert "reprise.core.sources.claude.records" in warm and "msgspec" not in warm
+
+
 def _settled(root):
     """Every file under `root` dated a minute ago: a file written within seconds is read again by each listing."""
     moment = time.time() - 60

@@ -17,7 +17,6 @@ import re
 from .. import jsonl_lines
 from ..agent_json import Exact
 from ..jsonl_lines import Parsed, Record
-from .listing_records import listing_record
 
 __all__ = ["SKIM_OVER", "SKIPPED", "Parsed", "Record", "parse_lines"]
 
@@ -48,6 +47,8 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
     if not skim:
         return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact)
     if skim_results:
+        from .listing_records import listing_record  # msgspec: imported by a read, not by a warm listing
+
         with memoryview(chunk) as view:
             return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact,
                                            skimmer=lambda data, start, end: _skimmed(data, start, end)
