@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from .rows import SessionRow
     from .search_engine import SearchUpdate
     from .search_index import SearchHit as CoreSearchHit
-    from .service import DoctorReport, Listing, SendResult, WorkspaceInfo
+    from .sending import SendResult
+    from .service import DoctorReport, Listing, WorkspaceInfo
     from .service import ResumePlan as CoreResumePlan
     from .service import SessionDetail as CoreSessionDetail
     from .sources.base import KeepReport

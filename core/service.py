@@ -21,9 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from . import config as config_module
-from . import ui_state, undo
-from .archive import ArchiveEntry, find_entry
-from .audit import AuditLog, AuditRecord
+from . import undo
 from .catalog import Catalog
 from .errors import (
     AgentError,
@@ -35,7 +33,6 @@ from .errors import (
     UsageError,
 )
 from .gc_pauses import no_gc_pauses
-from .liveness import reprise_run
 from .meter import SEND, ContextLimit, LiveMeter, MeterResult, spec_for
 from .paths import (
     SessionRef,
@@ -51,14 +48,8 @@ from .progress import Progress as Progress
 from .progress import ProgressSink, no_progress
 from .resume_costs import CostProgress as CostProgress
 from .resume_costs import in_priority_order
-from .retention import PruneCandidate, PruneOptions, PruneSelection, select_prune
 from .rows import SessionRow
 from .run_folder import exact_folder_gone, exact_new_folder_gone, folder_is_gone, runs_anywhere, runs_only_there
-from .search_build import BuildResult
-from .search_engine import SearchUpdate, UpdateSink
-from .search_index import SearchHit
-from .sending import SendResult as SendResult
-from .sending import send_turn
 from .sources import make_sources
 from .sources.base import AgentDeletion, KeepReport, OpenedSession, SessionSource
 from .sources.registry import LoadFailure, missed_by_scan, registry
@@ -82,10 +73,18 @@ from .sources.roles import (
 from .times import utc_now_iso
 from .tokens import count_tokens
 from .transcript import Transcript, Usage
-from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:   # what a listing or a search never uses: imported by the methods that do
+    from . import ui_state
+    from .archive import ArchiveEntry
+    from .audit import AuditLog, AuditRecord
+    from .retention import PruneCandidate, PruneOptions, PruneSelection
+    from .search_build import BuildResult
+    from .search_engine import SearchUpdate, UpdateSink
+    from .search_index import SearchHit
+    from .sending import SendResult
     from .session_meta import SessionMeta
+    from .trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
     from .trimming import RestoreResult, TrimOptions, TrimResult, TurnSize
 
 if TYPE_CHECKING:   # only `continue_in` and `show` build them, importing their modules then
@@ -266,6 +265,8 @@ def _as_reprise_run(send: Callable[Concatenate[Service, SessionRef, P], R]
     live exactly while this process runs it."""
     @functools.wraps(send)
     def sending(self: Service, ref: SessionRef, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        from .liveness import reprise_run
+
         with reprise_run(self.source(ref).own_paths, ref, timeout=self.settings.agent.timeout):
             return send(self, ref, *args, **kwargs)
     return sending
@@ -616,6 +617,8 @@ class Service:
 
     def ui_choices(self) -> ui_state.UiState:
         """The screen choices remembered across runs (`core/ui_state.py`), read once."""
+        from . import ui_state
+
         if self._ui_state is None:
             self._ui_state, problem = ui_state.load(data_dir())
             self._notices += [problem] if problem else []
@@ -623,6 +626,8 @@ class Service:
 
     def remember(self, **choices: bool) -> None:
         """Keep screen choices for the next run (`preview_when_narrow=True`, `show_agent_hidden=...`)."""
+        from . import ui_state
+
         state = self.ui_choices()
         for name, value in choices.items():
             if name not in ui_state.KNOWN:
@@ -1067,6 +1072,8 @@ class Service:
                   cancel: threading.Event | None = None,
                   on_begin: Callable[[str], object] = lambda turn_id: None) -> SendResult:
         """Run one turn with the chosen backend and record it in the session's format."""
+        from .sending import send_turn
+
         return send_turn(self, ref, message, agent=agent, confirm_over=confirm_over, cancel=cancel,
                          on_begin=on_begin)
 
@@ -1154,6 +1161,8 @@ class Service:
 
     def archive_bytes(self, ref: SessionRef, digest_text: str) -> tuple[ArchiveEntry, bytes]:
         """An archive entry named by its digest or a prefix of it, and its verified bytes."""
+        from .archive import find_entry
+
         archive = self.source(ref).archive
         prefix = digest_text.strip().lower()
         entry = find_entry([e for e in archive.entries(ref) if e.digest.startswith(prefix)], digest_text)
@@ -1210,6 +1219,8 @@ class Service:
                                for source in self.sources_with(Trashing)])
 
     def prune(self, options: PruneOptions, *, all_workspaces: bool = False, confirmed: bool = False) -> PruneResult:
+        from .retention import select_prune
+
         rows = self.catalog.refresh(None if all_workspaces else [self.workspace_key])
         self.catalog.load_details(rows)
         self._mark_agent_deletions(rows)   # those the agent deletes soon: offered to keep instead
@@ -1374,6 +1385,9 @@ def _one_per_session(candidates: list[tuple[SessionRef | None, str, str, str | N
 def _pruned_per_source(selection: PruneSelection, sources: dict[str, Trashing], *,
                        confirmed: bool) -> PruneResult:
     """Each source moves its own selected sessions (and may protect more: a live one); one result."""
+    from .retention import PruneSelection
+    from .trash_results import PruneResult
+
     everyone = selection.selected + selection.protected + selection.skipped
     result = PruneResult(selection, confirmed)
     lists: dict[str, list[PruneCandidate]] = {"selected": [], "protected": [], "skipped": []}
@@ -1390,6 +1404,8 @@ def _pruned_per_source(selection: PruneSelection, sources: dict[str, Trashing], 
 
 
 def _merged_purges(results: list[PurgeResult]) -> PurgeResult:
+    from .trash_results import PurgeResult
+
     merged = PurgeResult()
     for result in results:
         for name in ("purged", "kept", "archives_deleted", "failed", "leftovers", "finished", "notes"):

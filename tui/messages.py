@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from reprise.core.progress import Progress
     from reprise.core.resume_costs import CostProgress
     from reprise.core.rows import SessionRow
-    from reprise.core.service import SendResult, SessionDetail
+    from reprise.core.sending import SendResult
+    from reprise.core.service import SessionDetail
 
 
 @dataclass
