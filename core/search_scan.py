@@ -13,7 +13,6 @@ file always parsed, lines no search record comes from) comes from its source as 
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -162,26 +161,34 @@ def folded_holds(chunk: bytes, sought: Iterable[bytes], lines: _Lines | None = N
     """Which of the `sought` (lowered ASCII, no newline) the chunk's searched lines hold once lowered
     and folded: `sought in folded(kept.lower())`, with `kept` the lines `lines` keeps (every line
     when None), without lowering, folding or copying the chunk. Each is searched for in the chunk's
-    own bytes, ignoring ASCII case (most of the time goes there, a pass as fast as `bytes.find`); only
-    the bytes around the characters whose fold can make a sought byte or drop a character ("sites")
-    are lowered and folded, in windows cut where no fold reaches over (a fold changes non-ASCII bytes
-    alone, or an escape's six). A fold never crosses a newline: the lines `lines` leaves out are
-    passed over where a window or a find falls in one."""
-    sought = list(dict.fromkeys(sought))
-    if not sought:
-        return set()
-    reach = max(map(len, sought))
+    own bytes, ignoring ASCII case (most of the time goes there, a pass as fast as `bytes.find`);
+    for those not found so, only the bytes around the characters whose fold can make a sought byte
+    or drop a character ("sites") are lowered and folded, in windows cut where no fold reaches over
+    (a fold changes non-ASCII bytes alone, or an escape's six). A fold never crosses a newline: the
+    lines `lines` leaves out are passed over where a window or a find falls in one."""
+    held: set[bytes] = set()
+    rest: dict[bytes, bool] = {}   # each needle not found so: whether it is where an escape that folds meets it
+    for needle in dict.fromkeys(sought):
+        found = _found(chunk, needle, lines, whole=whole)
+        if found:
+            held.add(needle)
+        else:
+            rest[needle] = found is None
+    if not rest:
+        return held
+    reach = max(map(len, rest))
     escaped = chunk.isascii()   # `folded` folds escapes in an ASCII text alone
     windows: list[tuple[int, int]] = []
-    sites: list[int] = []
     if not escaped:
-        windows = _run_windows(chunk, _fold_sites(chunk, _letters(sought)), reach, lines, whole=whole)
+        windows = _run_windows(chunk, _fold_sites(chunk, _letters(rest)), reach, lines, whole=whole)
         escaped = lines is not None and not windows and not _kept_non_ascii(chunk, lines, whole=whole)
     if escaped:
-        sites = _escape_sites(chunk)
-        windows = _escape_windows(chunk, sites, reach, lines, whole=whole)
+        windows = _escape_windows(chunk, _escape_sites(chunk), reach, lines, whole=whole)
     text = folded(b"\n".join(chunk[start:end] for start, end in windows).lower(), json=escaped) if windows else b""
-    return {needle for needle in sought if needle in text or _found(chunk, needle, lines, whole=whole, sites=sites)}
+    # Where an escape that folds meets it, the lowered bytes hold it in the folded text as well when
+    # escapes do not fold (the kept lines are not ASCII); else only what a window holds counts.
+    held.update(needle for needle, met in rest.items() if needle in text or (met and not escaped))
+    return held
 
 
 @functools.cache
@@ -349,27 +356,31 @@ def _escape_windows(chunk: bytes, sites: Sequence[int], reach: int, lines: _Line
     return windows
 
 
-def _found(chunk: bytes, needle: bytes, lines: _Lines | None, *, whole: bool, sites: Sequence[int]) -> bool:
-    """Whether the needle is in the chunk's lowered bytes, in a line `lines` keeps, where no escape
-    that folds (at one of `sites`, 6 bytes each) overlaps it: there it is in the folded text too."""
+def _found(chunk: bytes, needle: bytes, lines: _Lines | None, *, whole: bool) -> bool | None:
+    """Whether the chunk's lowered bytes hold the needle in a line `lines` keeps: True where no escape
+    that folds overlaps it (there the folded text holds it too, whether escapes fold or not), None
+    where one always does, False nowhere."""
     search = _caseless(needle)
+    escapes = _tables()[2]
+    met = False
     at = 0
     while (found := search(chunk, at)) is not None:
         start, end = found.span()
-        if sites:
-            near = bisect.bisect_left(sites, start - 5)
-            if near < len(sites) and sites[near] < end:
-                at = start + 1   # an escape that folds is in it: what its window holds counts instead
+        if lines is not None:
+            line_start = chunk.rfind(b"\n", 0, start) + 1
+            line_end = chunk.find(b"\n", end)
+            line_end = len(chunk) if line_end < 0 else line_end + 1
+            if not lines.kept(chunk, line_start, line_end, whole=whole):
+                at = line_end
                 continue
-        if lines is None:
+        escape = chunk.find(b"\\", max(0, start - 5), end)
+        while escape >= 0 and chunk[escape:escape + 6].lower() not in escapes:
+            escape = chunk.find(b"\\", escape + 1, end)
+        if escape < 0:
             return True
-        line_start = chunk.rfind(b"\n", 0, start) + 1
-        line_end = chunk.find(b"\n", end)
-        line_end = len(chunk) if line_end < 0 else line_end + 1
-        if lines.kept(chunk, line_start, line_end, whole=whole):
-            return True
-        at = line_end
-    return False
+        met = True
+        at = start + 1
+    return None if met else False
 
 
 def file_root(source: ListingSource, path: str) -> Path | None:
