@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import RepriseError
 from .search_snippet import fold
@@ -114,8 +116,7 @@ def chunks_may_match(chunks: Iterable[bytes], needles: tuple[bytes, ...],
     edge = max(64, *(len(needle) * 6 + 8 for needle in needles))
     tail = b""
     first = True
-    skipped: tuple[bytes, ...] = ()
-    head = 0
+    lines: _Lines | None = None
     mark: bytes | None = None
     for chunk in chunks:
         if first:
@@ -123,35 +124,263 @@ def chunks_may_match(chunks: Iterable[bytes], needles: tuple[bytes, ...],
             if rule is not None:
                 if rule.always_candidate:
                     return True
-                skipped, head, mark = rule.skipped_line_heads, rule.head, rule.candidate_if_in_first
-        kept = _searched_lines(chunk, skipped, head, whole=first or tail.endswith(b"\n")) if skipped else chunk
-        text = folded(kept.lower())
+                lines = _Lines(rule.skipped_line_heads, rule.head) if rule.skipped_line_heads else None
+                mark = rule.candidate_if_in_first
+        whole = first or tail.endswith(b"\n")
+        sought = [*missing, mark] if first and mark is not None else missing
+        held = folded_holds(chunk, sought, lines, whole=whole)
+        if first and mark is not None and mark in held:
+            return True
         seam = folded((tail + chunk[:edge]).lower()) if tail else b""
-        missing = [needle for needle in missing if needle not in text and needle not in seam]
-        if not missing or (first and mark is not None and mark in text):
+        missing = [needle for needle in missing if needle not in held and needle not in seam]
+        if not missing:
             return True
         first = False
         tail = chunk[-edge:] if len(chunk) >= edge else (tail + chunk)[-edge:]
     return False
 
 
-def _searched_lines(chunk: bytes, skipped: tuple[bytes, ...], head: int, *, whole: bool) -> bytes:
-    """A chunk without the lines no search record comes from (one of `skipped` in their first `head`
-    bytes); its first piece always kept when it ends a line begun in the chunk before (not `whole`)."""
-    kept = []
-    start = 0
-    if not whole:
-        start = chunk.find(b"\n") + 1 or len(chunk)
-        kept.append(chunk[:start])
-    size = len(chunk)
-    while start < size:
-        end = chunk.find(b"\n", start)
-        end = size if end < 0 else end + 1
-        line_head = chunk[start:min(end, start + head)]
-        if not any(mark in line_head for mark in skipped):
-            kept.append(chunk[start:end])
-        start = end
-    return b"".join(kept)
+@dataclass(frozen=True, slots=True)
+class _Lines:
+    """The lines of a chunk no search record comes from: one of `skipped` in their first `head` bytes."""
+
+    skipped: tuple[bytes, ...]
+    head: int
+
+    def kept(self, chunk: bytes, start: int, end: int, *, whole: bool) -> bool:
+        """Whether the line from `start` (to `end`, its newline included) is searched: the first
+        piece of a chunk that is not `whole` ends a line begun in the chunk before, and always is."""
+        if start == 0 and not whole:
+            return True
+        line_head = chunk[start:min(end, start + self.head)]
+        return not any(mark in line_head for mark in self.skipped)
+
+
+def folded_holds(chunk: bytes, sought: Iterable[bytes], lines: _Lines | None = None, *,
+                 whole: bool = True) -> set[bytes]:
+    """Which of the `sought` (lowered ASCII, no newline) the chunk's searched lines hold once lowered
+    and folded: `sought in folded(kept.lower())`, with `kept` the lines `lines` keeps (every line
+    when None), without lowering, folding or copying the chunk. Each is searched for in the chunk's
+    own bytes, ignoring ASCII case (most of the time goes there, a pass as fast as `bytes.find`);
+    for those not found so, only the bytes around the characters whose fold can make a sought byte
+    or drop a character ("sites") are lowered and folded, in windows cut where no fold reaches over
+    (a fold changes non-ASCII bytes alone, or an escape's six). A fold never crosses a newline: the
+    lines `lines` leaves out are passed over where a window or a find falls in one."""
+    held: set[bytes] = set()
+    rest: dict[bytes, bool] = {}   # each needle not found so: whether it is where an escape that folds meets it
+    for needle in dict.fromkeys(sought):
+        found = _found(chunk, needle, lines, whole=whole)
+        if found:
+            held.add(needle)
+        else:
+            rest[needle] = found is None
+    if not rest:
+        return held
+    reach = max(map(len, rest))
+    escaped = chunk.isascii()   # `folded` folds escapes in an ASCII text alone
+    windows: list[tuple[int, int]] = []
+    if not escaped:
+        windows = _run_windows(chunk, _fold_sites(chunk, _letters(rest)), reach, lines, whole=whole)
+        escaped = lines is not None and not windows and not _kept_non_ascii(chunk, lines, whole=whole)
+    if escaped:
+        windows = _escape_windows(chunk, _escape_sites(chunk), reach, lines, whole=whole)
+    text = folded(b"\n".join(chunk[start:end] for start, end in windows).lower(), json=escaped) if windows else b""
+    # Where an escape that folds meets it, the lowered bytes hold it in the folded text as well when
+    # escapes do not fold (the kept lines are not ASCII); else only what a window holds counts.
+    held.update(needle for needle, met in rest.items() if needle in text or (met and not escaped))
+    return held
+
+
+@functools.cache
+def _regex() -> Any:
+    import regex  # type: ignore[import-untyped]  # tiktoken's own dependency; imported by the scan alone
+
+    return regex
+
+
+@functools.lru_cache(maxsize=64)
+def _caseless(needle: bytes) -> Callable[[bytes, int], Any]:
+    """The search for a lowered needle in bytes of any ASCII case (the `regex` module's, as fast as
+    `bytes.find`; `re`'s ignoring case is five times slower)."""
+    regex = _regex()
+    search: Callable[[bytes, int], Any] = regex.compile(regex.escape(needle), regex.IGNORECASE).search
+    return search
+
+
+def _letters(sought: Iterable[bytes]) -> bytes:
+    return bytes(sorted(set(b"".join(sought))))
+
+
+@functools.lru_cache(maxsize=64)
+def _site_seconds(letters: bytes) -> dict[int, frozenset[int]]:
+    """For each lead byte, the second bytes of the pairs whose fold matters to a needle of these
+    letters: it drops the character, or writes one of the letters (a fold to other letters keeps
+    bytes no needle holds, as a character that does not fold does)."""
+    pairs = _tables()[0]
+    seconds = {}
+    for lead in _LEADS:
+        row = pairs[lead]
+        seconds[lead] = frozenset(second for second in range(256) if row[second] != bytes((lead, second))
+                                  and (not row[second] or any(byte in letters for byte in row[second])))
+    return seconds
+
+
+def _fold_sites(chunk: bytes, letters: bytes) -> list[int]:
+    """Where a non-ASCII text holds a character whose fold matters to a needle of these letters,
+    sorted: a pair of `_site_seconds`, any 0xE1, a Kelvin or Angstrom sign."""
+    seconds = _site_seconds(letters)
+    sites = []
+    last = len(chunk) - 1
+    for lead in _LEADS:
+        mark = bytes((lead,))
+        wanted = seconds[lead]
+        at = chunk.find(mark)
+        while at >= 0:
+            if at < last and chunk[at + 1] in wanted:
+                sites.append(at)
+            at = chunk.find(mark, at + 1)
+    for mark in (b"\xe1", *((b"\xe2\x84\xaa", b"\xe2\x84\xab") if b"\xaa" in chunk or b"\xab" in chunk else ())):
+        at = chunk.find(mark)
+        while at >= 0:
+            sites.append(at)
+            at = chunk.find(mark, at + 1)
+    sites.sort()
+    return sites
+
+
+@functools.cache
+def _runs() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """A run of non-ASCII bytes from a place on, and up to one (a reverse match); a non-ASCII byte."""
+    regex = _regex()
+    return (regex.compile(rb"[\x80-\xff]*").match, regex.compile(rb"[\x80-\xff]*", regex.REVERSE).match,
+            regex.compile(rb"[\x80-\xff]").search)
+
+
+class _LineOf:
+    """The line of a place in a chunk, and whether `lines` keeps it (every place one line when None)."""
+
+    __slots__ = ("chunk", "lines", "whole", "start", "end", "kept")
+
+    def __init__(self, chunk: bytes, lines: _Lines | None, *, whole: bool):
+        self.chunk, self.lines, self.whole = chunk, lines, whole
+        self.start, self.end, self.kept = 0, (-1 if lines is not None else len(chunk)), True
+
+    def at(self, place: int) -> bool:
+        """Move to the line of `place` (at or after the last one asked); whether it is kept."""
+        if place >= self.end:
+            chunk = self.chunk
+            assert self.lines is not None
+            self.start = chunk.rfind(b"\n", 0, place) + 1
+            newline = chunk.find(b"\n", place)
+            self.end = len(chunk) if newline < 0 else newline + 1
+            self.kept = self.lines.kept(chunk, self.start, self.end, whole=self.whole)
+        return self.kept
+
+
+def _run_windows(chunk: bytes, sites: Sequence[int], reach: int, lines: _Lines | None, *,
+                 whole: bool) -> list[tuple[int, int]]:
+    """The windows of a non-ASCII text around its sites, in the lines kept: each site's run of non-ASCII
+    bytes and `reach` bytes on each side, out to an ASCII byte or the line's end (a fold is of non-ASCII
+    bytes alone, so it never crosses where one is), merged where they meet. A needle of up to `reach`
+    bytes that a fold makes is within one: the runs it meets have sites (windowed too, and merged), or
+    hold bytes no needle holds."""
+    windows: list[tuple[int, int]] = []
+    if not sites:
+        return windows
+    forward, backward, _ = _runs()
+    line = _LineOf(chunk, lines, whole=whole)
+    run_end = -1
+    for site in sites:
+        if site < run_end or not line.at(site):
+            continue   # in a window's run already, or in a line left out
+        first, last = line.start, line.end
+        run_start = site if site == first or chunk[site - 1] < 0x80 else backward(chunk, first, site).start()
+        run_end = site + 2 if site + 2 < last and chunk[site + 2] < 0x80 else forward(chunk, site, last).end()
+        start = run_start - reach
+        if start <= first:
+            start = first
+        elif chunk[start - 1] >= 0x80:
+            start = backward(chunk, first, start).start()
+        end = run_end + reach
+        if end >= last:
+            end = last
+        elif chunk[end] >= 0x80:
+            end = forward(chunk, end, last).end()
+        if windows and start <= windows[-1][1] and windows[-1][0] >= first:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def _kept_non_ascii(chunk: bytes, lines: _Lines, *, whole: bool) -> bool:
+    """Whether a line `lines` keeps holds a non-ASCII byte."""
+    search = _runs()[2]
+    line = _LineOf(chunk, lines, whole=whole)
+    at = 0
+    while (found := search(chunk, at)) is not None:
+        if line.at(found.start()):
+            return True
+        at = line.end
+    return False
+
+
+@functools.cache
+def _escape() -> Callable[..., Any]:
+    """Every JSON escape's place, of either case (as `_ESCAPE` finds them once lowered)."""
+    finditer: Callable[..., Any] = _regex().compile(rb"\\[uU][0-9a-fA-F]{4}").finditer
+    return finditer
+
+
+def _escape_sites(chunk: bytes) -> list[int]:
+    """Where an ASCII text holds a JSON escape that `folded` changes (of any case: it is lowered first)."""
+    escapes = _tables()[2]
+    return [found.start() for found in _escape()(chunk) if found.group().lower() in escapes]
+
+
+def _escape_windows(chunk: bytes, sites: Sequence[int], reach: int, lines: _Lines | None, *,
+                    whole: bool) -> list[tuple[int, int]]:
+    """The windows of an ASCII text around its escapes that fold, in the lines kept: each escape and
+    `reach` bytes on each side, merged where they meet (an escape a window's end cuts is a site whose
+    window meets it; one that does not fold is the same cut or whole)."""
+    windows: list[tuple[int, int]] = []
+    line = _LineOf(chunk, lines, whole=whole)
+    for site in sites:
+        if not line.at(site):
+            continue
+        start, end = max(line.start, site - reach), min(line.end, site + 6 + reach)
+        if windows and start <= windows[-1][1] and windows[-1][0] >= line.start:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def _found(chunk: bytes, needle: bytes, lines: _Lines | None, *, whole: bool) -> bool | None:
+    """Whether the chunk's lowered bytes hold the needle in a line `lines` keeps: True where no escape
+    that folds overlaps it (there the folded text holds it too, whether escapes fold or not), None
+    where one always does, False nowhere."""
+    search = _caseless(needle)
+    escapes = _tables()[2]
+    met = False
+    at = 0
+    while (found := search(chunk, at)) is not None:
+        start, end = found.span()
+        if lines is not None:
+            line_start = chunk.rfind(b"\n", 0, start) + 1
+            line_end = chunk.find(b"\n", end)
+            line_end = len(chunk) if line_end < 0 else line_end + 1
+            if not lines.kept(chunk, line_start, line_end, whole=whole):
+                at = line_end
+                continue
+        escape = chunk.find(b"\\", max(0, start - 5), end)
+        while escape >= 0 and chunk[escape:escape + 6].lower() not in escapes:
+            escape = chunk.find(b"\\", escape + 1, end)
+        if escape < 0:
+            return True
+        met = True
+        at = start + 1
+    return None if met else False
 
 
 def file_root(source: ListingSource, path: str) -> Path | None:

@@ -164,9 +164,9 @@ def test_the_workers_scan_no_further_than_the_search_reads_once_the_limit_is_ful
     scanned: list[str] = []
     real = search_engine.scan_and_read_batch
 
-    def counted(sources, needles, files):
+    def counted(sources, needles, files, **options):
         scanned.extend(file.path for _, file in files)
-        return real(sources, needles, files)
+        return real(sources, needles, files, **options)
 
     monkeypatch.setattr(search_engine, "scan_and_read_batch", counted)
     hits = service.search("the", all_workspaces=True, limit=3, index=False)
