@@ -25,16 +25,20 @@ import select
 import signal
 import sys
 import threading
+import time
+import weakref
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing.process import BaseProcess
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 MAX_WORKERS = 8
+_END_WAIT_S = 2.0   # how long a worker told to end is waited for before it is killed
 UI_NICENESS = 5   # a UI's workers: below it, yet not starved by whatever else the machine runs
 FIRST_BATCH = 8        # the first batches are small so the first results (the newest sessions) come soon,
 LARGEST_BATCH = 256    # and grow to this
@@ -45,6 +49,7 @@ PRELOAD = ("__main__", "reprise.core.catalog")
 _HELD = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)   # what a program's handler ends it on
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
+_forgotten: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()   # the pools being ended, each once
 _exit_hooked = False
 _niceness = 0
 
@@ -201,12 +206,42 @@ def _forget(pool: ProcessPoolExecutor) -> None:
     with _lock:
         if _pool is pool:
             _pool = None
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if pool in _forgotten:
+            return   # another thread ends it (a broken pool heard while the process shuts it down)
+        _forgotten.add(pool)
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
         with contextlib.suppress(OSError, ValueError, AttributeError):
             process.terminate()
+    # A worker ended while it wrote a batch's result leaves part of it in the results pipe, and the
+    # pool's manager thread waiting for the rest, forever: every worker gone, this process's end is
+    # the pipe's last writer, and closing it ends that wait (end of file: the pool is broken).
+    left = _running(processes, _END_WAIT_S)
+    for process in left:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            process.kill()
+    if not _running(left, _END_WAIT_S):
+        with contextlib.suppress(OSError, AttributeError):
+            pool._result_queue._writer.close()  # type: ignore[attr-defined]
     # Its manager thread sees the workers gone and lets go of the queues (else their semaphores
     # are reported leaked at exit).
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _running(processes: Sequence[BaseProcess], timeout: float) -> list[BaseProcess]:
+    """Those of `processes` still running after up to `timeout` seconds: each one's sentinel is
+    waited on, never read, so its exit status is left to whoever joins it."""
+    from multiprocessing.connection import wait
+
+    deadline = time.monotonic() + timeout
+    waiting: dict[object, BaseProcess] = {}
+    for process in processes:
+        with contextlib.suppress(ValueError):   # a closed process object: it was joined
+            waiting[process.sentinel] = process
+    while waiting and (remaining := deadline - time.monotonic()) > 0:
+        for sentinel in wait(list(waiting), remaining):   # type: ignore[arg-type]
+            waiting.pop(sentinel, None)
+    return list(waiting.values())
 
 
 def _start_worker(parent: int, niceness: int) -> None:

@@ -135,6 +135,51 @@ def test_no_worker_outlives_a_parent_ended_by_a_signal_in_a_scan(tmp_path, signu
             child.wait()
 
 
+CUT_SHORT = textwrap.dedent("""
+    import os, select, signal, struct, sys, threading
+    from pathlib import Path
+    from reprise.core import scan_pool
+
+    def dies_writing(items):
+        # As a worker ended while it sent a batch's result: a message's size, part of it, the end.
+        frame = sys._getframe()
+        while "result_queue" not in frame.f_locals:
+            frame = frame.f_back
+        os.write(frame.f_locals["result_queue"]._writer.fileno(), struct.pack("!i", 1 << 20) + b"part")
+        Path(sys.argv[1]).write_text(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if __name__ == "__main__":
+        scan_pool.worker_count = lambda: 2
+        threading.Thread(target=lambda: scan_pool.map_in_processes(dies_writing, [1]), daemon=True).start()
+        marker = Path(sys.argv[1])
+        while not marker.exists() or not marker.read_text():
+            threading.Event().wait(0.05)
+        try:
+            select.select([os.pidfd_open(int(marker.read_text()))], [], [])   # the worker has ended
+        except ProcessLookupError:
+            pass   # ended already
+        scan_pool.shutdown()
+        print("ended", flush=True)
+""")
+
+
+def test_shutdown_ends_even_when_a_worker_died_writing_a_result(tmp_path):
+    """The pool's manager thread waits for the rest of a result a worker began and never finished:
+    the shutdown, and the process's exit after it, end all the same (it once hung at exit)."""
+    script = tmp_path / "child.py"
+    script.write_text(CUT_SHORT)
+    child = subprocess.Popen([sys.executable, str(script), str(tmp_path / "written")], stdout=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    try:
+        assert child.wait(60) == 0   # the bound guards against the hang; it measures nothing
+        assert child.stdout is not None and child.stdout.read().strip() == "ended"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 def _wait_all_ended(watched: list[int]) -> None:
     """Wait until every watched process has ended (its pid file descriptor turns readable). The
     bound guards against a hang; it measures nothing."""
