@@ -6,7 +6,8 @@ left for the next read to resume at `end`), skips a line that is not a JSON obje
 store's `accept` refuses (by default one without a string `type`), and says so in a warning naming
 the line; it keeps records of types it does not know (the readers ignore them). A lone surrogate
 (`"\\ud83d"`, half an emoji) is read as U+FFFD (`agent_json`). A store's `skimmer` may stand a stub
-for a line its readers need nothing from, told from the line's bytes without parsing them.
+for a line its readers need nothing from, told from the line's bytes without parsing them, and its
+`decode` may read a line for only what its reader needs (`claude.listing_records`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ Record = dict[str, Any]
 
 # A stub for chunk[start:end] (one line, without its newline), or None to parse the line.
 Skimmer = Callable[[bytes, int, int], "Record | None"]
+# What a reader takes of one line (chunk[start:end] as a view), or None to parse the line whole.
+Decode = Callable[[memoryview], Any]
 # None when a parsed JSON object is a record; else why its line is skipped ("a record without a type").
 Acceptor = Callable[[Record], "str | None"]
 
@@ -38,14 +41,16 @@ class Parsed:
 
 
 def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, exact: Exact | None = None,
-                skimmer: Skimmer | None = None, skim_over: int = 0, accept: Acceptor | None = None) -> Parsed:
+                skimmer: Skimmer | None = None, skim_over: int = 0, decode: Decode | None = None,
+                accept: Acceptor | None = None) -> Parsed:
     """The records of the complete lines of `chunk`, which starts at `base_offset` in the file and
     whose first line is line `first_line`. Never raises for the bytes.
 
     `exact` (a listing's read): decode with orjson where it tells that orjson's record is json's for
     what the reader uses (`agent_json.loads_line`). `skimmer`: the store's stubs, tried first on
-    every line at least `skim_over` bytes long. `accept`: which JSON objects are records (default:
-    those with a string `type`)."""
+    every line at least `skim_over` bytes long. `decode`: the reader's own decode, tried next on every
+    line; what it gives is a record as it is (a store's listing fold reads its own type), its None a
+    line to parse whole. `accept`: which JSON objects are records (default: those with a string `type`)."""
     parsed = Parsed(end=base_offset)
     complete = chunk.rfind(b"\n") + 1
     if complete == 0:
@@ -63,6 +68,9 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, exact: E
                 continue
             if skimmer is not None and end - begin >= skim_over and (stub := skimmer(chunk, begin, end)) is not None:
                 records.append(stub)
+                continue
+            if decode is not None and (decoded := decode(view[begin:end])) is not None:
+                records.append(decoded)
                 continue
             try:
                 if exact is not None:

@@ -21,22 +21,30 @@ import marshal
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .messages import (
     ASSISTANT,
     BOUNDARY,
     COMMAND,
+    ERROR,
     INTERRUPT,
+    META,
+    OTHER,
     PROMPT,
+    RESULT,
     SYNTHETIC_MODEL,
     command_text,
     context_of,
     kind_of,
+    line_context,
     prompt_text,
     usage_of,
 )
 from .records import Record
+
+if TYPE_CHECKING:   # msgspec's structs: imported by a read, not by a warm listing
+    from .listing_records import Line
 
 PREVIEW_CHARS = 400
 _FORMAT = 2   # 2: marshalled
@@ -70,13 +78,60 @@ class ChainTable:
 
     def add(self, records: Iterable[Record]) -> None:
         for record in records:
-            uuid = record.get("uuid")
-            if not isinstance(uuid, str):
-                if record.get("type") == "last-prompt" and isinstance(record.get("leafUuid"), str):
-                    self.leaf_hint = record["leafUuid"]
-                    self.rows_at_hint = len(self.rows)
-                continue
-            self._append(uuid, record)
+            self.take(record)
+
+    def take(self, record: Record) -> None:
+        """Extend the table by the next record."""
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str):
+            if record.get("type") == "last-prompt" and isinstance(record.get("leafUuid"), str):
+                self.leaf_hint = record["leafUuid"]
+                self.rows_at_hint = len(self.rows)
+            return
+        self._append(uuid, record)
+
+    def take_line(self, line: Line) -> None:
+        """Extend the table by the next record, as the listing decoded it (`listing_records.Line`): the
+        row `take` makes of the same line decoded whole."""
+        uuid = line.uuid
+        if not isinstance(uuid, str):
+            if line.type == "last-prompt" and isinstance(line.leafUuid, str):
+                self.leaf_hint = line.leafUuid
+                self.rows_at_hint = len(self.rows)
+            return
+        kind, parent = OTHER, line.parentUuid
+        extra: Any = None
+        if line.type == "user":
+            content = line.message.content if line.message is not None else None
+            if line.isMeta or line.isCompactSummary:
+                kind = META
+            elif (isinstance(content, list) and any(block.type == "tool_result" for block in content)
+                  and not any(block.type == "text" for block in content)):
+                kind = RESULT   # a tool's output and no text: no prompt, no interruption
+            else:   # its kind needs its text: read as the record a whole decode gives
+                from .listing_records import as_record
+
+                self._append(uuid, as_record(line))
+                return
+        elif line.type == "assistant":
+            message = line.message
+            model = message.model if message is not None else None
+            if line.isApiErrorMessage or (model == SYNTHETIC_MODEL and line.error is not None):
+                kind = ERROR
+            else:
+                kind = ASSISTANT
+                usage = message.usage if message is not None else None
+                synthetic = model == SYNTHETIC_MODEL
+                extra = [model if isinstance(model, str) and model and not synthetic else None,
+                         line_context(usage) if usage is not None and not synthetic else None]
+        elif line.type == "system":
+            if line.subtype == "compact_boundary":
+                kind, parent = BOUNDARY, line.logicalParentUuid
+                tokens = line.compactMetadata.postTokens if line.compactMetadata is not None else None
+                extra = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+            elif line.subtype == "api_error":
+                kind = ERROR
+        self._put(uuid, parent, kind, line.isSidechain is True, extra)
 
     def _append(self, uuid: str, record: Record) -> None:
         kind = kind_of(record)
@@ -97,13 +152,16 @@ class ChainTable:
             synthetic = model == SYNTHETIC_MODEL   # Claude Code's own placeholder reply: no model, no usage
             extra = [model if isinstance(model, str) and model and not synthetic else None,
                      context_of(usage) if usage is not None and not synthetic else None]
+        self._put(uuid, parent, kind, record.get("isSidechain") is True, extra)
+
+    def _put(self, uuid: str, parent: Any, kind: str, sidechain: bool, extra: Any) -> None:
         if isinstance(parent, str):
             known_parent = self.index.get(parent)
             if known_parent is not None:   # its row's own string: `pack` stores it once (marshal's references)
                 parent = self.rows[known_parent][UUID]
         else:
             parent = None
-        row = [uuid, parent, kind, 1 if record.get("isSidechain") is True else 0, extra]
+        row = [uuid, parent, kind, 1 if sidechain else 0, extra]
         known = self.index.get(uuid)
         if known is not None:   # a uuid written twice (a re-sent record): the newer line wins, in its old place
             self.rows[known] = row

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ...transcript import Status, Usage
 from ..jsonl_listing import FoldedFields
 from .chain import EXTRA, KIND, ChainTable, pack, unpack
-from .messages import ASSISTANT, BOUNDARY, ERROR, INTERRUPT, PROMPT, count, turn_starts, usage_of
+from .messages import ASSISTANT, BOUNDARY, ERROR, INTERRUPT, PROMPT, count, tokens, turn_starts, usage_of
 from .records import Record
+
+if TYPE_CHECKING:   # msgspec's structs: imported by a read, not by a warm listing
+    from .listing_records import Line
 
 HIDDEN_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})   # `claude -p` and the SDKs: its picker hides them
 _FORMAT = 2   # 2: packed by marshal
@@ -80,47 +83,89 @@ class ListingFold:
         self.bad_lines = 0                      # lines `parse_lines` skipped
         self.line_warnings: list[str] = []      # the first few of its warnings
 
-    def feed(self, records: Iterable[Record], warnings: Iterable[str] = ()) -> None:
-        """Fold in the records of the next chunk, and the warnings `parse_lines` gave for it."""
+    def feed(self, records: Iterable[Record | Line], warnings: Iterable[str] = ()) -> None:
+        """Fold in the records of the next chunk (dicts, and the listing's `Line`s as
+        `records.parse_lines` gives them with `skim_results`), and the warnings it gave for it."""
         for warning in warnings:
             self.bad_lines += 1
             if len(self.line_warnings) < _KEPT_WARNINGS:
                 self.line_warnings.append(warning)
-        records = list(records)
-        self.chain.add(records)
         for record in records:
-            kind = record.get("type")
-            if self.session_id is None and isinstance(record.get("sessionId"), str):
-                self.session_id = record["sessionId"]
-            if self.cwd is None and isinstance(record.get("cwd"), str):
-                self.cwd = record["cwd"]
-            if self.entrypoint is None and isinstance(record.get("entrypoint"), str):
-                self.entrypoint = record["entrypoint"]
-            stamp = record.get("timestamp")
-            if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
-                self.last_activity = stamp
-            if isinstance(record.get("gitBranch"), str):
-                self.branch = record["gitBranch"]
-            if isinstance(record.get("version"), str):
-                self.version = record["version"]
-            if kind == "assistant":
-                self._add_usage(record)
-            elif kind == "custom-title" and isinstance(record.get("customTitle"), str):
-                self.custom_title = record["customTitle"]   # "" clears it, as in Claude Code
-            elif kind == "ai-title" and isinstance(record.get("aiTitle"), str):
-                self.ai_title = record["aiTitle"]
-            elif kind == "summary" and isinstance(record.get("summary"), str):
-                self.summary = record["summary"]
-            elif kind == "cost-state":
-                cost = record.get("totalCostUSD")
-                if isinstance(cost, int | float) and not isinstance(cost, bool):
-                    self.cost = float(cost)
+            if type(record) is dict:
+                self._take(record)
+            else:
+                self._take_line(cast("Line", record))
 
-    def _add_usage(self, record: Record) -> None:
-        message_id, usage = usage_of(record)
+    def _take(self, record: Record) -> None:
+        self.chain.take(record)
+        kind = record.get("type")
+        if self.session_id is None and isinstance(record.get("sessionId"), str):
+            self.session_id = record["sessionId"]
+        if self.cwd is None and isinstance(record.get("cwd"), str):
+            self.cwd = record["cwd"]
+        if self.entrypoint is None and isinstance(record.get("entrypoint"), str):
+            self.entrypoint = record["entrypoint"]
+        stamp = record.get("timestamp")
+        if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
+            self.last_activity = stamp
+        if isinstance(record.get("gitBranch"), str):
+            self.branch = record["gitBranch"]
+        if isinstance(record.get("version"), str):
+            self.version = record["version"]
+        if kind == "assistant":
+            self._add_usage(*usage_of(record))
+        elif kind == "custom-title" and isinstance(record.get("customTitle"), str):
+            self.custom_title = record["customTitle"]   # "" clears it, as in Claude Code
+        elif kind == "ai-title" and isinstance(record.get("aiTitle"), str):
+            self.ai_title = record["aiTitle"]
+        elif kind == "summary" and isinstance(record.get("summary"), str):
+            self.summary = record["summary"]
+        elif kind == "cost-state":
+            self._add_cost(record.get("totalCostUSD"))
+
+    def _take_line(self, line: Line) -> None:
+        """`_take` of a line as the listing decoded it."""
+        self.chain.take_line(line)
+        kind = line.type
+        if self.session_id is None and isinstance(line.sessionId, str):
+            self.session_id = line.sessionId
+        if self.cwd is None and isinstance(line.cwd, str):
+            self.cwd = line.cwd
+        if self.entrypoint is None and isinstance(line.entrypoint, str):
+            self.entrypoint = line.entrypoint
+        stamp = line.timestamp
+        if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
+            self.last_activity = stamp
+        if isinstance(line.gitBranch, str):
+            self.branch = line.gitBranch
+        if isinstance(line.version, str):
+            self.version = line.version
+        if kind == "assistant":
+            message = line.message
+            if message is not None and message.usage is not None:
+                usage = message.usage
+                self._add_usage(message.id if isinstance(message.id, str) else None,
+                                [tokens(usage.input_tokens), tokens(usage.output_tokens),
+                                 tokens(usage.cache_read_input_tokens), tokens(usage.cache_creation_input_tokens)])
+        elif kind == "custom-title" and isinstance(line.customTitle, str):
+            self.custom_title = line.customTitle
+        elif kind == "ai-title" and isinstance(line.aiTitle, str):
+            self.ai_title = line.aiTitle
+        elif kind == "summary" and isinstance(line.summary, str):
+            self.summary = line.summary
+        elif kind == "cost-state":
+            self._add_cost(line.totalCostUSD)
+
+    def _add_cost(self, cost: Any) -> None:
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            self.cost = float(cost)
+
+    def _add_usage(self, message_id: str | None, usage: dict[str, Any] | list[int] | None) -> None:
+        """Count an API message's usage (a usage object, or its figures in `_USAGE_KEYS` order) once:
+        split lines repeat it under one message id."""
         if usage is None:
             return
-        figures = [count(usage, key) for key in _USAGE_KEYS]
+        figures = [count(usage, key) for key in _USAGE_KEYS] if isinstance(usage, dict) else usage
         if message_id is None:
             self.unnamed_usage = [a + b for a, b in zip(self.unnamed_usage, figures, strict=True)]
         else:

@@ -40,8 +40,13 @@ def _parse(data: bytes, start: int, first: int) -> Parsed:
     return parse_lines(data, start, first_line=first, skim_results=True, exact=orjson_exact)
 
 
-def _names_folder(record: dict[str, object]) -> bool:
-    return isinstance(record.get("cwd"), str)   # the fold keeps the first such record's (`ListingFold.feed`)
+def _cwd(record: object) -> object:
+    """A record's folder, as `_parse` gives the record (a dict, or the listing's `Line`)."""
+    return record.get("cwd") if isinstance(record, dict) else getattr(record, "cwd", None)
+
+
+def _names_folder(record: object) -> bool:
+    return isinstance(_cwd(record), str)   # the fold keeps the first such record's (`ListingFold.feed`)
 
 
 def listing_fields(found: ClaudeFields, file_id: str, key: str, folder: str | None,
@@ -130,7 +135,7 @@ class ClaudeListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         record, whole = head
         if record is None and not whole:
             return None
-        cwd = record.get("cwd") if record is not None else None
+        cwd = _cwd(record) if record is not None else None
         folder = recorded_folder(cwd) if isinstance(cwd, str) else None
         return workspace_key(folder if folder is not None else self._guessed(file))
 

@@ -165,7 +165,11 @@ def usage_of(record: Record) -> tuple[str | None, dict[str, Any] | None]:
 
 
 def count(usage: dict[str, Any], key: str) -> int:
-    value = usage.get(key)
+    return tokens(usage.get(key))
+
+
+def tokens(value: Any) -> int:
+    """A usage figure as a count: a positive integer, else 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
@@ -173,6 +177,12 @@ def context_of(usage: dict[str, Any]) -> int:
     """The context an API call used: its input, cache creation and cache read tokens."""
     return (count(usage, "input_tokens") + count(usage, "cache_creation_input_tokens")
             + count(usage, "cache_read_input_tokens"))
+
+
+def line_context(usage: Any) -> int:
+    """`context_of` of a usage as the listing decodes it (`listing_records.Usage`)."""
+    return (tokens(usage.input_tokens) + tokens(usage.cache_creation_input_tokens)
+            + tokens(usage.cache_read_input_tokens))
 
 
 def _texts(content: list[Any]) -> str:

@@ -5,9 +5,10 @@ with `skim` (the default) the large lines the readers need nothing from are not 
 log (`api-request*`: the request snapshots that make even a one-turn file 140 KB) becomes a stub
 naming its type, and a large `attachment` a stub with only its chain fields (uuid, parent,
 sidechain, timestamp), read from the line's compact form; a line whose form does not match is
-parsed whole. The listing's read (`skim_results`) stubs these lines at any size and decodes the
-rest into the fields the listing reads (`listing_records`); a line that decode does not take is
-decoded whole with orjson (`exact`, `agent_json.loads_line`).
+parsed whole. The listing's read (`skim_results`) stubs the request log at any size and decodes
+every other line for the fields the listing reads only (`listing_records`: an attachment's body is
+skipped there as fast as a stub's pattern runs); a line that decode does not take is decoded whole
+with orjson (`exact`, `agent_json.loads_line`).
 """
 
 from __future__ import annotations
@@ -49,27 +50,38 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, skim: bo
     if skim_results:
         from .listing_records import listing_record  # msgspec: imported by a read, not by a warm listing
 
-        with memoryview(chunk) as view:
-            return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact,
-                                           skimmer=lambda data, start, end: _skimmed(data, start, end)
-                                           or listing_record(view[start:end]))
+        return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact,
+                                       skimmer=_request_log, decode=listing_record)
     return jsonl_lines.parse_lines(chunk, base_offset, first_line=first_line, exact=exact, skimmer=_skimmed,
                                    skim_over=SKIM_OVER)
 
 
 def _skimmed(chunk: bytes, start: int, end: int) -> Record | None:
     """A stub for a large line (chunk[start:end]) whose content no reader needs, or None to parse it whole."""
-    if chunk.startswith(_REQUEST_LOG, start, end):
-        match = _TYPE_AT_START.match(chunk, start, end)
-        if match is None:
-            return None
-        stub: Record = {"type": match.group(1).decode()}
-        nested = chunk.find(b"{", start + 1, end)   # the timestamp is among the top-level fields before any nested one
-        stamp = _TIMESTAMP.search(chunk, start, nested if nested > 0 else end)
-        if stamp is not None:
-            stub["timestamp"] = stamp.group(1).decode()
-        stub[SKIPPED] = end - start
+    stub = _request_log(chunk, start, end)
+    if stub is not None:
         return stub
+    return _attachment(chunk, start, end)
+
+
+def _request_log(chunk: bytes, start: int, end: int) -> Record | None:
+    """A request log's stub (its type and timestamp), or None for any other line."""
+    if not chunk.startswith(_REQUEST_LOG, start, end):
+        return None
+    match = _TYPE_AT_START.match(chunk, start, end)
+    if match is None:
+        return None
+    stub: Record = {"type": match.group(1).decode()}
+    nested = chunk.find(b"{", start + 1, end)   # the timestamp is among the top-level fields before any nested one
+    stamp = _TIMESTAMP.search(chunk, start, nested if nested > 0 else end)
+    if stamp is not None:
+        stub["timestamp"] = stamp.group(1).decode()
+    stub[SKIPPED] = end - start
+    return stub
+
+
+def _attachment(chunk: bytes, start: int, end: int) -> Record | None:
+    """A large attachment's stub (its chain fields), or None for any other line."""
     if chunk.find(_ATTACHMENT_KEY, start, min(end, start + _ATTACHMENT_KEY_BY)) == -1:
         return None
     head = _ATTACHMENT_HEAD.match(chunk, start, end)

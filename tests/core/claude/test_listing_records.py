@@ -11,8 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reprise.core.sources.claude.chain import KIND
 from reprise.core.sources.claude.fields import ListingFold
-from reprise.core.sources.claude.listing_records import listing_record
+from reprise.core.sources.claude.listing_records import as_record, listing_record
 from reprise.core.sources.claude.records import parse_lines
 from reprise.core.sources.claude.samples import write_samples
 from reprise.core.sources.samples import SampleEnv
@@ -88,7 +89,10 @@ def test_a_large_tool_result_that_carries_an_interruption_is_an_interruption():
         {"tool_use_id": "toolu_1", "type": "tool_result", "content": "y" * 100_000},
         {"type": "text", "text": "[Request interrupted by user for tool use]"}]}, "uuid": "u", "timestamp": "t"}
     read = listing_record(_line(record))
-    assert read is not None and kind_of(read) == INTERRUPT
+    assert read is not None and kind_of(as_record(read)) == INTERRUPT
+    fold = ListingFold()
+    fold.feed([read])
+    assert [row[KIND] for row in fold.chain.rows] == [INTERRUPT]
     assert_same_fields(_line(record) + b"\n")
 
 
