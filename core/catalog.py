@@ -33,7 +33,7 @@ from .catalog_db import CacheDatabase, rollback
 from .errors import RepriseError
 from .folder_scan import FolderNames, FolderStats
 from .gc_pauses import no_gc_pauses
-from .paths import SessionRef, is_temp_name
+from .paths import SessionRef, is_temp_name, keys_resolved_once
 from .problems import Problem
 from .progress import Progress, ProgressSink, no_progress
 from .resume_costs import carry_resume_cost, store_resume_costs
@@ -201,8 +201,9 @@ def _read_batch(sources: dict[str, ListingSource], now_ns: int, files: Sequence[
                 ) -> list[_Read]:
     """Read each (source's name, file); in a worker process, or here. No cyclic collection meanwhile
     (`gc_pauses`): a read's records make no cycles, and a worker's collector walked them, and every
-    module it imported, again and again (8% of a Claude Code file's read)."""
-    with no_gc_pauses():
+    module it imported, again and again (8% of a Claude Code file's read). Each folder a file records
+    is resolved to its key once in the batch (`keys_resolved_once`)."""
+    with no_gc_pauses(), keys_resolved_once():
         return [_read_file(sources[name], file, now_ns) for name, file in files]
 
 

@@ -8,11 +8,14 @@ Each source's own layout lives in its folder under `core/sources/`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import re
 import unicodedata
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,8 +70,34 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
 UNKNOWN_FOLDER_KEY = "unknown-folder--0000000000000000"   # no path's key: its digest would have to be all zeros
 
 
+# While `keys_resolved_once` holds (in this thread or task): each folder's key as first resolved.
+_RESOLVED: ContextVar[dict[str, str] | None] = ContextVar("resolved_keys", default=None)
+
+
 def workspace_key(path: str | Path) -> str:
     """Fractal's workspace key: a readable slug of the resolved path plus a digest of it."""
+    memo = _RESOLVED.get()
+    if memo is not None and isinstance(path, str):
+        key = memo.get(path)
+        if key is None:
+            key = memo[path] = _key_of(path)
+        return key
+    return _key_of(path)
+
+
+@contextlib.contextmanager
+def keys_resolved_once() -> Iterator[None]:
+    """Within this (a batch of a listing's reads: the files of one moment), each folder's key is
+    resolved once (a resolve is a stat of each of its parts; a store's thousands of files name a
+    few dozen folders)."""
+    token = _RESOLVED.set({})
+    try:
+        yield
+    finally:
+        _RESOLVED.reset(token)
+
+
+def _key_of(path: str | Path) -> str:
     resolved = Path(path).expanduser().resolve()
     slug_source = "-".join(part for part in resolved.parts if part != resolved.anchor)
     slug = _SLUG_UNSAFE.sub("-", slug_source).strip("-._") or "workspace"

@@ -20,6 +20,7 @@ from typing import Any
 from .agent_json import Exact, loads_line, may_hold_surrogates, without_surrogates
 
 Record = dict[str, Any]
+_SPACE = b" \t\n\r\x0b\x0c"   # what bytes.isspace takes: a line starting with none of these is no blank line
 
 # A stub for chunk[start:end] (one line, without its newline), or None to parse the line.
 Skimmer = Callable[[bytes, int, int], "Record | None"]
@@ -64,7 +65,7 @@ def parse_lines(chunk: bytes, base_offset: int, *, first_line: int = 1, exact: E
         while start < complete:
             end = chunk.find(b"\n", start)
             number, begin, start = number + 1, start, end + 1
-            if end == begin or chunk[begin:begin + 1].isspace() and chunk[begin:end].isspace():
+            if end == begin or chunk[begin] in _SPACE and chunk[begin:end].isspace():
                 continue
             if skimmer is not None and end - begin >= skim_over and (stub := skimmer(chunk, begin, end)) is not None:
                 records.append(stub)

@@ -13,6 +13,7 @@ from reprise.core.paths import (
     SessionRef,
     fractal_state_root,
     guess_workspace_path,
+    keys_resolved_once,
     validate_session_id,
     workspace_key,
 )
@@ -74,3 +75,20 @@ def test_workspace_keys_that_are_not_keys_are_rejected():
 def test_folder_is_recovered_from_a_plain_key_and_not_guessed_for_a_lossy_one():
     assert guess_workspace_path(workspace_key("/home/dev/my-app")) == "/home/dev/my-app"
     assert guess_workspace_path(workspace_key("/home/dev/my app")) is None
+
+
+def test_a_batch_resolves_each_folder_once_and_the_next_batch_sees_a_moved_link(tmp_path):
+    # a listing's batch of reads keys each folder once; after it, a folder a link now points elsewhere
+    # has its new key
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "a")
+    with keys_resolved_once():
+        first = workspace_key(str(link))
+        assert first == workspace_key(str(tmp_path / "a"))
+        link.unlink()
+        link.symlink_to(tmp_path / "b")
+        assert workspace_key(str(link)) == first   # within the batch: as first resolved
+        assert workspace_key(link) == workspace_key(str(tmp_path / "b"))   # a Path is not kept
+    assert workspace_key(str(link)) == workspace_key(str(tmp_path / "b"))
