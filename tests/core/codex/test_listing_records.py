@@ -146,6 +146,18 @@ def test_duplicate_keys_read_as_json_reads_them():
     assert listing == whole and (listing.last_activity, listing.context_window, listing.turns) == ("b", 7, 1)
 
 
+def test_escaped_names_read_as_json_reads_them():
+    lines = [b'{"timestamp":"1","type":"session_meta","payload":{"\\u0069d":"s","cwd":"/w","timestamp":"0",'
+             b'"timestamp":null,"git":{"br\\u0061nch":"b"}}}',
+             b'{"timestamp":"2","\\u0074ype":"event_msg","payload":{"type":"task_started","model_\\u0063ontext_window":5}}',
+             b'{"timestamp":"3","type":"event_msg","payload":{"type":"user_\\u006dessage","message":"hi\\u00e9"}}']
+    listing, whole = folds(b"\n".join(lines) + b"\n")
+    assert all(listing_record(line) is not None for line in lines)
+    assert listing == whole
+    assert (listing.session_id, listing.started_at, listing.branch, listing.context_window, listing.last_message) == (
+        "s", None, "b", 5, "hi\u00e9")
+
+
 _SCALAR = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
                     st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
                     st.sampled_from(["cli", "exec", "UserMessage", "AgentMessage", "input_text", "text", "Text",
