@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ...transcript import Status, Usage
 from ..jsonl_listing import FoldedFields
-from .records import EVENT, SESSION_META, TURN_CONTEXT, Record, integer, kind_of, payload_of, prompt_in
+from .records import EVENT, SESSION_META, TURN_CONTEXT, Record, integer, payload_of, prompt_in
 
 if TYPE_CHECKING:   # msgspec's structs: imported by a read, not by a warm listing
     from .listing_records import Line
 
 INTERACTIVE_SOURCES = frozenset({"cli", "vscode"})   # what `codex resume`'s picker offers without flags
 ABORTED = frozenset({"turn_aborted", "aborted"})
+_READ = frozenset({SESSION_META, TURN_CONTEXT, EVENT})   # the kinds of record the fold looks into
 _FORMAT = 1
 _STATUS: dict[str, Status] = {"succeeded": "succeeded", "failed": "failed", "interrupted": "interrupted"}
 
@@ -139,7 +140,9 @@ class ListingFold:
         stamp = record.get("timestamp")
         if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
             self.last_activity = stamp
-        kind, inner = kind_of(record)
+        kind = record.get("type")
+        if not isinstance(kind, str) or kind not in _READ:
+            return   # a model's item, a stub (`records.skimmed`): its timestamp is all the fold reads
         payload = payload_of(record)
         if kind == SESSION_META:
             if self.session_id is None:
@@ -148,7 +151,7 @@ class ListingFold:
                            payload.get("git"))
         elif kind == TURN_CONTEXT and isinstance(payload.get("model"), str):
             self.model = payload["model"]
-        elif kind == EVENT:
+        elif kind == EVENT and isinstance(inner := payload.get("type"), str):
             self._event(inner, payload.get("model_context_window"), payload.get("message"), payload.get("item"),
                         payload.get("error"), payload.get("info"))
 
