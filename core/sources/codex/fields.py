@@ -18,14 +18,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...transcript import Status, Usage
 from ..jsonl_listing import FoldedFields
-from .records import EVENT, SESSION_META, TURN_CONTEXT, Record, integer, kind_of, payload_of, prompt_of
+from .records import EVENT, SESSION_META, TURN_CONTEXT, Record, integer, payload_of, prompt_in
+
+if TYPE_CHECKING:   # msgspec's structs: imported by a read, not by a warm listing
+    from .listing_records import Line
 
 INTERACTIVE_SOURCES = frozenset({"cli", "vscode"})   # what `codex resume`'s picker offers without flags
 ABORTED = frozenset({"turn_aborted", "aborted"})
+_READ = frozenset({SESSION_META, TURN_CONTEXT, EVENT})   # the kinds of record the fold looks into
 _FORMAT = 1
 _STATUS: dict[str, Status] = {"succeeded": "succeeded", "failed": "failed", "interrupted": "interrupted"}
 
@@ -52,10 +56,9 @@ def context_of(usage: Any) -> tuple[int, str] | None:
     return figures[0], "call"
 
 
-def session_source(payload: dict[str, Any]) -> str | None:
+def session_source(value: Any) -> str | None:
     """`session_meta.source` as a word: "cli", "exec", "vscode", "mcp", or the key of an object
     (`{"subagent": …}`); None when absent (older rollouts)."""
-    value = payload.get("source")
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and value:
@@ -124,51 +127,80 @@ class ListingFold:
     forked_at: int | None = None   # the parent's line count at the fork (`forked_from_ordinal_exclusive`)
     totals: list[int] = field(default_factory=lambda: [0, 0, 0])
 
-    def feed(self, records: Iterable[Record]) -> None:
-        """Fold in the records of the next chunk (the lines it skipped are the reader's warnings)."""
+    def feed(self, records: Iterable[Record | Line]) -> None:
+        """Fold in the records of the next chunk (the lines it skipped are the reader's warnings): dicts,
+        and the listing's `Line`s as `records.parse_rollout` gives them with `listed`."""
         for record in records:
-            stamp = record.get("timestamp")
-            if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
-                self.last_activity = stamp
-            kind, inner = kind_of(record)
-            payload = payload_of(record)
-            if kind == SESSION_META:
-                self._meta(payload, stamp)
-            elif kind == TURN_CONTEXT and isinstance(payload.get("model"), str):
-                self.model = payload["model"]
-            elif kind == EVENT:
-                self._event(inner, payload)
+            if type(record) is dict:
+                self._take(record)
+            else:
+                self._take_line(cast("Line", record))
 
-    def _meta(self, payload: dict[str, Any], stamp: object) -> None:
-        if self.session_id is not None:
-            return   # a resumed or forked rollout may repeat it: the first one names this file's session
-        self.session_id = payload["id"] if isinstance(payload.get("id"), str) else None
-        self.cwd = payload["cwd"] if isinstance(payload.get("cwd"), str) else None
-        self.source = session_source(payload)
-        self.forked_from = payload["forked_from_id"] if isinstance(payload.get("forked_from_id"), str) else None
-        self.forked_at = integer(payload.get("forked_from_ordinal_exclusive"))
-        started = payload.get("timestamp", stamp)
+    def _take(self, record: Record) -> None:
+        stamp = record.get("timestamp")
+        if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
+            self.last_activity = stamp
+        kind = record.get("type")
+        if not isinstance(kind, str) or kind not in _READ:
+            return   # a model's item, a stub (`records.skimmed`): its timestamp is all the fold reads
+        payload = payload_of(record)
+        if kind == SESSION_META:
+            if self.session_id is None:
+                self._meta(payload.get("id"), payload.get("cwd"), payload.get("source"), payload.get("forked_from_id"),
+                           payload.get("forked_from_ordinal_exclusive"), payload.get("timestamp", stamp),
+                           payload.get("git"))
+        elif kind == TURN_CONTEXT and isinstance(payload.get("model"), str):
+            self.model = payload["model"]
+        elif kind == EVENT and isinstance(inner := payload.get("type"), str):
+            self._event(inner, payload.get("model_context_window"), payload.get("message"), payload.get("item"),
+                        payload.get("error"), payload.get("info"))
+
+    def _take_line(self, line: Line) -> None:
+        """`_take` of a line as the listing decoded it (`listing_records`)."""
+        stamp = line.timestamp
+        if isinstance(stamp, str) and (self.last_activity is None or stamp > self.last_activity):
+            self.last_activity = stamp
+        kind, payload = line.type, line.payload
+        assert payload is not None   # `listing_record` gives every line one
+        if kind == SESSION_META:
+            if self.session_id is None:
+                self._meta(payload.id, payload.cwd, payload.source, payload.forked_from_id,
+                           payload.forked_from_ordinal_exclusive, payload.timestamp, payload.git)
+        elif kind == TURN_CONTEXT and isinstance(payload.model, str):
+            self.model = payload.model
+        elif kind == EVENT and isinstance(payload.type, str):
+            self._event(payload.type, payload.model_context_window, payload.message, payload.item, payload.error,
+                        payload.info)
+
+    def _meta(self, session_id: Any, cwd: Any, source: Any, forked_from: Any, forked_at: Any, started: Any,
+              git: Any) -> None:
+        """The first `session_meta` (a resumed or forked rollout may repeat it: the first one names this
+        file's session); `started`: its own timestamp, else its record's."""
+        self.session_id = session_id if isinstance(session_id, str) else None
+        self.cwd = cwd if isinstance(cwd, str) else None
+        self.source = session_source(source)
+        self.forked_from = forked_from if isinstance(forked_from, str) else None
+        self.forked_at = integer(forked_at)
         self.started_at = started if isinstance(started, str) else None
-        git = payload.get("git")
         if isinstance(git, dict) and isinstance(git.get("branch"), str):
             self.branch = git["branch"]
 
-    def _event(self, inner: str, payload: dict[str, Any]) -> None:
+    def _event(self, inner: str, window: Any, message: Any, item: Any, error: Any, info: Any) -> None:
+        """An event of type `inner`, by the payload fields the fold reads (each as decoded, or None)."""
         if inner == "task_started":
             self.tasks_seen = True
             self._start()
-            window = integer(payload.get("model_context_window"))
-            self.context_window = window or self.context_window
-        elif (message := prompt_of(inner, payload)) is not None:
+            self.context_window = integer(window) or self.context_window
+        elif (prompt := prompt_in(inner, message, item)) is not None:
             if not self.open_turn or (self.turn_prompted and not self.tasks_seen):
                 self._start()   # an older rollout: no task_started, each user message is a turn
             if self.turn_prompted:
                 return   # a message typed while the turn ran steers it; it is not a new prompt
             self.turn_prompted = True
-            self.first_message = self.first_message or message
-            self.last_message = message
+            self.first_message = self.first_message or prompt
+            self.last_message = prompt
         elif inner == "task_complete":
-            failed = isinstance(payload.get("error"), dict) or (self.last_status == "failed" and self.open_turn)
+            failed = isinstance(error, dict) or (self.last_status == "failed" and self.open_turn)
             self._end("failed" if failed else "succeeded")
         elif inner in ABORTED:
             self._end("interrupted")
@@ -178,7 +210,6 @@ class ListingFold:
             else:
                 self._end("failed")
         elif inner == "token_count":
-            info = payload.get("info")
             if not isinstance(info, dict):
                 return   # rate limits only
             last = context_of(info.get("last_token_usage"))

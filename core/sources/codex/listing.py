@@ -46,11 +46,22 @@ MAX_WARNINGS = 5
 
 
 def _parse(data: bytes, start: int, first: int) -> Parsed:
-    return parse_rollout(data, start, first_line=first, exact=orjson_exact, skim=True)
+    return parse_rollout(data, start, first_line=first, exact=orjson_exact, skim=True, listed=True)
 
 
-def _is_meta(record: dict[str, object]) -> bool:
-    return kind_of(record)[0] == SESSION_META
+def _is_meta(record: object) -> bool:
+    """Whether a record, as `_parse` gives it (a dict, or the listing's `Line`), is a `session_meta`."""
+    kind = kind_of(record)[0] if isinstance(record, dict) else getattr(record, "type", None)
+    return kind == SESSION_META
+
+
+def _id_and_cwd(record: object) -> tuple[object, object]:
+    """A `session_meta`'s session id and folder, as `_parse` gives the record (None where it has none)."""
+    if isinstance(record, dict):
+        payload = record.get("payload")
+        return (payload.get("id"), payload.get("cwd")) if isinstance(payload, dict) else (None, None)
+    payload = getattr(record, "payload", None)
+    return getattr(payload, "id", None), getattr(payload, "cwd", None)
 
 
 def listing_fields(found: CodexFields, file_id: str, key: str, title: str | None, warnings: Sequence[str], *,
@@ -187,10 +198,9 @@ class CodexListing(JsonlListing[ListingFold], parse=_parse, fold=ListingFold):
         record, whole = head
         if record is None:
             return self._fallback_key(path) if whole else None   # the rollout has no session_meta: a problem row
-        payload = record.get("payload")
-        if not isinstance(payload, dict) or not isinstance(payload.get("id"), str):
+        session_id, cwd = _id_and_cwd(record)
+        if not isinstance(session_id, str):
             return None
-        cwd = payload.get("cwd")
         if not isinstance(cwd, str):
             return self._fallback_key(path)
         folder = recorded_folder(cwd)

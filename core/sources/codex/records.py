@@ -3,7 +3,9 @@ new; old rollouts lack it), read tolerantly with the line reader of every JSON-l
 (`jsonl_lines.parse_lines`: complete lines only, a truncated last line left for the next read,
 bad lines skipped with a warning naming the line, unknown types kept), and the few accessors every
 reader of a record needs: its kind (`type`, and `payload.type` for `response_item` and
-`event_msg`) and its payload.
+`event_msg`) and its payload. A listing's read stubs the lines its fold never looks into (`skimmed`)
+and decodes every other line for only what the fold reads (`listing_records`); a line that decode
+does not take is decoded whole.
 """
 
 from __future__ import annotations
@@ -33,14 +35,21 @@ _SKIMMED_HEAD = re.compile(
 _RECORD_HEAD = b'{"timestamp":"'
 
 __all__ = ["COMPACTED", "EVENT", "KNOWN_TYPES", "RESPONSE_ITEM", "SESSION_META", "TURN_CONTEXT", "Parsed",
-           "Record", "event_item", "integer", "kind_of", "parse_rollout", "payload_of", "prompt_of", "text_of"]
+           "Record", "event_item", "integer", "kind_of", "parse_rollout", "payload_of", "prompt_in", "prompt_of",
+           "text_of"]
 
 
 def parse_rollout(chunk: bytes, base_offset: int = 0, *, first_line: int = 1,
-                  exact: Exact | None = None, skim: bool = False) -> Parsed:
+                  exact: Exact | None = None, skim: bool = False, listed: bool = False) -> Parsed:
     """The records of the complete lines of `chunk` (which starts at `base_offset` in the file);
-    `exact`: as `parse_lines` takes it, and `skim`: the lines a listing never looks into are stubs
-    (`skimmed`), both for a listing's read."""
+    `exact`: as `parse_lines` takes it, `skim`: the lines a listing never looks into are stubs
+    (`skimmed`), and `listed`: every other line is decoded for only what the listing fold reads, a
+    `listing_records.Line` (the reader's `decode`), all three for a listing's read."""
+    if listed:
+        from .listing_records import listing_record  # msgspec: imported by a read, not by a warm listing
+
+        return parse_lines(chunk, base_offset, first_line=first_line, exact=exact,
+                           skimmer=skimmed if skim else None, decode=listing_record)
     return parse_lines(chunk, base_offset, first_line=first_line, exact=exact, skimmer=skimmed if skim else None)
 
 
@@ -104,13 +113,15 @@ def prompt_of(inner: str, payload: dict[str, Any]) -> str | None:
     """The prompt an event carries: a `user_message` event (older versions) or an `item_completed`
     `UserMessage` (0.171.0); never the `response_item` user messages, which also hold the context
     Codex injects."""
+    return prompt_in(inner, payload.get("message"), payload.get("item"))
+
+
+def prompt_in(inner: str, message: Any, item: Any) -> str | None:
+    """`prompt_of` by the payload's `message` and `item` (each as decoded, or None)."""
     if inner == "user_message":
-        message = payload.get("message")
         return message if isinstance(message, str) else None
-    if inner == "item_completed":
-        kind, item = event_item(payload)
-        if kind == "UserMessage":
-            return text_of(item.get("content"))
+    if inner == "item_completed" and isinstance(item, dict) and item.get("type") == "UserMessage":
+        return text_of(item.get("content"))
     return None
 
 
