@@ -908,11 +908,13 @@ class Catalog:
     def _cold_files(self, keys: list[str] | None) -> list[tuple[ListingSource, SessionFile]] | None:
         """The files in scope, newest first, when at least COLD_FILES of them have no row stored as
         they are (a search then scans them before any listing); else None. Looks at the stored rows
-        through a read-only connection of its own, never waiting for a listing another thread runs."""
+        through a read-only connection of its own, never waiting for a listing another thread runs.
+        Where one folder's files are told by their heads, only those without such a row are looked at
+        to count them; all of them once the search is cold."""
         stored = self._stored_stats()
         if stored is None:
             return None
-        files: list[tuple[ListingSource, SessionFile]] = []
+        in_groups: list[tuple[ListingSource, list[SessionFile], HeadKeys | None]] = []
         unlisted = 0
         for source in self.sources:
             rule = source.workspaces
@@ -924,12 +926,22 @@ class Catalog:
                 for file_id, (size, mtime_ns) in scanned.stats.items():
                     mine.append(SessionFile(group if keyed else None, file_id, source.file_path(group, file_id),
                                             size, mtime_ns, group=group))
-            if keys is not None and groups is None:
-                mine = rule.narrow(mine, keys, dict(stored.heads.get(source.name, {})))
-            unlisted += sum(stored.rows.get((source.name, file.group, file.file_id)) != (file.size, file.mtime_ns)
-                            for file in mine)
+            new = [file for file in mine
+                   if stored.rows.get((source.name, file.group, file.file_id)) != (file.size, file.mtime_ns)]
+            known = None
+            if keys is not None and groups is None:   # only the new or changed files' heads are looked at
+                known = dict(stored.heads.get(source.name, {}))
+                new = rule.narrow(new, keys, known)
+            unlisted += len(new)
+            in_groups.append((source, mine, known))
+        if unlisted < COLD_FILES:
+            return None
+        files: list[tuple[ListingSource, SessionFile]] = []
+        for source, mine, known in in_groups:
+            if keys is not None and known is not None:
+                mine = source.workspaces.narrow(mine, keys, known)
             files += [(source, file) for file in mine]
-        return files if unlisted >= COLD_FILES else None
+        return files
 
     def _stored_stats(self) -> _Stored | None:
         """The (size, mtime_ns) of every row stored, and the heads told, read through a read-only
