@@ -875,7 +875,6 @@ class Catalog:
         only those with hits read for their rows (`search_cold`): nothing waits for a listing, nor for
         one another thread runs. A search whose limit fills before every file is scanned then lists
         the scope and is answered over its rows, with what the scan found."""
-        from .search_cold import ColdSearch
         from .search_engine import SearchRun, no_update
         from .search_match import Query
 
@@ -888,6 +887,8 @@ class Catalog:
         known = None
         cold = self._cold_files(wanted) if parsed else None
         if cold is not None:
+            from .search_cold import ColdSearch
+
             found = ColdSearch(parsed, cold, keys=None if wanted is None else set(wanted),
                                titles=self._renamed_titles(), list_file=listed_row, limit=limit,
                                should_stop=should_stop, on_update=on_update, parallel=self.parallel).run()

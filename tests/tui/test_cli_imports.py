@@ -135,9 +135,11 @@ def test_a_warm_listing_imports_no_process_trash_or_search_module(workspace, arg
 
 
 def test_the_warm_listing_check_sees_a_search_import_the_search_modules(workspace):
-    """The check itself: a warm search imports the modules a listing leaves out."""
+    """The check itself: a warm search imports the modules a listing leaves out (and neither the cold
+    search's nor the index build's: nothing is cold)."""
     _settled(workspace.parent / "state")
     argv = ["search", "--all", "--json", "nowhere"]
     _imported_by_command(argv, str(workspace), ("0", "1"))
     warm = _imported_by_command(argv, str(workspace), ("0", "1"))
     assert {"reprise.core.search_engine", "reprise.core.search_index", "reprise.core.search_match"} <= warm
+    assert not {"reprise.core.search_cold", "reprise.core.search_build"} & warm
