@@ -915,7 +915,7 @@ class Catalog:
         stored = self._stored_stats()
         if stored is None:
             return None
-        in_groups: list[tuple[ListingSource, list[SessionFile], HeadKeys | None]] = []
+        by_source: list[tuple[ListingSource, list[SessionFile], HeadKeys | None]] = []
         unlisted = 0
         for source in self.sources:
             rule = source.workspaces
@@ -934,11 +934,11 @@ class Catalog:
                 known = dict(stored.heads.get(source.name, {}))
                 new = rule.narrow(new, keys, known)
             unlisted += len(new)
-            in_groups.append((source, mine, known))
+            by_source.append((source, mine, known))
         if unlisted < COLD_FILES:
             return None
         files: list[tuple[ListingSource, SessionFile]] = []
-        for source, mine, known in in_groups:
+        for source, mine, known in by_source:
             if keys is not None and known is not None:
                 mine = source.workspaces.narrow(mine, keys, known)
             files += [(source, file) for file in mine]
