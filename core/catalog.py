@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import orjson
 
@@ -40,17 +40,14 @@ from .resume_costs import carry_resume_cost, store_resume_costs
 from .row_snapshot import SourceRows
 from .rows import SessionRow
 from .scan_pool import iter_in_processes
-from .search_build import BuildResult, build, within_cap
-from .search_cold import ColdSearch, renamed_titles
-from .search_engine import SearchRun, SearchUpdate, UpdateSink, session_file, title_hits
-from .search_engine import no_update as _no_update
-from .search_index import OLD_TABLE_NAMES as OLD_SEARCH_TABLE_NAMES
-from .search_index import TABLE_NAMES as SEARCH_TABLE_NAMES
-from .search_index import TABLES as SEARCH_TABLES
-from .search_index import FileState, IndexedFile, Record, SearchHit, SearchIndex
-from .search_match import Query
 from .sources.base import HeadKeys, ListedFile, ListingFields, ListingSource, SessionFile
 from .transcript import Usage
+
+if TYPE_CHECKING:   # the search's modules: imported by the methods that search or index, never by a listing
+    from .search_build import BuildResult
+    from .search_engine import SearchUpdate, UpdateSink
+    from .search_index import FileState, IndexedFile, Record, SearchHit, SearchIndex
+    from .search_match import Query
 
 SCHEMA = 16   # 16: the columns by name, the layout's digest in the version (issue 28); 15: heads (issue 27)
 PARALLEL_MIN = 400
@@ -314,7 +311,6 @@ class Catalog:
         schema, layout = _version()
         self._cache = CacheDatabase(self.db_path, schema, self._create, layout=layout)
         self._lock = threading.RLock()
-        self._index = SearchIndex(lambda: self.db, self._transaction)
         self.index_enabled = True              # `[search] index`: off, searches scan and nothing is indexed
         self.index_cap: int | None = None      # `[search] max_mb`, in bytes
         self._search_ready: sqlite3.Connection | None = None   # the connection whose search tables are checked
@@ -329,6 +325,12 @@ class Catalog:
     def db(self) -> sqlite3.Connection:
         return self._cache.connection
 
+    @functools.cached_property
+    def _index(self) -> SearchIndex:
+        from .search_index import SearchIndex
+
+        return SearchIndex(lambda: self.db, self._transaction)
+
     def take_notices(self) -> list[str]:
         """One line for each time the cache was rebuilt or bypassed since the last call."""
         notices, self._search_notices = [*self._cache.take_notices(), *self._search_notices], []
@@ -338,6 +340,10 @@ class Catalog:
     def _create(db: sqlite3.Connection) -> None:
         """This schema's tables, replacing an older version's, inside the opener's transaction
         (one statement at a time: executescript would commit it)."""
+        from .search_index import OLD_TABLE_NAMES as OLD_SEARCH_TABLE_NAMES
+        from .search_index import TABLE_NAMES as SEARCH_TABLE_NAMES
+        from .search_index import TABLES as SEARCH_TABLES
+
         for statement in (
             "DROP TABLE IF EXISTS files",
             "DROP TABLE IF EXISTS file_data",
@@ -858,7 +864,7 @@ class Catalog:
     # --- full-text search ---------------------------------------------------------------
 
     def search(self, query: str, keys: Iterable[str] | None = None, *, limit: int = 200,
-               should_stop: Callable[[], bool] = lambda: False, on_update: UpdateSink = _no_update,
+               should_stop: Callable[[], bool] = lambda: False, on_update: UpdateSink | None = None,
                indexing: bool = True) -> list[SearchHit]:
         """Turns whose text matches every word of the query, newest session first (its title, then by
         turn), their rows without details; `on_update` hears the hits as they are found and how far
@@ -870,6 +876,10 @@ class Catalog:
         only those with hits read for their rows (`search_cold`): nothing waits for a listing, nor for
         one another thread runs. A search whose limit fills before every file is scanned then lists
         the scope and is answered over its rows, with what the scan found."""
+        from .search_engine import SearchRun, no_update
+        from .search_match import Query
+
+        on_update = no_update if on_update is None else on_update
         parsed = Query.of(query)
         if not query.split():
             return []
@@ -878,6 +888,8 @@ class Catalog:
         known = None
         cold = self._cold_files(wanted) if parsed else None
         if cold is not None:
+            from .search_cold import ColdSearch
+
             found = ColdSearch(parsed, cold, keys=None if wanted is None else set(wanted),
                                titles=self._renamed_titles(), list_file=listed_row, limit=limit,
                                should_stop=should_stop, on_update=on_update, parallel=self.parallel).run()
@@ -898,11 +910,13 @@ class Catalog:
     def _cold_files(self, keys: list[str] | None) -> list[tuple[ListingSource, SessionFile]] | None:
         """The files in scope, newest first, when at least COLD_FILES of them have no row stored as
         they are (a search then scans them before any listing); else None. Looks at the stored rows
-        through a read-only connection of its own, never waiting for a listing another thread runs."""
+        through a read-only connection of its own, never waiting for a listing another thread runs.
+        Where one folder's files are told by their heads, only those without such a row are looked at
+        to count them; all of them once the search is cold."""
         stored = self._stored_stats()
         if stored is None:
             return None
-        files: list[tuple[ListingSource, SessionFile]] = []
+        by_source: list[tuple[ListingSource, list[SessionFile], HeadKeys | None]] = []
         unlisted = 0
         for source in self.sources:
             rule = source.workspaces
@@ -914,12 +928,22 @@ class Catalog:
                 for file_id, (size, mtime_ns) in scanned.stats.items():
                     mine.append(SessionFile(group if keyed else None, file_id, source.file_path(group, file_id),
                                             size, mtime_ns, group=group))
-            if keys is not None and groups is None:
-                mine = rule.narrow(mine, keys, dict(stored.heads.get(source.name, {})))
-            unlisted += sum(stored.rows.get((source.name, file.group, file.file_id)) != (file.size, file.mtime_ns)
-                            for file in mine)
+            new = [file for file in mine
+                   if stored.rows.get((source.name, file.group, file.file_id)) != (file.size, file.mtime_ns)]
+            known = None
+            if keys is not None and groups is None:   # only the new or changed files' heads are looked at
+                known = dict(stored.heads.get(source.name, {}))
+                new = rule.narrow(new, keys, known)
+            unlisted += len(new)
+            by_source.append((source, mine, known))
+        if unlisted < COLD_FILES:
+            return None
+        files: list[tuple[ListingSource, SessionFile]] = []
+        for source, mine, known in by_source:
+            if keys is not None and known is not None:
+                mine = source.workspaces.narrow(mine, keys, known)
             files += [(source, file) for file in mine]
-        return files if unlisted >= COLD_FILES else None
+        return files
 
     def _stored_stats(self) -> _Stored | None:
         """The (size, mtime_ns) of every row stored, and the heads told, read through a read-only
@@ -948,12 +972,16 @@ class Catalog:
 
     def _renamed_titles(self) -> dict[tuple[str, str, str], tuple[str | None, bool]]:
         """Reprise's own titles and pins, read from their files (as a listing attaches them)."""
+        from .search_cold import renamed_titles
+
         return renamed_titles(self.sources, self._scan_meta, self._title_and_pin)
 
     @_guarded
     def _search_start(self, query: Query, rows: list[SessionRow], use_index: bool
                       ) -> tuple[list[SearchHit], dict[str, FileState], dict[int, list[int]]]:
         """The title hits, the index's files still as they are on disk, and its preselection."""
+        from .search_engine import title_hits
+
         titled = title_hits(query.text, self._titled_rows(query.text, rows))   # Reprise's or the agent's titles
         if not use_index or not query:
             return titled, {}, {}
@@ -992,6 +1020,8 @@ class Catalog:
         """Index these files, as far as the cap lets the index grow."""
         self._search_tables_ready()
         if self.index_cap is not None:
+            from .search_build import within_cap
+
             files = list(within_cap(files, self.index_cap - self._index.size_bytes()))
         self._index.add(files)
 
@@ -1014,6 +1044,8 @@ class Catalog:
                     progress: ProgressSink = no_progress) -> BuildResult:
         """Index the files of these workspaces (all when None) the index does not hold as they are,
         newest first, in worker processes when the catalog may start them (`search_build`)."""
+        from .search_build import BuildResult, build
+
         if not self.index_enabled:
             return BuildResult()
         rows = self.refresh(None if keys is None else list(keys))
@@ -1041,6 +1073,8 @@ class Catalog:
         self._index.remove(path for path in state if not os.path.exists(path))
         stale = [row for row in rows if not row.problem_code and not _held(state.get(row.path), row)]
         stale.sort(key=lambda row: -row.activity_ts)
+        from .search_engine import session_file
+
         return [(self._by_name[row.source], session_file(row)) for row in stale]
 
     def _search_tables_ready(self) -> None:
@@ -1048,6 +1082,10 @@ class Catalog:
         text, with content: half the size of the store) is dropped once and the file compacted."""
         if self._search_ready is self.db:
             return
+        from .search_index import OLD_TABLE_NAMES as OLD_SEARCH_TABLE_NAMES
+        from .search_index import TABLE_NAMES as SEARCH_TABLE_NAMES
+        from .search_index import TABLES as SEARCH_TABLES
+
         db = self.db
         names = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         old = [name for name in OLD_SEARCH_TABLE_NAMES if name in names]

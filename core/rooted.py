@@ -14,7 +14,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -143,7 +142,7 @@ def write_new(dir_fd: int, name: str, data: bytes) -> None:
     """Write `name` in the folder `dir_fd` atomically and never over an existing file: a temp file,
     fsync, a hard link to the name (fails if it exists), the temp removed, the folder fsynced. It
     takes what `Root.parent` yields: a new file beside an agent's own, which Reprise never replaces."""
-    temp = f".{name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    temp = _temp_name(name)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
     try:
         try:
@@ -155,6 +154,13 @@ def write_new(dir_fd: int, name: str, data: bytes) -> None:
     finally:
         os.unlink(temp, dir_fd=dir_fd)
     os.fsync(dir_fd)
+
+
+def _temp_name(stem: str) -> str:
+    """The name of a write's temp file beside `stem` (`paths.is_temp_name`)."""
+    import secrets  # only a write needs it (with random, base64 and hmac): a listing reads
+
+    return f".{stem}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
 
 
 def _fsync_fd(fd: int) -> None:
@@ -410,7 +416,7 @@ class Root:
                                       f"it is {_kind(info.st_mode)}; Reprise replaces only regular files, "
                                       "so nothing was written")
             stem = temp_stem or Path(name).stem
-            temp = f".{stem}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+            temp = _temp_name(stem)
             real = self.path.joinpath(*self.parts(path))
             try:
                 file_fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
@@ -607,7 +613,7 @@ def _placed_copy(src_fd: int, src_name: str, dst_fd: int, dst_name: str, info: o
     """Copy an entry to a temp name beside `dst_name` (fsynced), check it reads back with the
     source's digest, then `place(temp)` it; the temp copy is removed on any failure, and an error of
     it names `target` (the copy's real path). Returns the digest."""
-    temp = f".{dst_name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    temp = _temp_name(dst_name)
     try:
         _copy_entry(src_fd, src_name, dst_fd, temp, info)
         digest = _digest_entry(src_fd, src_name)

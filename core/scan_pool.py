@@ -44,7 +44,8 @@ FIRST_BATCH = 8        # the first batches are small so the first results (the n
 LARGEST_BATCH = 256    # and grow to this
 # What the workers' work needs, imported once by the forkserver, with each registered source's listing
 # module (`SourceSpec.listing_module`); a module missing here is imported by each worker on its first batch.
-PRELOAD = ("__main__", "reprise.core.catalog")
+# The search's modules are named: the catalog imports them only when it searches or indexes.
+PRELOAD = ("__main__", "reprise.core.catalog", "reprise.core.search_build", "reprise.core.search_cold")
 
 _HELD = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)   # what a program's handler ends it on
 _lock = threading.Lock()

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from . import config as config_module
-from . import undo
 from .catalog import Catalog
 from .errors import (
     AgentError,
@@ -75,7 +74,7 @@ from .tokens import count_tokens
 from .transcript import Transcript, Usage
 
 if TYPE_CHECKING:   # what a listing or a search never uses: imported by the methods that do
-    from . import ui_state
+    from . import ui_state, undo
     from .archive import ArchiveEntry
     from .audit import AuditLog, AuditRecord
     from .retention import PruneCandidate, PruneOptions, PruneSelection
@@ -291,7 +290,6 @@ class Service:
         self.workspace_key = workspace_key(self.workspace)
         self.clock: Callable[[], float] = time.time   # what "now" is for ages told to people (the TUI's clock)
         self._remembered = False
-        self.undo_log = undo.UndoLog()   # the last trim or trash made here, for `undo_step`
         self._ui_state: ui_state.UiState | None = None
         self._not_kept: set[tuple[str, int, int]] = set()   # (path, size, mtime) a sweep's keep failed on
         self._sweep_clear_until = 0.0   # (monotonic) the last look left nothing due: none before this
@@ -614,6 +612,13 @@ class Service:
         since the last call."""
         notices, self._notices = [*self.catalog.take_notices(), *self._notices], []
         return notices
+
+    @functools.cached_property
+    def undo_log(self) -> undo.UndoLog:
+        """The last trim or trash made here, for `undo_step` (`core/undo.py`, imported by the first)."""
+        from . import undo
+
+        return undo.UndoLog()
 
     def ui_choices(self) -> ui_state.UiState:
         """The screen choices remembered across runs (`core/ui_state.py`), read once."""
@@ -1133,6 +1138,8 @@ class Service:
         result = trim(ref, options, self._meter_workspace(ref), dry_run=dry_run, force=force, model=model,
                       expected_sha256=expected_sha256)
         if not dry_run:
+            from . import undo
+
             self.undo_log.note(undo.TRIMMED, result.ref)
         return result
 
@@ -1176,16 +1183,22 @@ class Service:
     def undo_step(self, current: SessionRef | None, current_title: str | None = None, *,
                   all_workspaces: bool = False) -> undo.UndoStep | None:
         """What undo would take back now (`core/undo.py` has the policy), or None."""
+        from . import undo
+
         return undo.next_step(self, current, current_title, all_workspaces=all_workspaces)
 
     def undo(self, step: undo.UndoStep) -> list[str]:
         """Take back `step`; the notes it leaves."""
+        from . import undo
+
         return undo.take(self, step)
 
     # --- trash, retention, relink, audit ---------------------------------------------------
 
     def remove(self, ref: SessionRef, *, force: bool = False, title: str | None = None) -> TrashEntry:
         """Move a session to the trash; `title` is what undo's question calls it when the trash has none."""
+        from . import undo
+
         entry = self.role(ref, Trashing).remove(ref, force=force)
         self.undo_log.note(undo.TRASHED, ref, entry.title or title)
         return entry

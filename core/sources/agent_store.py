@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from ..audit import AuditLog
 from ..errors import ChangedOnDiskError, ConflictError, NotFoundError, RepriseError, UsageError
-from ..liveness import PendingTurn
 from ..meter import RESUME, SEND, LiveMeter, MeterResult, TokenCounter, spec_for
-from ..outcome import TurnOutcome
 from ..own_files import OwnFiles
 from ..paths import SessionRef
 from ..rooted import Root, write_new
@@ -35,6 +33,8 @@ from .session_writing import WrittenSession, audited
 
 if TYPE_CHECKING:  # retention and the trash results name rows, which name listing fields
     from ..config import Settings
+    from ..liveness import PendingTurn
+    from ..outcome import TurnOutcome
     from ..retention import PruneSelection
     from ..session_meta import SessionMeta
     from ..trash_results import PruneResult, PurgeResult, TrashEntry
@@ -179,6 +179,8 @@ class AgentStoreSource(SessionSource):
             opened = self.open(ref)
         except RepriseError:
             return None
+        from ..liveness import PendingTurn
+
         why = self.writer(ref, opened, now=now)
         return None if why is None else PendingTurn("", None, None, True, why)
 

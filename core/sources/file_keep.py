@@ -23,7 +23,6 @@ import errno
 import hashlib
 import json
 import os
-import secrets
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -157,6 +156,8 @@ class FileKeep:
             raise ArchiveError(f"The kept index {index} could not record this session: {reason.rstrip('.')}; "
                                "nothing was kept.", path=index) from None
         kept = {(entry.info.get("part"), entry.digest): entry for entry in archive.entries(ref) if entry.op == OP}
+        import secrets
+
         token = secrets.token_hex(6)
         session, new = _keep_file(archive, ref, store, session_file, SESSION, root_text, token, kept)
         result = KeepResult(ref, session)

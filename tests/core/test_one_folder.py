@@ -136,6 +136,20 @@ def test_one_folder_looks_at_each_unread_head_once_until_the_file_changes(tmp_pa
     assert moved.removesuffix(".jsonl") in {row.file_id for row in rows}
 
 
+def test_a_warm_one_folder_search_looks_at_no_listed_files_head(tmp_path):
+    # a search of one folder counts the files in scope not listed as they are: only theirs need a head
+    root = tmp_path / "claude"
+    placed = write_claude(root)
+    listing = CountingClaude(root, tmp_path / "data")
+    catalog = Catalog([listing], tmp_path / "cache")
+    catalog.refresh(None)
+    listing.heads.clear()
+    hits = catalog.search("prompt", [workspace_key(A)])
+    assert listing.heads == []
+    of_alpha = {name.removesuffix(".jsonl") for name, folder in placed.items() if folder == A}
+    assert {hit.row.file_id for hit in hits} == of_alpha and len(of_alpha) == 2
+
+
 def test_a_head_that_does_not_tell_is_read_whole(tmp_path):
     # the first record naming a folder lies past the head: the file is read, and listed where it belongs
     root = tmp_path / "claude"

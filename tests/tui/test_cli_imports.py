@@ -111,3 +111,35 @@ def _settled(root):
 def test_the_pydantic_check_sees_a_command_that_reads_a_file(workspace):
     """The check itself: a cold listing decodes Fractal's files, which imports pydantic."""
     assert PYDANTIC <= _imported_by_command(["list", "--all", "--json"], str(workspace))
+
+
+# What a warm listing never does: run or look for an agent's process (ctypes, subprocess), trash, prune or
+# sweep, search, undo, or show a conversation. The modules that do are imported by the methods that use
+# them (issue 27: a warm `list --all --json` imported 270 modules).
+NOT_FOR_A_WARM_LISTING = {
+    "ctypes", "subprocess", "tempfile", "reprise.core.agents", "reprise.core.processes", "reprise.core.liveness",
+    "reprise.core.retention", "reprise.core.trash_results",
+    "reprise.core.sources.file_trash", "reprise.core.sources.file_writers",
+    "reprise.core.search_build", "reprise.core.search_cold", "reprise.core.search_engine",
+    "reprise.core.search_index", "reprise.core.search_match",
+    "reprise.core.undo", "reprise.core.session_links",
+    "reprise.tui.reports.conversation", "reprise.tui.reports.history",
+}
+
+
+@pytest.mark.parametrize("argv", [["list", "--all", "--json"], ["list", "--all"]])
+def test_a_warm_listing_imports_no_process_trash_or_search_module(workspace, argv):
+    _settled(workspace.parent / "state")
+    _imported_by_command(argv, str(workspace))   # cold: the files are read
+    assert not _imported_by_command(argv, str(workspace)) & NOT_FOR_A_WARM_LISTING
+
+
+def test_the_warm_listing_check_sees_a_search_import_the_search_modules(workspace):
+    """The check itself: a warm search imports the modules a listing leaves out (and neither the cold
+    search's nor the index build's: nothing is cold)."""
+    _settled(workspace.parent / "state")
+    argv = ["search", "--all", "--json", "nowhere"]
+    _imported_by_command(argv, str(workspace), ("0", "1"))
+    warm = _imported_by_command(argv, str(workspace), ("0", "1"))
+    assert {"reprise.core.search_engine", "reprise.core.search_index", "reprise.core.search_match"} <= warm
+    assert not {"reprise.core.search_cold", "reprise.core.search_build"} & warm

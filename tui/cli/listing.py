@@ -15,19 +15,10 @@ from typing import TYPE_CHECKING, Any
 from reprise.core import list_document
 from reprise.core.errors import RepriseError, UsageError
 from reprise.core.progress import Progress
-from reprise.core.session_links import described
 from reprise.core.sources.registry import short_id
 
 from ..format import counted, human_size, human_time, local_now, money, session_folder
 from ..lazy import lazy_module
-from ..reports.conversation import (
-    STATUS_WORDS,
-    conversation_blocks,
-    conversation_lines,
-    full_conversation_lines,
-    turn_time,
-)
-from ..reports.history import history_digest_lines
 from ..text import clipped, safe_line, safe_text
 from .arguments import Command
 from .output import contract, emit, is_terminal, note, print_lines, print_safe
@@ -148,6 +139,9 @@ def agent_labels(service: Service) -> dict[str, str]:
 
 
 def show(service: Service, args: ShowArguments, as_json: bool) -> int:
+    """`show`: the conversation for people (its reports imported here: a listing or a search needs none)."""
+    from ..reports.conversation import STATUS_WORDS, conversation_blocks, conversation_lines, turn_time
+
     detail = service.show(service.resolve(args.id))
     if args.summary:
         if as_json:
@@ -192,6 +186,8 @@ def show(service: Service, args: ShowArguments, as_json: bool) -> int:
 
 
 def _print_notes(detail: SessionDetail) -> None:
+    from reprise.core.session_links import described
+
     for link in detail.links:
         print(safe_line(described(link)))
     if detail.deletion is not None:
@@ -211,6 +207,9 @@ def _print_usage(detail: SessionDetail) -> None:
 
 def _print_raw_show(detail: SessionDetail) -> None:
     """`show --raw`: the agent's own render (or the whole transcript) and the kept history."""
+    from ..reports.conversation import full_conversation_lines
+    from ..reports.history import history_digest_lines
+
     title = detail.title or "(untitled)"
     print(f"Session {safe_line(detail.ref.session_id)}  {safe_line(title)}"
           f"{'  [pinned]' if detail.meta.pinned else ''}")

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...agents import Backend, substitute
 from ...errors import (
     ConflictError,
     NotFoundError,
@@ -41,21 +40,22 @@ from .fields import ClaudeFields, ListingFold
 from .keep import keep, kept_path, kept_session, kept_sessions, read_kept
 from .layout import SUFFIX, ClaudeRoot, check_session_id, slug
 from .listing import NAME, ClaudeListing, folder_guess
-from .liveness import scan_processes, writer_of
 from .records import Record, parse_lines
 from .retention import RetentionPolicy
 from .spec import SPEC
 from .transcript import read_transcript
-from .trash import ClaudeTrash
 from .windows import MODEL_WINDOWS
 
-# What only metering, forking or sending needs is imported there: a listing never loads it.
+# What only metering, forking or sending needs is imported there, and so are the agents' runs, the
+# liveness checks and the trash: a listing never loads them.
 if TYPE_CHECKING:
+    from ...agents import Backend
     from ...config import Settings
     from ...session_meta import SessionMeta
     from ...trimming import TrimOptions, TrimPlan, TrimResult
     from .fork import ForkState
     from .meter import ContextNow, MeterInputs
+    from .trash import ClaudeTrash
 
 METER_VERSION = "claude-2"
 MAX_SIDECAR_BYTES = 1 << 30
@@ -196,6 +196,8 @@ class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing
     # --- resuming ----------------------------------------------------------------------------
 
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
+        from ...agents import substitute
+
         return substitute(self.settings.sources.claude.resume, session_id=ref.session_id, workspace=workspace or "")
 
     def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
@@ -210,6 +212,8 @@ class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing
 
     def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
         """Why the session counts as being written now (a recent record, a live Claude Code), or None."""
+        from .liveness import writer_of
+
         if opened is not None:   # the file it was read from (a kept copy is nobody's to write)
             path: Path | None = None if opened.path.is_relative_to(self.own_paths.root) else opened.path
         else:
@@ -313,6 +317,8 @@ class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing
     # --- trash and prune (issue 14) ---------------------------------------------------------------
 
     def _trash(self) -> ClaudeTrash:
+        from .trash import ClaudeTrash
+
         return ClaudeTrash(self.own_paths, self.audit, self.own_files.lock)
 
     def _root_path(self, path: Path) -> Path:
@@ -340,6 +346,8 @@ class ClaudeSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing
         """The meter with the message; refused when the file is gone, when a Claude Code process is
         running the session (an interactive one, or another send), or over the window unless confirmed.
         A record written a moment ago alone does not refuse: it is the previous turn Reprise sent."""
+        from .liveness import scan_processes
+
         path = self._locate(ref)
         if path is None:
             raise NotFoundError(f"Claude Code deleted session {ref.session_id}'s file, so no turn can be sent to it.",

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...agents import Backend, substitute
 from ...errors import (
     ConflictError,
     NotFoundError,
@@ -25,7 +24,6 @@ from ...errors import (
     UsageError,
 )
 from ...meter import RESUME, SEND, LiveMeter, MeterResult, user_spec
-from ...outcome import TurnOutcome
 from ...paths import OwnPaths, SessionRef, workspace_key
 from ...problems import Problem
 from ...session_files import ReadProblem, read_regular_file
@@ -33,31 +31,31 @@ from ...times import parse_time
 from ...transcript import Transcript, Turn
 from ..agent_store import AgentStoreSource
 from ..base import Handoff, OpenedSession
-from ..file_writers import process_writing
 from ..roles import Creator, Diagnosed, Forking, Live, Metered, Sender, SessionWriter, Trashing
 from ..session_writing import WrittenSession
 from .fields import CodexFields, ListingFold
 from .layout import IMPORTS_LEDGER, CodexRoot, check_session_id
 from .listing import NAME, CodexListing
-from .liveness import writer_of
 from .records import Record
 from .retention import NO_SWEEP
 from .spec import SPEC
 from .transcript import read_transcript
-from .trash import CodexTrash
 from .windows import Configs, catalog_window
 
 CLAUDE = "claude"   # the agent whose sessions Codex imports (its ledger names their files)
 
-# What only metering, forking, sending or starting a session needs is imported there: a listing never
-# loads it.
+# What only metering, forking, sending or starting a session needs is imported there, and so are the
+# agents' runs, the liveness checks and the trash: a listing never loads them.
 if TYPE_CHECKING:
+    from ...agents import Backend
     from ...config import Settings
+    from ...outcome import TurnOutcome
     from ...session_links import SessionLink
     from ...session_meta import SessionMeta
     from ...trimming import TrimOptions, TrimResult
     from .meter import CodexLimits, ContextNow
     from .next_request import NextRequest
+    from .trash import CodexTrash
 
 METER_VERSION = "codex-2"
 
@@ -153,6 +151,8 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
     # --- resuming ----------------------------------------------------------------------------
 
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
+        from ...agents import substitute
+
         return substitute(self.settings.sources.codex.resume, session_id=ref.session_id, workspace=workspace or "")
 
     def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
@@ -165,6 +165,8 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
     def writer(self, ref: SessionRef, opened: OpenedSession | None = None, *, now: float | None = None) -> str | None:
         """Why the session counts as being written now (a recent record, a process holding it), or None
         (None too when it could not be read: `opened` is None)."""
+        from .liveness import writer_of
+
         if opened is None:
             return None
         newest = self._session(opened).fields.last_activity
@@ -204,6 +206,8 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
     # --- writes (issue 16) ---
 
     def _trash(self) -> CodexTrash:
+        from .trash import CodexTrash
+
         return CodexTrash(self.own_paths, self.audit, self.own_files.lock)
 
     def _root_path(self, path: Path) -> Path:
@@ -226,6 +230,8 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
         (a Codex running it), when a Codex fork's parent is missing (Codex cannot resume it), or over
         the window unless confirmed. A record written a moment ago alone does not refuse: it is the
         previous turn Reprise sent."""
+        from ..file_writers import process_writing
+
         if self._locate(ref) is None:
             raise NotFoundError(f"No Codex rollout {ref.session_id}, so no turn can be sent to it.")
         opened = self.open(ref)
@@ -335,4 +341,6 @@ class CodexSource(AgentStoreSource, Metered, Sender, Creator, Forking, Trashing,
         return self._write_new(written, meta, origin, dry_run=dry_run)
 
     def new_argv(self, ref: SessionRef, folder: Path) -> list[str] | None:
+        from ...agents import substitute
+
         return substitute(self.settings.sources.codex.new, session_id=ref.session_id, workspace=str(folder))

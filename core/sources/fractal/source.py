@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from ...agents import Backend, substitute
 from ...archive import Archive, ArchiveEntry
 from ...audit import AuditLog
 from ...errors import (
@@ -27,16 +26,12 @@ from ...errors import (
     ProblemFileError,
     RepriseError,
 )
-from ...liveness import PendingTurn
 from ...meter import SEND, LiveMeter, MeterResult, spec_for
-from ...outcome import TurnOutcome
 from ...paths import SessionRef, workspace_key
 from ...problems import Problem
-from ...retention import PruneSelection
 from ...session_files import ReadProblem, digest, read_regular_file
 from ...times import utc_now_iso
 from ...transcript import Transcript
-from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
 from ..base import Handoff, OpenedSession, SessionSource
 from ..roles import (
     Creator,
@@ -55,17 +50,21 @@ from ..roles import (
 )
 from ..session_writing import WrittenSession, audited
 from .listing import FractalListing
-from .liveness import pending_turns, running_turn, stale_turns
 from .spec import SPEC
 from .store import Loaded, Store
-from .trash import Trash, relink
 
 if TYPE_CHECKING:   # what decodes, meters or writes a session imports pydantic: a listing needs none of it
+    from ...agents import Backend
     from ...config import Settings
+    from ...liveness import PendingTurn
+    from ...outcome import TurnOutcome
+    from ...retention import PruneSelection
     from ...session_meta import SessionMeta
+    from ...trash_results import PruneResult, PurgeResult, RelinkResult, TrashEntry
     from ...trimming import RestoreResult, TrimOptions, TrimResult
     from .meter import Meter
     from .models import SessionState
+    from .trash import Trash
 
 T = TypeVar("T")
 NAME = "fractal"
@@ -84,7 +83,13 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         self.listing = FractalListing(self.store)
         self.archive = Archive(self.store.paths)
         self.audit = AuditLog(self.store.paths)
-        self.trash = Trash(self.store, self.audit)
+
+    @functools.cached_property
+    def trash(self) -> Trash:
+        """Fractal's trash, built on first use (its modules, and the liveness checks', are not a listing's)."""
+        from .trash import Trash
+
+        return Trash(self.store, self.audit)
 
     @functools.cached_property
     def meter(self) -> Meter:
@@ -146,6 +151,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
     # --- handing a session to the agent ----------------------------------------------------
 
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
+        from ...agents import substitute
+
         return substitute(self.settings.agent.resume, session_id=ref.session_id, workspace=workspace or "")
 
     def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
@@ -202,6 +209,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
 
     def check_sendable(self, ref: SessionRef, message: str, workspace: Path | None, *,
                        confirm_over: bool) -> MeterResult:
+        from .liveness import running_turn
+
         loaded = self.store.load(ref, keep_data=False)
         if loaded.warnings:
             raise ProblemFileError(loaded.warnings[0], hint="Reprise will not rewrite this file; fix it or use Fractal")
@@ -231,6 +240,7 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
 
     def begin_turn(self, ref: SessionRef, message: str) -> str:
         """Record the message as a pending turn, unless another turn started since the checks."""
+        from .liveness import pending_turns
         from .turns import begin_turn
 
         def begin(state: SessionState) -> str:
@@ -307,9 +317,13 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
 
     def running(self, ref: SessionRef, *, now: float) -> PendingTurn | None:
         """The session's live pending turn, if any (core/sources/fractal/liveness.py)."""
+        from .liveness import running_turn
+
         return running_turn(self.store, self.store.load(ref, keep_data=False), now=now)
 
     def stale_pending(self, opened: OpenedSession) -> list[PendingTurn]:
+        from .liveness import stale_turns
+
         return stale_turns(self.store, self._loaded(opened), now=time.time())
 
     def mark_interrupted(self, ref: SessionRef, turn_ids: list[str]) -> list[str]:
@@ -463,6 +477,8 @@ class FractalSource(SessionSource, Metered, MeterCalibration, Sender, TurnRecord
         return self.trash.prune(selection, confirmed=confirmed)
 
     def relink(self, old_key: str, new_dir: str, *, force: bool) -> RelinkResult:
+        from .trash import relink
+
         return relink(self.store, old_key, new_dir, force=force, audit=self.audit)
 
     # --- health --------------------------------------------------------------------------------------

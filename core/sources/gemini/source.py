@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...agents import substitute
 from ...errors import NotFoundError, ProblemFileError, RepriseError
 from ...meter import RESUME, SEND, LiveMeter
 from ...paths import OwnPaths, SessionRef, workspace_key
@@ -130,6 +129,8 @@ class GeminiSource(KeptSessions, GeminiWriting, Metered,
     # --- resuming ----------------------------------------------------------------------------
 
     def resume_argv(self, ref: SessionRef, workspace: str | None) -> list[str]:
+        from ...agents import substitute
+
         return substitute(self.settings.sources.gemini.resume, session_id=ref.session_id, workspace=workspace or "")
 
     def before_handoff(self, ref: SessionRef, workspace: Path, *, for_exec: bool) -> Handoff:
