@@ -40,6 +40,7 @@ from ..reports.history import history_lines
 from ..reports.meter import context_lines
 from ..reports.styled import Roles, styled_group, styled_text
 from ..text import safe_line, safe_text, short_line
+from .end_view import EndView
 
 LARGE_SESSION_BYTES = 10 * 1024 * 1024
 DISPLAY_LINE_CHARS = 20_000
@@ -172,7 +173,7 @@ class DetailPane(Vertical):
         yield Static("Select a session.", id="detail-banner", markup=False)
         with TabbedContent(id="detail-tabs"):
             with TabPane("Conversation", id="tab-summary"):
-                with VerticalScroll(id="conversation"):
+                with EndView(id="conversation"):
                     yield Static("", id="conversation-before", markup=False)
                     yield Static("", id="conversation-from", markup=False)
                 yield TextArea("", read_only=True, soft_wrap=True, id="summary-view", show_line_numbers=False)
@@ -292,18 +293,20 @@ class DetailPane(Vertical):
                 if cut:
                     before = _joined(before, text[:cut - 1])   # its line ends where the landed part starts
                 after = _joined(after, text[cut:])
-        scroll = self.query_one("#conversation", VerticalScroll)
+        scroll = self.query_one("#conversation", EndView)
         place = scroll.scroll_y
         self.query_one("#conversation-before", Static).update(before)
         landed = self.query_one("#conversation-from", Static)
         landed.update(after)
         landed.set_class(landing is not None, "-landed")
         if landing is not None:
+            scroll.stop_following()
             self.call_after_refresh(self._scroll_to_landed)
-        elif keep_place and place < scroll.max_scroll_y:
+        elif keep_place and not scroll.following and place < scroll.max_scroll_y:
+            scroll.stop_following()
             self.call_after_refresh(lambda: scroll.scroll_to(y=place, animate=False))
         else:
-            scroll.scroll_end(animate=False)   # once the new text is laid out
+            scroll.follow_end()   # at the newest turn however late the new text is laid out
 
     def _scroll_to_landed(self, tries: int = 10) -> None:
         """Put the landed part at the top once it is laid out: a landing drawn while the search
