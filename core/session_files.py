@@ -100,17 +100,21 @@ def write_atomic(path: Path, data: bytes, *, temp_stem: str | None = None) -> No
 
 
 def _symlink_between(directory: Path, root: Path) -> bool:
-    """Whether a folder between the state root and this one is a symlink (a few lstat calls;
-    the full realpath check runs only then)."""
-    current = directory
-    while current != root and current != current.parent:
+    """Whether a folder between the state root and this one is a symlink, or the root is not above
+    it (a few lstat calls; the full realpath check runs only then). On path strings: Path's parent
+    and comparison cost a cold listing four times the lstat calls."""
+    current, stop = os.fspath(directory), os.fspath(root)
+    while current != stop:
+        parent = os.path.dirname(current)
+        if parent == current:
+            return True   # the top, never passing the root
         try:
             if stat.S_ISLNK(os.lstat(current).st_mode):
                 return True
         except OSError:
             return False
-        current = current.parent
-    return current != root
+        current = parent
+    return False
 
 
 def file_kind(mode: int) -> str:
