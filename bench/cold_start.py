@@ -20,6 +20,7 @@ from .terminal import time_to_match
 
 USES_STORE = False   # it builds issue 27's store, not the Fractal one
 REPEATS = 5
+COLD_ROUNDS = 3   # the cold listings: best of this many (each a new cache), as the json.loads pass is a best of 2
 LIST_COLD_TARGET = 0.4      # CPU, of the json.loads pass
 FOLDER_COLD_TARGET = 0.4    # CPU, of the json.loads pass over that folder's files
 TUI_COLD_TARGET_S = 1.0
@@ -47,6 +48,7 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
     mixed = wp.store(quick)
     log("  store: " + mixed.describe())
     repeats = 3 if quick else REPEATS
+    rounds = 1 if quick else COLD_ROUNDS
     folder, sessions = mixed.largest_folder()
     folder_files = tuple(mixed.folder_files(folder))
     section = report.section("cold_start", "Issue 27: listing and first start, cold and warm (whole processes)")
@@ -67,9 +69,9 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
         loads: list[str] = []
 
         loads.append(f"{wp.load():.2f}")
-        log(f"  list --all, cold (load {loads[-1]}) ...")
-        list_env = ours.fresh_cache()
-        cold = ours.run(list_env, "list", "--all", "--json")
+        log(f"  list --all, cold, best of {rounds} (load {loads[-1]}) ...")
+        colds = [ours.run(list_env := ours.fresh_cache(), "list", "--all", "--json") for _ in range(rounds)]
+        cold = min(colds, key=lambda each: each.cpu)
         section.row("list all, cold: CPU, the process and its children", report.seconds(cold.cpu),
                     report.seconds(json_pass.cpu), wp.times(cold.cpu, json_pass.cpu),
                     f"≤ {LIST_COLD_TARGET}× the json.loads pass", cold.cpu <= LIST_COLD_TARGET * json_pass.cpu)
@@ -92,8 +94,9 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
                         f"ours {cold.cpu / theirs.cpu:.1f}× the CPU", "(peer)")
 
         loads.append(f"{wp.load():.2f}")
-        log(f"  list --workspace {folder}, cold (load {loads[-1]}) ...")
-        one = ours.run(ours.fresh_cache(), "list", "--workspace", folder, "--json")
+        log(f"  list --workspace {folder}, cold, best of {rounds} (load {loads[-1]}) ...")
+        ones = [ours.run(ours.fresh_cache(), "list", "--workspace", folder, "--json") for _ in range(rounds)]
+        one = min(ones, key=lambda each: each.cpu)
         folder_bytes = sum(path.stat().st_size for path in folder_files)
         section.row(f"one folder, cold ({folder}: {sessions:,} sessions, {len(folder_files):,} files "
                     f"{folder_bytes / 1e6:,.0f} MB): CPU", report.seconds(one.cpu),
@@ -166,12 +169,15 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
                         f"ours {best_list.wall / theirs_list.wall:.1f}× as long", "(peer)")
         section.note(f"Store: {mixed.describe()}. Listing: `reprise list --all --json` and `reprise list --workspace "
                      f"{folder} --json` (stdout a pipe). " + wp.MEASURES)
+        section.note(f"Cold listings: the best of {rounds}, each with a new cache (the machine's CPU time varies "
+                     "from run to run); the CPU of each: all " + ", ".join(report.seconds(each.cpu) for each in colds)
+                     + "; one folder " + ", ".join(report.seconds(each.cpu) for each in ones) + ".")
         section.note(f"TUI: `reprise --workspace {folder}` and `fr --no-images` on a {wp.TUI_SIZE[0]}x{wp.TUI_SIZE[1]} "
                      "pty (bench/terminal.py), timed from the fork until a row is on screen (ours: a row's mark and "
                      "agent letter or its age cell, in the first frame drawn from the stored rows before Textual is "
                      "imported; the app's own frame: its footer's F1 Keys; fast-resume's: a row's folder), then ended "
                      "by its pid. Cold: a new cache folder (fast-resume: a new XDG_CACHE_HOME). Warm: the cache of "
-                     "the cold `list --all`, "
+                     "the last cold `list --all`, "
                      "one uncounted warm-up. fast-resume shows every folder, ours the one folder. The picker: "
                      "`reprise --workspace … pick` with stdout a file, as `id=$(reprise pick)` runs it (its frame "
                      "goes to the terminal).")
