@@ -24,6 +24,7 @@ from . import whole_process as wp
 
 USES_STORE = False   # it builds issue 27's store, not the Fractal one
 WARM_REPEATS = 5
+ANSWER_ROUNDS = 3   # a first search's answer (`--no-index`): best of this many, each with a new cache
 FIRST_TARGET = 0.5      # of the json.loads pass
 FIRST_HIT_TARGET_S = 1.0
 RSS_TARGET = 150 * 2**20
@@ -59,6 +60,8 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
     store_bytes = sum(path.stat().st_size for path in files)
     section = report.section("search", "Issue 27: search, first ever and warm (whole processes)")
     repeats = 3 if quick else WARM_REPEATS
+    rounds = 1 if quick else ANSWER_ROUNDS
+    spreads: list[str] = []
     scratch = Path(tempfile.mkdtemp(prefix="reprise-bench-search-"))
     try:
         log("  references: json.loads pass, raw bytes, python -c pass ...")
@@ -84,7 +87,10 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
             warm_envs[word] = env
             cache_after = wp.folder_bytes(Path(env["REPRISE_CACHE_DIR"]))[0]
             label = f"first search ever, cold cache, {'rare' if word == wp.RARE else 'common'} {word!r}"
-            answer = ours.run(ours.fresh_cache(), "search", word, "--all", "--limit", "50", "--no-index")
+            answers = [ours.run(ours.fresh_cache(), "search", word, "--all", "--limit", "50", "--no-index")
+                       for _ in range(rounds)]
+            answer = min(answers, key=lambda each: each.cpu)
+            spreads.append(f"{word!r} " + ", ".join(report.seconds(each.cpu) for each in answers))
             section.row(f"{label}: its answer, wall (`--no-index`: the process ends with its answer)",
                         report.seconds(answer.wall), report.seconds(json_pass.wall),
                         wp.times(answer.wall, json_pass.wall), f"≤ {FIRST_TARGET}× the json.loads pass",
@@ -182,6 +188,8 @@ def run(store, report, *, quick: bool = False, log: Callable[[str], None] = prin
         section.note(f"Words: {wp.RARE!r} is a rare identifier (an exception's name in some of the code blocks of "
                      f"replies and tool output), {wp.COMMON!r} a common word. The first searches and the warm rounds "
                      "ran ours then fast-resume, word by word. " + wp.MEASURES)
+        section.note(f"A first search's answer (`--no-index`): the best of {rounds}, each with a new cache (the "
+                     "machine's CPU time varies from run to run); the CPU of each: " + "; ".join(spreads) + ".")
         wp.close_section(section, loads, fr)
         section.data.update(json_pass=json_pass, raw=raw, index=index, store_bytes=store_bytes)
     finally:
