@@ -158,6 +158,8 @@ def test_claude_code_sessions_continued_by_reprise_are_resumed_by_the_real_gemin
         roles = [item["role"] for item in items]
         assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles   # the history alternates
         files = live.files_of(session_id)
+        assert files, (prefix, session_id, result.describe(), {   # seen once in a whole run: say what was there
+            str(path.relative_to(live.store)): path.read_bytes()[:300] for path in live.store.glob("tmp/*/chats/*")})
         assert files[0] == written[prefix] and files[0].read_bytes().startswith(before[prefix])
         assert any(NEXT.encode() in path.read_bytes()[len(before[prefix]) if path == files[0] else 0:]
                    for path in files)
